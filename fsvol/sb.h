@@ -1,0 +1,101 @@
+/* sb: the on-disk superblock at offset 0 of every member (spec: docs/format.md).
+ * Little-endian, versioned, CRC32C over the whole block. Pure encode/decode,
+ * no I/O. */
+#ifndef FSVOL_SB_H
+#define FSVOL_SB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SB_SIZE 4096u            /* bytes reserved for the superblock */
+#define SB_MAGIC 0x4c4f5653u     /* "SVOL" read as little-endian u32 of "SVOL" */
+#define SB_VERSION 1u
+#define SB_MAX_SLOTS 64          /* members + spares */
+#define SB_DEFAULT_DATA_OFFSET (1u << 20)
+
+enum sb_state {
+	SB_EMPTY = 0,      /* slot unused */
+	SB_ACTIVE = 1,
+	SB_FAILED = 2,
+	SB_SPARE = 3,
+	SB_REBUILDING = 4,
+	SB_MISSING = 5,    /* removed while the volume ran */
+};
+
+struct sb_slot {
+	uint8_t state;          /* enum sb_state */
+	uint8_t uuid[16];       /* member UUID recorded for this slot */
+	uint64_t data_size;     /* usable data bytes of that member */
+	uint64_t rebuild_pos;   /* REBUILDING: bytes of the data area already rebuilt */
+};
+
+struct sb {
+	uint32_t version;
+	uint8_t volume_uuid[16];
+	uint64_t ctime;         /* creation, seconds since the epoch */
+	uint64_t utime;         /* last update */
+	uint32_t level;         /* enum layout_level */
+	uint32_t layout;        /* algorithm (layout_geom.alg) */
+	uint32_t copies;        /* raid10 copies, raid1 members, else 1 */
+	uint64_t chunk;         /* bytes */
+	uint32_t members;       /* raid members (slots 0..members-1) */
+	uint32_t spares;        /* slots members..members+spares-1 */
+	uint64_t data_offset;   /* where the data area starts on every member */
+	uint64_t volume_size;   /* capacity in bytes at creation */
+	uint32_t index;         /* this member's slot */
+	uint8_t member_uuid[16];
+	uint64_t events;        /* bumped on every state change */
+	uint32_t clean;         /* 1: shut down cleanly; 0: dirty (parity may be stale) */
+	uint64_t bitmap_offset; /* 0: no write-intent bitmap */
+	uint64_t bitmap_chunk;
+	char name[32];          /* volume name, NUL-padded */
+	struct sb_slot slots[SB_MAX_SLOTS];
+};
+
+uint32_t sb_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* Encode into exactly SB_SIZE bytes (checksum filled in). */
+void sb_encode(const struct sb *s, uint8_t *buf);
+
+/* Decode and verify magic, version, checksum and field sanity.
+ * Returns 0, or -EINVAL with a reason in err ("bad magic", "checksum mismatch
+ * (stored 0x..., computed 0x...)", "unsupported version 7", ...). */
+int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t errlen);
+
+/* Print every field, mdadm --examine style. */
+void sb_dump(FILE *f, const struct sb *s, const char *path);
+
+void sb_uuid_generate(uint8_t uuid[16]);         /* random v4, from getrandom() */
+void sb_uuid_format(const uint8_t uuid[16], char out[37]);
+const char *sb_state_name(unsigned state);       /* "active", "failed", ... */
+
+/* Assembly: decide, from the superblocks read off the given members (in any
+ * order), which member plays which slot. Pure: the caller does the reading. */
+struct sb_candidate {
+	const char *path;
+	int read_error;     /* 0, or -errno when the member could not be opened/read */
+	int decode_error;   /* 0, or -EINVAL when sb_decode failed */
+	char why[160];      /* reason text for read/decode errors */
+	uint64_t size;      /* bytes of the member file/device */
+	uint64_t dev, ino;  /* identity of the file (st_dev/st_ino, st_rdev for devices): same member twice */
+	struct sb sb;       /* valid when both errors are 0 */
+};
+
+struct sb_assembly {
+	struct sb sb;                        /* the superblock taken as truth (highest events) */
+	int slot_of[SB_MAX_SLOTS];           /* candidate index for each slot, -1 when missing */
+	unsigned missing;                    /* active slots with no usable member */
+	uint64_t missing_mask;               /* bit i: slot i missing or failed */
+};
+
+/* Returns 0 and fills out, or -EINVAL with a message that names the member and
+ * the reason: no valid superblock, different volume UUID, duplicate slot, the
+ * same member given twice, stale (events lower than the newest: refused unless
+ * force, then it is treated as missing), member smaller than recorded, a member
+ * recorded as failed. It does NOT decide whether the level survives the missing
+ * members (the caller asks layout_survives). */
+int sb_assemble(struct sb_candidate *c, unsigned n, int force,
+		struct sb_assembly *out, char *err, size_t errlen);
+
+#endif

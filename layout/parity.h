@@ -1,0 +1,35 @@
+/* parity: XOR (raid4/5) and RAID-6 P+Q over GF(2^8), polynomial 0x11d,
+ * generator 2 (as md's lib/raid6). Q = sum over data index j of g^j * D_j.
+ * Pure computation on caller buffers; no allocation. */
+#ifndef FSVOL_PARITY_H
+#define FSVOL_PARITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* dst = src[0] ^ src[1] ^ ... ^ src[n-1]; dst may alias src[0]. */
+void parity_xor(void *dst, const void *const *src, unsigned n, size_t len);
+/* dst ^= src */
+void parity_xor_into(void *dst, const void *src, size_t len);
+
+/* P and Q over ndata data blocks given in data-index order; q may be NULL. */
+void parity_gen(const void *const *data, unsigned ndata, void *p, void *q, size_t len);
+
+/* Read-modify-write update for data index `index`:
+ * p ^= old ^ new; q ^= g^index * (old ^ new). p or q may be NULL. */
+void parity_rmw(void *p, void *q, const void *old, const void *new_, unsigned index, size_t len);
+
+/* Recover up to two lost blocks in place. blocks[0..ndata-1] are data in
+ * data-index order, blocks[ndata] is P, blocks[ndata+1] is Q (nparity == 2).
+ * lost[] (nlost 1 or 2) are indexes into blocks[]; their content is rebuilt
+ * from the others. Returns 0, or -EINVAL for an impossible request
+ * (nlost > nparity, or a lost index out of range). */
+int parity_recover(void *const *blocks, unsigned ndata, unsigned nparity,
+		   const unsigned *lost, unsigned nlost, size_t len);
+
+/* GF(2^8) helpers (exposed for tests). */
+uint8_t parity_gf_mul(uint8_t a, uint8_t b);
+uint8_t parity_gf_inv(uint8_t a);
+uint8_t parity_gf_exp2(unsigned j); /* g^j */
+
+#endif
