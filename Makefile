@@ -53,7 +53,7 @@ INTEGRATION_TESTS := \
 	tests/integration/05-concurrency.sh \
 	tests/integration/06-bad-input.sh
 
-BINS := $(BUILD)/fsvol
+BINS := $(BUILD)/bin/fsvol
 
 .PHONY: all deps check unit integration bench demo install uninstall clean
 all: $(BINS)
@@ -69,7 +69,8 @@ $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/fsvol: $(CLI_OBJS) $(LIB)
+$(BUILD)/bin/fsvol: $(CLI_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)

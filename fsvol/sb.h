@@ -51,9 +51,13 @@ struct sb {
 	uint64_t bitmap_chunk;
 	char name[32];          /* volume name, NUL-padded */
 	struct sb_slot slots[SB_MAX_SLOTS];
+	uint32_t checksum;      /* set by sb_decode (the stored CRC); ignored by sb_encode */
 };
 
+/* CRC32C (Castagnoli); crc is the running value, 0 to start:
+ * sb_crc32c(0, "123456789", 9) == 0xe3069283; chaining two calls equals one. */
 uint32_t sb_crc32c(uint32_t crc, const void *buf, size_t len);
+uint32_t sb_crc32c_sw(uint32_t crc, const void *buf, size_t len); /* portable path (tests) */
 
 /* Encode into exactly SB_SIZE bytes (checksum filled in). */
 void sb_encode(const struct sb *s, uint8_t *buf);
@@ -80,6 +84,9 @@ struct sb_candidate {
 	uint64_t size;      /* bytes of the member file/device */
 	uint64_t dev, ino;  /* identity of the file (st_dev/st_ino, st_rdev for devices): same member twice */
 	struct sb sb;       /* valid when both errors are 0 */
+	/* set by sb_assemble */
+	int used;           /* 1: plays slot sb.index in the assembly */
+	char note[160];     /* when not used: why ("stale (events 5, volume at 7)", ...) */
 };
 
 struct sb_assembly {

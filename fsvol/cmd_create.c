@@ -1,0 +1,111 @@
+/* fsvol create: write fresh superblocks on the members (like mdadm --create). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsvol/cmd.h"
+#include "fsvol/size.h"
+#include "fsvol/volume.h"
+
+static const struct cmd_opt create_opts[] = {
+	{ "level", 'l', "LEVEL", "single, linear, raid0, raid1, raid10, raid4, raid5, raid6 (required)" },
+	{ "chunk", 'c', "CHUNK", "chunk size, a power of two >= 4K (default 512K, as md)" },
+	{ "size", 's', "SIZE", "data bytes per member; members that do not exist are created" },
+	{ "layout", 0, "ALG", "raid5/6: left-symmetric (default) ...; raid10: n2 (default), f2, o2" },
+	{ "spares", 0, "K", "the last K members are spares" },
+	{ "name", 'N', "NAME", "volume name (31 bytes at most)" },
+	{ "data-offset", 0, "OFF", "start of the data area on each member (default 1M)" },
+	{ "force", 'f', NULL, "overwrite members that already carry an fsvol superblock" },
+	{ "assume-clean", 0, NULL, "do not zero the data areas (parity/copies may not match)" },
+	{ 0 },
+};
+
+struct create_args {
+	struct vol_create vc;
+	const char *level, *layout;
+	int chunk_set;
+};
+
+static int create_opt(int i, const char *arg, void *ctx)
+{
+	struct create_args *a = ctx;
+	uint64_t v;
+	char *end;
+	switch (i) {
+	case 0: a->level = arg; return 0;
+	case 1:
+		if (cmd_size(&cmd_create, "--chunk", arg, &a->vc.geom.chunk))
+			return -1;
+		a->chunk_set = 1;
+		return 0;
+	case 2:
+		if (cmd_size(&cmd_create, "--size", arg, &a->vc.size))
+			return -1;
+		if (!a->vc.size)
+			return cmd_err(&cmd_create, "--size 0: must be positive"), -1;
+		return 0;
+	case 3: a->layout = arg; return 0;
+	case 4:
+		v = strtoull(arg, &end, 10);
+		if (!*arg || *end || v > 63)
+			return cmd_err(&cmd_create, "--spares %s: not a count", arg), -1;
+		a->vc.spares = (unsigned)v;
+		return 0;
+	case 5:
+		if (strlen(arg) > 31)
+			return cmd_err(&cmd_create, "--name %s: longer than 31 bytes", arg), -1;
+		a->vc.name = arg;
+		return 0;
+	case 6: return cmd_size(&cmd_create, "--data-offset", arg, &a->vc.data_offset) ? -1 : 0;
+	case 7: a->vc.force = 1; return 0;
+	case 8: a->vc.assume_clean = 1; return 0;
+	}
+	return -1;
+}
+
+static int create_run(const struct cmd *c, int argc, char **argv)
+{
+	struct create_args a = { 0 };
+	char err[512], cap[32], chunk[32];
+	int first, r = cmd_parse(c, argc, argv, &first, create_opt, &a);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (!a.level)
+		return cmd_err(c, "--level is required (e.g. -l raid5)");
+	if (layout_parse_level(a.level, &a.vc.geom.level))
+		return cmd_err(c, "unknown level '%s' (single, linear, raid0, raid1, raid10, raid4, raid5, raid6)",
+			       a.level);
+	a.vc.geom.alg = layout_default_alg(a.vc.geom.level);
+	if (a.layout && layout_parse_alg(a.vc.geom.level, a.layout, &a.vc.geom.alg, &a.vc.geom.copies))
+		return cmd_err(c, "unknown %s layout '%s'", layout_level_name(a.vc.geom.level), a.layout);
+	if (!a.chunk_set)
+		a.vc.geom.chunk = 512 << 10;
+	if (first >= argc)
+		return cmd_err(c, "no members given");
+	unsigned n = (unsigned)(argc - first);
+	r = vol_create(&a.vc, argv + first, n, err, sizeof(err));
+	if (r)
+		return cmd_err(c, "%s", err);
+	/* Report what was built, from the geometry as assembled. */
+	struct vol *v;
+	struct vol_opts o = { .readonly = 1, .stats = VOL_STATS_OFF };
+	if (vol_open(&v, argv + first, n, &o, err, sizeof(err)))
+		return cmd_err(c, "created, but cannot read it back: %s", err);
+	size_format(v->geom.capacity, cap, sizeof(cap));
+	size_format(v->geom.chunk, chunk, sizeof(chunk));
+	printf("fsvol: created %s%s%s, %u members%s, chunk %s, capacity %s (%llu bytes)\n",
+	       layout_level_name(v->geom.level), layout_alg_name(&v->geom)[0] ? " " : "",
+	       layout_alg_name(&v->geom), v->geom.members, a.vc.spares ? " + spares" : "", chunk, cap,
+	       (unsigned long long)v->geom.capacity);
+	vol_close(v);
+	return 0;
+}
+
+const struct cmd cmd_create = {
+	.name = "create",
+	.usage = "-l LEVEL [-c CHUNK] [-s SIZE] [--layout ALG] [--spares K] MEMBER...",
+	.summary = "create a volume: write superblocks on member files or devices",
+	.opts = create_opts,
+	.run = create_run,
+};

@@ -1,0 +1,260 @@
+/* fsvol map / layout: where logical bytes live, and the layout grid. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsvol/cmd.h"
+#include "fsvol/size.h"
+#include "fsvol/volume.h"
+
+static const struct cmd_opt map_opts[] = {
+	{ "level", 'l', "LEVEL", "geometry without members: the level" },
+	{ "members", 'n', "N", "number of members" },
+	{ "chunk", 'c', "CHUNK", "chunk size (default 512K)" },
+	{ "size", 's', "SIZE", "data bytes per member (default 1G)" },
+	{ "layout", 0, "ALG", "raid5/6 algorithm or raid10 layout" },
+	{ "json", 0, NULL, "print JSON: {\"extents\":[...],\"parity\":[...]}" },
+	{ 0 },
+};
+
+static const struct cmd_opt layout_opts[] = {
+	{ "level", 'l', "LEVEL", "the level (required)" },
+	{ "members", 'n', "N", "number of members (required)" },
+	{ "chunk", 'c', "CHUNK", "chunk size (default 512K)" },
+	{ "size", 's', "SIZE", "data bytes per member (default 1G)" },
+	{ "layout", 0, "ALG", "raid5/6 algorithm or raid10 layout" },
+	{ "rows", 0, "R", "rows to draw (default: one full rotation)" },
+	{ 0 },
+};
+
+struct geom_args {
+	const struct cmd *c;
+	const char *level, *layout;
+	unsigned n;
+	uint64_t chunk, size, rows;
+	int json;
+};
+
+static int geom_opt(int i, const char *arg, void *ctx)
+{
+	struct geom_args *a = ctx;
+	char *end;
+	unsigned long v;
+	switch (i) {
+	case 0: a->level = arg; return 0;
+	case 1:
+		v = strtoul(arg, &end, 10);
+		if (!*arg || *end || v == 0 || v > LAYOUT_MAX_MEMBERS)
+			return cmd_err(a->c, "-n %s: expected 1 to %u members", arg, LAYOUT_MAX_MEMBERS), -1;
+		a->n = (unsigned)v;
+		return 0;
+	case 2: return cmd_size(a->c, "--chunk", arg, &a->chunk) ? -1 : 0;
+	case 3: return cmd_size(a->c, "--size", arg, &a->size) ? -1 : 0;
+	case 4: a->layout = arg; return 0;
+	case 5:
+		if (a->c == &cmd_map) {
+			a->json = 1;
+			return 0;
+		}
+		v = strtoul(arg, &end, 10);
+		if (!*arg || *end || v == 0 || v > 4096)
+			return cmd_err(a->c, "--rows %s: expected 1 to 4096", arg), -1;
+		a->rows = v;
+		return 0;
+	}
+	return -1;
+}
+
+/* Geometry from -l/-n/-c/-s/--layout. Prints the error; returns 0 or 1. */
+static int geom_build(struct geom_args *a, struct layout_geom *g)
+{
+	char err[256];
+	memset(g, 0, sizeof(*g));
+	if (!a->level)
+		return cmd_err(a->c, "--level is required without members");
+	if (layout_parse_level(a->level, &g->level))
+		return cmd_err(a->c, "unknown level '%s' (single, linear, raid0, raid1, raid10, raid4, raid5, raid6)",
+			       a->level);
+	if (!a->n)
+		return cmd_err(a->c, "-n N (members) is required");
+	g->alg = layout_default_alg(g->level);
+	if (a->layout && layout_parse_alg(g->level, a->layout, &g->alg, &g->copies))
+		return cmd_err(a->c, "unknown %s layout '%s'", layout_level_name(g->level), a->layout);
+	g->members = a->n;
+	g->chunk = a->chunk ? a->chunk : 512 << 10;
+	for (unsigned i = 0; i < a->n; i++)
+		g->member_size[i] = a->size ? a->size : 1ull << 30;
+	if (layout_init(g, err, sizeof(err)))
+		return cmd_err(a->c, "%s", err);
+	return 0;
+}
+
+static void print_header(const struct layout_geom *g)
+{
+	char chunk[32], cap[32];
+	size_format(g->chunk, chunk, sizeof(chunk));
+	size_format(g->capacity, cap, sizeof(cap));
+	printf("%s%s%s, %u members, chunk %s, capacity %s\n", layout_level_name(g->level),
+	       layout_alg_name(g)[0] ? " " : "", layout_alg_name(g), g->members, chunk, cap);
+}
+
+static int map_print(const struct layout_geom *g, uint64_t off, uint64_t len, int json,
+		     uint64_t data_offset)
+{
+	unsigned copies = layout_copies(g);
+	const char *sep = "";
+	if (json)
+		printf("{\"extents\":[");
+	else {
+		char o[32], l[32];
+		print_header(g);
+		size_format(off, o, sizeof(o));
+		size_format(len, l, sizeof(l));
+		printf("logical %s +%s\n  %14s %10s %7s %14s %5s%s\n", o, l, "logical", "length", "member",
+		       "member-offset", "copy", data_offset ? "   file-offset" : "");
+	}
+	for (uint64_t pos = off; pos < off + len;) {
+		struct layout_extent e;
+		uint64_t step = 0;
+		for (unsigned cp = 0; cp < copies; cp++) {
+			layout_locate(g, pos, cp, &e);
+			if (e.length > off + len - pos)
+				e.length = off + len - pos;
+			step = e.length;
+			if (json) {
+				printf("%s{\"logical\":%llu,\"member\":%u,\"offset\":%llu,\"length\":%llu,\"copy\":%u}",
+				       sep, (unsigned long long)e.logical, e.member, (unsigned long long)e.offset,
+				       (unsigned long long)e.length, e.copy);
+				sep = ",";
+			} else {
+				printf("  %14llu %10llu %7s%-2u %13llu %5u", (unsigned long long)e.logical,
+				       (unsigned long long)e.length, "m", e.member, (unsigned long long)e.offset, e.copy);
+				if (data_offset)
+					printf(" %13llu", (unsigned long long)(e.offset + data_offset));
+				putchar('\n');
+			}
+		}
+		pos += step;
+	}
+	if (json)
+		printf("],\"parity\":[");
+	sep = "";
+	if (layout_is_parity(g)) {
+		uint64_t sbytes = g->chunk * g->data_members;
+		int any = 0;
+		for (uint64_t pos = off; pos < off + len;) {
+			uint64_t send = (pos / sbytes + 1) * sbytes;
+			uint64_t plen = (send < off + len ? send : off + len) - pos;
+			struct layout_plan *p = malloc(sizeof(*p));
+			if (!p || layout_plan_write(g, pos, plen, 0, p)) {
+				free(p);
+				return 1;
+			}
+			for (unsigned i = 0; i < p->nwrites; i++) {
+				const struct layout_io *io = &p->writes[i];
+				if (io->role == LAYOUT_DATA)
+					continue;
+				const char *kind = io->role == LAYOUT_P ? "P" : "Q";
+				if (json) {
+					printf("%s{\"kind\":\"%s\",\"member\":%u,\"offset\":%llu,\"length\":%llu}", sep, kind,
+					       io->member, (unsigned long long)io->offset, (unsigned long long)io->length);
+					sep = ",";
+				} else {
+					if (!any++)
+						printf("parity protecting these bytes:\n");
+					printf("  %s of stripe %-8llu %7s%-2u %13llu %5s length %llu\n", kind,
+					       (unsigned long long)p->s.stripe, "m", io->member,
+					       (unsigned long long)io->offset, "", (unsigned long long)io->length);
+				}
+			}
+			free(p);
+			pos += plen;
+		}
+	}
+	if (json)
+		printf("]}\n");
+	return 0;
+}
+
+static int is_file(const char *s)
+{
+	struct stat st;
+	return stat(s, &st) == 0;
+}
+
+static int map_run(const struct cmd *c, int argc, char **argv)
+{
+	struct geom_args a = { .c = c };
+	struct layout_geom g;
+	uint64_t off, len = 1, doff = 0;
+	int first, r = cmd_parse(c, argc, argv, &first, geom_opt, &a);
+	if (r)
+		return r > 0 ? 0 : 2;
+	int nops = argc - first, nsize = 0;
+	/* Trailing operands that are sizes and not files: OFFSET [LENGTH]. */
+	while (nsize < 2 && nsize < nops && !is_file(argv[argc - 1 - nsize]) &&
+	       size_parse(argv[argc - 1 - nsize], &off) == 0)
+		nsize++;
+	if (nsize == 0)
+		return cmd_err(c, "need OFFSET [LENGTH] after the geometry or members");
+	if (cmd_size(c, "OFFSET", argv[argc - nsize], &off) ||
+	    (nsize == 2 && cmd_size(c, "LENGTH", argv[argc - 1], &len)))
+		return 1;
+	int nmembers = nops - nsize;
+	if (nmembers > 0 && a.level)
+		return cmd_err(c, "give either members or -l/-n, not both");
+	if (nmembers > 0) {
+		char err[512];
+		struct vol *v;
+		struct vol_opts o = { .readonly = 1, .stats = VOL_STATS_OFF, .force = 1 };
+		if (vol_open(&v, argv + first, (unsigned)nmembers, &o, err, sizeof(err)))
+			return cmd_err(c, "%s", err);
+		g = v->geom;
+		doff = v->data_offset;
+		vol_close(v);
+	} else if (geom_build(&a, &g)) {
+		return 1;
+	}
+	if (len == 0)
+		return cmd_err(c, "LENGTH 0: nothing to map");
+	if (off >= g.capacity || len > g.capacity - off) {
+		char cap[32];
+		size_format(g.capacity, cap, sizeof(cap));
+		return cmd_err(c, "range %llu+%llu lies beyond the capacity (%s)", (unsigned long long)off,
+			       (unsigned long long)len, cap);
+	}
+	return map_print(&g, off, len, a.json, doff);
+}
+
+const struct cmd cmd_map = {
+	.name = "map",
+	.usage = "[--json] (MEMBER... | -l LEVEL -n N [-c CHUNK] [-s SIZE] [--layout ALG]) OFFSET [LENGTH]",
+	.summary = "show where logical bytes live: member, member offset, copy, parity",
+	.opts = map_opts,
+	.run = map_run,
+};
+
+static int layout_run(const struct cmd *c, int argc, char **argv)
+{
+	struct geom_args a = { .c = c };
+	struct layout_geom g;
+	int first, r = cmd_parse(c, argc, argv, &first, geom_opt, &a);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (first != argc)
+		return cmd_err(c, "unexpected operand '%s'", argv[first]);
+	if (geom_build(&a, &g))
+		return 1;
+	layout_draw(stdout, &g, (unsigned)a.rows);
+	return 0;
+}
+
+const struct cmd cmd_layout = {
+	.name = "layout",
+	.usage = "-l LEVEL -n N [-c CHUNK] [--layout ALG] [--rows R]",
+	.summary = "draw the layout grid: stripes by members, data, parity and copies",
+	.opts = layout_opts,
+	.run = layout_run,
+};

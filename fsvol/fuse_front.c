@@ -1,0 +1,483 @@
+/* fuse_front: the FUSE front end (libfuse3 low-level API).
+ *
+ *   MNT/volume      the logical volume (direct_io unless page cache asked)
+ *   MNT/stats       counters table          MNT/stats.json   the same as JSON
+ *   MNT/diskstats   /proc/diskstats lines   MNT/status       mdstat-like
+ *   MNT/ctl         control commands
+ *   MNT/trace, MNT/trace.json   live trace while open: text like blkparse, or JSON lines
+ *
+ * Text files are rendered once when opened (like procfs' seq files), so a
+ * reader sees one consistent snapshot and never blocks I/O.
+ */
+#define FUSE_USE_VERSION 314
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsvol/fuse_front.h"
+#include "fsvol/report.h"
+#include "stats/stats.h"
+
+#define FF_MAX_IO (1u << 20)
+
+enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_END };
+
+static const struct ff_file {
+	const char *name;
+	mode_t mode;
+	int kind; /* enum report_kind, or -1 */
+} ff_files[INO_END] = {
+	[INO_VOLUME] = { "volume", S_IFREG | 0644, -1 },
+	[INO_STATS] = { "stats", S_IFREG | 0444, REPORT_TABLE },
+	[INO_JSON] = { "stats.json", S_IFREG | 0444, REPORT_JSON },
+	[INO_DISKSTATS] = { "diskstats", S_IFREG | 0444, REPORT_DISKSTATS },
+	[INO_STATUS] = { "status", S_IFREG | 0444, REPORT_STATUS },
+	[INO_CTL] = { "ctl", S_IFREG | 0200, -1 },
+	[INO_TRACE] = { "trace", S_IFREG | 0444, -1 },
+	[INO_TRACE_JSON] = { "trace.json", S_IFREG | 0444, -1 },
+};
+
+struct ff {
+	struct vol *v;
+	struct ff_opts o;
+	time_t t0;
+	pthread_key_t bufkey;
+	pthread_mutex_t trace_lock;
+	unsigned tracers;
+};
+
+/* An opened text file: its rendered content. */
+struct ff_text {
+	char *buf;
+	size_t len;
+};
+
+/* A reader of MNT/trace: its cursor into the ring. */
+struct ff_tracer {
+	uint64_t cursor;
+	uint64_t t0;
+	int json;
+};
+
+static struct ff *ff_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static void ff_attr(struct ff *f, fuse_ino_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	st->st_atime = st->st_mtime = st->st_ctime = f->t0;
+	if (ino == INO_ROOT) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return;
+	}
+	st->st_mode = ff_files[ino].mode;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	if (ino == INO_VOLUME) {
+		st->st_size = (off_t)f->v->geom.capacity;
+		st->st_blocks = (blkcnt_t)(f->v->geom.capacity / 512);
+	}
+}
+
+static void ff_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	conn->max_write = FF_MAX_IO;
+	conn->max_readahead = FF_MAX_IO;
+	if (conn->capable & FUSE_CAP_ASYNC_DIO)
+		conn->want |= FUSE_CAP_ASYNC_DIO; /* let aio/io_uring clients keep a queue */
+	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+}
+
+static void ff_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	if (parent != INO_ROOT) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	for (fuse_ino_t i = INO_VOLUME; i < INO_END; i++)
+		if (!strcmp(name, ff_files[i].name)) {
+			memset(&e, 0, sizeof(e));
+			e.ino = i;
+			e.attr_timeout = e.entry_timeout = 1.0;
+			ff_attr(ff_of(req), i, &e.attr);
+			fuse_reply_entry(req, &e);
+			return;
+		}
+	fuse_reply_err(req, ENOENT);
+}
+
+static void ff_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+	(void)fi;
+	if (ino < INO_ROOT || ino >= INO_END) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	ff_attr(ff_of(req), ino, &st);
+	fuse_reply_attr(req, &st, 1.0);
+}
+
+static void ff_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct ff *f = ff_of(req);
+	/* The volume's size is fixed: only a no-op truncate to it is accepted. */
+	if ((to_set & FUSE_SET_ATTR_SIZE) &&
+	    (ino != INO_VOLUME || (uint64_t)attr->st_size != f->v->geom.capacity) && ino != INO_CTL) {
+		fuse_reply_err(req, ino == INO_VOLUME ? EINVAL : EACCES);
+		return;
+	}
+	ff_getattr(req, ino, fi);
+}
+
+static void ff_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	char buf[2048];
+	size_t used = 0;
+	(void)fi;
+	if (ino != INO_ROOT) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	for (off_t i = off; i < INO_END + 1; i++) {
+		struct stat st = { 0 };
+		const char *name = i == 0 ? "." : i == 1 ? ".." : ff_files[i].name;
+		if (i >= 2 && i < INO_VOLUME)
+			continue;
+		st.st_ino = i < 2 ? INO_ROOT : (ino_t)i;
+		st.st_mode = i < 2 ? S_IFDIR : ff_files[i].mode;
+		if (i >= INO_END)
+			break;
+		size_t n = fuse_add_direntry(req, buf + used, sizeof(buf) - used, name, &st, i + 1);
+		if (used + n > sizeof(buf) || used + n > size)
+			break;
+		used += n;
+	}
+	fuse_reply_buf(req, buf, used);
+}
+
+static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct ff *f = ff_of(req);
+	int acc = fi->flags & O_ACCMODE;
+	if (ino == INO_ROOT) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if (ino >= INO_END) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fi->direct_io = 1;
+	if (ino == INO_VOLUME) {
+		if (f->o.page_cache) {
+			fi->direct_io = 0;
+			fi->keep_cache = 1;
+		}
+		fuse_reply_open(req, fi);
+		return;
+	}
+	if (ino == INO_CTL) {
+		if (acc == O_RDONLY) {
+			fuse_reply_err(req, EACCES);
+			return;
+		}
+		fuse_reply_open(req, fi);
+		return;
+	}
+	if (acc != O_RDONLY) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	if (ino == INO_TRACE || ino == INO_TRACE_JSON) {
+		struct ff_tracer *t = calloc(1, sizeof(*t));
+		if (!t) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		pthread_mutex_lock(&f->trace_lock);
+		if (f->tracers++ == 0)
+			stats_trace_enable(f->v->trace, 1);
+		pthread_mutex_unlock(&f->trace_lock);
+		/* Start at the ring's present position: only new requests. */
+		t->cursor = atomic_load(&f->v->trace->head);
+		t->t0 = f->v->start_ns;
+		t->json = ino == INO_TRACE_JSON;
+		fi->fh = (uintptr_t)t;
+		fi->nonseekable = 1;
+		fuse_reply_open(req, fi);
+		return;
+	}
+	struct ff_text *t = calloc(1, sizeof(*t));
+	int r = t ? report_render(f->v, (enum report_kind)ff_files[ino].kind, &t->buf, &t->len) : -ENOMEM;
+	if (r) {
+		free(t);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fi->fh = (uintptr_t)t;
+	fuse_reply_open(req, fi);
+}
+
+static void ff_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct ff *f = ff_of(req);
+	if ((ino == INO_TRACE || ino == INO_TRACE_JSON) && fi->fh) {
+		pthread_mutex_lock(&f->trace_lock);
+		if (--f->tracers == 0)
+			stats_trace_enable(f->v->trace, 0);
+		pthread_mutex_unlock(&f->trace_lock);
+		free((void *)(uintptr_t)fi->fh);
+	} else if (ino != INO_VOLUME && ino != INO_CTL && fi->fh) {
+		struct ff_text *t = (void *)(uintptr_t)fi->fh;
+		free(t->buf);
+		free(t);
+	}
+	fuse_reply_err(req, 0);
+}
+
+/* Per-thread reply buffer: aligned, pre-touched, sized for the largest request. */
+static void *ff_thread_buf(struct ff *f)
+{
+	void *b = pthread_getspecific(f->bufkey);
+	if (!b) {
+		if (posix_memalign(&b, 4096, FF_MAX_IO))
+			return NULL;
+		memset(b, 0, FF_MAX_IO);
+		pthread_setspecific(f->bufkey, b);
+	}
+	return b;
+}
+
+static void ff_read_trace(fuse_req_t req, struct ff *f, struct ff_tracer *t, size_t size)
+{
+	struct stats_trace_rec recs[256];
+	char *out = NULL;
+	size_t len = 0;
+	size_t n = stats_trace_read(f->v->trace, &t->cursor, recs, size / 128 < 256 ? size / 128 + 1 : 256);
+	FILE *m = open_memstream(&out, &len);
+	if (!m) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (t->json)
+		stats_trace_render_json(m, recs, n);
+	else
+		stats_trace_render_text(m, recs, n, t->t0);
+	fclose(m);
+	fuse_reply_buf(req, out, len < size ? len : size);
+	free(out);
+}
+
+static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct ff *f = ff_of(req);
+	if (ino == INO_VOLUME) {
+		uint64_t cap = f->v->geom.capacity;
+		if (off < 0 || (uint64_t)off >= cap || size == 0) {
+			fuse_reply_buf(req, NULL, 0);
+			return;
+		}
+		if (size > cap - (uint64_t)off)
+			size = (size_t)(cap - (uint64_t)off); /* short read at the end */
+		if (size > FF_MAX_IO)
+			size = FF_MAX_IO;
+		void *b = ff_thread_buf(f);
+		if (!b) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		int r = engine_read(f->v, b, (uint64_t)off, size);
+		if (r)
+			fuse_reply_err(req, r == -EINVAL ? EINVAL : EIO);
+		else
+			fuse_reply_buf(req, b, size);
+		return;
+	}
+	if (ino == INO_TRACE || ino == INO_TRACE_JSON) {
+		ff_read_trace(req, f, (void *)(uintptr_t)fi->fh, size);
+		return;
+	}
+	if (ino == INO_CTL) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	struct ff_text *t = (void *)(uintptr_t)fi->fh;
+	if (!t || off < 0 || (size_t)off >= t->len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	fuse_reply_buf(req, t->buf + off, t->len - (size_t)off < size ? t->len - (size_t)off : size);
+}
+
+static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct ff *f = ff_of(req);
+	(void)fi;
+	if (ino == INO_CTL) {
+		char err[256];
+		int r = report_ctl(f->v, buf, size, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "fsvol: %s\n", err);
+			fuse_reply_err(req, -r);
+		} else {
+			fuse_reply_write(req, size);
+		}
+		return;
+	}
+	if (ino != INO_VOLUME) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	uint64_t cap = f->v->geom.capacity;
+	if (off < 0 || (uint64_t)off + size > cap) {
+		/* A block device does not grow: writes past the end fail. */
+		fuse_reply_err(req, (uint64_t)off >= cap ? ENOSPC : EFBIG);
+		return;
+	}
+	int r = engine_write(f->v, buf, (uint64_t)off, size);
+	if (r)
+		fuse_reply_err(req, r == -ENOMEM ? ENOMEM : EIO);
+	else
+		fuse_reply_write(req, size);
+}
+
+static void ff_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void ff_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)datasync;
+	(void)fi;
+	int r = ino == INO_VOLUME ? engine_flush(ff_of(req)->v) : 0;
+	fuse_reply_err(req, r ? EIO : 0);
+}
+
+static void ff_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs s = { 0 };
+	(void)ino;
+	s.f_bsize = s.f_frsize = 4096;
+	s.f_blocks = ff_of(req)->v->geom.capacity / 4096;
+	s.f_files = INO_END;
+	s.f_namemax = 255;
+	fuse_reply_statfs(req, &s);
+}
+
+static const struct fuse_lowlevel_ops ff_ops = {
+	.init = ff_init,
+	.lookup = ff_lookup,
+	.getattr = ff_getattr,
+	.setattr = ff_setattr,
+	.readdir = ff_readdir,
+	.open = ff_open,
+	.release = ff_release,
+	.read = ff_read,
+	.write = ff_write,
+	.flush = ff_flush,
+	.fsync = ff_fsync,
+	.statfs = ff_statfs,
+};
+
+int ff_check_mountpoint(const char *mnt, char *err, size_t errlen)
+{
+	struct stat st, parent;
+	char up[4096];
+	if (stat(mnt, &st) < 0) {
+		snprintf(err, errlen, "mount point %s: %s", mnt, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "mount point %s: not a directory", mnt);
+		return -ENOTDIR;
+	}
+	snprintf(up, sizeof(up), "%s/..", mnt);
+	if (stat(up, &parent) == 0 && (parent.st_dev != st.st_dev || parent.st_ino == st.st_ino)) {
+		snprintf(err, errlen, "mount point %s: busy (something is already mounted there)", mnt);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
+{
+	char optbuf[512];
+	snprintf(optbuf, sizeof(optbuf), "fsname=fsvol,subtype=fsvol,default_permissions%s",
+		 getuid() == 0 ? ",allow_other" : "");
+	char *argv[] = { "fsvol", "-o", optbuf, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	struct ff f = { .v = v, .o = *o, .t0 = time(NULL), .tracers = 0 };
+	struct fuse_session *se;
+	struct fuse_loop_config *cfg = NULL;
+	int r = -EIO;
+
+	pthread_key_create(&f.bufkey, free);
+	pthread_mutex_init(&f.trace_lock, NULL);
+	se = fuse_session_new(&args, &ff_ops, sizeof(ff_ops), &f);
+	if (!se) {
+		snprintf(err, errlen, "cannot create the FUSE session");
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se)) {
+		snprintf(err, errlen, "cannot install signal handlers");
+		goto out_session;
+	}
+	if (fuse_session_mount(se, o->mountpoint)) {
+		snprintf(err, errlen, "cannot mount on %s (is /dev/fuse usable? is fuse3 installed?)", o->mountpoint);
+		goto out_signals;
+	}
+	/* Mounted: the parent returns now; the child serves. */
+	fuse_daemonize(o->foreground);
+	if (!o->foreground && o->log) {
+		/* fuse_daemonize sent stderr to /dev/null: keep the daemon's log. */
+		int fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+	}
+	cfg = fuse_loop_cfg_create();
+	if (!cfg) {
+		snprintf(err, errlen, "out of memory");
+		goto out_unmount;
+	}
+	/* Enough threads for a queue depth of 64; keep them (fresh threads and
+	 * their buffers are expensive here). */
+	fuse_loop_cfg_set_max_threads(cfg, 64);
+	fuse_loop_cfg_set_idle_threads(cfg, 64);
+	engine_prepare(v, 4);
+	r = fuse_session_loop_mt(se, cfg) ? -EIO : 0;
+	fuse_loop_cfg_destroy(cfg);
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_session:
+	fuse_session_destroy(se);
+out:
+	fuse_opt_free_args(&args);
+	pthread_mutex_destroy(&f.trace_lock);
+	pthread_key_delete(f.bufkey);
+	return r;
+}

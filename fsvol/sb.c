@@ -1,0 +1,537 @@
+/* sb: superblock encode/decode/dump, CRC32C and UUIDs (format: docs/format.md). */
+#include "fsvol/sb.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "layout/layout.h"
+
+/* Byte offsets of the fixed header (version 1); docs/format.md has the table. */
+enum {
+	OFF_MAGIC = 0,
+	OFF_VERSION = 4,
+	OFF_CSUM = 8,
+	OFF_HDR_SIZE = 12,
+	OFF_VOLUME_UUID = 16,
+	OFF_CTIME = 32,
+	OFF_UTIME = 40,
+	OFF_LEVEL = 48,
+	OFF_LAYOUT = 52,
+	OFF_COPIES = 56,
+	OFF_MEMBERS = 60,
+	OFF_CHUNK = 64,
+	OFF_SPARES = 72,
+	OFF_INDEX = 76,
+	OFF_DATA_OFFSET = 80,
+	OFF_VOLUME_SIZE = 88,
+	OFF_MEMBER_UUID = 96,
+	OFF_EVENTS = 112,
+	OFF_CLEAN = 120,
+	OFF_BITMAP_OFFSET = 128,
+	OFF_BITMAP_CHUNK = 136,
+	OFF_NAME = 144,
+	OFF_SLOTS = 256, /* slot table: SB_MAX_SLOTS entries of SLOT_SIZE bytes */
+	SLOT_SIZE = 48,
+	SLOT_STATE = 0,
+	SLOT_UUID = 8,
+	SLOT_DATA_SIZE = 24,
+	SLOT_REBUILD_POS = 32,
+};
+
+_Static_assert(OFF_SLOTS + SB_MAX_SLOTS * SLOT_SIZE <= SB_SIZE, "slot table overflows the superblock");
+_Static_assert(OFF_NAME + 32 <= OFF_SLOTS, "name overlaps the slot table");
+
+/* ---- CRC32C ---------------------------------------------------------- */
+
+/* Slice-by-8: table[k][b] is the CRC of byte b followed by k zero bytes. */
+static uint32_t crc_tab[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+	for (unsigned b = 0; b < 256; b++) {
+		uint32_t c = b;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & -(c & 1u));
+		crc_tab[0][b] = c;
+	}
+	for (unsigned b = 0; b < 256; b++)
+		for (int k = 1; k < 8; k++)
+			crc_tab[k][b] = (crc_tab[k - 1][b] >> 8) ^ crc_tab[0][crc_tab[k - 1][b] & 0xff];
+}
+
+uint32_t sb_crc32c_sw(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	pthread_once(&crc_once, crc_init);
+	crc = ~crc;
+	while (len >= 8) {
+		/* the low word is folded into the running CRC, the high word is not */
+		uint32_t lo = ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			       (uint32_t)p[3] << 24) ^ crc;
+		crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
+		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^
+		      crc_tab[3][p[4]] ^ crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^ crc_tab[0][p[7]];
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xff];
+	return ~crc;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint64_t c = ~crc;
+
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8); /* unaligned-safe; x86 is little-endian like the format */
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	return ~(uint32_t)c;
+}
+#endif
+
+uint32_t sb_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (__builtin_cpu_supports("sse4.2"))
+		return crc32c_hw(crc, buf, len);
+#endif
+	return sb_crc32c_sw(crc, buf, len);
+}
+
+/* CRC of the whole block with the checksum field read as zero. */
+static uint32_t block_crc(const uint8_t *buf)
+{
+	static const uint8_t zero[4];
+	uint32_t c = sb_crc32c(0, buf, OFF_CSUM);
+
+	c = sb_crc32c(c, zero, 4);
+	return sb_crc32c(c, buf + OFF_CSUM + 4, SB_SIZE - OFF_CSUM - 4);
+}
+
+/* ---- little-endian helpers ------------------------------------------- */
+
+static void put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	put_le16(p, (uint16_t)v);
+	put_le16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return get_le16(p) | (uint32_t)get_le16(p + 2) << 16;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+/* ---- encode / decode ------------------------------------------------- */
+
+void sb_encode(const struct sb *s, uint8_t *buf)
+{
+	size_t nlen = strnlen(s->name, sizeof(s->name) - 1); /* always leave a NUL */
+
+	memset(buf, 0, SB_SIZE);
+	put_le32(buf + OFF_MAGIC, SB_MAGIC);
+	put_le32(buf + OFF_VERSION, SB_VERSION);
+	put_le32(buf + OFF_HDR_SIZE, OFF_SLOTS);
+	memcpy(buf + OFF_VOLUME_UUID, s->volume_uuid, 16);
+	put_le64(buf + OFF_CTIME, s->ctime);
+	put_le64(buf + OFF_UTIME, s->utime);
+	put_le32(buf + OFF_LEVEL, s->level);
+	put_le32(buf + OFF_LAYOUT, s->layout);
+	put_le32(buf + OFF_COPIES, s->copies);
+	put_le32(buf + OFF_MEMBERS, s->members);
+	put_le64(buf + OFF_CHUNK, s->chunk);
+	put_le32(buf + OFF_SPARES, s->spares);
+	put_le32(buf + OFF_INDEX, s->index);
+	put_le64(buf + OFF_DATA_OFFSET, s->data_offset);
+	put_le64(buf + OFF_VOLUME_SIZE, s->volume_size);
+	memcpy(buf + OFF_MEMBER_UUID, s->member_uuid, 16);
+	put_le64(buf + OFF_EVENTS, s->events);
+	put_le32(buf + OFF_CLEAN, s->clean);
+	put_le64(buf + OFF_BITMAP_OFFSET, s->bitmap_offset);
+	put_le64(buf + OFF_BITMAP_CHUNK, s->bitmap_chunk);
+	memcpy(buf + OFF_NAME, s->name, nlen);
+	for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
+		uint8_t *e = buf + OFF_SLOTS + i * SLOT_SIZE;
+		const struct sb_slot *sl = &s->slots[i];
+
+		e[SLOT_STATE] = sl->state;
+		memcpy(e + SLOT_UUID, sl->uuid, 16);
+		put_le64(e + SLOT_DATA_SIZE, sl->data_size);
+		put_le64(e + SLOT_REBUILD_POS, sl->rebuild_pos);
+	}
+	put_le32(buf + OFF_CSUM, block_crc(buf));
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static int uuid_is_nil(const uint8_t u[16])
+{
+	for (int i = 0; i < 16; i++)
+		if (u[i])
+			return 0;
+	return 1;
+}
+
+/* Field sanity after a good checksum: a sane-looking block that lies would
+ * otherwise drive the engine (e.g. index used as an array subscript). */
+static int check_fields(const struct sb *s, char *err, size_t errlen)
+{
+	uint64_t slots = (uint64_t)s->members + s->spares;
+
+	if (s->level > LAYOUT_RAID6)
+		return fail(err, errlen, "bad level %" PRIu32 " (must be 0..%d)", s->level, LAYOUT_RAID6);
+	if (s->members == 0 || s->members > SB_MAX_SLOTS)
+		return fail(err, errlen, "bad members %" PRIu32 " (must be 1..%d)", s->members, SB_MAX_SLOTS);
+	if (slots > SB_MAX_SLOTS)
+		return fail(err, errlen, "bad spares %" PRIu32 " (members + spares = %" PRIu64 " > %d)",
+			    s->spares, slots, SB_MAX_SLOTS);
+	if (s->index >= slots)
+		return fail(err, errlen, "bad index %" PRIu32 " (must be < members + spares = %" PRIu64 ")",
+			    s->index, slots);
+	if (!is_pow2(s->chunk) || s->chunk < LAYOUT_MIN_CHUNK || s->chunk > LAYOUT_MAX_CHUNK)
+		return fail(err, errlen, "bad chunk %" PRIu64 " (must be a power of two in %u..%u)",
+			    s->chunk, LAYOUT_MIN_CHUNK, LAYOUT_MAX_CHUNK);
+	if (s->copies == 0 || s->copies > s->members)
+		return fail(err, errlen, "bad copies %" PRIu32 " (must be 1..members = %" PRIu32 ")",
+			    s->copies, s->members);
+	if ((s->level == LAYOUT_RAID4 || s->level == LAYOUT_RAID5 || s->level == LAYOUT_RAID6) &&
+	    s->layout > LAYOUT_PARITY_N)
+		return fail(err, errlen, "bad layout %" PRIu32 " for a parity level (must be 0..%d)",
+			    s->layout, LAYOUT_PARITY_N);
+	if (s->level == LAYOUT_RAID10 && s->layout > LAYOUT_R10_OFFSET)
+		return fail(err, errlen, "bad layout %" PRIu32 " for raid10 (must be 0..%d)",
+			    s->layout, LAYOUT_R10_OFFSET);
+	if (s->data_offset < SB_SIZE || s->data_offset % 4096)
+		return fail(err, errlen, "bad data_offset %" PRIu64 " (must be a multiple of 4096, >= %u)",
+			    s->data_offset, SB_SIZE);
+	if (s->clean > 1)
+		return fail(err, errlen, "bad clean %" PRIu32 " (must be 0 or 1)", s->clean);
+	if (s->bitmap_offset &&
+	    (s->bitmap_offset < SB_SIZE || s->bitmap_offset % 4096 || s->bitmap_offset >= s->data_offset))
+		return fail(err, errlen, "bad bitmap_offset %" PRIu64 " (must be 0 or 4K-aligned in [%u, data_offset))",
+			    s->bitmap_offset, SB_SIZE);
+	if (s->bitmap_offset && !is_pow2(s->bitmap_chunk))
+		return fail(err, errlen, "bad bitmap_chunk %" PRIu64 " (must be a power of two)", s->bitmap_chunk);
+	if (uuid_is_nil(s->volume_uuid))
+		return fail(err, errlen, "bad volume_uuid (nil)");
+	if (uuid_is_nil(s->member_uuid))
+		return fail(err, errlen, "bad member_uuid (nil)");
+	for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
+		const struct sb_slot *sl = &s->slots[i];
+
+		if (sl->state > SB_MISSING)
+			return fail(err, errlen, "bad slots[%u].state %u (unknown)", i, sl->state);
+		if (i >= slots && sl->state != SB_EMPTY)
+			return fail(err, errlen, "bad slots[%u].state %s (beyond members + spares = %" PRIu64 ")",
+				    i, sb_state_name(sl->state), slots);
+		if (sl->rebuild_pos > sl->data_size)
+			return fail(err, errlen, "bad slots[%u].rebuild_pos %" PRIu64 " (> data_size %" PRIu64 ")",
+				    i, sl->rebuild_pos, sl->data_size);
+	}
+	return 0;
+}
+
+int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t errlen)
+{
+	uint32_t v, stored, computed;
+
+	memset(s, 0, sizeof(*s));
+	if (!buf || len < SB_SIZE)
+		return fail(err, errlen, "short superblock (%zu bytes, need %u)", buf ? len : 0, SB_SIZE);
+	v = get_le32(buf + OFF_MAGIC);
+	if (v != SB_MAGIC)
+		return fail(err, errlen, "no fsvol superblock (bad magic 0x%08" PRIx32 ")", v);
+	v = get_le32(buf + OFF_VERSION);
+	if (v == 0 || v > SB_VERSION)
+		return fail(err, errlen, "unsupported version %" PRIu32 " (this build reads 1..%u)", v, SB_VERSION);
+	stored = get_le32(buf + OFF_CSUM);
+	computed = block_crc(buf);
+	if (stored != computed)
+		return fail(err, errlen, "checksum mismatch (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
+			    stored, computed);
+	v = get_le32(buf + OFF_HDR_SIZE);
+	if (v != OFF_SLOTS)
+		return fail(err, errlen, "bad header_size %" PRIu32 " (version 1 has %d)", v, OFF_SLOTS);
+	if (!memchr(buf + OFF_NAME, 0, 32))
+		return fail(err, errlen, "bad name (not NUL-terminated within 32 bytes)");
+
+	s->version = get_le32(buf + OFF_VERSION);
+	s->checksum = stored;
+	memcpy(s->volume_uuid, buf + OFF_VOLUME_UUID, 16);
+	s->ctime = get_le64(buf + OFF_CTIME);
+	s->utime = get_le64(buf + OFF_UTIME);
+	s->level = get_le32(buf + OFF_LEVEL);
+	s->layout = get_le32(buf + OFF_LAYOUT);
+	s->copies = get_le32(buf + OFF_COPIES);
+	s->members = get_le32(buf + OFF_MEMBERS);
+	s->chunk = get_le64(buf + OFF_CHUNK);
+	s->spares = get_le32(buf + OFF_SPARES);
+	s->index = get_le32(buf + OFF_INDEX);
+	s->data_offset = get_le64(buf + OFF_DATA_OFFSET);
+	s->volume_size = get_le64(buf + OFF_VOLUME_SIZE);
+	memcpy(s->member_uuid, buf + OFF_MEMBER_UUID, 16);
+	s->events = get_le64(buf + OFF_EVENTS);
+	s->clean = get_le32(buf + OFF_CLEAN);
+	s->bitmap_offset = get_le64(buf + OFF_BITMAP_OFFSET);
+	s->bitmap_chunk = get_le64(buf + OFF_BITMAP_CHUNK);
+	memcpy(s->name, buf + OFF_NAME, 32);
+	for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
+		const uint8_t *e = buf + OFF_SLOTS + i * SLOT_SIZE;
+		struct sb_slot *sl = &s->slots[i];
+
+		sl->state = e[SLOT_STATE];
+		memcpy(sl->uuid, e + SLOT_UUID, 16);
+		sl->data_size = get_le64(e + SLOT_DATA_SIZE);
+		sl->rebuild_pos = get_le64(e + SLOT_REBUILD_POS);
+	}
+	return check_fields(s, err, errlen);
+}
+
+/* ---- UUIDs, names ---------------------------------------------------- */
+
+void sb_uuid_generate(uint8_t uuid[16])
+{
+	size_t got = 0;
+
+	while (got < 16) {
+		ssize_t r = getrandom(uuid + got, 16 - got, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			/* no entropy source at all: still unique enough per process and time */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			uint64_t a = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			uint64_t b = (uint64_t)(uintptr_t)&ts ^ (a * 0x9e3779b97f4a7c15u);
+			put_le64(uuid, a);
+			put_le64(uuid + 8, b);
+			break;
+		}
+		got += (size_t)r;
+	}
+	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40); /* version 4 */
+	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+}
+
+void sb_uuid_format(const uint8_t uuid[16], char out[37])
+{
+	static const char hex[] = "0123456789abcdef";
+	char *o = out;
+
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*o++ = '-';
+		*o++ = hex[uuid[i] >> 4];
+		*o++ = hex[uuid[i] & 15];
+	}
+	*o = '\0';
+}
+
+const char *sb_state_name(unsigned state)
+{
+	static const char *const names[] = {
+		[SB_EMPTY] = "empty",   [SB_ACTIVE] = "active",         [SB_FAILED] = "failed",
+		[SB_SPARE] = "spare",   [SB_REBUILDING] = "rebuilding", [SB_MISSING] = "missing",
+	};
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "unknown";
+}
+
+/* ---- dump ------------------------------------------------------------ */
+
+/* "768M", "1.50G": powers of 1024; exact values print without decimals. */
+static void fmt_size(uint64_t v, char *out, size_t outlen)
+{
+	static const char units[] = "KMGTPE";
+	int u = -1;
+	uint64_t div = 1;
+
+	while (u < 5 && v / div >= 1024) {
+		div *= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(out, outlen, "%" PRIu64 "B", v);
+	else if (v % div == 0)
+		snprintf(out, outlen, "%" PRIu64 "%c", v / div, units[u]);
+	else
+		snprintf(out, outlen, "%.2f%c", (double)v / (double)div, units[u]);
+}
+
+static void fmt_time(uint64_t t, char *out, size_t outlen)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (t > (uint64_t)INT64_MAX / 2 || (uint64_t)tt != t || !localtime_r(&tt, &tm) ||
+	    !strftime(out, outlen, "%a %b %e %H:%M:%S %Y", &tm))
+		snprintf(out, outlen, "%" PRIu64 " (out of range)", t);
+}
+
+static char state_char(unsigned st)
+{
+	switch (st) {
+	case SB_ACTIVE: return 'A';
+	case SB_REBUILDING: return 'R';
+	case SB_SPARE: return 'S';
+	default: return '.';
+	}
+}
+
+void sb_dump(FILE *f, const struct sb *s, const char *path)
+{
+	uint8_t buf[SB_SIZE];
+	char u[37], a[96], b[32];
+	struct layout_geom g;
+	unsigned nslots = s->members + s->spares;
+	const struct sb_slot *me = s->index < SB_MAX_SLOTS ? &s->slots[s->index] : NULL;
+	uint32_t computed;
+
+	if (nslots > SB_MAX_SLOTS)
+		nslots = SB_MAX_SLOTS;
+	sb_encode(s, buf);
+	computed = get_le32(buf + OFF_CSUM);
+	memset(&g, 0, sizeof(g));
+	g.level = (enum layout_level)s->level;
+	g.alg = s->layout;
+	g.copies = s->copies;
+	g.members = s->members;
+	g.chunk = s->chunk;
+
+	fprintf(f, "%s:\n", path ? path : "(superblock)");
+	fprintf(f, "          Magic : SVOL\n");
+	fprintf(f, "        Version : %" PRIu32 "\n", s->version ? s->version : SB_VERSION);
+	sb_uuid_format(s->volume_uuid, u);
+	fprintf(f, "    Volume UUID : %s\n", u);
+	fprintf(f, "           Name : %.*s\n", (int)strnlen(s->name, sizeof(s->name)), s->name);
+	fmt_time(s->ctime, a, sizeof(a));
+	fprintf(f, "  Creation Time : %s\n", a);
+	fmt_time(s->utime, a, sizeof(a));
+	fprintf(f, "    Update Time : %s\n", a);
+	fprintf(f, "     Raid Level : %s\n",
+		s->level <= LAYOUT_RAID6 ? layout_level_name(g.level) : "unknown");
+	if (s->level <= LAYOUT_RAID6) {
+		const char *alg = layout_alg_name(&g);
+		fprintf(f, "         Layout : %s\n", alg && *alg ? alg : "-");
+	} else {
+		fprintf(f, "         Layout : %" PRIu32 "\n", s->layout);
+	}
+	fprintf(f, "         Copies : %" PRIu32 "\n", s->copies);
+	fmt_size(s->chunk, a, sizeof(a));
+	fprintf(f, "     Chunk Size : %s\n", a);
+	fprintf(f, "   Raid Devices : %" PRIu32 "\n", s->members);
+	fprintf(f, "         Spares : %" PRIu32 "\n", s->spares);
+	fmt_size(s->data_offset, a, sizeof(a));
+	fprintf(f, "    Data Offset : %" PRIu64 " (%s)\n", s->data_offset, a);
+	if (me) {
+		fmt_size(me->data_size, a, sizeof(a));
+		fprintf(f, " Data Size/Dev  : %" PRIu64 " (%s)\n", me->data_size, a);
+	}
+	fmt_size(s->volume_size, a, sizeof(a));
+	fprintf(f, "    Volume Size : %" PRIu64 " (%s)\n", s->volume_size, a);
+	if (s->bitmap_offset) {
+		fmt_size(s->bitmap_chunk, a, sizeof(a));
+		fprintf(f, "  Bitmap Offset : %" PRIu64 " (chunk %s)\n", s->bitmap_offset, a);
+	} else {
+		fprintf(f, "  Bitmap Offset : none\n");
+	}
+	sb_uuid_format(s->member_uuid, u);
+	fprintf(f, "    Device UUID : %s\n", u);
+	fprintf(f, "   Device Index : %" PRIu32 "\n", s->index);
+	fprintf(f, "         Events : %" PRIu64 "\n", s->events);
+	fprintf(f, "          State : %s\n", s->clean ? "clean" : "active (dirty)");
+	if (s->checksum == computed)
+		fprintf(f, "       Checksum : 0x%08" PRIx32 " (correct)\n", computed);
+	else if (s->checksum == 0)
+		fprintf(f, "       Checksum : 0x%08" PRIx32 " (computed)\n", computed);
+	else
+		fprintf(f, "       Checksum : 0x%08" PRIx32 " (stored; the fields encode to 0x%08" PRIx32 ")\n",
+			s->checksum, computed);
+
+	if (!me)
+		snprintf(a, sizeof(a), "none (index out of range)");
+	else if (me->state == SB_ACTIVE)
+		snprintf(a, sizeof(a), "Active device %" PRIu32, s->index);
+	else if (me->state == SB_REBUILDING) {
+		fmt_size(me->rebuild_pos, b, sizeof(b));
+		snprintf(a, sizeof(a), "Rebuilding device %" PRIu32 " (at %s)", s->index, b);
+	} else if (me->state == SB_SPARE)
+		snprintf(a, sizeof(a), "spare");
+	else
+		snprintf(a, sizeof(a), "%s device %" PRIu32, sb_state_name(me->state), s->index);
+	fprintf(f, "   Device Role  : %s\n", a);
+	fprintf(f, "  Array State   : ");
+	for (unsigned i = 0; i < nslots; i++)
+		fputc(state_char(s->slots[i].state), f);
+	fprintf(f, " ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)\n");
+
+	fprintf(f, "\n   Slot  State       Device UUID                           Data Size              Rebuild\n");
+	for (unsigned i = 0; i < nslots; i++) {
+		const struct sb_slot *sl = &s->slots[i];
+		char ds[128];
+
+		sb_uuid_format(sl->uuid, u);
+		fmt_size(sl->data_size, a, sizeof(a));
+		snprintf(ds, sizeof(ds), "%" PRIu64 " (%s)", sl->data_size, a);
+		if (sl->state == SB_REBUILDING)
+			fmt_size(sl->rebuild_pos, b, sizeof(b));
+		else
+			snprintf(b, sizeof(b), "-");
+		fprintf(f, "   %4u  %-10s  %s  %-22s %s%s\n", i, sb_state_name(sl->state), u, ds, b,
+			i == s->index ? "   <- this device" : "");
+	}
+}

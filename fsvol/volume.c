@@ -1,0 +1,440 @@
+/* volume: create, assemble, state changes and close of a volume.
+ * The superblock format is in sb.c; the assembly rules in assemble.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsvol/size.h"
+#include "fsvol/volume.h"
+#include "stats/stats.h"
+
+static void *aligned_block(void)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, 4096, SB_SIZE))
+		return NULL;
+	memset(p, 0, SB_SIZE);
+	return p;
+}
+
+static int read_sb(struct member *m, struct sb_candidate *c)
+{
+	uint8_t *buf = aligned_block();
+	if (!buf)
+		return -ENOMEM;
+	int r = m->size < SB_SIZE ? -EIO : m->ops->pread(m, buf, SB_SIZE, 0);
+	if (r < 0) {
+		c->read_error = r;
+		snprintf(c->why, sizeof(c->why), "%s", m->size < SB_SIZE ? "too small to hold a superblock" : strerror(-r));
+	} else if (sb_decode(buf, SB_SIZE, &c->sb, c->why, sizeof(c->why)) < 0) {
+		c->decode_error = -EINVAL;
+	}
+	free(buf);
+	return 0;
+}
+
+static int write_sb(struct member *m, const struct sb *s)
+{
+	uint8_t *buf = aligned_block();
+	if (!buf)
+		return -ENOMEM;
+	sb_encode(s, buf);
+	int r = m->ops->pwrite(m, buf, SB_SIZE, 0);
+	if (!r && fdatasync(m->fd) < 0)
+		r = -errno;
+	free(buf);
+	return r;
+}
+
+/* Geometry from a superblock: the same struct create filled in. */
+static int geom_from_sb(const struct sb *s, struct layout_geom *g, char *err, size_t errlen)
+{
+	memset(g, 0, sizeof(*g));
+	g->level = (enum layout_level)s->level;
+	g->alg = s->layout;
+	g->copies = s->copies;
+	g->members = s->members;
+	g->chunk = s->chunk;
+	for (unsigned i = 0; i < s->members && i < LAYOUT_MAX_MEMBERS; i++)
+		g->member_size[i] = s->slots[i].data_size;
+	return layout_init(g, err, errlen);
+}
+
+int vol_write_sbs(struct vol *v)
+{
+	int first = 0;
+	uint64_t failed = atomic_load(&v->failed);
+	v->sb.utime = (uint64_t)time(NULL);
+	for (unsigned i = 0; i < v->nslots; i++) {
+		struct member *m = v->slot[i];
+		if (!m || (i < v->geom.members && (failed & (1ull << i))))
+			continue;
+		struct sb s = v->sb;
+		s.index = i;
+		memcpy(s.member_uuid, v->sb.slots[i].uuid, 16);
+		int r = write_sb(m, &s);
+		if (r && !first)
+			first = r;
+	}
+	return first;
+}
+
+const char *vol_slot_state(const struct vol *v, unsigned slot)
+{
+	if (slot < v->geom.members && (atomic_load(&v->failed) & (1ull << slot)))
+		return v->slot[slot] ? "failed" : "missing";
+	return sb_state_name(v->sb.slots[slot].state);
+}
+
+void vol_fail_slot(struct vol *v, unsigned slot, int error)
+{
+	pthread_mutex_lock(&v->state_lock);
+	uint64_t bit = 1ull << slot;
+	if (!(atomic_load(&v->failed) & bit)) {
+		atomic_fetch_or(&v->failed, bit);
+		v->sb.slots[slot].state = SB_FAILED;
+		v->sb.events++;
+		fprintf(stderr, "fsvol: member %u (%s) failed: %s; volume %s\n", slot,
+			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error),
+			layout_survives(&v->geom, atomic_load(&v->failed)) ? "degraded" : "FAILED");
+		if (!v->opts.readonly)
+			vol_write_sbs(v);
+	}
+	pthread_mutex_unlock(&v->state_lock);
+}
+
+void vol_status(struct vol *v, FILE *f)
+{
+	const struct layout_geom *g = &v->geom;
+	uint64_t failed = atomic_load(&v->failed);
+	char chunk[32], cap[32], uuid[37];
+	unsigned up = 0;
+	size_format(g->chunk, chunk, sizeof(chunk));
+	size_format(g->capacity, cap, sizeof(cap));
+	sb_uuid_format(v->sb.volume_uuid, uuid);
+	for (unsigned i = 0; i < g->members; i++)
+		up += !(failed & (1ull << i));
+	fprintf(f, "fsvol0 : active %s", layout_level_name(g->level));
+	if (layout_alg_name(g)[0])
+		fprintf(f, " %s", layout_alg_name(g));
+	fprintf(f, " chunk %s, %u members [%u/%u] [", chunk, g->members, g->members, up);
+	for (unsigned i = 0; i < g->members; i++)
+		fputc(failed & (1ull << i) ? '_' : 'U', f);
+	fprintf(f, "]\n      %llu bytes (%s), uuid %s, events %llu, %s\n",
+		(unsigned long long)g->capacity, cap, uuid, (unsigned long long)v->sb.events,
+		failed ? (layout_survives(g, failed) ? "degraded" : "failed") : "healthy");
+	for (unsigned i = 0; i < v->nslots; i++)
+		fprintf(f, "      m%u: %s %s\n", i, v->slot[i] ? v->slot[i]->path : "(missing)",
+			vol_slot_state(v, i));
+	fprintf(f, "pid: %d\n", (int)getpid());
+}
+
+static int vol_alloc(struct vol **out, const struct vol_opts *opts)
+{
+	struct vol *v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->opts = *opts;
+	pthread_mutex_init(&v->state_lock, NULL);
+	pthread_mutex_init(&v->ctx_lock, NULL);
+	for (unsigned i = 0; i < VOL_LOCKS; i++)
+		pthread_rwlock_init(&v->locks[i], NULL);
+	*out = v;
+	return 0;
+}
+
+static void vol_free(struct vol *v)
+{
+	if (!v)
+		return;
+	engine_destroy_contexts(v);
+	for (unsigned i = 0; i < v->nmembers; i++) {
+		member_close(&v->members[i]);
+		if (v->members[i].stats)
+			stats_dev_destroy(v->members[i].stats);
+	}
+	if (v->vstats)
+		stats_dev_destroy(v->vstats);
+	if (v->trace)
+		stats_trace_destroy(v->trace);
+	free(v->members);
+	for (unsigned i = 0; i < VOL_LOCKS; i++)
+		pthread_rwlock_destroy(&v->locks[i]);
+	pthread_mutex_destroy(&v->state_lock);
+	pthread_mutex_destroy(&v->ctx_lock);
+	free(v);
+}
+
+int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_opts *opts,
+	     char *err, size_t errlen)
+{
+	struct vol *v;
+	struct sb_candidate *cand = NULL;
+	struct sb_assembly as;
+	int r;
+
+	*out = NULL;
+	if (n == 0 || n > SB_MAX_SLOTS) {
+		snprintf(err, errlen, "need 1 to %u members, got %u", SB_MAX_SLOTS, n);
+		return -EINVAL;
+	}
+	if ((r = vol_alloc(&v, opts)))
+		return r;
+	v->members = calloc(n, sizeof(*v->members));
+	cand = calloc(n, sizeof(*cand));
+	if (!v->members || !cand) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	v->nmembers = n;
+	for (unsigned i = 0; i < n; i++) {
+		struct member *m = &v->members[i];
+		char why[sizeof(cand[i].why)];
+		cand[i].path = paths[i];
+		r = member_open(m, paths[i], !opts->buffered && !opts->readonly, why, sizeof(why));
+		if (r == -EINVAL && strstr(why, "O_DIRECT")) {
+			snprintf(err, errlen, "%s", why);
+			goto fail;
+		}
+		if (r) {
+			cand[i].read_error = r;
+			snprintf(cand[i].why, sizeof(cand[i].why), "%s", strerror(-r));
+			m->fd = -1;
+			continue;
+		}
+		cand[i].size = m->size;
+		cand[i].dev = m->dev;
+		cand[i].ino = m->ino;
+		if ((r = read_sb(m, &cand[i])))
+			goto fail;
+	}
+	if ((r = sb_assemble(cand, n, opts->force, &as, err, errlen)))
+		goto fail;
+	v->sb = as.sb;
+	v->nslots = as.sb.members + as.sb.spares;
+	v->data_offset = as.sb.data_offset;
+	if ((r = geom_from_sb(&as.sb, &v->geom, err, errlen)))
+		goto fail;
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (as.slot_of[i] >= 0) {
+			v->slot[i] = &v->members[as.slot_of[i]];
+			v->slot[i]->slot = (int)i;
+			v->slot[i]->data_offset = v->data_offset;
+		}
+	uint64_t failed = 0;
+	for (unsigned i = 0; i < v->geom.members; i++)
+		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)
+			failed |= 1ull << i;
+	atomic_store(&v->failed, failed);
+	if (!layout_survives(&v->geom, failed)) {
+		int len = snprintf(err, errlen, "%s cannot run without member slot(s)",
+				   layout_level_name(v->geom.level));
+		for (unsigned i = 0; i < v->geom.members && len > 0 && (size_t)len < errlen; i++)
+			if (failed & (1ull << i))
+				len += snprintf(err + len, errlen - (size_t)len, " %u", i);
+		r = -ENODEV;
+		goto fail;
+	}
+	/* Counters exist at every level so the level can change at run time. */
+	atomic_store(&v->stats_level, opts->stats);
+	if (!(v->vstats = stats_dev_create())) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned i = 0; i < v->nslots; i++)
+			if (v->slot[i] && !(v->slot[i]->stats = stats_dev_create())) {
+				r = -ENOMEM;
+				goto fail;
+			}
+	if (!(v->trace = stats_trace_create(1u << 16))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	v->start_ns = stats_now();
+	if (!opts->readonly) {
+		/* Missing members become stale: their events stay behind. */
+		for (unsigned i = 0; i < v->geom.members; i++)
+			if ((failed & (1ull << i)) && v->sb.slots[i].state == SB_ACTIVE)
+				v->sb.slots[i].state = v->slot[i] ? SB_FAILED : SB_MISSING;
+		v->sb.events++;
+		v->sb.clean = 0;
+		if ((r = vol_write_sbs(v))) {
+			snprintf(err, errlen, "writing superblocks: %s", strerror(-r));
+			goto fail;
+		}
+	}
+	free(cand);
+	*out = v;
+	return 0;
+fail:
+	free(cand);
+	vol_free(v);
+	return r < 0 ? r : -EINVAL;
+}
+
+void vol_close(struct vol *v)
+{
+	if (!v)
+		return;
+	if (!v->opts.readonly) {
+		engine_flush(v);
+		pthread_mutex_lock(&v->state_lock);
+		v->sb.clean = 1;
+		v->sb.events++;
+		vol_write_sbs(v);
+		pthread_mutex_unlock(&v->state_lock);
+	}
+	vol_free(v);
+}
+
+/* ---- create ---- */
+
+static int open_for_create(struct member *m, const char *path, uint64_t need, char *err,
+			   size_t errlen, int *created)
+{
+	struct stat st;
+	*created = 0;
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return -errno;
+		}
+		if (!need) {
+			snprintf(err, errlen, "%s: does not exist; give -s SIZE to create it", path);
+			return -ENOENT;
+		}
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 || ftruncate(fd, (off_t)need) < 0) {
+			int e = errno;
+			snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));
+			if (fd >= 0) {
+				close(fd);
+				unlink(path);
+			}
+			return -e;
+		}
+		close(fd);
+		*created = 1;
+	} else if (S_ISREG(st.st_mode) && need && (uint64_t)st.st_size < need) {
+		if (truncate(path, (off_t)need) < 0) {
+			snprintf(err, errlen, "%s: cannot grow to %llu bytes: %s", path,
+				 (unsigned long long)need, strerror(errno));
+			return -errno;
+		}
+	}
+	return member_open(m, path, 0, err, errlen);
+}
+
+int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen)
+{
+	struct layout_geom g = c->geom;
+	unsigned members = n - c->spares;
+	struct member *ms;
+	int created[SB_MAX_SLOTS] = { 0 };
+	uint64_t doff = c->data_offset ? c->data_offset : SB_DEFAULT_DATA_OFFSET;
+	int r = 0;
+
+	if (n > SB_MAX_SLOTS || c->spares >= n) {
+		snprintf(err, errlen, "%u members and %u spares: need 1 to %u devices with at least one member",
+			 n - c->spares, c->spares, SB_MAX_SLOTS);
+		return -EINVAL;
+	}
+	if (doff % 4096 || doff < SB_SIZE) {
+		snprintf(err, errlen, "data offset %llu: must be a multiple of 4K", (unsigned long long)doff);
+		return -EINVAL;
+	}
+	if (c->size && c->size > UINT64_MAX / 2 - doff) {
+		snprintf(err, errlen, "size %llu: too large", (unsigned long long)c->size);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(paths[i], paths[j])) {
+				snprintf(err, errlen, "%s given twice", paths[i]);
+				return -EINVAL;
+			}
+	if (!(ms = calloc(n, sizeof(*ms))))
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		ms[i].fd = -1;
+	for (unsigned i = 0; i < n; i++) {
+		struct sb_candidate cand = { 0 };
+		if ((r = open_for_create(&ms[i], paths[i], c->size ? c->size + doff : 0, err, errlen,
+					 &created[i])))
+			goto out;
+		for (unsigned j = 0; j < i; j++)
+			if (ms[j].dev == ms[i].dev && ms[j].ino == ms[i].ino) {
+				snprintf(err, errlen, "%s and %s are the same file", paths[j], paths[i]);
+				r = -EINVAL;
+				goto out;
+			}
+		if (!created[i] && !c->force && ms[i].size >= SB_SIZE) {
+			read_sb(&ms[i], &cand);
+			if (!cand.read_error && !cand.decode_error) {
+				char u[37];
+				sb_uuid_format(cand.sb.volume_uuid, u);
+				snprintf(err, errlen, "%s: already a member of fsvol volume %s (%s); use --force to overwrite",
+					 paths[i], u, layout_level_name((enum layout_level)cand.sb.level));
+				r = -EEXIST;
+				goto out;
+			}
+		}
+		if (ms[i].size < doff + LAYOUT_MIN_CHUNK) {
+			snprintf(err, errlen, "%s: too small (%llu bytes; needs at least %llu)", paths[i],
+				 (unsigned long long)ms[i].size, (unsigned long long)(doff + LAYOUT_MIN_CHUNK));
+			r = -EINVAL;
+			goto out;
+		}
+		if (i < members)
+			g.member_size[i] = c->size ? c->size : ms[i].size - doff;
+	}
+	g.members = members;
+	if ((r = layout_init(&g, err, errlen)))
+		goto out;
+
+	struct sb s;
+	memset(&s, 0, sizeof(s));
+	s.version = SB_VERSION;
+	sb_uuid_generate(s.volume_uuid);
+	s.ctime = s.utime = (uint64_t)time(NULL);
+	s.level = g.level;
+	s.layout = g.alg;
+	s.copies = layout_copies(&g);
+	s.chunk = g.chunk;
+	s.members = members;
+	s.spares = c->spares;
+	s.data_offset = doff;
+	s.volume_size = g.capacity;
+	s.events = 1;
+	s.clean = 1;
+	if (c->name)
+		snprintf(s.name, sizeof(s.name), "%s", c->name);
+	for (unsigned i = 0; i < n; i++) {
+		s.slots[i].state = i < members ? SB_ACTIVE : SB_SPARE;
+		sb_uuid_generate(s.slots[i].uuid);
+		s.slots[i].data_size = g.level == LAYOUT_LINEAR && i < members ? g.member_size[i] : g.member_used;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		/* Zeroed data areas make every parity and copy consistent from the start. */
+		uint64_t used = s.slots[i].data_size;
+		if (!c->assume_clean && !created[i] && (r = ms[i].ops->zero(&ms[i], doff, used))) {
+			snprintf(err, errlen, "%s: cannot zero the data area: %s", paths[i], strerror(-r));
+			goto out;
+		}
+		s.index = i;
+		memcpy(s.member_uuid, s.slots[i].uuid, 16);
+		if ((r = write_sb(&ms[i], &s))) {
+			snprintf(err, errlen, "%s: writing the superblock: %s", paths[i], strerror(-r));
+			goto out;
+		}
+	}
+out:
+	for (unsigned i = 0; i < n; i++)
+		member_close(&ms[i]);
+	free(ms);
+	return r;
+}

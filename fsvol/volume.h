@@ -1,0 +1,98 @@
+/* volume: an assembled volume (members + geometry + state) and the engine
+ * entry points that serve I/O on it. */
+#ifndef FSVOL_VOLUME_H
+#define FSVOL_VOLUME_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fsvol/member.h"
+#include "fsvol/sb.h"
+#include "layout/layout.h"
+
+enum vol_read_policy {
+	VOL_READ_DEFAULT,    /* md: stay on a sequential stream, else fewest pending, else nearest head */
+	VOL_READ_ROUNDROBIN, /* gmirror round-robin */
+	VOL_READ_PREFER,     /* prefer:N, then the default */
+	VOL_READ_SPLIT,      /* split:SIZE: larger requests are split over the copies */
+};
+
+enum vol_stats_level { VOL_STATS_OFF, VOL_STATS_VOLUME, VOL_STATS_ALL };
+
+struct vol_opts {
+	int buffered;          /* members without O_DIRECT */
+	int force;             /* assemble stale/unreadable members as missing */
+	enum vol_read_policy read_policy;
+	unsigned prefer;       /* VOL_READ_PREFER */
+	uint64_t split;        /* VOL_READ_SPLIT */
+	enum vol_stats_level stats;
+	int readonly;          /* examine-like opens: never write superblocks */
+};
+
+struct eng_ctx;
+struct stats_dev;
+struct stats_trace;
+
+#define VOL_LOCKS 1024
+
+struct vol {
+	struct layout_geom geom;
+	struct sb sb;                   /* the volume's superblock (truth) */
+	struct vol_opts opts;
+	unsigned nslots;                /* members + spares */
+	struct member *slot[SB_MAX_SLOTS]; /* NULL when missing */
+	struct member *members;         /* the opened files, in argument order */
+	unsigned nmembers;
+	atomic_uint_fast64_t failed;    /* bit i: slot i cannot be used */
+	uint64_t data_offset;
+	pthread_mutex_t state_lock;     /* superblock updates, member state changes */
+	pthread_rwlock_t locks[VOL_LOCKS]; /* stripe / region locks for writes */
+	pthread_mutex_t ctx_lock;
+	struct eng_ctx *ctx_free;       /* pool of per-request engine contexts */
+	struct eng_ctx *ctx_all;
+	atomic_uint rr;                 /* round-robin cursor */
+	struct stats_dev *vstats;       /* above the mapping layer */
+	_Atomic int stats_level;        /* enum vol_stats_level, switchable at run time */
+	struct stats_trace *trace;
+	uint64_t start_ns;
+	int degraded_logged;
+};
+
+/* Assemble from member paths (any order). Returns 0 or -errno with a message
+ * naming the culprit. Unless opts->readonly, marks the volume dirty on disk. */
+int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_opts *opts,
+	     char *err, size_t errlen);
+/* Flush, mark clean (unless readonly), close everything. */
+void vol_close(struct vol *v);
+
+/* Record that slot i failed (bump events on the survivors). */
+void vol_fail_slot(struct vol *v, unsigned slot, int error);
+/* Write the current superblock state to every present member. 0 or -errno. */
+int vol_write_sbs(struct vol *v);
+const char *vol_slot_state(const struct vol *v, unsigned slot);
+/* Render MNT/status (mdstat-like) into f. */
+void vol_status(struct vol *v, FILE *f);
+
+/* Engine: len <= any size; off+len must be <= capacity. 0 or -errno. */
+int engine_read(struct vol *v, void *buf, uint64_t off, uint64_t len);
+int engine_write(struct vol *v, const void *buf, uint64_t off, uint64_t len);
+int engine_flush(struct vol *v);
+void engine_destroy_contexts(struct vol *v);
+/* Create n contexts ahead of time (rings + pre-touched arenas). */
+int engine_prepare(struct vol *v, unsigned n);
+
+/* create: write fresh superblocks on members (see fsvol create). */
+struct vol_create {
+	struct layout_geom geom;       /* level, alg, copies, chunk, members set */
+	unsigned spares;
+	uint64_t size;                 /* per-member data size, 0 = from the files */
+	uint64_t data_offset;
+	const char *name;
+	int force;                     /* overwrite an existing fsvol superblock */
+	int assume_clean;              /* skip zeroing the data areas */
+};
+int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
+
+#endif
