@@ -54,6 +54,8 @@ INTEGRATION_TESTS := \
 	tests/integration/06-bad-input.sh
 
 BINS := $(BUILD)/bin/fsvol
+# Helpers the integration tests run (independent checkers), not installed.
+TEST_TOOLS := $(BUILD)/bin/fsvol-verify
 
 .PHONY: all deps check unit integration bench demo install uninstall clean
 all: $(BINS)
@@ -73,6 +75,14 @@ $(BUILD)/bin/fsvol: $(CLI_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/bin/fsvol-verify: tests/tools/verify.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/bin/parity_bench: bench/tools/parity_bench.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(CHECK_LIBS)
@@ -84,11 +94,11 @@ check: deps
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 $$t; done
 
-integration: $(BINS)
+integration: $(BINS) $(TEST_TOOLS)
 	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(INTEGRATION_TESTS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BINS)
+	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench
 	@FSVOL_BUILD=$(BUILD) bench/run.sh
 
 demo: deps

@@ -108,7 +108,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	if (failed)
 		fprintf(stderr, "fsvol mount: volume is degraded (missing or failed member slots: 0x%llx)\n",
 			(unsigned long long)failed);
-	if (!v->sb.clean && layout_copies(&v->geom) + layout_parity_count(&v->geom) > 1)
+	if (v->was_dirty && layout_copies(&v->geom) + layout_parity_count(&v->geom) > 1)
 		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
 				"redundancy may be stale where writes were interrupted\n");
 	r = ff_serve(v, &a.fo, err, sizeof(err));

@@ -215,6 +215,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	if ((r = sb_assemble(cand, n, opts->force, &as, err, errlen)))
 		goto fail;
 	v->sb = as.sb;
+	v->was_dirty = !as.sb.clean;
 	v->nslots = as.sb.members + as.sb.spares;
 	v->data_offset = as.sb.data_offset;
 	if ((r = geom_from_sb(&as.sb, &v->geom, err, errlen)))

@@ -57,7 +57,7 @@ struct vol {
 	_Atomic int stats_level;        /* enum vol_stats_level, switchable at run time */
 	struct stats_trace *trace;
 	uint64_t start_ns;
-	int degraded_logged;
+	int was_dirty;                  /* not shut down cleanly last time */
 };
 
 /* Assemble from member paths (any order). Returns 0 or -errno with a message

@@ -77,6 +77,11 @@ int layout_init(struct layout_geom *g, char *err, size_t errlen);
  * raid10: "n2" "f2" "o3" etc. (sets copies too). Return 0 or -EINVAL. */
 int layout_parse_level(const char *s, enum layout_level *out);
 int layout_parse_alg(enum layout_level level, const char *s, unsigned *alg, unsigned *copies);
+/* The same, writing a message that names the bad input and lists the choices
+ * into err (may be NULL), e.g. "unknown raid5 layout 'zigzag' (left-asymmetric, ...)". */
+int layout_parse_level_msg(const char *s, enum layout_level *out, char *err, size_t errlen);
+int layout_parse_alg_msg(enum layout_level level, const char *s, unsigned *alg,
+			 unsigned *copies, char *err, size_t errlen);
 const char *layout_level_name(enum layout_level level);
 const char *layout_alg_name(const struct layout_geom *g); /* "left-symmetric", "n2", "" */
 unsigned layout_default_alg(enum layout_level level);

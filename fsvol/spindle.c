@@ -1,0 +1,578 @@
+/* spindle: per-member disk model (HDD geometry, seek, rotation, read-ahead,
+ * write-back; SSD channels) and the queue disciplines. Pure computation in
+ * emulated ns; see docs/model.md for the derivations. */
+#include "fsvol/spindle.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#define NS_PER_S 1e9
+#define MINUTE_NS 60000000000ull /* holds exactly rpm revolutions */
+
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* Round a non-negative ns figure computed in double. */
+static uint64_t ns_round(double ns) { return ns <= 0 ? 0 : (uint64_t)llround(ns); }
+
+/* ---- geometry ------------------------------------------------------------ */
+
+/* Zoned recording: the sustained rate falls linearly from the outer to the inner
+ * zone (bits per inch roughly constant, track length proportional to radius, and
+ * equal-width bands). A track holds what the head passes in one revolution plus
+ * one switch, so reading track after track sustains exactly the zone's rate:
+ *   track_bytes = rate * (rev + switch).
+ * Every zone gets the same number of cylinders, sized so the member fills the
+ * whole stroke; the innermost zone takes the remainder. */
+static void build_geometry(struct spindle *s)
+{
+	const struct spindle_params *p = &s->p;
+	unsigned nz = p->zones ? p->zones : 1;
+	uint64_t m = s->member_bytes ? s->member_bytes : 1;
+	uint64_t cyl_bytes[SPINDLE_MAX_ZONES], sum = 0;
+	uint32_t spt[SPINDLE_MAX_ZONES];
+
+	if (nz > SPINDLE_MAX_ZONES)
+		nz = SPINDLE_MAX_ZONES;
+	s->rev_ns = (double)MINUTE_NS / (double)p->rpm;
+	s->skew = (double)p->switch_ns / s->rev_ns;
+	s->skew -= floor(s->skew);
+	for (unsigned z = 0; z < nz; z++) {
+		double rate = (double)p->rate_outer_Bps;
+		if (nz > 1)
+			rate += ((double)p->rate_inner_Bps - rate) * z / (nz - 1);
+		double tb = rate * (s->rev_ns + (double)p->switch_ns) / NS_PER_S;
+		spt[z] = tb >= SPINDLE_SECTOR ? (uint32_t)(tb / SPINDLE_SECTOR) : 1;
+		cyl_bytes[z] = (uint64_t)p->heads * spt[z] * SPINDLE_SECTOR;
+		sum += cyl_bytes[z];
+	}
+	uint64_t per_zone = m / sum ? m / sum : 1;
+	uint64_t left = m, cyl = 0;
+	s->nzones = 0;
+	for (unsigned z = 0; z < nz && left; z++) {
+		uint64_t cyls = per_zone;
+		if (z == nz - 1)
+			cyls = (left + cyl_bytes[z] - 1) / cyl_bytes[z];
+		uint64_t bytes = min_u64(left, cyls * cyl_bytes[z]);
+		struct spindle_zone *zn = &s->zone[s->nzones++];
+		zn->start = m - left;
+		zn->bytes = bytes;
+		zn->cyl0 = cyl;
+		zn->cyls = (bytes + cyl_bytes[z] - 1) / cyl_bytes[z];
+		zn->spt = spt[z];
+		zn->track_bytes = (uint64_t)spt[z] * SPINDLE_SECTOR;
+		cyl += zn->cyls;
+		left -= bytes;
+	}
+	s->cylinders = cyl;
+}
+
+/* Seek curve after Ruemmler & Wilkes: a + b*sqrt(d) below the knee K, c + e*d above,
+ * through the three data-sheet points t(1) = t2t, t(D/3) = avg, t(D) = full, where
+ * D = cylinders - 1 is the full stroke and K = knee * D <= D/3.
+ *   long part through (D/3, avg) and (D, full):  e = (full - avg) / (2D/3),
+ *                                                c = avg - e * D/3
+ *   continuity at K:   a + b*sqrt(K) = c + e*K =: L
+ *   through (1, t2t):  a + b = t2t
+ *   => b = (L - t2t) / (sqrt(K) - 1),  a = t2t - b
+ * Monotonic when e > 0 and b > 0 (L > t2t); the parser enforces both. */
+static void fit_seek(struct spindle *s)
+{
+	double d = s->cylinders > 1 ? (double)(s->cylinders - 1) : 0;
+	double t1 = (double)s->p.seek_t2t_ns, ta = (double)s->p.seek_avg_ns;
+	double tf = (double)s->p.seek_full_ns;
+	double k = s->p.seek_knee * d;
+
+	s->seek_linear = 1;
+	s->seek_knee_cyl = k;
+	if (d / 3 <= 1 || k <= 1 || tf <= ta)
+		return;
+	s->seek_e = (tf - ta) / (d - d / 3);
+	s->seek_c = ta - s->seek_e * d / 3;
+	double l = s->seek_c + s->seek_e * k;
+	if (l <= t1)
+		return;
+	s->seek_b = (l - t1) / (sqrt(k) - 1);
+	s->seek_a = t1 - s->seek_b;
+	s->seek_linear = 0;
+}
+
+double spindle_seek_ns(const struct spindle *s, double dist)
+{
+	if (dist <= 0)
+		return 0;
+	if (!s->seek_linear)
+		return dist < s->seek_knee_cyl ? s->seek_a + s->seek_b * sqrt(dist)
+					       : s->seek_c + s->seek_e * dist;
+	/* Short stroke: straight lines through the same three points. */
+	double d = s->cylinders > 1 ? (double)(s->cylinders - 1) : 1;
+	double t1 = (double)s->p.seek_t2t_ns, ta = (double)s->p.seek_avg_ns;
+	double tf = (double)s->p.seek_full_ns, x2 = d / 3;
+	if (dist <= 1 || d <= 1)
+		return t1;
+	if (x2 <= 1)
+		return t1 + (tf - t1) * (dist - 1) / (d - 1);
+	if (dist <= x2)
+		return t1 + (ta - t1) * (dist - 1) / (x2 - 1);
+	return ta + (tf - ta) * (dist - x2) / (d - x2);
+}
+
+unsigned spindle_zone_of(const struct spindle *s, uint64_t offset)
+{
+	unsigned z = s->nzones ? s->nzones - 1 : 0;
+	while (z > 0 && offset < s->zone[z].start)
+		z--;
+	return z;
+}
+
+double spindle_zone_rate(const struct spindle *s, unsigned z)
+{
+	return (double)s->zone[z].track_bytes * NS_PER_S / (s->rev_ns + (double)s->p.switch_ns);
+}
+
+struct loc {
+	unsigned zone;
+	uint64_t cyl;
+	uint64_t track;   /* global track = cylinder * heads + head */
+	uint64_t in;      /* byte within the track */
+};
+
+static struct loc locate(const struct spindle *s, uint64_t off)
+{
+	struct loc l;
+	if (off >= s->member_bytes)
+		off = s->member_bytes ? s->member_bytes - 1 : 0;
+	l.zone = spindle_zone_of(s, off);
+	const struct spindle_zone *zn = &s->zone[l.zone];
+	uint64_t rel = off - zn->start;
+	uint64_t t = rel / zn->track_bytes; /* track within the zone */
+	l.cyl = zn->cyl0 + t / s->p.heads;
+	l.track = zn->cyl0 * s->p.heads + t;
+	l.in = rel % zn->track_bytes;
+	return l;
+}
+
+uint64_t spindle_cylinder(const struct spindle *s, uint64_t offset)
+{
+	return locate(s, offset).cyl;
+}
+
+/* Platter angle at emulated time t, in turns [0, 1). A minute holds exactly rpm
+ * turns, so angle = frac(((t mod 1 min) * rpm) / 1 min), all in integers. */
+static double angle_at(const struct spindle *s, uint64_t t)
+{
+	uint64_t q = (t + s->phase_ns) % MINUTE_NS;
+	return (double)((q * s->p.rpm) % MINUTE_NS) / (double)MINUTE_NS;
+}
+
+/* Angle of a byte: its place in the track, plus the track skew that makes the
+ * first byte of the next track arrive just after a switch (sequential transfers
+ * then lose only the switch time, see media_ns). */
+static double angle_of(const struct spindle *s, const struct loc *l)
+{
+	double a = (double)l->track * s->skew
+		 + (double)l->in / (double)s->zone[l->zone].track_bytes;
+	return a - floor(a);
+}
+
+/* Time for the target to come under the head when it arrives at t. */
+static double rotate_ns(const struct spindle *s, const struct loc *l, uint64_t t)
+{
+	double f = angle_of(s, l) - angle_at(s, t);
+	f -= floor(f);
+	double w = f * s->rev_ns;
+	return w >= s->rev_ns - 0.5 ? 0 : w; /* rounding: "now" is not a full turn away */
+}
+
+/* Media time of [off, off + len): bytes at the zone's track rate, one switch per
+ * track boundary crossed. */
+static double media_ns(const struct spindle *s, uint64_t off, uint64_t len)
+{
+	double ns = 0;
+	while (len) {
+		if (off >= s->member_bytes) { /* past the end: bill at the last zone's rate */
+			ns += (double)len * s->rev_ns / (double)s->zone[s->nzones - 1].track_bytes;
+			break;
+		}
+		struct loc l = locate(s, off);
+		const struct spindle_zone *zn = &s->zone[l.zone];
+		uint64_t n = min_u64(len, zn->track_bytes - l.in);
+		n = min_u64(n, zn->start + zn->bytes - off);
+		ns += (double)n * s->rev_ns / (double)zn->track_bytes;
+		off += n;
+		len -= n;
+		if (len)
+			ns += (double)s->p.switch_ns;
+	}
+	return ns;
+}
+
+/* Read-ahead: after a media read the drive goes on reading into its segment from
+ * seg_h0 (reached at seg_t0) at the zone's sustained rate, until the segment holds
+ * cache_bytes from seg_lo or the member ends. */
+static uint64_t seg_hi(const struct spindle *s, uint64_t t)
+{
+	uint64_t cap = min_u64(s->seg_lo + s->p.cache_bytes, s->member_bytes);
+	if (s->seg_h0 >= cap || t <= s->seg_t0)
+		return s->seg_h0; /* full (paused) or no time has passed */
+	double rate = spindle_zone_rate(s, spindle_zone_of(s, s->seg_h0));
+	/* The epsilon keeps a byte promised at a ceil()ed time (hdd_hit) from
+	 * flooring to one short. */
+	double got = (double)(t - s->seg_t0) * rate / NS_PER_S + 1e-6;
+	if (got >= (double)(cap - s->seg_h0))
+		return cap;
+	return s->seg_h0 + (uint64_t)got;
+}
+
+/* The byte under the head at t: the last one the prefetch or the last access
+ * read (pos and seg_hi are exclusive ends). */
+static uint64_t head_at(const struct spindle *s, uint64_t t)
+{
+	uint64_t end = s->seg_valid ? seg_hi(s, t) : s->pos;
+	return end ? end - 1 : 0;
+}
+
+/* ---- service ------------------------------------------------------------- */
+
+/* State changes a dispatch makes; computed by service(), applied by commit(). */
+struct effect {
+	int seg_valid;
+	uint64_t seg_lo, seg_h0, seg_t0;
+	uint64_t pos;
+	uint64_t mech_free_ns;
+	unsigned wb_pop;          /* destages finished by the ack */
+	int wb_push;
+	uint64_t wb_end, wb_bytes;
+	uint64_t bus_free_ns;
+};
+
+/* Seek + rotation from the head at `from` to `off`, starting at ts; returns the
+ * time the first byte is under the head. */
+static uint64_t position(const struct spindle *s, uint64_t from, uint64_t off, uint64_t ts,
+			 struct spindle_cost *c)
+{
+	struct loc a = locate(s, from), b = locate(s, off);
+	uint64_t dist = a.cyl > b.cyl ? a.cyl - b.cyl : b.cyl - a.cyl;
+	double seek = spindle_seek_ns(s, (double)dist);
+	if (dist == 0 && a.track != b.track)
+		seek = (double)s->p.switch_ns; /* other surface, same cylinder */
+	c->seek_ns = ns_round(seek);
+	uint64_t arrive = ts + c->seek_ns;
+	c->rotate_ns = ns_round(rotate_ns(s, &b, arrive));
+	return arrive + c->rotate_ns;
+}
+
+static uint64_t iface_ns(const struct spindle *s, uint64_t len)
+{
+	return ns_round((double)len * NS_PER_S / (double)s->p.iface_Bps);
+}
+
+/* A media access (read miss, write-through, or destage when background is set):
+ * overhead, wait for the mechanism, seek, rotate, transfer. */
+static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, uint64_t t,
+			  struct spindle_cost *c, struct effect *e)
+{
+	uint64_t t_cmd = t + s->p.overhead_ns;
+	uint64_t ts = max_u64(t_cmd, s->mech_free_ns);
+	c->overhead_ns = s->p.overhead_ns;
+	c->wait_ns = ts - t_cmd;
+	uint64_t at = position(s, head_at(s, t), r->offset, ts, c);
+	double media = media_ns(s, r->offset, r->length);
+	double bus = (double)r->length * NS_PER_S / (double)s->p.iface_Bps;
+	c->transfer_ns = ns_round(media > bus ? media : bus);
+	uint64_t done = at + c->transfer_ns;
+	uint64_t end = r->offset + r->length;
+
+	e->pos = end;
+	e->seg_valid = 0;
+	if (!r->write && s->p.cache_bytes) {
+		/* The segment keeps the tail of what was read and prefetches on. */
+		e->seg_valid = 1;
+		e->seg_lo = r->length > s->p.cache_bytes ? end - s->p.cache_bytes : r->offset;
+		e->seg_h0 = end;
+		e->seg_t0 = done;
+	}
+	return done;
+}
+
+/* A read whose first byte is already in the segment (or is the next byte the
+ * prefetch will bring): served through the interface once the data is there;
+ * the prefetch goes on, now keeping the segment from r->offset. */
+static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_t t,
+		   struct spindle_cost *c, struct effect *e, uint64_t *done)
+{
+	if (r->write || !s->seg_valid || r->length > s->p.cache_bytes)
+		return 0;
+	uint64_t hi = seg_hi(s, t), end = r->offset + r->length;
+	if (r->offset < s->seg_lo || r->offset > hi)
+		return 0;
+	uint64_t avail = t;
+	if (end > hi) {
+		double rate = spindle_zone_rate(s, spindle_zone_of(s, hi));
+		avail = t + (uint64_t)ceil((double)(end - hi) * NS_PER_S / rate);
+	}
+	uint64_t bus_done = t + s->p.hit_overhead_ns + iface_ns(s, r->length);
+	*done = max_u64(bus_done, avail);
+	c->overhead_ns = s->p.hit_overhead_ns;
+	c->transfer_ns = *done - t - c->overhead_ns;
+	c->cache_hit = 1;
+	e->seg_valid = 1;
+	e->seg_lo = r->offset;
+	e->seg_h0 = hi;   /* restart the prefetch clock: it may have paused when full */
+	e->seg_t0 = t;
+	e->pos = end;
+	return 1;
+}
+
+/* Write-back: acknowledged once the data crossed the interface and fits in the
+ * cache beside the dirty data not yet destaged; the media write is queued on the
+ * mechanism behind earlier destages (mech_free_ns) and delays later media access. */
+static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, uint64_t t,
+			  struct spindle_cost *c, struct effect *e, uint64_t *done)
+{
+	if (!r->write || !s->p.wcache || r->length > s->p.cache_bytes)
+		return 0;
+	uint64_t in_buf = t + s->p.overhead_ns + iface_ns(s, r->length);
+	uint64_t ack = in_buf, dirty = 0;
+	unsigned pop = 0;
+	for (unsigned i = 0; i < s->wb_n; i++)
+		dirty += s->wb[(s->wb_first + i) % SPINDLE_WB_SLOTS].bytes;
+	for (;;) {
+		while (pop < s->wb_n) {
+			const unsigned i = (s->wb_first + pop) % SPINDLE_WB_SLOTS;
+			if (s->wb[i].end_ns > ack)
+				break;
+			dirty -= s->wb[i].bytes;
+			pop++;
+		}
+		if (dirty + r->length <= s->p.cache_bytes && s->wb_n - pop < SPINDLE_WB_SLOTS)
+			break;
+		ack = s->wb[(s->wb_first + pop) % SPINDLE_WB_SLOTS].end_ns; /* wait for room */
+	}
+	struct spindle_cost bg = {0};
+	uint64_t ds = max_u64(in_buf, s->mech_free_ns);
+	uint64_t at = position(s, head_at(s, t), r->offset, ds, &bg);
+	uint64_t dend = at + ns_round(media_ns(s, r->offset, r->length));
+
+	*done = ack;
+	c->overhead_ns = s->p.overhead_ns;
+	c->transfer_ns = in_buf - t - s->p.overhead_ns;
+	c->wait_ns = ack - in_buf;
+	c->write_back = 1;
+	e->seg_valid = 0;
+	e->pos = r->offset + r->length;
+	e->mech_free_ns = dend;
+	e->wb_pop = pop;
+	e->wb_push = 1;
+	e->wb_end = dend;
+	e->wb_bytes = r->length;
+	return 1;
+}
+
+/* SSD: overhead and flash latency on the request's channel, then the transfer
+ * over the bandwidth shared by all channels (serialised in dispatch order). */
+static uint64_t ssd_service(const struct spindle *s, const struct spindle_req *r, uint64_t t,
+			    struct spindle_cost *c, struct effect *e)
+{
+	c->overhead_ns = s->p.overhead_ns;
+	c->access_ns = r->write ? s->p.write_ns : s->p.read_ns;
+	uint64_t ready = t + c->overhead_ns + c->access_ns;
+	uint64_t xs = max_u64(ready, s->bus_free_ns);
+	c->wait_ns = xs - ready;
+	c->transfer_ns = ns_round((double)r->length * NS_PER_S / (double)s->p.bw_Bps);
+	e->bus_free_ns = xs + c->transfer_ns;
+	return e->bus_free_ns;
+}
+
+static uint64_t service(const struct spindle *s, const struct spindle_req *r, uint64_t t,
+			struct spindle_cost *c, struct effect *e)
+{
+	uint64_t done;
+	memset(c, 0, sizeof(*c));
+	e->seg_valid = s->seg_valid;
+	e->seg_lo = s->seg_lo;
+	e->seg_h0 = s->seg_h0;
+	e->seg_t0 = s->seg_t0;
+	e->pos = s->pos;
+	e->mech_free_ns = s->mech_free_ns;
+	e->wb_pop = 0;
+	e->wb_push = 0;
+	e->wb_end = e->wb_bytes = 0;
+	e->bus_free_ns = s->bus_free_ns;
+	switch (s->p.kind) {
+	case SPINDLE_HDD:
+		if (hdd_hit(s, r, t, c, e, &done) || hdd_write_back(s, r, t, c, e, &done))
+			return done;
+		return hdd_media(s, r, t, c, e);
+	case SPINDLE_SSD:
+		return ssd_service(s, r, t, c, e);
+	case SPINDLE_NONE:
+		break;
+	}
+	return t;
+}
+
+static void commit(struct spindle *s, const struct effect *e)
+{
+	s->seg_valid = e->seg_valid;
+	s->seg_lo = e->seg_lo;
+	s->seg_h0 = e->seg_h0;
+	s->seg_t0 = e->seg_t0;
+	s->pos = e->pos;
+	s->mech_free_ns = e->mech_free_ns;
+	s->bus_free_ns = e->bus_free_ns;
+	s->wb_first = (s->wb_first + e->wb_pop) % SPINDLE_WB_SLOTS;
+	s->wb_n -= e->wb_pop;
+	if (e->wb_push) {
+		assert(s->wb_n < SPINDLE_WB_SLOTS);
+		unsigned i = (s->wb_first + s->wb_n++) % SPINDLE_WB_SLOTS;
+		s->wb[i].end_ns = e->wb_end;
+		s->wb[i].bytes = e->wb_bytes;
+	}
+}
+
+uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r,
+			    uint64_t start_ns, struct spindle_cost *cost)
+{
+	struct spindle_cost c;
+	struct effect e;
+	uint64_t done = service(s, r, start_ns, &c, &e);
+	if (cost)
+		*cost = c;
+	return done - start_ns;
+}
+
+double spindle_random_read_ns(const struct spindle *s, uint64_t len)
+{
+	const struct spindle_params *p = &s->p;
+	if (p->kind == SPINDLE_SSD)
+		return (double)(p->overhead_ns + p->read_ns)
+		       + (double)len * NS_PER_S / (double)p->bw_Bps;
+	if (p->kind != SPINDLE_HDD)
+		return 0;
+	/* Mean transfer of len bytes at a uniformly random byte: each zone weighted by
+	 * its share of the member, len * rev / track_bytes inside one track. */
+	double xfer = 0;
+	for (unsigned z = 0; z < s->nzones; z++)
+		xfer += (double)s->zone[z].bytes / (double)s->member_bytes
+			* (double)len * s->rev_ns / (double)s->zone[z].track_bytes;
+	double bus = (double)len * NS_PER_S / (double)p->iface_Bps;
+	return (double)p->overhead_ns + (double)p->seek_avg_ns + s->rev_ns / 2
+	       + (xfer > bus ? xfer : bus);
+}
+
+/* ---- queue --------------------------------------------------------------- */
+
+void spindle_init(struct spindle *s, const struct spindle_params *p, uint64_t member_bytes)
+{
+	memset(s, 0, sizeof(*s));
+	s->p = *p;
+	s->member_bytes = member_bytes;
+	if (p->kind == SPINDLE_HDD) {
+		if (!s->p.heads)
+			s->p.heads = 1;
+		if (!s->p.rpm)
+			s->p.rpm = 1;
+		if (!s->p.iface_Bps)
+			s->p.iface_Bps = 1;
+		if (!s->p.rate_outer_Bps)
+			s->p.rate_outer_Bps = 1;
+		build_geometry(s);
+		fit_seek(s);
+	} else if (p->kind == SPINDLE_SSD) {
+		if (!s->p.channels)
+			s->p.channels = 1;
+		if (!s->p.bw_Bps)
+			s->p.bw_Bps = 1;
+	}
+}
+
+void spindle_enqueue(struct spindle *s, struct spindle_req *r)
+{
+	r->next = NULL;
+	if (s->qtail)
+		s->qtail->next = r;
+	else
+		s->qhead = r;
+	s->qtail = r;
+	s->queued++;
+}
+
+/* The request the discipline serves next; *prevp gets its predecessor. */
+static struct spindle_req *pick(const struct spindle *s, struct spindle_req **prevp)
+{
+	struct spindle_req *best = s->qhead, *bprev = NULL, *prev = NULL;
+	*prevp = NULL;
+	if (s->p.kind != SPINDLE_HDD || s->p.sched == SPINDLE_FIFO || !best)
+		return best;
+	if (s->p.sched == SPINDLE_SSTF) {
+		/* Nearest cylinder to where the last access ended; ties keep arrival order. */
+		uint64_t here = spindle_cylinder(s, s->pos), bd = UINT64_MAX;
+		for (struct spindle_req *r = s->qhead; r; prev = r, r = r->next) {
+			uint64_t c = spindle_cylinder(s, r->offset);
+			uint64_t d = c > here ? c - here : here - c;
+			if (d < bd) {
+				bd = d;
+				best = r;
+				bprev = prev;
+			}
+		}
+	} else {
+		/* C-SCAN: lowest offset at or after the head; none left: wrap to the lowest. */
+		struct spindle_req *low = NULL, *lprev = NULL;
+		best = NULL;
+		for (struct spindle_req *r = s->qhead; r; prev = r, r = r->next) {
+			if (r->offset >= s->pos && (!best || r->offset < best->offset)) {
+				best = r;
+				bprev = prev;
+			}
+			if (!low || r->offset < low->offset) {
+				low = r;
+				lprev = prev;
+			}
+		}
+		if (!best) {
+			best = low;
+			bprev = lprev;
+		}
+	}
+	*prevp = bprev;
+	return best;
+}
+
+struct spindle_req *spindle_dispatch(struct spindle *s, uint64_t now_ns)
+{
+	unsigned slots = s->p.kind == SPINDLE_SSD ? s->p.channels : 1;
+	struct spindle_req *prev, *r;
+	if (!s->qhead || s->busy >= slots)
+		return NULL;
+	r = pick(s, &prev);
+	if (prev)
+		prev->next = r->next;
+	else
+		s->qhead = r->next;
+	if (s->qtail == r)
+		s->qtail = prev;
+	r->next = NULL;
+	s->queued--;
+
+	uint64_t t = max_u64(now_ns, r->arrival_ns);
+	if (s->p.kind != SPINDLE_SSD)
+		t = max_u64(t, s->free_ns); /* one slot: never before the previous completion */
+	struct effect e;
+	r->start_ns = t;
+	r->done_ns = service(s, r, t, &r->cost, &e);
+	commit(s, &e);
+	if (s->p.kind != SPINDLE_SSD)
+		s->free_ns = r->done_ns;
+	s->busy++;
+	return r;
+}
+
+void spindle_complete(struct spindle *s, struct spindle_req *r)
+{
+	(void)r; /* the head moved at dispatch; only the slot is held until now */
+	if (s->busy)
+		s->busy--;
+}

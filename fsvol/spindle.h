@@ -1,0 +1,179 @@
+/* spindle: an emulated disk per member, pure computation in emulated nanoseconds.
+ *
+ * The engine does the real I/O at once and releases its completion at the time the
+ * model gives. Nothing here reads a clock or allocates: requests are owned by the
+ * caller and linked through r->next while queued. Event-driven use:
+ *
+ *   on arrival at t:     r->arrival_ns = t; spindle_enqueue(s, r);
+ *                        while ((d = spindle_dispatch(s, t))) arm timer at d->done_ns
+ *   on timer at T for d: spindle_complete(s, d);
+ *                        while ((d = spindle_dispatch(s, T))) arm timer at d->done_ns
+ *
+ * Model description, parameters and their sources: docs/model.md. */
+#ifndef FSVOL_SPINDLE_H
+#define FSVOL_SPINDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SPINDLE_MAX_ZONES 32      /* zoned recording bands, outer (0) to inner */
+#define SPINDLE_WB_SLOTS 32       /* write-back destages tracked at once */
+#define SPINDLE_SECTOR 512u       /* sectors per track are whole 512-byte sectors */
+
+enum spindle_kind {
+	SPINDLE_NONE = 0,         /* no model: the engine uses real timing */
+	SPINDLE_HDD = 1,
+	SPINDLE_SSD = 2,
+};
+
+enum spindle_sched {
+	SPINDLE_FIFO = 0,         /* arrival order */
+	SPINDLE_SSTF = 1,         /* shortest seek (cylinder distance) first */
+	SPINDLE_CSCAN = 2,        /* ascending offsets from the head, then wrap */
+};
+
+/* Every parameter in SI-like units: ns, bytes, bytes/s, rpm. */
+struct spindle_params {
+	enum spindle_kind kind;
+	enum spindle_sched sched;
+	char preset[16];           /* preset the spec started from */
+	uint64_t overhead_ns;      /* command overhead: media access (HDD), each op (SSD) */
+	/* HDD */
+	uint64_t hit_overhead_ns;  /* command overhead of a read served by the cache */
+	uint64_t iface_Bps;        /* host interface rate */
+	uint32_t rpm;
+	uint32_t heads;            /* recording surfaces = tracks per cylinder */
+	uint32_t zones;            /* 1..SPINDLE_MAX_ZONES */
+	uint64_t seek_t2t_ns;      /* seek over 1 cylinder */
+	uint64_t seek_avg_ns;      /* seek over 1/3 of the full stroke */
+	uint64_t seek_full_ns;     /* seek over the full stroke */
+	double seek_knee;          /* sqrt part ends here, fraction of stroke, (0, 1/3] */
+	uint64_t switch_ns;        /* head/track switch during a transfer */
+	uint64_t rate_outer_Bps;   /* sustained media rate, outermost zone */
+	uint64_t rate_inner_Bps;   /* sustained media rate, innermost zone */
+	uint64_t cache_bytes;      /* read-ahead segment and write-back limit; 0 = none */
+	int wcache;                /* write-back cache on (needs cache_bytes > 0) */
+	/* SSD */
+	uint64_t read_ns;          /* flash read latency per op */
+	uint64_t write_ns;         /* program latency per op (as seen through its buffer) */
+	uint32_t channels;         /* requests in service at once */
+	uint64_t bw_Bps;           /* transfer bandwidth shared by all channels */
+};
+
+/* Where a request's service time went; the parts add up to done - start. */
+struct spindle_cost {
+	uint64_t wait_ns;          /* mechanism busy with background writes, or no cache room */
+	uint64_t overhead_ns;
+	uint64_t seek_ns;          /* includes a head switch on the same cylinder */
+	uint64_t rotate_ns;        /* rotational latency */
+	uint64_t access_ns;        /* SSD: flash read or program latency */
+	uint64_t transfer_ns;      /* media/bus transfer (a cache hit: waiting for read-ahead
+				    * plus the interface) */
+	int cache_hit;             /* read served from the read-ahead segment */
+	int write_back;            /* write acknowledged from the cache */
+};
+
+/* A member I/O. The caller owns it and fills the first four fields; the model
+ * fills start_ns, done_ns and cost at dispatch. */
+struct spindle_req {
+	uint64_t offset;           /* member byte offset */
+	uint64_t length;           /* bytes, > 0 */
+	int write;
+	uint64_t arrival_ns;       /* emulated time it reached the member queue */
+	uint64_t start_ns;         /* service began (left the queue) */
+	uint64_t done_ns;          /* completion to release */
+	struct spindle_cost cost;
+	void *cookie;              /* caller's */
+	struct spindle_req *next;  /* queue link, owned by the model while queued */
+};
+
+struct spindle_zone {
+	uint64_t start;            /* first member byte of the zone */
+	uint64_t bytes;            /* member bytes in the zone */
+	uint64_t cyl0;             /* first cylinder */
+	uint64_t cyls;
+	uint32_t spt;              /* sectors per track */
+	uint64_t track_bytes;      /* spt * SPINDLE_SECTOR */
+};
+
+struct spindle {
+	struct spindle_params p;
+	uint64_t member_bytes;
+	uint64_t phase_ns;         /* platter angle offset; set after init so members
+				    * of one volume do not spin in lock-step */
+	/* geometry (HDD) */
+	unsigned nzones;
+	struct spindle_zone zone[SPINDLE_MAX_ZONES];
+	uint64_t cylinders;
+	double rev_ns;             /* one revolution */
+	double skew;               /* track skew, fraction of a turn (= switch / rev) */
+	double seek_a, seek_b;     /* short seeks: a + b sqrt(d) for 1 <= d < knee */
+	double seek_c, seek_e;     /* long seeks:  c + e d       for d >= knee */
+	double seek_knee_cyl;
+	int seek_linear;           /* stroke too short for the fit: piecewise linear */
+	/* queue */
+	struct spindle_req *qhead, *qtail;
+	unsigned queued;
+	unsigned busy;             /* requests in service */
+	/* mechanism (HDD) */
+	uint64_t free_ns;          /* the single service slot frees at */
+	uint64_t pos;              /* byte after the last media access (scheduling) */
+	uint64_t mech_free_ns;     /* background destage finishes at */
+	int seg_valid;             /* read-ahead segment [seg_lo, seg_hi(t)) */
+	uint64_t seg_lo, seg_h0, seg_t0; /* prefetch reached seg_h0 at seg_t0 and goes on */
+	unsigned wb_first, wb_n;   /* ring of pending destages, ends ascending */
+	struct { uint64_t end_ns, bytes; } wb[SPINDLE_WB_SLOTS];
+	/* SSD */
+	uint64_t bus_free_ns;
+};
+
+/* Spec parsing (fsvol/spindle_spec.c). "PRESET[:key=value,...]". Returns 0 or -EINVAL
+ * with a message naming the key at fault in err. */
+int spindle_parse(const char *spec, struct spindle_params *out, char *err, size_t errlen);
+
+/* One spec for all members, or one per member: "0=SPEC;1=SPEC" (';' always splits;
+ * ',' also splits before "N=" since keys never start with a digit, so
+ * "0=hdd,1=ssd" works). Every member needs a spec. */
+int spindle_parse_multi(const char *spec, unsigned members, struct spindle_params *out,
+			char *err, size_t errlen);
+
+/* The complete spec of p ("hdd:rpm=7200,..."), parseable by spindle_parse.
+ * Returns the length snprintf would (truncated when >= len). */
+int spindle_format(const struct spindle_params *p, char *buf, size_t len);
+
+/* Names of the presets, NULL-terminated. */
+extern const char *const spindle_presets[];
+
+/* Every parameter, one per line, in spec syntax (for `fsvol model list`). */
+void spindle_describe(const struct spindle_params *p, FILE *f);
+
+/* Derived figures for a member of member_bytes (for `fsvol model show`). */
+void spindle_show(const struct spindle_params *p, uint64_t member_bytes, FILE *f);
+
+/* Model (fsvol/spindle.c). */
+void spindle_init(struct spindle *s, const struct spindle_params *p, uint64_t member_bytes);
+void spindle_enqueue(struct spindle *s, struct spindle_req *r);
+/* Start the next request if a service slot is free; NULL when none can start.
+ * Sets start_ns = max(now, arrival, slot free), done_ns and cost. */
+struct spindle_req *spindle_dispatch(struct spindle *s, uint64_t now_ns);
+/* Free r's service slot (call at r->done_ns). */
+void spindle_complete(struct spindle *s, struct spindle_req *r);
+
+/* What r would cost if it started at start_ns in the current state; changes nothing. */
+uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r,
+			    uint64_t start_ns, struct spindle_cost *cost);
+
+/* Seek time over dist cylinders (HDD), in ns. */
+double spindle_seek_ns(const struct spindle *s, double dist);
+/* Cylinder and zone of a member offset (HDD). */
+uint64_t spindle_cylinder(const struct spindle *s, uint64_t offset);
+unsigned spindle_zone_of(const struct spindle *s, uint64_t offset);
+/* Sustained sequential media rate of zone z, bytes/s (track bytes per rev + switch). */
+double spindle_zone_rate(const struct spindle *s, unsigned z);
+/* Analytic mean service time of a random read of len bytes at QD1:
+ * HDD: overhead + seek_avg + rev/2 + len / (byte-weighted media rate);
+ * SSD: overhead + read + len / bw. */
+double spindle_random_read_ns(const struct spindle *s, uint64_t len);
+
+#endif

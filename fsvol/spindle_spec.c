@@ -1,0 +1,634 @@
+/* spindle_spec: the preset table, the model spec parser ("PRESET[:key=value,...]",
+ * per-member "0=SPEC;1=SPEC"), and the describe/show printers. Figures and their
+ * sources: docs/model.md. */
+#include "fsvol/spindle.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#define MS 1000000ull
+#define US 1000ull
+#define KIB 1024ull
+#define MIB (1024ull * 1024)
+#define MB 1000000ull
+
+/* ---- presets (sources in docs/model.md) ----------------------------------- */
+
+struct preset {
+	const char *name;
+	const char *help;
+	struct spindle_params p;
+};
+
+static const struct preset presets[] = {
+	{ "hdd-legacy", "mid-1990s 5400 rpm ~1 GB SCSI drive (NT-era class)", {
+		.kind = SPINDLE_HDD, .sched = SPINDLE_FIFO,
+		.overhead_ns = 500 * US, .hit_overhead_ns = 300 * US,
+		.iface_Bps = 10 * MB,                 /* Fast SCSI-2 */
+		.rpm = 5400, .heads = 8, .zones = 8,
+		.seek_t2t_ns = 2 * MS, .seek_avg_ns = 11 * MS, .seek_full_ns = 22 * MS,
+		.seek_knee = 0.2, .switch_ns = 1 * MS,
+		.rate_outer_Bps = 5 * MB, .rate_inner_Bps = 3 * MB,
+		.cache_bytes = 256 * KIB, .wcache = 0 } },
+	{ "hdd", "current 7200 rpm 3.5\" SATA drive", {
+		.kind = SPINDLE_HDD, .sched = SPINDLE_FIFO,
+		.overhead_ns = 100 * US, .hit_overhead_ns = 10 * US,
+		.iface_Bps = 600 * MB,                /* SATA 6 Gb/s after 8b/10b */
+		.rpm = 7200, .heads = 4, .zones = 16,
+		.seek_t2t_ns = 1 * MS, .seek_avg_ns = 8500 * US, .seek_full_ns = 17 * MS,
+		.seek_knee = 0.2, .switch_ns = 1 * MS,
+		.rate_outer_Bps = 210 * MB, .rate_inner_Bps = 105 * MB,
+		.cache_bytes = 4 * MIB, .wcache = 1 } },
+	{ "ssd", "SATA SSD (Samsung 860 EVO class)", {
+		.kind = SPINDLE_SSD,
+		.overhead_ns = 10 * US, .read_ns = 85 * US, .write_ns = 7 * US,
+		.channels = 10, .bw_Bps = 550 * MB } },
+	{ "nvme", "PCIe 3.0 x4 NVMe SSD (Samsung 970 EVO Plus class)", {
+		.kind = SPINDLE_SSD,
+		.overhead_ns = 5 * US, .read_ns = 46 * US, .write_ns = 10 * US,
+		.channels = 32, .bw_Bps = 3500 * MB } },
+	{ "none", "no model: real timing", { .kind = SPINDLE_NONE } },
+};
+#define NPRESETS (sizeof(presets) / sizeof(presets[0]))
+
+const char *const spindle_presets[] = { "hdd-legacy", "hdd", "ssd", "nvme", "none", NULL };
+
+/* ---- keys: one table drives parsing, formatting and describe -------------- */
+
+enum ktype { K_TIME, K_SIZE, K_RATE, K_UINT, K_BOOL, K_FRAC, K_SCHED };
+#define FOR_HDD 1u
+#define FOR_SSD 2u
+
+struct key {
+	const char *name;
+	enum ktype type;
+	size_t off;
+	unsigned kinds;
+	uint64_t min, max;        /* K_TIME/K_SIZE/K_RATE/K_UINT bounds */
+	const char *help;
+};
+
+#define F(field) offsetof(struct spindle_params, field)
+static const struct key keys[] = {
+	{ "sched", K_SCHED, F(sched), FOR_HDD, 0, 0, "queue discipline: fifo, sstf, cscan" },
+	{ "overhead", K_TIME, F(overhead_ns), FOR_HDD | FOR_SSD, 0, 1000 * MS,
+	  "command overhead (HDD: media access; SSD: every op)" },
+	{ "hit_overhead", K_TIME, F(hit_overhead_ns), FOR_HDD, 0, 1000 * MS,
+	  "command overhead of a read served by the cache" },
+	{ "iface", K_RATE, F(iface_Bps), FOR_HDD, 1, UINT64_MAX, "host interface rate" },
+	{ "rpm", K_UINT, F(rpm), FOR_HDD, 1, 100000, "spindle speed" },
+	{ "heads", K_UINT, F(heads), FOR_HDD, 1, 1024, "recording surfaces (tracks per cylinder)" },
+	{ "zones", K_UINT, F(zones), FOR_HDD, 1, SPINDLE_MAX_ZONES,
+	  "zoned-recording bands, outer to inner" },
+	{ "seek_t2t", K_TIME, F(seek_t2t_ns), FOR_HDD, 1, 1000 * MS, "track-to-track seek (1 cylinder)" },
+	{ "seek_avg", K_TIME, F(seek_avg_ns), FOR_HDD, 1, 1000 * MS, "average seek (1/3 of the stroke)" },
+	{ "seek_full", K_TIME, F(seek_full_ns), FOR_HDD, 1, 1000 * MS, "full-stroke seek" },
+	{ "seek_knee", K_FRAC, F(seek_knee), FOR_HDD, 0, 0,
+	  "end of the sqrt part of the seek curve, fraction of the stroke (0, 1/3]" },
+	{ "switch", K_TIME, F(switch_ns), FOR_HDD, 0, 1000 * MS, "head/track switch in a transfer" },
+	{ "rate_outer", K_RATE, F(rate_outer_Bps), FOR_HDD, 1, UINT64_MAX,
+	  "sustained media rate, outer zone" },
+	{ "rate_inner", K_RATE, F(rate_inner_Bps), FOR_HDD, 1, UINT64_MAX,
+	  "sustained media rate, inner zone" },
+	{ "cache", K_SIZE, F(cache_bytes), FOR_HDD, 0, 1ull << 40,
+	  "read-ahead segment and write-back limit (0: neither)" },
+	{ "wcache", K_BOOL, F(wcache), FOR_HDD, 0, 1, "write-back cache (0/1; needs cache > 0)" },
+	{ "read", K_TIME, F(read_ns), FOR_SSD, 0, 1000 * MS, "flash read latency per op" },
+	{ "write", K_TIME, F(write_ns), FOR_SSD, 0, 1000 * MS, "write latency per op" },
+	{ "channels", K_UINT, F(channels), FOR_SSD, 1, 4096, "requests in service at once" },
+	{ "bw", K_RATE, F(bw_Bps), FOR_SSD, 1, UINT64_MAX, "bandwidth shared by all channels" },
+};
+#undef F
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const sched_names[] = { "fifo", "sstf", "cscan" };
+
+static unsigned kind_bit(enum spindle_kind k)
+{
+	return k == SPINDLE_HDD ? FOR_HDD : k == SPINDLE_SSD ? FOR_SSD : 0;
+}
+
+static const char *kind_name(enum spindle_kind k)
+{
+	return k == SPINDLE_HDD ? "hdd" : k == SPINDLE_SSD ? "ssd" : "none";
+}
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- values ---------------------------------------------------------------- */
+
+/* Unsigned decimal "12", "4.5", ".5"; locale-free, no sign, exponent, hex, inf. */
+static int parse_num(const char *s, double *v, const char **end)
+{
+	double x = 0, scale = 1;
+	int digits = 0;
+	while (isdigit((unsigned char)*s)) {
+		x = x * 10 + (*s++ - '0');
+		digits++;
+	}
+	if (*s == '.') {
+		s++;
+		while (isdigit((unsigned char)*s)) {
+			scale /= 10;
+			x += (*s++ - '0') * scale;
+			digits++;
+		}
+	}
+	if (!digits || x > 1.8e19)
+		return -EINVAL;
+	*v = x;
+	*end = s;
+	return 0;
+}
+
+/* A bare number and nothing else. */
+static int parse_plain(const char *s, double *v)
+{
+	const char *e;
+	return parse_num(s, v, &e) || *e ? -EINVAL : 0;
+}
+
+struct unit {
+	const char *name;
+	double mult;
+};
+
+/* A number followed by one of the units (exact match); bare "0" needs none;
+ * bare numbers use bare_mult when it is non-zero. */
+static int parse_with_unit(const char *s, const struct unit *u, double bare_mult, double *out)
+{
+	double v;
+	const char *e;
+	if (parse_num(s, &v, &e))
+		return -EINVAL;
+	if (!*e) {
+		if (bare_mult == 0 && v != 0)
+			return -EINVAL;
+		*out = v * (bare_mult ? bare_mult : 1);
+		return 0;
+	}
+	for (; u->name; u++)
+		if (!strcmp(e, u->name)) {
+			*out = v * u->mult;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static const struct unit time_units[] = {
+	{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { NULL, 0 } };
+static const struct unit size_units[] = {
+	{ "K", 1024.0 }, { "M", 1048576.0 }, { "G", 1073741824.0 }, { "T", 1099511627776.0 },
+	{ "k", 1024.0 }, { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+	{ "B", 1 }, { NULL, 0 } };
+/* Rates follow data sheets: MB/s is 10^6 bytes/s; MiB/s is 2^20. */
+static const struct unit rate_units[] = {
+	{ "B/s", 1 }, { "KB/s", 1e3 }, { "kB/s", 1e3 }, { "MB/s", 1e6 }, { "GB/s", 1e9 },
+	{ "KiB/s", 1024.0 }, { "MiB/s", 1048576.0 }, { "GiB/s", 1073741824.0 }, { NULL, 0 } };
+
+static int set_value(const struct key *k, const char *val, struct spindle_params *p,
+		     char *err, size_t errlen)
+{
+	char *field = (char *)p + k->off;
+	double v;
+	uint64_t u;
+
+	switch (k->type) {
+	case K_SCHED:
+		for (unsigned i = 0; i < 3; i++)
+			if (!strcmp(val, sched_names[i]) || (i == 2 && !strcmp(val, "c-scan"))) {
+				*(enum spindle_sched *)field = (enum spindle_sched)i;
+				return 0;
+			}
+		seterr(err, errlen, "%s=%s: unknown discipline (fifo, sstf, cscan)", k->name, val);
+		return -EINVAL;
+	case K_BOOL:
+		if (!strcmp(val, "1") || !strcmp(val, "on") || !strcmp(val, "yes") ||
+		    !strcmp(val, "true")) {
+			*(int *)field = 1;
+			return 0;
+		}
+		if (!strcmp(val, "0") || !strcmp(val, "off") || !strcmp(val, "no") ||
+		    !strcmp(val, "false")) {
+			*(int *)field = 0;
+			return 0;
+		}
+		seterr(err, errlen, "%s=%s: not a boolean (0/1, on/off, yes/no)", k->name, val);
+		return -EINVAL;
+	case K_FRAC:
+		if (parse_plain(val, &v)) {
+			seterr(err, errlen, "%s=%s: not a number", k->name, val);
+			return -EINVAL;
+		}
+		if (v <= 0 || v > 1.0 / 3 + 1e-6) {
+			seterr(err, errlen, "%s: must be > 0 and <= 0.333 (1/3 of the stroke)", k->name);
+			return -EINVAL;
+		}
+		*(double *)field = v > 1.0 / 3 ? 1.0 / 3 : v;
+		return 0;
+	case K_TIME:
+		if (parse_with_unit(val, time_units, 0, &v)) {
+			seterr(err, errlen, "%s=%s: not a time (a number with ns, us, ms or s)",
+			       k->name, val);
+			return -EINVAL;
+		}
+		break;
+	case K_SIZE:
+		if (parse_with_unit(val, size_units, 1, &v)) {
+			seterr(err, errlen, "%s=%s: not a size (bytes, or with K, M, G)", k->name, val);
+			return -EINVAL;
+		}
+		break;
+	case K_RATE:
+		if (parse_with_unit(val, rate_units, 0, &v)) {
+			seterr(err, errlen, "%s=%s: not a rate (a number with B/s, KB/s, MB/s, GB/s,"
+			       " KiB/s, MiB/s or GiB/s)", k->name, val);
+			return -EINVAL;
+		}
+		break;
+	case K_UINT:
+		if (parse_plain(val, &v) || strchr(val, '.')) {
+			seterr(err, errlen, "%s=%s: not a whole number", k->name, val);
+			return -EINVAL;
+		}
+		break;
+	}
+	if (v >= 1.8e19) {
+		seterr(err, errlen, "%s=%s: too large", k->name, val);
+		return -EINVAL;
+	}
+	u = (uint64_t)(v + 0.5);
+	if (u < k->min || u > k->max) {
+		if (u < k->min && k->min == 1)
+			seterr(err, errlen, "%s: must be > 0", k->name);
+		else
+			seterr(err, errlen, "%s: must be between %llu and %llu", k->name,
+			       (unsigned long long)k->min, (unsigned long long)k->max);
+		return -EINVAL;
+	}
+	if (k->type == K_UINT)
+		*(uint32_t *)field = (uint32_t)u;
+	else
+		*(uint64_t *)field = u;
+	return 0;
+}
+
+/* Checks across keys, each naming the key to change. */
+static int validate(const struct spindle_params *p, char *err, size_t errlen)
+{
+	if (p->kind != SPINDLE_HDD)
+		return 0;
+	if (p->seek_t2t_ns >= p->seek_avg_ns) {
+		seterr(err, errlen, "seek_t2t: must be < seek_avg");
+		return -EINVAL;
+	}
+	if (p->seek_avg_ns >= p->seek_full_ns) {
+		seterr(err, errlen, "seek_full: must be > seek_avg");
+		return -EINVAL;
+	}
+	/* The fitted curve is monotonic when its long part, extended down to the knee,
+	 * is still above the track-to-track time (see fit_seek in spindle.c):
+	 *   avg - (full - avg) * (1/3 - knee) / (2/3) > t2t */
+	double l = (double)p->seek_avg_ns - ((double)p->seek_full_ns - (double)p->seek_avg_ns)
+		   * (1.0 / 3 - p->seek_knee) * 1.5;
+	if (l <= (double)p->seek_t2t_ns) {
+		seterr(err, errlen, "seek_full: too long for seek_avg, seek_t2t and seek_knee"
+		       " (the seek curve would not rise monotonically)");
+		return -EINVAL;
+	}
+	if (p->rate_inner_Bps > p->rate_outer_Bps) {
+		seterr(err, errlen, "rate_inner: must be <= rate_outer");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void list_keys(unsigned kinds, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < NKEYS && n < len; i++)
+		if (keys[i].kinds & kinds)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", keys[i].name);
+}
+
+static void list_presets(char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < NPRESETS && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", presets[i].name);
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = 0;
+	return s;
+}
+
+int spindle_parse(const char *spec, struct spindle_params *out, char *err, size_t errlen)
+{
+	char buf[1024], names[512];
+	struct spindle_params p;
+	const struct preset *pr = NULL;
+
+	if (!spec || strlen(spec) >= sizeof(buf)) {
+		seterr(err, errlen, "model spec: %s", spec ? "too long" : "missing");
+		return -EINVAL;
+	}
+	strcpy(buf, spec);
+	char *colon = strchr(buf, ':');
+	if (colon)
+		*colon = 0;
+	char *name = trim(buf);
+	for (size_t i = 0; i < NPRESETS; i++)
+		if (!strcmp(name, presets[i].name))
+			pr = &presets[i];
+	if (!pr) {
+		list_presets(names, sizeof(names));
+		if (!*name)
+			seterr(err, errlen, "empty model spec (presets: %s)", names);
+		else
+			seterr(err, errlen, "unknown preset '%s' (presets: %s)", name, names);
+		return -EINVAL;
+	}
+	p = pr->p;
+	snprintf(p.preset, sizeof(p.preset), "%s", pr->name);
+	if (colon) {
+		if (pr->p.kind == SPINDLE_NONE) {
+			seterr(err, errlen, "none: takes no parameters");
+			return -EINVAL;
+		}
+		char *save = NULL;
+		char *rest = colon + 1;
+		if (!*trim(rest)) {
+			seterr(err, errlen, "%s: no parameters after ':'", pr->name);
+			return -EINVAL;
+		}
+		/* strtok_r would merge ",,": walk by hand so an empty item is an error. */
+		for (char *item = rest; item; item = save) {
+			char *comma = strchr(item, ',');
+			save = comma ? comma + 1 : NULL;
+			if (comma)
+				*comma = 0;
+			char *eq = strchr(item, '=');
+			if (eq)
+				*eq = 0;
+			char *key = trim(item);
+			if (!*key) {
+				seterr(err, errlen, "%s: empty parameter (a key=value is missing"
+				       " around ',')", pr->name);
+				return -EINVAL;
+			}
+			const struct key *k = NULL;
+			for (size_t i = 0; i < NKEYS; i++)
+				if (!strcmp(key, keys[i].name))
+					k = &keys[i];
+			if (!k) {
+				list_keys(kind_bit(p.kind), names, sizeof(names));
+				seterr(err, errlen, "unknown key '%s' (keys for %s: %s)", key,
+				       kind_name(p.kind), names);
+				return -EINVAL;
+			}
+			if (!(k->kinds & kind_bit(p.kind))) {
+				seterr(err, errlen, "%s: not a parameter of %s models", key,
+				       kind_name(p.kind));
+				return -EINVAL;
+			}
+			char *val = eq ? trim(eq + 1) : NULL;
+			if (!val || !*val) {
+				seterr(err, errlen, "%s: missing value (%s=VALUE)", key, key);
+				return -EINVAL;
+			}
+			int rc = set_value(k, val, &p, err, errlen);
+			if (rc)
+				return rc;
+		}
+	}
+	if (validate(&p, err, errlen))
+		return -EINVAL;
+	*out = p;
+	return 0;
+}
+
+/* "N=" at s: a member index. Keys never start with a digit, so this also marks
+ * where the next member's spec starts after a ','. */
+static int member_prefix(const char *s, unsigned long *idx, const char **spec)
+{
+	const char *e = s;
+	unsigned long v = 0;
+	while (isdigit((unsigned char)*e)) {
+		v = v * 10 + (unsigned long)(*e - '0');
+		if (v > 1000000)
+			return 0;
+		e++;
+	}
+	if (e == s || *e != '=')
+		return 0;
+	*idx = v;
+	*spec = e + 1;
+	return 1;
+}
+
+int spindle_parse_multi(const char *spec, unsigned members, struct spindle_params *out,
+			char *err, size_t errlen)
+{
+	char buf[1024], sub[512];
+	unsigned long idx;
+	const char *rest;
+
+	if (!members) {
+		seterr(err, errlen, "model spec: no members");
+		return -EINVAL;
+	}
+	if (!spec || !member_prefix(spec, &idx, &rest)) {
+		int rc = spindle_parse(spec, &out[0], err, errlen);
+		for (unsigned i = 1; !rc && i < members; i++)
+			out[i] = out[0];
+		return rc;
+	}
+	for (unsigned i = 0; i < members; i++)
+		out[i].preset[0] = 0; /* marks "not given" until parsed */
+	for (const char *s = spec; *s;) {
+		const char *end = s;
+		const char *sp;
+		/* The item ends at ';', or at a ',' that starts the next "N=". */
+		while (*end && *end != ';' && !(*end == ',' && member_prefix(end + 1, &idx, &sp)))
+			end++;
+		size_t n = (size_t)(end - s);
+		if (n >= sizeof(buf)) {
+			seterr(err, errlen, "model spec: too long");
+			return -EINVAL;
+		}
+		memcpy(buf, s, n);
+		buf[n] = 0;
+		s = *end ? end + 1 : end;
+		if (!member_prefix(buf, &idx, &rest)) {
+			seterr(err, errlen, "model spec '%s': expected MEMBER=SPEC (e.g. 0=hdd;1=ssd)",
+			       buf);
+			return -EINVAL;
+		}
+		if (idx >= members) {
+			seterr(err, errlen, "member %lu: out of range (the volume has %u members)",
+			       idx, members);
+			return -EINVAL;
+		}
+		if (out[idx].preset[0]) {
+			seterr(err, errlen, "member %lu: model given twice", idx);
+			return -EINVAL;
+		}
+		if (spindle_parse(rest, &out[idx], sub, sizeof(sub))) {
+			seterr(err, errlen, "member %lu: %s", idx, sub);
+			out[idx].preset[0] = 0;
+			return -EINVAL;
+		}
+	}
+	for (unsigned i = 0; i < members; i++)
+		if (!out[i].preset[0]) {
+			seterr(err, errlen, "member %u: no model given (give one per member,"
+			       " or one spec for all)", i);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/* ---- printing -------------------------------------------------------------- */
+
+/* Values in a unit the parser takes back exactly. */
+static int fmt_value(const struct key *k, const struct spindle_params *p, char *b, size_t n)
+{
+	const char *field = (const char *)p + k->off;
+	uint64_t v;
+	switch (k->type) {
+	case K_SCHED:
+		return snprintf(b, n, "%s", sched_names[*(const enum spindle_sched *)field % 3]);
+	case K_BOOL:
+		return snprintf(b, n, "%d", *(const int *)field ? 1 : 0);
+	case K_FRAC:
+		return snprintf(b, n, "%.6g", *(const double *)field);
+	case K_UINT:
+		return snprintf(b, n, "%u", *(const uint32_t *)field);
+	default:
+		break;
+	}
+	v = *(const uint64_t *)field;
+	if (k->type == K_TIME) {
+		if (v == 0)
+			return snprintf(b, n, "0");
+		if (v >= MS && v % US == 0) /* "8.5ms": exact, parsed back exactly */
+			return snprintf(b, n, "%.9gms", (double)v / 1e6);
+		if (v % US == 0)
+			return snprintf(b, n, "%lluus", (unsigned long long)(v / US));
+		return snprintf(b, n, "%lluns", (unsigned long long)v);
+	}
+	if (k->type == K_SIZE) {
+		if (v && v % (1ull << 30) == 0)
+			return snprintf(b, n, "%lluG", (unsigned long long)(v >> 30));
+		if (v && v % MIB == 0)
+			return snprintf(b, n, "%lluM", (unsigned long long)(v >> 20));
+		if (v && v % KIB == 0)
+			return snprintf(b, n, "%lluK", (unsigned long long)(v >> 10));
+		return snprintf(b, n, "%llu", (unsigned long long)v);
+	}
+	if (v % 1000000000ull == 0)
+		return snprintf(b, n, "%lluGB/s", (unsigned long long)(v / 1000000000ull));
+	if (v % MB == 0)
+		return snprintf(b, n, "%lluMB/s", (unsigned long long)(v / MB));
+	if (v % 1000 == 0)
+		return snprintf(b, n, "%lluKB/s", (unsigned long long)(v / 1000));
+	return snprintf(b, n, "%lluB/s", (unsigned long long)v);
+}
+
+int spindle_format(const struct spindle_params *p, char *buf, size_t len)
+{
+	char v[64];
+	const char *name = p->preset[0] ? p->preset : kind_name(p->kind);
+	int n = snprintf(buf, len, "%s", p->kind == SPINDLE_NONE ? "none" : name);
+	char sep = ':';
+	for (size_t i = 0; i < NKEYS && p->kind != SPINDLE_NONE; i++) {
+		if (!(keys[i].kinds & kind_bit(p->kind)))
+			continue;
+		fmt_value(&keys[i], p, v, sizeof(v));
+		size_t used = n > 0 && (size_t)n < len ? (size_t)n : len;
+		n += snprintf(buf + used, len - used, "%c%s=%s", sep, keys[i].name, v);
+		sep = ',';
+	}
+	return n;
+}
+
+void spindle_describe(const struct spindle_params *p, FILE *f)
+{
+	char v[64];
+	const char *help = "";
+	for (size_t i = 0; i < NPRESETS; i++)
+		if (!strcmp(p->preset, presets[i].name))
+			help = presets[i].help;
+	fprintf(f, "%s (%s model)%s%s\n", p->preset[0] ? p->preset : kind_name(p->kind),
+		kind_name(p->kind), *help ? ": " : "", help);
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (!(keys[i].kinds & kind_bit(p->kind)))
+			continue;
+		fmt_value(&keys[i], p, v, sizeof(v));
+		fprintf(f, "  %-13s %-10s %s\n", keys[i].name, v, keys[i].help);
+	}
+}
+
+void spindle_show(const struct spindle_params *p, uint64_t member_bytes, FILE *f)
+{
+	struct spindle s;
+	spindle_init(&s, p, member_bytes);
+	fprintf(f, "%s on a member of %llu bytes\n", p->preset[0] ? p->preset : kind_name(p->kind),
+		(unsigned long long)member_bytes);
+	if (p->kind == SPINDLE_NONE) {
+		fprintf(f, "  no model: completions at real time\n");
+		return;
+	}
+	if (p->kind == SPINDLE_SSD) {
+		double rd = spindle_random_read_ns(&s, 4096);
+		double wr = (double)(p->overhead_ns + p->write_ns) + 4096 * 1e9 / (double)p->bw_Bps;
+		double bus = (double)p->bw_Bps / 4096; /* IOPS the shared bandwidth allows */
+		double qd = p->channels * 1e9 / rd;
+		fprintf(f, "  random 4K read, QD1    %.1f us (%.0f IOPS)\n", rd / 1e3, 1e9 / rd);
+		fprintf(f, "  random 4K write, QD1   %.1f us (%.0f IOPS)\n", wr / 1e3, 1e9 / wr);
+		fprintf(f, "  random 4K read, QD>=%u %.0f IOPS (channels / latency, capped by bw)\n",
+			p->channels, qd < bus ? qd : bus);
+		fprintf(f, "  sequential             %.1f MB/s\n", (double)p->bw_Bps / 1e6);
+		return;
+	}
+	double rev = s.rev_ns, rnd = spindle_random_read_ns(&s, 4096);
+	double xfer = rnd - (double)p->overhead_ns - (double)p->seek_avg_ns - rev / 2;
+	fprintf(f, "  revolution             %.3f ms (%u rpm), half: %.3f ms\n", rev / 1e6,
+		p->rpm, rev / 2e6);
+	fprintf(f, "  geometry               %llu cylinders x %u heads, %u zones,"
+		" %u..%u sectors/track\n", (unsigned long long)s.cylinders, p->heads, s.nzones,
+		s.zone[0].spt, s.zone[s.nzones - 1].spt);
+	if (s.seek_linear)
+		fprintf(f, "  seek curve             piecewise linear (stroke too short to fit)\n");
+	else
+		fprintf(f, "  seek curve             %.4f + %.5f*sqrt(d) ms below %.0f cyl,"
+			" %.4f + %.7f*d ms above\n", s.seek_a / 1e6, s.seek_b / 1e6,
+			s.seek_knee_cyl, s.seek_c / 1e6, s.seek_e / 1e6);
+	fprintf(f, "  random 4K read, QD1    %.3f ms = overhead %.3f + seek %.3f"
+		" + rotation %.3f + transfer %.3f\n", rnd / 1e6, (double)p->overhead_ns / 1e6,
+		(double)p->seek_avg_ns / 1e6, rev / 2e6, xfer / 1e6);
+	fprintf(f, "  IOPS, random 4K QD1    %.1f\n", 1e9 / rnd);
+	fprintf(f, "  sequential             %.2f MB/s outer, %.2f MB/s inner\n",
+		spindle_zone_rate(&s, 0) / 1e6, spindle_zone_rate(&s, s.nzones - 1) / 1e6);
+}
