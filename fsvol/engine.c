@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "fsvol/volume.h"
 #include "layout/parity.h"
@@ -225,6 +226,44 @@ static void trace_sub(struct vol *v, struct eng_ctx *c, const struct eng_sub *s,
 	stats_trace_add(v->trace, &r);
 }
 
+static void eng_prep(struct vol *v, struct eng_ctx *c, struct eng_sub *s, unsigned k)
+{
+	struct member *m = v->slot[s->slot];
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
+	uint64_t moff = s->off + v->data_offset;
+	if (s->op == ENG_READ)
+		io_uring_prep_readv(sqe, m->fd, &c->iov[s->iov0], s->niov, moff);
+	else if (s->op == ENG_WRITE)
+		io_uring_prep_writev(sqe, m->fd, &c->iov[s->iov0], s->niov, moff);
+	else
+		io_uring_prep_fsync(sqe, m->fd, IORING_FSYNC_DATASYNC);
+	io_uring_sqe_set_data64(sqe, k);
+}
+
+/* A short transfer means the member is shorter than its superblock says. */
+static int eng_check(const struct eng_sub *s, int res)
+{
+	if (res >= 0 && s->op != ENG_FLUSH && (uint64_t)res != s->len)
+		return -EIO;
+	return res;
+}
+
+static void eng_sync(struct vol *v, struct eng_ctx *c, struct eng_sub *s)
+{
+	struct member *m = v->slot[s->slot];
+	off_t moff = (off_t)(s->off + v->data_offset);
+	ssize_t r;
+	do {
+		if (s->op == ENG_READ)
+			r = preadv(m->fd, &c->iov[s->iov0], (int)s->niov, moff);
+		else if (s->op == ENG_WRITE)
+			r = pwritev(m->fd, &c->iov[s->iov0], (int)s->niov, moff);
+		else
+			r = fdatasync(m->fd);
+	} while (r < 0 && errno == EINTR);
+	s->res = eng_check(s, r < 0 ? -errno : (int)r);
+}
+
 /* Submit every collected piece (merged per member), wait for all.
  * Returns 0 or the first error; c->failed_now collects failing members. */
 static int eng_run(struct vol *v, struct eng_ctx *c)
@@ -267,22 +306,23 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 		for (unsigned k = done; k < done + batch; k++) {
 			struct eng_sub *s = &c->subs[k];
 			struct member *m = v->slot[s->slot];
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
-			uint64_t moff = s->off + v->data_offset;
-			if (s->op == ENG_READ)
-				io_uring_prep_readv(sqe, m->fd, &c->iov[s->iov0], s->niov, moff);
-			else if (s->op == ENG_WRITE)
-				io_uring_prep_writev(sqe, m->fd, &c->iov[s->iov0], s->niov, moff);
-			else
-				io_uring_prep_fsync(sqe, m->fd, IORING_FSYNC_DATASYNC);
-			io_uring_sqe_set_data64(sqe, k);
 			s->t0 = now;
 			atomic_fetch_add_explicit(&m->pending, 1, memory_order_relaxed);
 			if (member_stats)
 				stats_begin(m->stats, now);
+			if (batch > 1)
+				eng_prep(v, c, s, k);
 		}
-		int r = io_uring_submit_and_wait(&c->ring, batch);
+		int r = 0;
 		unsigned got = 0;
+		if (batch == 1) {
+			/* One member request: a plain syscall beats a ring round trip
+			 * (and io-wq's thread hand-off where the member cannot do nowait). */
+			eng_sync(v, c, &c->subs[done]);
+			got = batch;
+		} else {
+			r = io_uring_submit_and_wait(&c->ring, batch);
+		}
 		if (r < 0 && r != -EINTR) {
 			/* Could not submit: fail the batch without blaming members. */
 			for (unsigned k = done; k < done + batch; k++)
@@ -296,9 +336,7 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 			if (w < 0)
 				break;
 			struct eng_sub *s = &c->subs[io_uring_cqe_get_data64(cqe)];
-			s->res = cqe->res;
-			if (s->res >= 0 && s->op != ENG_FLUSH && (uint64_t)s->res != s->len)
-				s->res = -EIO; /* short transfer: the member is shorter than recorded */
+			s->res = eng_check(s, cqe->res);
 			io_uring_cqe_seen(&c->ring, cqe);
 			got++;
 		}

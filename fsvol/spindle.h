@@ -53,7 +53,7 @@ struct spindle_params {
 	uint64_t rate_outer_Bps;   /* sustained media rate, outermost zone */
 	uint64_t rate_inner_Bps;   /* sustained media rate, innermost zone */
 	uint64_t cache_bytes;      /* read-ahead segment and write-back limit; 0 = none */
-	int wcache;                /* write-back cache on (needs cache_bytes > 0) */
+	int wcache;                /* write-back cache on (no effect when cache_bytes == 0) */
 	/* SSD */
 	uint64_t read_ns;          /* flash read latency per op */
 	uint64_t write_ns;         /* program latency per op (as seen through its buffer) */

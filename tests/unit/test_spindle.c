@@ -1,0 +1,754 @@
+/* test_spindle: the disk model against analytic expectations, in emulated time only.
+ * Build: gcc -std=c11 -D_GNU_SOURCE -I. tests/unit/test_spindle.c fsvol/spindle.c
+ *        fsvol/spindle_spec.c $(pkg-config --cflags --libs check) -lm -pthread */
+#include "fsvol/spindle.h"
+
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MS 1e6
+#define US 1e3
+#define TB 1000000000000ull
+#define GB 1000000000ull
+
+static struct spindle sp; /* big (zone table): keep it off the stack */
+
+static void parse_ok(const char *spec, struct spindle_params *p)
+{
+	char err[512] = "";
+	int rc = spindle_parse(spec, p, err, sizeof(err));
+	ck_assert_msg(rc == 0, "'%s' rejected: %s", spec, err);
+}
+
+static void init_spec(const char *spec, uint64_t member_bytes)
+{
+	struct spindle_params p;
+	parse_ok(spec, &p);
+	spindle_init(&sp, &p, member_bytes);
+}
+
+/* Deterministic xorshift64 so every run draws the same offsets. */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint64_t rand_block(uint64_t member_bytes, uint64_t bs)
+{
+	return rnd() % (member_bytes / bs) * bs;
+}
+
+/* One request at QD1: enqueue at t, dispatch, complete; returns the request. */
+static struct spindle_req req;
+static struct spindle_req *qd1(uint64_t t, uint64_t off, uint64_t len, int write)
+{
+	memset(&req, 0, sizeof(req));
+	req.offset = off;
+	req.length = len;
+	req.write = write;
+	req.arrival_ns = t;
+	spindle_enqueue(&sp, &req);
+	struct spindle_req *d = spindle_dispatch(&sp, t);
+	ck_assert_ptr_eq(d, &req);
+	ck_assert_ptr_null(spindle_dispatch(&sp, t)); /* one slot, nothing else queued */
+	ck_assert_uint_ge(d->done_ns, d->start_ns);
+	const struct spindle_cost *c = &d->cost;
+	ck_assert_uint_eq(c->wait_ns + c->overhead_ns + c->seek_ns + c->rotate_ns +
+			  c->access_ns + c->transfer_ns, d->done_ns - d->start_ns);
+	spindle_complete(&sp, d);
+	return d;
+}
+
+/* ---- seek curve ------------------------------------------------------------ */
+
+static const struct { const char *spec; uint64_t bytes; } seek_cases[] = {
+	{ "hdd", 1 * TB },
+	{ "hdd", 64ull << 30 },
+	{ "hdd-legacy", 1 * GB },
+	{ "hdd:seek_knee=0.05", 1 * TB },
+	{ "hdd:seek_knee=0.3333", 500 * GB },
+	{ "hdd:rpm=10000,seek_avg=4.5ms,seek_t2t=0.5ms,seek_full=9ms,heads=2", 300 * GB },
+};
+
+START_TEST(test_seek_curve)
+{
+	init_spec(seek_cases[_i].spec, seek_cases[_i].bytes);
+	const struct spindle_params *p = &sp.p;
+	double d = (double)(sp.cylinders - 1);
+	ck_assert_msg(!sp.seek_linear, "%s: no fit", seek_cases[_i].spec);
+	ck_assert_double_eq_tol(spindle_seek_ns(&sp, 1), (double)p->seek_t2t_ns, 1000);
+	ck_assert_double_eq_tol(spindle_seek_ns(&sp, d / 3), (double)p->seek_avg_ns, 1000);
+	ck_assert_double_eq_tol(spindle_seek_ns(&sp, d), (double)p->seek_full_ns, 1000);
+	ck_assert_double_eq(spindle_seek_ns(&sp, 0), 0);
+	/* Continuous at the knee and rising everywhere. */
+	double k = sp.seek_knee_cyl;
+	ck_assert_double_eq_tol(spindle_seek_ns(&sp, k - 1e-6), spindle_seek_ns(&sp, k), 10);
+	double prev = 0;
+	uint64_t step = sp.cylinders / 200000 + 1;
+	for (uint64_t c = 1; c < sp.cylinders; c += step) {
+		double t = spindle_seek_ns(&sp, (double)c);
+		ck_assert_msg(t > prev, "%s: seek(%llu) = %.0f <= seek(prev) = %.0f",
+			      seek_cases[_i].spec, (unsigned long long)c, t, prev);
+		prev = t;
+	}
+}
+END_TEST
+
+/* ---- zoned recording -------------------------------------------------------- */
+
+START_TEST(test_zone_rates)
+{
+	init_spec(seek_cases[_i].spec, seek_cases[_i].bytes);
+	const struct spindle_params *p = &sp.p;
+	ck_assert_uint_eq(sp.nzones, p->zones);
+	for (unsigned z = 1; z < sp.nzones; z++) {
+		ck_assert_double_lt(spindle_zone_rate(&sp, z), spindle_zone_rate(&sp, z - 1));
+		ck_assert_uint_lt(sp.zone[z].spt, sp.zone[z - 1].spt);
+		ck_assert_uint_eq(sp.zone[z].start, sp.zone[z - 1].start + sp.zone[z - 1].bytes);
+		ck_assert_uint_eq(sp.zone[z].cyl0, sp.zone[z - 1].cyl0 + sp.zone[z - 1].cyls);
+	}
+	/* The end zones sustain the data-sheet rates (within a sector per track). */
+	const struct spindle_zone *outer = &sp.zone[0], *inner = &sp.zone[sp.nzones - 1];
+	double o = (double)p->rate_outer_Bps, in = (double)p->rate_inner_Bps;
+	ck_assert_double_le(spindle_zone_rate(&sp, 0), o);
+	ck_assert_double_ge(spindle_zone_rate(&sp, 0), o * (1 - 512.0 / outer->track_bytes));
+	ck_assert_double_le(spindle_zone_rate(&sp, sp.nzones - 1), in);
+	ck_assert_double_ge(spindle_zone_rate(&sp, sp.nzones - 1),
+			    in * (1 - 512.0 / inner->track_bytes));
+	const struct spindle_zone *last = &sp.zone[sp.nzones - 1];
+	ck_assert_ptr_eq(last, inner);
+	ck_assert_uint_eq(last->start + last->bytes, seek_cases[_i].bytes);
+	/* Cylinders rise with the offset and the last byte sits on the last cylinder. */
+	ck_assert_uint_eq(spindle_cylinder(&sp, 0), 0);
+	ck_assert_uint_eq(spindle_cylinder(&sp, seek_cases[_i].bytes - 1), sp.cylinders - 1);
+	uint64_t prev = 0;
+	for (int i = 0; i < 1000; i++) {
+		uint64_t off = seek_cases[_i].bytes / 1000 * i;
+		ck_assert_uint_ge(spindle_cylinder(&sp, off), prev);
+		prev = spindle_cylinder(&sp, off);
+	}
+}
+END_TEST
+
+/* ---- hand-computed service times -------------------------------------------- */
+
+/* 6000 rpm: one turn = 10 ms. 51.2 MB/s * 10 ms = 512000 bytes = 1000 sectors per
+ * track; one head, one zone, so a cylinder is 512000 bytes; 3001 cylinders give a
+ * stroke of D = 3000. Seek fit (spindle.c): e = (11 - 5) ms / 2000 = 0.003 ms/cyl,
+ * c = 5 - 0.003 * 1000 = 2 ms, knee K = 0.1 * 3000 = 300, L = c + e K = 2.9 ms,
+ * b = (2.9 - 1) / (sqrt(300) - 1), a = 1 - b. */
+#define HAND "hdd:rpm=6000,heads=1,zones=1,rate_outer=51.2MB/s,rate_inner=51.2MB/s," \
+	"switch=0,seek_t2t=1ms,seek_avg=5ms,seek_full=11ms,seek_knee=0.1,overhead=1ms," \
+	"cache=0,wcache=0,iface=1GB/s"
+#define HAND_TRACK 512000ull
+
+START_TEST(test_service_hand)
+{
+	init_spec(HAND, HAND_TRACK * 3001);
+	ck_assert_uint_eq(sp.cylinders, 3001);
+	ck_assert_uint_eq(sp.zone[0].spt, 1000);
+	ck_assert_double_eq_tol(sp.rev_ns, 10 * MS, 1e-6);
+
+	double b = 1.9 / (sqrt(300) - 1);
+	ck_assert_double_eq_tol(spindle_seek_ns(&sp, 2000), 8 * MS, 1);          /* c + 2000 e */
+	ck_assert_double_eq_tol(spindle_seek_ns(&sp, 100), (1 - b + 10 * b) * MS, 1);
+	ck_assert_double_eq_tol(spindle_seek_ns(&sp, 300), 2.9 * MS, 1);
+
+	/* At t = 0 on cylinder 0, read 4K at angle 0: the head reaches the track after
+	 * the 1 ms overhead, at angle 0.1, and waits 9 ms; 4096 bytes take
+	 * 4096 / 512000 * 10 ms = 80 us. */
+	struct spindle_req *d = qd1(0, 0, 4096, 0);
+	ck_assert_uint_eq(d->cost.overhead_ns, 1 * MS);
+	ck_assert_uint_eq(d->cost.seek_ns, 0);
+	ck_assert_uint_eq(d->cost.rotate_ns, 9 * MS);
+	ck_assert_uint_eq(d->cost.transfer_ns, 80 * US);
+	ck_assert_uint_eq(d->done_ns, 10080 * US);
+
+	/* Next, 2000 cylinders in, half-way round the track: arrival at
+	 * 10.08 + 1 + 8 = 19.08 ms, angle 0.908, wait (1.5 - 0.908) turns = 5.92 ms. */
+	d = qd1(d->done_ns, 2000 * HAND_TRACK + HAND_TRACK / 2, 4096, 0);
+	ck_assert_uint_eq(d->cost.seek_ns, 8 * MS);
+	ck_assert_uint_eq(d->cost.rotate_ns, 5920 * US);
+	ck_assert_uint_eq(d->done_ns - d->start_ns, 15 * MS);
+
+	/* The same record again at once: a missed revolution, exactly one turn. */
+	d = qd1(d->done_ns, 2000 * HAND_TRACK + HAND_TRACK / 2, 4096, 0);
+	ck_assert_uint_eq(d->cost.seek_ns, 0);
+	ck_assert_uint_eq(d->done_ns - d->start_ns, 10 * MS);
+
+	/* spindle_service_ns evaluates without moving anything. */
+	struct spindle_req probe = { .offset = 0, .length = 4096 };
+	struct spindle_cost c;
+	uint64_t t = d->done_ns, pos = sp.pos;
+	uint64_t s1 = spindle_service_ns(&sp, &probe, t, &c);
+	ck_assert_uint_eq(spindle_service_ns(&sp, &probe, t, NULL), s1);
+	ck_assert_uint_eq(sp.pos, pos);
+	ck_assert_uint_eq(c.seek_ns, 8 * MS);
+}
+END_TEST
+
+/* With a 1 ms switch a track holds 51.2 MB/s * 11 ms = 563200 bytes. A 4K read
+ * straddling a track boundary pays 4096 / 563200 turns plus the switch; reading the
+ * next track's start right after the previous track's end costs no rotation
+ * (track skew = switch). */
+START_TEST(test_service_switch)
+{
+	init_spec("hdd:rpm=6000,heads=2,zones=1,rate_outer=51.2MB/s,rate_inner=51.2MB/s,"
+		  "switch=1ms,overhead=0,cache=0,wcache=0,iface=1GB/s", 563200ull * 2 * 1000);
+	ck_assert_uint_eq(sp.zone[0].track_bytes, 563200);
+	struct spindle_cost c;
+	struct spindle_req r = { .offset = 563200 - 2048, .length = 4096 };
+	spindle_service_ns(&sp, &r, 0, &c);
+	ck_assert_uint_eq(c.transfer_ns, (uint64_t)llround(4096.0 / 563200 * 10 * MS + 1 * MS));
+	/* Track 0 read whole from t = 0 (angle 0): ends at 10 ms. Track 1 (other head,
+	 * same cylinder) starts at angle skew = 0.1: head switch 1 ms, then no wait. */
+	struct spindle_req *d = qd1(0, 0, 563200, 0);
+	ck_assert_uint_eq(d->done_ns, 10 * MS);
+	d = qd1(d->done_ns, 563200, 4096, 0);
+	ck_assert_uint_eq(d->cost.seek_ns, 1 * MS);
+	ck_assert_uint_eq(d->cost.rotate_ns, 0);
+}
+END_TEST
+
+START_TEST(test_service_ssd)
+{
+	init_spec("ssd:overhead=10us,read=50us,write=20us,bw=409.6MB/s,channels=4", 1 * GB);
+	struct spindle_req *d = qd1(0, 0, 4096, 0);  /* 10 + 50 + 4096 / 409.6 MB/s = 70 us */
+	ck_assert_uint_eq(d->done_ns, 70 * US);
+	ck_assert_uint_eq(d->cost.access_ns, 50 * US);
+	d = qd1(d->done_ns, 8192, 4096, 1);          /* 10 + 20 + 10 = 40 us */
+	ck_assert_uint_eq(d->done_ns - d->start_ns, 40 * US);
+}
+END_TEST
+
+/* Write-back: acknowledged after overhead + interface; the media write then
+ * delays a read that needs the mechanism; once the cache's destage slots are
+ * full, acknowledgements wait for the media. */
+START_TEST(test_write_back)
+{
+	init_spec("hdd", 1 * TB);
+	struct spindle_req *d = qd1(0, 123 * GB, 4096, 1);
+	ck_assert(d->cost.write_back);
+	ck_assert_uint_eq(d->done_ns, 100 * US + (uint64_t)llround(4096 / 600e6 * 1e9));
+	d = qd1(d->done_ns, 700 * GB, 4096, 0);
+	ck_assert(!d->cost.cache_hit);
+	ck_assert_uint_gt(d->cost.wait_ns, 1 * MS);
+
+	init_spec("hdd", 1 * TB);
+	uint64_t t = 0, fast = 0, late = 0;
+	for (int i = 0; i < 400; i++) {
+		d = qd1(t, rand_block(1 * TB, 4096), 4096, 1);
+		if (i < SPINDLE_WB_SLOTS)
+			fast = d->done_ns - d->start_ns > fast ? d->done_ns - d->start_ns : fast;
+		else if (i >= 100)
+			late += d->done_ns - d->start_ns;
+		t = d->done_ns;
+	}
+	ck_assert_uint_lt(fast, 200 * US);
+	ck_assert_uint_gt(late / 300, 8 * MS); /* bounded by random media writes */
+
+	/* Write-through when the cache is off: a full media access. */
+	init_spec("hdd:wcache=0", 1 * TB);
+	d = qd1(0, 500 * GB, 4096, 1);
+	ck_assert(!d->cost.write_back);
+	ck_assert_uint_gt(d->cost.seek_ns, 1 * MS);
+}
+END_TEST
+
+/* ---- queue disciplines ------------------------------------------------------- */
+
+static const struct {
+	const char *sched;
+	unsigned order[5];  /* indexes into the queued cylinders below */
+} sched_cases[] = {
+	{ "fifo", { 0, 1, 2, 3, 4 } },
+	{ "sstf", { 0, 4, 2, 3, 1 } },   /* from 40: 50 (tie with 30, arrived first), 60, 80, 30, 10 */
+	{ "cscan", { 0, 4, 2, 1, 3 } },  /* from 40 upward: 50, 60, 80, then wrap: 10, 30 */
+};
+
+START_TEST(test_sched_order)
+{
+	static const uint64_t cyl[5] = { 50, 10, 80, 30, 60 };
+	char spec[512];
+	snprintf(spec, sizeof(spec), "%s,sched=%s", HAND, sched_cases[_i].sched);
+	init_spec(spec, HAND_TRACK * 3001);
+	struct spindle_req busy = { .offset = 40 * HAND_TRACK, .length = 4096 };
+	struct spindle_req q[5];
+	spindle_enqueue(&sp, &busy);
+	ck_assert_ptr_eq(spindle_dispatch(&sp, 0), &busy);
+	memset(q, 0, sizeof(q));
+	for (int i = 0; i < 5; i++) {
+		q[i].offset = cyl[i] * HAND_TRACK + 4096;
+		q[i].length = 4096;
+		q[i].arrival_ns = 1 + i;
+		spindle_enqueue(&sp, &q[i]);
+	}
+	ck_assert_ptr_null(spindle_dispatch(&sp, 1000)); /* the slot is busy */
+	struct spindle_req *d = &busy;
+	for (int i = 0; i < 5; i++) {
+		uint64_t t = d->done_ns;
+		spindle_complete(&sp, d);
+		d = spindle_dispatch(&sp, t);
+		ck_assert_ptr_nonnull(d);
+		ck_assert_msg(d == &q[sched_cases[_i].order[i]], "%s: step %d got cylinder %llu",
+			      sched_cases[_i].sched, i,
+			      (unsigned long long)(d->offset / HAND_TRACK));
+		ck_assert_uint_eq(d->start_ns, t);
+	}
+	spindle_complete(&sp, d);
+	ck_assert_ptr_null(spindle_dispatch(&sp, d->done_ns));
+	ck_assert_uint_eq(sp.queued, 0);
+}
+END_TEST
+
+START_TEST(test_fifo_keeps_order)
+{
+	static struct spindle_req q[200];
+	init_spec("hdd", 1 * TB);
+	memset(q, 0, sizeof(q));
+	for (int i = 0; i < 200; i++) {
+		q[i].offset = rand_block(1 * TB, 4096);
+		q[i].length = 4096;
+		spindle_enqueue(&sp, &q[i]);
+	}
+	uint64_t t = 0;
+	for (int i = 0; i < 200; i++) {
+		struct spindle_req *d = spindle_dispatch(&sp, t);
+		ck_assert_ptr_eq(d, &q[i]);
+		t = d->done_ns;
+		spindle_complete(&sp, d);
+	}
+}
+END_TEST
+
+/* Closed loop: qd requests always outstanding, a new random read arrives as one
+ * completes. Returns the mean service time (done - start); *iops gets throughput. */
+static double closed_loop(unsigned qd, int n, uint64_t member, uint64_t bs, double *iops)
+{
+	static struct spindle_req pool[64];
+	struct spindle_req *inflight[64];
+	unsigned ninf = 0;
+	double sum = 0;
+	uint64_t t = 0;
+	ck_assert_uint_le(qd, 64);
+	memset(pool, 0, sizeof(pool));
+	for (unsigned i = 0; i < qd; i++) {
+		pool[i].offset = rand_block(member, bs);
+		pool[i].length = bs;
+		spindle_enqueue(&sp, &pool[i]);
+	}
+	for (struct spindle_req *d; (d = spindle_dispatch(&sp, 0));)
+		inflight[ninf++] = d;
+	for (int done = 0; done < n; done++) {
+		unsigned first = 0; /* the next completion in emulated time */
+		for (unsigned i = 1; i < ninf; i++)
+			if (inflight[i]->done_ns < inflight[first]->done_ns)
+				first = i;
+		struct spindle_req *d = inflight[first];
+		inflight[first] = inflight[--ninf];
+		t = d->done_ns;
+		sum += (double)(d->done_ns - d->start_ns);
+		spindle_complete(&sp, d);
+		d->offset = rand_block(member, bs);
+		d->arrival_ns = t;
+		spindle_enqueue(&sp, d);
+		for (struct spindle_req *x; (x = spindle_dispatch(&sp, t));)
+			inflight[ninf++] = x;
+	}
+	if (iops)
+		*iops = n / ((double)t / 1e9);
+	return sum / n;
+}
+
+START_TEST(test_sstf_beats_fifo)
+{
+	init_spec("hdd", 1 * TB);
+	double fifo = closed_loop(8, 4000, 1 * TB, 4096, NULL);
+	init_spec("hdd:sched=sstf", 1 * TB);
+	double sstf = closed_loop(8, 4000, 1 * TB, 4096, NULL);
+	init_spec("hdd:sched=cscan", 1 * TB);
+	double cscan = closed_loop(8, 4000, 1 * TB, 4096, NULL);
+	ck_assert_msg(sstf < 0.85 * fifo, "sstf %.3f ms vs fifo %.3f ms", sstf / MS, fifo / MS);
+	ck_assert_msg(cscan < 0.9 * fifo, "cscan %.3f ms vs fifo %.3f ms", cscan / MS, fifo / MS);
+}
+END_TEST
+
+static const char *const ssd_cases[] = { "ssd", "nvme" };
+
+START_TEST(test_ssd_channels)
+{
+	char spec[64];
+	double one, many;
+	snprintf(spec, sizeof(spec), "%s:channels=1", ssd_cases[_i]);
+	init_spec(spec, 100 * GB);
+	unsigned ch = 0;
+	{
+		struct spindle_params p;
+		parse_ok(ssd_cases[_i], &p);
+		ch = p.channels;
+	}
+	closed_loop(ch, 20000, 100 * GB, 4096, &one);
+	init_spec(ssd_cases[_i], 100 * GB);
+	closed_loop(ch, 20000, 100 * GB, 4096, &many);
+	ck_assert_msg(many > 0.9 * ch * one && many < 1.05 * ch * one,
+		      "%s: %u channels %.0f IOPS, one %.0f IOPS", ssd_cases[_i], ch, many, one);
+	/* Beyond the channels, more queue adds no throughput. */
+	double deeper;
+	init_spec(ssd_cases[_i], 100 * GB);
+	closed_loop(ch * 2 > 64 ? 64 : ch * 2, 20000, 100 * GB, 4096, &deeper);
+	ck_assert_double_lt(deeper, 1.05 * many);
+	/* Large transfers are capped by the shared bandwidth. */
+	double big;
+	init_spec(ssd_cases[_i], 100 * GB);
+	closed_loop(ch, 2000, 100 * GB, 1 << 20, &big);
+	ck_assert_double_le(big * (1 << 20), 1.001 * (double)sp.p.bw_Bps);
+	ck_assert_double_ge(big * (1 << 20), 0.9 * (double)sp.p.bw_Bps);
+}
+END_TEST
+
+/* ---- emulated workloads against the analytic figures -------------------------- */
+
+/* spec + one more key=value. */
+static void with_key(char *buf, size_t len, const char *spec, const char *kv)
+{
+	snprintf(buf, len, "%s%c%s", spec, strchr(spec, ':') ? ',' : ':', kv);
+}
+
+static const struct { const char *spec; uint64_t bytes; } disk_cases[] = {
+	{ "hdd", 1 * TB },
+	{ "hdd-legacy", 1 * GB },
+	{ "hdd:sched=sstf", 2 * TB },   /* QD1: the discipline has nothing to choose */
+};
+
+START_TEST(test_random_qd1)
+{
+	uint64_t m = disk_cases[_i].bytes;
+	init_spec(disk_cases[_i].spec, m);
+	const struct spindle_params *p = &sp.p;
+	double sum = 0, t = 0;
+	int n = 20000;
+	for (int i = 0; i < n; i++) {
+		struct spindle_req *d = qd1((uint64_t)t, rand_block(m, 4096), 4096, 0);
+		sum += (double)(d->done_ns - d->start_ns);
+		t = (double)d->done_ns;
+	}
+	/* overhead + average seek + half a turn + transfer at the mean media rate */
+	double xfer = 0;
+	for (unsigned z = 0; z < sp.nzones; z++)
+		xfer += (double)sp.zone[z].bytes / (double)m * 4096 * 1e9 / spindle_zone_rate(&sp, z);
+	double expect = (double)p->overhead_ns + (double)p->seek_avg_ns + sp.rev_ns / 2 + xfer;
+	ck_assert_double_eq_tol(spindle_random_read_ns(&sp, 4096), expect, 0.01 * expect);
+	ck_assert_msg(fabs(sum / n - expect) < 0.05 * expect, "%s: mean %.3f ms, expected %.3f ms",
+		      disk_cases[_i].spec, sum / n / MS, expect / MS);
+}
+END_TEST
+
+START_TEST(test_reread_revolution)
+{
+	char spec[128];
+	with_key(spec, sizeof(spec), disk_cases[_i].spec, "cache=0");
+	uint64_t m = disk_cases[_i].bytes;
+	init_spec(spec, m);
+	uint64_t off = rand_block(m, 4096), t = 0;
+	qd1(0, off, 4096, 0);
+	t = req.done_ns;
+	for (int i = 0; i < 100; i++) {
+		struct spindle_req *d = qd1(t, off, 4096, 0);
+		ck_assert_double_eq_tol((double)(d->done_ns - d->start_ns), sp.rev_ns,
+					0.05 * sp.rev_ns);
+		ck_assert_uint_eq(d->cost.seek_ns, 0);
+		t = d->done_ns;
+	}
+}
+END_TEST
+
+START_TEST(test_sequential)
+{
+	uint64_t m = disk_cases[_i].bytes;
+	char spec[128];
+	init_spec(disk_cases[_i].spec, m);
+	ck_assert_uint_gt(sp.p.cache_bytes, 0);
+	/* With read-ahead: 4K reads from the outer edge stream at the zone's rate. */
+	uint64_t t0 = qd1(0, 0, 4096, 0)->done_ns, t = t0, bytes = 0, hits = 0;
+	int n = 4000;
+	for (int i = 1; i <= n; i++) {
+		struct spindle_req *d = qd1(t, (uint64_t)i * 4096, 4096, 0);
+		hits += d->cost.cache_hit;
+		bytes += 4096;
+		t = d->done_ns;
+	}
+	double rate = (double)bytes / ((double)(t - t0) / 1e9);
+	ck_assert_uint_eq(hits, n);
+	ck_assert_msg(rate >= 0.8 * spindle_zone_rate(&sp, 0), "%s: %.2f MB/s, zone %.2f MB/s",
+		      disk_cases[_i].spec, rate / 1e6, spindle_zone_rate(&sp, 0) / 1e6);
+	ck_assert_double_le(rate, 1.001 * spindle_zone_rate(&sp, 0));
+
+	/* Without it: the overhead lets the next sector pass, so each request loses
+	 * ~a turn on top of its transfer. */
+	with_key(spec, sizeof(spec), disk_cases[_i].spec, "cache=0");
+	init_spec(spec, m);
+	t = qd1(0, 0, 4096, 0)->done_ns;
+	double sum = 0;
+	n = 1000;
+	for (int i = 1; i <= n; i++) {
+		struct spindle_req *d = qd1(t, (uint64_t)i * 4096, 4096, 0);
+		ck_assert(!d->cost.cache_hit);
+		sum += (double)(d->done_ns - d->start_ns - d->cost.transfer_ns);
+		t = d->done_ns;
+	}
+	ck_assert_double_eq_tol(sum / n, sp.rev_ns, 0.05 * sp.rev_ns);
+}
+END_TEST
+
+/* ---- spec parsing -------------------------------------------------------------- */
+
+static const struct { const char *spec; const char *msg; } bad_specs[] = {
+	{ "floppy", "unknown preset 'floppy' (presets: hdd-legacy, hdd, ssd, nvme, none)" },
+	{ "", "empty model spec" },
+	{ "HDD", "unknown preset 'HDD'" },
+	{ "hdd:", "hdd: no parameters after ':'" },
+	{ "hdd:rpm=0", "rpm: must be > 0" },
+	{ "hdd:rpm=-5", "rpm=-5: not a whole number" },
+	{ "hdd:rpm=7200.5", "rpm=7200.5: not a whole number" },
+	{ "hdd:rpm=", "rpm: missing value" },
+	{ "hdd:rpm", "rpm: missing value" },
+	{ "hdd:rpm=200000", "rpm: must be between 1 and 100000" },
+	{ "hdd:rmp=7200", "unknown key 'rmp' (keys for hdd: sched, overhead," },
+	{ "hdd:seek_avg=abc", "seek_avg=abc: not a time" },
+	{ "hdd:seek_avg=4.5", "seek_avg=4.5: not a time" },
+	{ "hdd:seek_avg=4.5 ms", "seek_avg=4.5 ms: not a time" },
+	{ "hdd:seek_avg=1e3ms", "seek_avg=1e3ms: not a time" },
+	{ "hdd:seek_avg=-4ms", "seek_avg=-4ms: not a time" },
+	{ "hdd:overhead=2000s", "overhead: must be between 0 and 1000000000" },
+	{ "hdd:rpm=7200,,cache=0", "hdd: empty parameter" },
+	{ "hdd:cache=1X", "cache=1X: not a size" },
+	{ "hdd:iface=600", "iface=600: not a rate" },
+	{ "hdd:iface=600Mb/s", "iface=600Mb/s: not a rate" },
+	{ "hdd:iface=0MB/s", "iface: must be > 0" },
+	{ "hdd:zones=33", "zones: must be between 1 and 32" },
+	{ "hdd:heads=0", "heads: must be > 0" },
+	{ "hdd:wcache=maybe", "wcache=maybe: not a boolean" },
+	{ "hdd:sched=elevator", "sched=elevator: unknown discipline" },
+	{ "hdd:seek_knee=0.5", "seek_knee: must be > 0 and <= 0.333" },
+	{ "hdd:seek_knee=0", "seek_knee: must be > 0" },
+	{ "hdd:seek_knee=x", "seek_knee=x: not a number" },
+	{ "hdd:seek_t2t=9ms", "seek_t2t: must be < seek_avg" },
+	{ "hdd:seek_full=8ms", "seek_full: must be > seek_avg" },
+	{ "hdd:seek_full=60ms", "seek_full: too long" },
+	{ "hdd:rate_inner=300MB/s", "rate_inner: must be <= rate_outer" },
+	{ "ssd:rpm=7200", "rpm: not a parameter of ssd models" },
+	{ "ssd:channels=0", "channels: must be > 0" },
+	{ "ssd:bw=fast", "bw=fast: not a rate" },
+	{ "ssd:foo=1", "unknown key 'foo' (keys for ssd: overhead, read, write, channels, bw)" },
+	{ "nvme:sched=sstf", "sched: not a parameter of ssd models" },
+	{ "none:rpm=1", "none: takes no parameters" },
+};
+
+START_TEST(test_bad_spec)
+{
+	struct spindle_params p;
+	char err[512] = "";
+	int rc = spindle_parse(bad_specs[_i].spec, &p, err, sizeof(err));
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_msg(strstr(err, bad_specs[_i].msg) != NULL, "'%s': got \"%s\", want \"%s\"",
+		      bad_specs[_i].spec, err, bad_specs[_i].msg);
+	/* A NULL or tiny error buffer is fine too. */
+	ck_assert_int_eq(spindle_parse(bad_specs[_i].spec, &p, NULL, 0), -EINVAL);
+	ck_assert_int_eq(spindle_parse(bad_specs[_i].spec, &p, err, 4), -EINVAL);
+	ck_assert_uint_le(strlen(err), 3);
+}
+END_TEST
+
+static const struct {
+	const char *spec;
+	unsigned members;
+	const char *msg;
+} bad_multi[] = {
+	{ "0=hdd,1=floppy", 2, "member 1: unknown preset 'floppy'" },
+	{ "0=hdd", 2, "member 1: no model given" },
+	{ "0=hdd,2=ssd", 2, "member 2: out of range (the volume has 2 members)" },
+	{ "0=hdd,0=ssd", 2, "member 0: model given twice" },
+	{ "0=hdd;x", 2, "model spec 'x': expected MEMBER=SPEC" },
+	{ "0=hdd:rmp=1;1=ssd", 2, "member 0: unknown key 'rmp'" },
+	{ "0=hdd:cache=0,1=ssd:rpm=1", 2, "member 1: rpm: not a parameter of ssd models" },
+	{ "floppy", 3, "unknown preset 'floppy'" },
+	{ "hdd", 0, "no members" },
+};
+
+START_TEST(test_bad_multi)
+{
+	struct spindle_params p[4];
+	char err[512] = "";
+	int rc = spindle_parse_multi(bad_multi[_i].spec, bad_multi[_i].members, p, err,
+				     sizeof(err));
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_msg(strstr(err, bad_multi[_i].msg) != NULL, "'%s': got \"%s\", want \"%s\"",
+		      bad_multi[_i].spec, err, bad_multi[_i].msg);
+}
+END_TEST
+
+START_TEST(test_presets)
+{
+	static const enum spindle_kind kinds[] = { SPINDLE_HDD, SPINDLE_HDD, SPINDLE_SSD,
+						   SPINDLE_SSD, SPINDLE_NONE };
+	for (int i = 0; spindle_presets[i]; i++) {
+		struct spindle_params p, q;
+		char a[1024], b[1024];
+		parse_ok(spindle_presets[i], &p);
+		ck_assert_int_eq(p.kind, kinds[i]);
+		ck_assert_str_eq(p.preset, spindle_presets[i]);
+		/* The formatted spec parses back to the same parameters. */
+		ck_assert_int_lt(spindle_format(&p, a, sizeof(a)), (int)sizeof(a));
+		parse_ok(a, &q);
+		spindle_format(&q, b, sizeof(b));
+		ck_assert_str_eq(a, b);
+		ck_assert_uint_eq(p.seek_avg_ns, q.seek_avg_ns);
+		ck_assert_uint_eq(p.rate_outer_Bps, q.rate_outer_Bps);
+		ck_assert_uint_eq(p.cache_bytes, q.cache_bytes);
+		ck_assert_uint_eq(p.read_ns, q.read_ns);
+		/* describe lists every key in spec syntax; show prints the derived figures. */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		spindle_describe(&p, f);
+		spindle_show(&p, 1 * GB, f);
+		fclose(f);
+		ck_assert_ptr_nonnull(strstr(text, spindle_presets[i]));
+		if (p.kind == SPINDLE_HDD) {
+			ck_assert_ptr_nonnull(strstr(text, "seek_knee"));
+			ck_assert_ptr_nonnull(strstr(text, "IOPS, random 4K QD1"));
+			ck_assert_ptr_nonnull(strstr(text, "revolution"));
+		}
+		free(text);
+	}
+	struct spindle_params p;
+	parse_ok("hdd", &p);
+	char err[8];
+	ck_assert_int_eq(spindle_format(&p, err, sizeof(err)) >= (int)sizeof(err), 1);
+}
+END_TEST
+
+START_TEST(test_overrides)
+{
+	struct spindle_params base, p;
+	parse_ok("hdd", &base);
+	parse_ok("hdd:rpm=10000,seek_avg=4.5ms,cache=0", &p);
+	ck_assert_uint_eq(p.rpm, 10000);
+	ck_assert_uint_eq(p.seek_avg_ns, 4500000);
+	ck_assert_uint_eq(p.cache_bytes, 0);
+	ck_assert_uint_eq(p.seek_full_ns, base.seek_full_ns);   /* untouched */
+	ck_assert_uint_eq(p.rate_outer_Bps, base.rate_outer_Bps);
+	ck_assert_str_eq(p.preset, "hdd");
+
+	static const struct { const char *spec; size_t off; uint64_t want; } units[] = {
+		{ "hdd:overhead=250us", offsetof(struct spindle_params, overhead_ns), 250000 },
+		{ "hdd:overhead=1500ns", offsetof(struct spindle_params, overhead_ns), 1500 },
+		{ "hdd:overhead=0", offsetof(struct spindle_params, overhead_ns), 0 },
+		{ "hdd:seek_avg=0.0045s", offsetof(struct spindle_params, seek_avg_ns), 4500000 },
+		{ "hdd: seek_avg = 7ms ", offsetof(struct spindle_params, seek_avg_ns), 7000000 },
+		{ "hdd:cache=512K", offsetof(struct spindle_params, cache_bytes), 524288 },
+		{ "hdd:cache=1.5M", offsetof(struct spindle_params, cache_bytes), 1572864 },
+		{ "hdd:cache=1G", offsetof(struct spindle_params, cache_bytes), 1ull << 30 },
+		{ "hdd:cache=4096", offsetof(struct spindle_params, cache_bytes), 4096 },
+		{ "hdd:iface=1.5GB/s", offsetof(struct spindle_params, iface_Bps), 1500000000 },
+		{ "hdd:iface=100MiB/s", offsetof(struct spindle_params, iface_Bps), 104857600 },
+		{ "hdd:iface=300KB/s", offsetof(struct spindle_params, iface_Bps), 300000 },
+		{ "ssd:bw=2GB/s", offsetof(struct spindle_params, bw_Bps), 2000000000 },
+		{ "nvme:read=80us", offsetof(struct spindle_params, read_ns), 80000 },
+	};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		parse_ok(units[i].spec, &p);
+		ck_assert_msg(*(uint64_t *)((char *)&p + units[i].off) == units[i].want, "%s",
+			      units[i].spec);
+	}
+	static const struct { const char *spec; enum spindle_sched s; int wc; } misc[] = {
+		{ "hdd:sched=sstf", SPINDLE_SSTF, 1 }, { "hdd:sched=cscan", SPINDLE_CSCAN, 1 },
+		{ "hdd:sched=c-scan,wcache=off", SPINDLE_CSCAN, 0 },
+		{ "hdd:sched=fifo,wcache=no", SPINDLE_FIFO, 0 },
+		{ "hdd-legacy:wcache=on", SPINDLE_FIFO, 1 },
+	};
+	for (size_t i = 0; i < sizeof(misc) / sizeof(misc[0]); i++) {
+		parse_ok(misc[i].spec, &p);
+		ck_assert_int_eq(p.sched, misc[i].s);
+		ck_assert_int_eq(p.wcache, misc[i].wc);
+	}
+	parse_ok("hdd:seek_knee=0.1", &p);
+	ck_assert_double_eq_tol(p.seek_knee, 0.1, 1e-12);
+}
+END_TEST
+
+START_TEST(test_multi)
+{
+	struct spindle_params p[4];
+	char err[512] = "";
+	ck_assert_int_eq(spindle_parse_multi("hdd:rpm=5400", 3, p, err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(p[i].rpm, 5400);
+	ck_assert_int_eq(spindle_parse_multi("0=hdd,1=ssd", 2, p, err, sizeof(err)), 0);
+	ck_assert_int_eq(p[0].kind, SPINDLE_HDD);
+	ck_assert_int_eq(p[1].kind, SPINDLE_SSD);
+	ck_assert_int_eq(spindle_parse_multi("1=nvme;0=hdd:rpm=10000,cache=0;2=none", 3, p, err,
+					     sizeof(err)), 0);
+	ck_assert_uint_eq(p[0].rpm, 10000);
+	ck_assert_uint_eq(p[0].cache_bytes, 0);
+	ck_assert_str_eq(p[1].preset, "nvme");
+	ck_assert_int_eq(p[2].kind, SPINDLE_NONE);
+	/* ',' before "N=" splits members, ',' elsewhere separates keys. */
+	ck_assert_int_eq(spindle_parse_multi("0=hdd:rpm=10000,cache=0,1=ssd:channels=2", 2, p, err,
+					     sizeof(err)), 0);
+	ck_assert_uint_eq(p[0].rpm, 10000);
+	ck_assert_uint_eq(p[0].cache_bytes, 0);
+	ck_assert_uint_eq(p[1].channels, 2);
+}
+END_TEST
+
+static Suite *spindle_suite(void)
+{
+	Suite *s = suite_create("spindle");
+	TCase *model = tcase_create("model");
+	TCase *spec = tcase_create("spec");
+	int nseek = sizeof(seek_cases) / sizeof(seek_cases[0]);
+	int ndisk = sizeof(disk_cases) / sizeof(disk_cases[0]);
+
+	tcase_set_timeout(model, 30);
+	tcase_add_loop_test(model, test_seek_curve, 0, nseek);
+	tcase_add_loop_test(model, test_zone_rates, 0, nseek);
+	tcase_add_test(model, test_service_hand);
+	tcase_add_test(model, test_service_switch);
+	tcase_add_test(model, test_service_ssd);
+	tcase_add_test(model, test_write_back);
+	tcase_add_loop_test(model, test_sched_order, 0,
+			    sizeof(sched_cases) / sizeof(sched_cases[0]));
+	tcase_add_test(model, test_fifo_keeps_order);
+	tcase_add_test(model, test_sstf_beats_fifo);
+	tcase_add_loop_test(model, test_ssd_channels, 0,
+			    sizeof(ssd_cases) / sizeof(ssd_cases[0]));
+	tcase_add_loop_test(model, test_random_qd1, 0, ndisk);
+	tcase_add_loop_test(model, test_reread_revolution, 0, ndisk);
+	tcase_add_loop_test(model, test_sequential, 0, ndisk);
+	suite_add_tcase(s, model);
+
+	tcase_add_loop_test(spec, test_bad_spec, 0, sizeof(bad_specs) / sizeof(bad_specs[0]));
+	tcase_add_loop_test(spec, test_bad_multi, 0, sizeof(bad_multi) / sizeof(bad_multi[0]));
+	tcase_add_test(spec, test_presets);
+	tcase_add_test(spec, test_overrides);
+	tcase_add_test(spec, test_multi);
+	suite_add_tcase(s, spec);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(spindle_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
