@@ -1,0 +1,193 @@
+/* stats: I/O counters above (volume) and below (members) the mapping layer.
+ * Raw running totals named after /proc/diskstats, exact time integrals
+ * (busy_ns, queue_ns), latency and size histograms, snapshots, interval
+ * metrics (iostat and PerfMon names), renderers, a JSON reader for our own
+ * stats.json, and a trace ring. No I/O, no RAID knowledge.
+ * Formulas and tool equivalents: docs/counters.md. */
+#ifndef FSVOL_STATS_H
+#define FSVOL_STATS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum stats_op { STATS_READ = 0, STATS_WRITE = 1, STATS_FLUSH = 2, STATS_NOPS = 3 };
+
+/* Per-volume level; the engine simply does not call the hooks when off. */
+enum stats_level { STATS_LEVEL_ALL = 0, STATS_LEVEL_VOLUME = 1, STATS_LEVEL_OFF = 2 };
+int stats_parse_level(const char *s, enum stats_level *out); /* 0 or -EINVAL */
+const char *stats_level_name(enum stats_level l);            /* "all", "volume", "off" */
+
+/* ---- histograms (hist.c) ----
+ * Latency: log-linear over nanoseconds, 64 linear sub-buckets per power of two
+ * (exact below 128 ns), 2048 buckets covering [0, 2^37 ns = 137 s); larger
+ * values land in the last bucket. Relative error <= 1/128 (derivation in
+ * hist.c). Size: power-of-two upper bounds, bucket 0 = <= 512 B, bucket k =
+ * (512<<(k-1), 512<<k] bytes, bucket 16 = > 16 MiB. Merge = add buckets. */
+#define STATS_LAT_SUB_BITS 6
+#define STATS_LAT_BUCKETS 2048
+#define STATS_SIZE_BUCKETS 17
+
+unsigned stats_lat_bucket(uint64_t ns);
+uint64_t stats_lat_bucket_lo(unsigned idx);    /* smallest ns in the bucket */
+uint64_t stats_lat_bucket_width(unsigned idx); /* ns values in the bucket */
+double stats_lat_bucket_mid(unsigned idx);     /* representative value */
+unsigned stats_size_bucket(uint64_t bytes);
+uint64_t stats_size_bucket_hi(unsigned idx);   /* upper bound, 0 for the overflow bucket */
+/* Value (ns) at percentile p (0 < p <= 100) of a latency histogram made of
+ * nh histograms added together (e.g. read + write); 0 when empty. */
+double stats_lat_percentile(const uint64_t *const h[], unsigned nh, double p);
+
+/* ---- devices, hooks, snapshots (counters.c) ---- */
+struct stats_dev; /* opaque; one per volume and per member */
+
+struct stats_snap {
+	uint64_t t_ns;       /* the `now` of the snapshot (interval for a delta) */
+	uint64_t reads, writes, flushes;
+	uint64_t read_bytes, write_bytes;
+	uint64_t read_ns, write_ns, flush_ns; /* sums of completion latency */
+	uint64_t inflight;   /* gauge at t_ns */
+	uint64_t busy_ns;    /* integral of [inflight > 0] dt */
+	uint64_t queue_ns;   /* integral of inflight dt */
+	uint64_t errors;
+	uint64_t seq_reads, seq_writes;
+	uint64_t lat[STATS_NOPS][STATS_LAT_BUCKETS];
+	uint64_t size[2][STATS_SIZE_BUCKETS]; /* [STATS_READ], [STATS_WRITE] */
+};
+
+/* Mount-time only: allocates and pre-touches every shard. NULL on ENOMEM. */
+struct stats_dev *stats_dev_create(void);
+void stats_dev_destroy(struct stats_dev *d);
+
+uint64_t stats_now(void); /* CLOCK_MONOTONIC, ns */
+/* Hot path, any thread. Contract: `start_ns` given to stats_end is the `now`
+ * given to the matching stats_begin (the pair may run on different threads).
+ * A failed request (error != 0) counts in its op's totals and in `errors`. */
+void stats_begin(struct stats_dev *d, uint64_t now);
+void stats_end(struct stats_dev *d, enum stats_op op, uint64_t offset, uint64_t bytes,
+	       uint64_t start_ns, uint64_t now, int error);
+
+/* Sum of shards minus the last reset, with in-flight time up to `now`. */
+void stats_snapshot(const struct stats_dev *d, uint64_t now, struct stats_snap *out);
+/* Counters read zero from here on (a baseline: nothing is ever lost or torn). */
+void stats_reset(struct stats_dev *d, uint64_t now);
+/* out = a - b (clamped at 0, inflight = a's, t_ns = a.t_ns - b.t_ns); out = a + b. */
+void stats_snap_sub(const struct stats_snap *a, const struct stats_snap *b, struct stats_snap *out);
+void stats_snap_add(const struct stats_snap *a, const struct stats_snap *b, struct stats_snap *out);
+
+/* ---- derived interval metrics (derive.c) ----
+ * MB = 2^20 bytes and kB = 1024 bytes, as iostat -m / -k print them. */
+struct stats_rates {
+	double interval_s;
+	/* iostat -x */
+	double r_s, w_s, f_s, rmb_s, wmb_s;
+	double areq_kb, rareq_kb, wareq_kb;        /* KiB per read+write, read, write */
+	double r_await_ms, w_await_ms, f_await_ms;
+	double aqu_sz;                             /* delta queue_ns / interval */
+	double util_pct;                           /* delta busy_ns / interval * 100 */
+	double p50_ms, p99_ms, p999_ms;            /* reads + writes in the interval */
+	double seq_pct;
+	/* PerfMon (reads + writes are transfers; flushes are not) */
+	double transfers_s, read_bytes_s, write_bytes_s;
+	double avg_bytes_read, avg_bytes_write, avg_bytes_transfer;
+	double avg_sec_read, avg_sec_write, avg_sec_transfer;
+	double avg_queue, avg_read_queue, avg_write_queue; /* sum of latencies / interval */
+	double pct_disk_time, pct_read_time, pct_write_time, pct_idle_time;
+	double cur_queue;                          /* instantaneous inflight at the end */
+};
+/* 0, or -EINVAL when cur is not later than prev. */
+int stats_rates_compute(const struct stats_snap *prev, const struct stats_snap *cur,
+			struct stats_rates *out);
+
+/* ---- renderers (render.c): all write to a FILE* (open_memstream works) ---- */
+struct stats_view_dev {
+	const char *name;  /* "fsvol0", "fsvol0m1" */
+	const char *path;  /* member path; may be NULL for the volume */
+	const char *state; /* "active|failed|spare|rebuilding|missing"; may be NULL */
+	int index;         /* -1 for the volume */
+	struct stats_snap snap;
+};
+/* A view is an array: the volume first, then its members. Each returns 0 or
+ * -EIO when the stream reports an error. */
+int stats_render_table(FILE *f, const struct stats_view_dev *v, size_t n);
+int stats_render_json(FILE *f, uint64_t uptime_ns, const struct stats_view_dev *v, size_t n);
+#define STATS_DISKSTATS_MAJOR 240 /* "local/experimental use" in devices.txt */
+int stats_render_diskstats(FILE *f, const struct stats_view_dev *v, size_t n);
+
+enum stats_fmt { STATS_FMT_IOSTAT, STATS_FMT_CSV, STATS_FMT_JSON, STATS_FMT_PERFMON };
+/* One interval for `fsvol stat`: prev[i] and cur[i] are the same device.
+ * t_s is the timestamp column (CSV, JSON); header != 0 prints the header
+ * (CSV: once per run; iostat/PerfMon: per interval). */
+int stats_render_interval(FILE *f, enum stats_fmt fmt, const struct stats_view_dev *prev,
+			  const struct stats_view_dev *cur, size_t n, double t_s, int header);
+
+/* ---- stats.json reader (json.c) ---- */
+struct stats_doc {
+	uint64_t uptime_ns;
+	size_t n;                   /* volume + members */
+	struct stats_view_dev *dev; /* heap; strings owned by the doc */
+};
+/* Strict: accepts what stats_render_json emits (any whitespace), nothing else.
+ * 0, or -EINVAL with a message in err; -ENOMEM. */
+int stats_json_parse(const char *buf, size_t len, struct stats_doc *out, char *err, size_t errlen);
+void stats_doc_free(struct stats_doc *doc);
+
+/* ---- trace ring (trace.c) ---- */
+enum stats_why {
+	STATS_WHY_DATA = 0,
+	STATS_WHY_PARITY_READ,
+	STATS_WHY_PARITY_WRITE,
+	STATS_WHY_OLD_DATA,    /* read-modify-write: old data read */
+	STATS_WHY_RECONSTRUCT, /* degraded read: rebuild a lost chunk */
+	STATS_WHY_MIRROR,      /* extra copy of a mirrored write */
+	STATS_WHY_ALIGN,       /* read for an unaligned write */
+	STATS_WHY_COUNT
+};
+const char *stats_why_name(enum stats_why w);
+
+struct stats_trace_rec {
+	uint64_t seq;        /* from stats_trace_id */
+	uint64_t parent;     /* 0 for a volume request */
+	uint64_t t_start_ns;
+	uint64_t latency_ns;
+	uint64_t offset, length;
+	int32_t dev;         /* member index, -1 for the volume */
+	uint8_t op;          /* enum stats_op */
+	uint8_t why;         /* enum stats_why */
+	int16_t error;       /* 0 or -errno */
+};
+
+struct stats_trace_slot;
+struct stats_trace {
+	_Atomic int enabled;        /* the only thing read when nobody traces */
+	_Atomic uint64_t next_id;
+	_Atomic uint64_t head;      /* next ticket */
+	_Atomic uint64_t dropped;   /* appends abandoned on a slot still being written */
+	uint64_t mask;
+	struct stats_trace_slot *slot;
+};
+
+/* capacity is rounded up to a power of two (>= 2). NULL on ENOMEM. */
+struct stats_trace *stats_trace_create(size_t capacity);
+void stats_trace_destroy(struct stats_trace *t);
+void stats_trace_enable(struct stats_trace *t, int on);
+static inline int stats_trace_on(const struct stats_trace *t)
+{
+	return t && atomic_load_explicit(&t->enabled, memory_order_relaxed);
+}
+/* A request id (never 0) for a record's seq, taken when the request starts so
+ * its sub-requests can name it as parent. */
+uint64_t stats_trace_id(struct stats_trace *t);
+/* Lock-free multi-producer append; a no-op when disabled. */
+void stats_trace_add(struct stats_trace *t, const struct stats_trace_rec *r);
+/* Copy up to max records appended at or after *cursor (a ring position, start
+ * at 0), in append order, skipping overwritten ones; advances *cursor. */
+size_t stats_trace_read(struct stats_trace *t, uint64_t *cursor, struct stats_trace_rec *out,
+			size_t max);
+/* Text like blkparse (each volume request, then its member sub-requests
+ * indented) or one JSON object per line. t0 is the time origin. */
+int stats_trace_render_text(FILE *f, const struct stats_trace_rec *r, size_t n, uint64_t t0);
+int stats_trace_render_json(FILE *f, const struct stats_trace_rec *r, size_t n);
+
+#endif
