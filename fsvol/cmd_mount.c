@@ -23,6 +23,7 @@ static const struct cmd_opt mount_opts[] = {
 	{ "stats", 0, "LEVEL", "counters: all (default), volume, off" },
 	{ "page-cache", 0, NULL, "let the kernel cache MNT/volume (default: every request reaches fsvol)" },
 	{ "log", 0, "FILE", "append the daemon's messages to FILE" },
+	{ "model", 0, "SPEC", "emulated disks: hdd, hdd-legacy, ssd, nvme, none, PRESET:key=val,... or 0=SPEC,1=SPEC (see fsvol model list)" },
 	{ 0 },
 };
 
@@ -77,6 +78,7 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	case 5: a->fo.page_cache = 1; return 0;
 	case 6: a->fo.log = arg; return 0;
+	case 7: a->vo.model = arg; return 0;
 	}
 	return -1;
 }
@@ -120,7 +122,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_mount = {
 	.name = "mount",
-	.usage = "[-f] [--buffered] [--read-policy P] [--stats LEVEL] MNT MEMBER...",
+	.usage = "[-f] [--buffered] [--read-policy P] [--stats LEVEL] [--model SPEC] MNT MEMBER...",
 	.summary = "assemble a volume and serve it as MNT/volume (with MNT/stats, MNT/status, ...)",
 	.opts = mount_opts,
 	.run = mount_run,

@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "fsvol/emul.h"
 #include "fsvol/volume.h"
 #include "layout/parity.h"
 #include "stats/stats.h"
@@ -70,6 +71,8 @@ struct eng_ctx {
 	unsigned nplans;
 	struct layout_plan plans[ENG_MAX_PLANS];
 	void *rbuf[ENG_MAX_PLANS][LAYOUT_PLAN_MAX_IO];
+	struct emul_waiter waiter;       /* emulated completions of this context */
+	struct emul_io eio[ENG_MAX_PIECES];
 	const uint8_t *src[ENG_MAX_PLANS]; /* write source for the plan's request */
 	uint64_t src_off[ENG_MAX_PLANS];   /* logical offset of src[0] */
 };
@@ -96,6 +99,7 @@ static struct eng_ctx *ctx_new(struct vol *v)
 	}
 	/* Fresh pages cost 12-16 us each here: touch them once, now. */
 	memset(c->arena, 0, c->arena_size);
+	emul_waiter_init(&c->waiter);
 	if (io_uring_queue_init(ENG_RING, &c->ring, 0) < 0) {
 		free(c->arena);
 		free(c);
@@ -143,6 +147,7 @@ void engine_destroy_contexts(struct vol *v)
 	while (c) {
 		struct eng_ctx *n = c->next_all;
 		io_uring_queue_exit(&c->ring);
+		emul_waiter_destroy(&c->waiter);
 		free(c->arena);
 		free(c);
 		c = n;
@@ -310,6 +315,15 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 			atomic_fetch_add_explicit(&m->pending, 1, memory_order_relaxed);
 			if (member_stats)
 				stats_begin(m->stats, now);
+			if (m->spindle && s->op != ENG_FLUSH) {
+				/* the model decides when this completes; the data moves now */
+				struct emul_io *io = &c->eio[k];
+				io->r = (struct spindle_req){ .offset = s->off, .length = s->len,
+							      .write = s->op == ENG_WRITE, .arrival_ns = now };
+				io->sp = m->spindle;
+				io->w = &c->waiter;
+				emul_submit(v->emul, io);
+			}
 			if (batch > 1)
 				eng_prep(v, c, s, k);
 		}
@@ -340,19 +354,23 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 			io_uring_cqe_seen(&c->ring, cqe);
 			got++;
 		}
+		if (v->emul)
+			emul_wait(v->emul, &c->waiter);
 		now = stats_now();
 		int tracing = stats_trace_on(v->trace);
 		for (unsigned k = done; k < done + batch; k++) {
 			struct eng_sub *s = &c->subs[k];
 			struct member *m = v->slot[s->slot];
+			/* a modelled member completed at its emulated time */
+			uint64_t end = m->spindle && s->op != ENG_FLUSH ? c->eio[k].r.done_ns : now;
 			atomic_fetch_sub_explicit(&m->pending, 1, memory_order_relaxed);
 			if (s->op != ENG_FLUSH)
 				atomic_store_explicit(&m->head, s->off + s->len, memory_order_relaxed);
 			if (member_stats)
 				stats_end(m->stats, (enum stats_op)s->op, s->off, s->op == ENG_FLUSH ? 0 : s->len,
-					  s->t0, now, s->res < 0 ? s->res : 0);
+					  s->t0, end, s->res < 0 ? s->res : 0);
 			if (tracing)
-				trace_sub(v, c, s, now);
+				trace_sub(v, c, s, end);
 			if (s->res < 0) {
 				if (!first)
 					first = s->res;

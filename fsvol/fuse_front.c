@@ -466,8 +466,12 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	 * their buffers are expensive here). */
 	fuse_loop_cfg_set_max_threads(cfg, 64);
 	fuse_loop_cfg_set_idle_threads(cfg, 64);
-	engine_prepare(v, 4);
+	if (vol_start(v)) {
+		fprintf(stderr, "fsvol: cannot start the volume's threads\n");
+		goto out_loop;
+	}
 	r = fuse_session_loop_mt(se, cfg) ? -EIO : 0;
+out_loop:
 	fuse_loop_cfg_destroy(cfg);
 out_unmount:
 	fuse_session_unmount(se);

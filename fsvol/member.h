@@ -41,6 +41,7 @@ struct member {
 	atomic_uint pending;
 	atomic_uint_fast64_t head; /* member offset where the last I/O ended */
 	struct stats_dev *stats;   /* below-the-mapping counters */
+	struct spindle *spindle;   /* emulated disk, NULL for real timing */
 };
 
 /* Open with the file backend (regular file or block device). */

@@ -8,7 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsvol/emul.h"
 #include "fsvol/size.h"
+#include "fsvol/spindle.h"
 #include "fsvol/volume.h"
 #include "stats/stats.h"
 
@@ -130,6 +132,13 @@ void vol_status(struct vol *v, FILE *f)
 	for (unsigned i = 0; i < v->nslots; i++)
 		fprintf(f, "      m%u: %s %s\n", i, v->slot[i] ? v->slot[i]->path : "(missing)",
 			vol_slot_state(v, i));
+	if (v->emul) {
+		double p50, p99;
+		uint64_t count;
+		emul_lateness(v->emul, &p50, &p99, &count);
+		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us\n",
+			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000);
+	}
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
 
@@ -151,9 +160,11 @@ static void vol_free(struct vol *v)
 {
 	if (!v)
 		return;
+	emul_destroy(v->emul);
 	engine_destroy_contexts(v);
 	for (unsigned i = 0; i < v->nmembers; i++) {
 		member_close(&v->members[i]);
+		free(v->members[i].spindle);
 		if (v->members[i].stats)
 			stats_dev_destroy(v->members[i].stats);
 	}
@@ -167,6 +178,40 @@ static void vol_free(struct vol *v)
 	pthread_mutex_destroy(&v->state_lock);
 	pthread_mutex_destroy(&v->ctx_lock);
 	free(v);
+}
+
+/* Give each member its emulated disk (fsvol mount --model SPEC). */
+static int vol_model(struct vol *v, const char *spec, char *err, size_t errlen)
+{
+	struct spindle_params p[SB_MAX_SLOTS];
+	unsigned n = v->geom.members, modeled = 0;
+	char why[256];
+	if (spindle_parse_multi(spec, n, p, why, sizeof(why))) {
+		snprintf(err, errlen, "--model %s: %s", spec, why);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct member *m = v->slot[i];
+		if (!m || p[i].kind == SPINDLE_NONE)
+			continue;
+		if (!(m->spindle = calloc(1, sizeof(*m->spindle))))
+			return -ENOMEM;
+		spindle_init(m->spindle, &p[i], v->sb.slots[i].data_size);
+		/* members do not spin in lock-step */
+		m->spindle->phase_ns = (uint64_t)(m->spindle->rev_ns * i / n);
+		modeled++;
+	}
+	snprintf(v->model, sizeof(v->model), "%s", spec);
+	v->modeled = modeled;
+	return 0;
+}
+
+int vol_start(struct vol *v)
+{
+	/* Threads do not survive fork: start them in the process that serves. */
+	if (v->modeled && !v->emul && emul_create(&v->emul))
+		return -EAGAIN;
+	return engine_prepare(v, 4);
 }
 
 int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_opts *opts,
@@ -251,6 +296,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 				r = -ENOMEM;
 				goto fail;
 			}
+	if (opts->model && (r = vol_model(v, opts->model, err, errlen)))
+		goto fail;
 	if (!(v->trace = stats_trace_create(1u << 16))) {
 		r = -ENOMEM;
 		goto fail;

@@ -29,9 +29,11 @@ struct vol_opts {
 	uint64_t split;        /* VOL_READ_SPLIT */
 	enum vol_stats_level stats;
 	int readonly;          /* examine-like opens: never write superblocks */
+	const char *model;     /* spindle model spec (fsvol mount --model), NULL = none */
 };
 
 struct eng_ctx;
+struct emul;
 struct stats_dev;
 struct stats_trace;
 
@@ -56,6 +58,9 @@ struct vol {
 	struct stats_dev *vstats;       /* above the mapping layer */
 	_Atomic int stats_level;        /* enum vol_stats_level, switchable at run time */
 	struct stats_trace *trace;
+	struct emul *emul;              /* NULL unless some member has a model */
+	char model[256];                /* the --model spec, for status */
+	unsigned modeled;               /* members with a model */
 	uint64_t start_ns;
 	int was_dirty;                  /* not shut down cleanly last time */
 };
@@ -64,6 +69,9 @@ struct vol {
  * naming the culprit. Unless opts->readonly, marks the volume dirty on disk. */
 int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_opts *opts,
 	     char *err, size_t errlen);
+/* Start the volume's threads (model timer) and engine contexts; call in the
+ * process that will serve I/O (after any fork). 0 or -errno. */
+int vol_start(struct vol *v);
 /* Flush, mark clean (unless readonly), close everything. */
 void vol_close(struct vol *v);
 

@@ -1,0 +1,53 @@
+/* fsvol model list | show SPEC: the spindle presets and what a spec implies. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fsvol/cmd.h"
+#include "fsvol/size.h"
+#include "fsvol/spindle.h"
+
+static const struct cmd_opt model_opts[] = {
+	{ "size", 's', "SIZE", "member size the figures assume (default 1G)" },
+	{ 0 },
+};
+
+static int model_opt(int i, const char *arg, void *ctx)
+{
+	(void)i;
+	return cmd_size(&cmd_model, "--size", arg, ctx) ? -1 : 0;
+}
+
+static int model_run(const struct cmd *c, int argc, char **argv)
+{
+	uint64_t size = 1ull << 30;
+	char err[256];
+	struct spindle_params p;
+	int first, r = cmd_parse(c, argc, argv, &first, model_opt, &size);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (first < argc && !strcmp(argv[first], "list") && first + 1 == argc) {
+		for (const char *const *n = spindle_presets; *n; n++) {
+			if (spindle_parse(*n, &p, err, sizeof(err)))
+				return cmd_err(c, "preset %s: %s", *n, err);
+			printf("%s:\n", *n);
+			spindle_describe(&p, stdout);
+			putchar('\n');
+		}
+		return 0;
+	}
+	if (first + 2 == argc && !strcmp(argv[first], "show")) {
+		if (spindle_parse(argv[first + 1], &p, err, sizeof(err)))
+			return cmd_err(c, "%s", err);
+		spindle_show(&p, size, stdout);
+		return 0;
+	}
+	return cmd_err(c, "expected 'list' or 'show SPEC' (see fsvol model --help)");
+}
+
+const struct cmd cmd_model = {
+	.name = "model",
+	.usage = "list | show SPEC [-s SIZE]",
+	.summary = "emulated disk models: the presets, and the figures a spec implies",
+	.opts = model_opts,
+	.run = model_run,
+};

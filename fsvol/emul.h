@@ -1,0 +1,45 @@
+/* emul: releases member I/O completions at the time the spindle model says.
+ *
+ * The real I/O runs at once; each request is also queued on its member's
+ * model, which decides when it would have completed. One timer thread per
+ * volume keeps a heap of emulated completion times and releases them in
+ * order; the next request of a member is dispatched at the emulated time the
+ * previous one completed, so timer lateness never accumulates into throughput.
+ */
+#ifndef FSVOL_EMUL_H
+#define FSVOL_EMUL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "fsvol/spindle.h"
+
+struct emul;
+
+/* Whoever waits for a batch of emulated completions (an engine context). */
+struct emul_waiter {
+	pthread_cond_t cond;
+	unsigned pending;
+};
+
+struct emul_io {
+	struct spindle_req r; /* offset, length, write, arrival_ns set by the caller */
+	struct spindle *sp;
+	struct emul_waiter *w;
+};
+
+int emul_create(struct emul **out);
+void emul_destroy(struct emul *e);
+void emul_waiter_init(struct emul_waiter *w);
+void emul_waiter_destroy(struct emul_waiter *w);
+
+/* Queue io on its spindle (arrival = io->r.arrival_ns). */
+void emul_submit(struct emul *e, struct emul_io *io);
+/* Block until every io submitted with w has been released. */
+void emul_wait(struct emul *e, struct emul_waiter *w);
+
+/* Release lateness (real release time - emulated completion): percentiles in
+ * ns of everything released so far, and the count. */
+void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count);
+
+#endif
