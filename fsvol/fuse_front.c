@@ -59,10 +59,16 @@ struct ff_text {
 };
 
 /* A reader of MNT/trace: its cursor into the ring. */
+#define FF_TRACE_BATCH 256
+
 struct ff_tracer {
 	uint64_t cursor;
 	uint64_t t0;
 	int json;
+	/* Member records arrive before their volume request (both are logged
+	 * at completion): ones whose parent is not read yet wait here. */
+	size_t ncarry;
+	struct stats_trace_rec carry[FF_TRACE_BATCH];
 };
 
 static struct ff *ff_of(fuse_req_t req)
@@ -265,21 +271,46 @@ static void *ff_thread_buf(struct ff *f)
 	return b;
 }
 
+static int ff_has_parent(const struct stats_trace_rec *r, size_t n, uint64_t seq)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i].parent == 0 && r[i].seq == seq)
+			return 1;
+	return 0;
+}
+
 static void ff_read_trace(fuse_req_t req, struct ff *f, struct ff_tracer *t, size_t size)
 {
-	struct stats_trace_rec recs[256];
+	struct stats_trace_rec recs[2 * FF_TRACE_BATCH];
 	char *out = NULL;
-	size_t len = 0;
-	size_t n = stats_trace_read(f->v->trace, &t->cursor, recs, size / 128 < 256 ? size / 128 + 1 : 256);
+	size_t len = 0, n = t->ncarry, keep = 0;
+	/* a rendered record takes well under 256 bytes: never clip one */
+	size_t want = size / 256 ? size / 256 : 1;
+	if (want > FF_TRACE_BATCH)
+		want = FF_TRACE_BATCH;
+	memcpy(recs, t->carry, n * sizeof(recs[0]));
+	if (n < want)
+		n += stats_trace_read(f->v->trace, &t->cursor, recs + n, want - n);
+	uint64_t now = stats_now();
+	t->ncarry = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* hold a member record back (briefly) until its volume request shows */
+		if (recs[i].parent && !ff_has_parent(recs, n, recs[i].parent) &&
+		    now - recs[i].t_start_ns < 1000000000ull && t->ncarry < FF_TRACE_BATCH) {
+			t->carry[t->ncarry++] = recs[i];
+			continue;
+		}
+		recs[keep++] = recs[i];
+	}
 	FILE *m = open_memstream(&out, &len);
 	if (!m) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	if (t->json)
-		stats_trace_render_json(m, recs, n);
+		stats_trace_render_json(m, recs, keep);
 	else
-		stats_trace_render_text(m, recs, n, t->t0);
+		stats_trace_render_text(m, recs, keep, t->t0);
 	fclose(m);
 	fuse_reply_buf(req, out, len < size ? len : size);
 	free(out);
