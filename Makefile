@@ -51,7 +51,8 @@ INTEGRATION_TESTS := \
 	tests/integration/03-ext4.sh \
 	tests/integration/04-degraded.sh \
 	tests/integration/05-concurrency.sh \
-	tests/integration/06-bad-input.sh
+	tests/integration/06-bad-input.sh \
+	tests/integration/07-counters.sh
 
 BINS := $(BUILD)/bin/fsvol
 # Helpers the integration tests run (independent checkers), not installed.

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Counters above and below the mapping layer: the exact counts fsvol promises
+# (the teaching examples), byte conservation, time integrals, and the formats
+# of stats.json and diskstats.
+. "$(dirname "$0")/../lib.sh"
+requires jq
+requires fio
+
+# counter DEV FIELD: from MNT/stats.json; DEV is "volume" or a member index
+counter() {
+	local mnt=$1 dev=$2 field=$3
+	if [[ $dev == volume ]]; then
+		jq -r ".volume.$field" "$mnt/stats.json"
+	else
+		jq -r ".members[] | select(.index == $dev) | .$field" "$mnt/stats.json"
+	fi
+}
+expect() { # expect MNT DEV FIELD VALUE what
+	local got
+	got=$(counter "$1" "$2" "$3")
+	[[ $got == "$4" ]] || fail "$5: $2 $3 = $got, expected $4"
+}
+reset() { echo reset >"$1/ctl"; }
+dd_write() { dd if=/dev/urandom of="$1/volume" bs="$2" count=1 seek="$3" oflag=direct conv=notrunc status=none; }
+dd_read() { dd if="$1/volume" of=/dev/null bs="$2" count=1 skip="$3" iflag=direct status=none; }
+
+# --- raid0, 4 members, chunk 64K: one 256K read at 0 = one 64K read per member
+"$FSVOL" create -l raid0 -c 64K -s 16M "$T"/a{0,1,2,3} >/dev/null
+fsvol_mount "$T/r0" "$T"/a{0,1,2,3}
+reset "$T/r0"
+dd_read "$T/r0" 256K 0
+expect "$T/r0" volume reads 1 "raid0 256K read"
+expect "$T/r0" volume read_bytes 262144 "raid0 256K read"
+for i in 0 1 2 3; do
+	expect "$T/r0" "$i" reads 1 "raid0 256K read"
+	expect "$T/r0" "$i" read_bytes 65536 "raid0 256K read"
+	expect "$T/r0" "$i" writes 0 "raid0 256K read"
+done
+# an idle member is 0% busy: a 4K read touches member 0 only
+reset "$T/r0"
+dd_read "$T/r0" 4K 0
+for i in 1 2 3; do expect "$T/r0" "$i" busy_ns 0 "idle member"; done
+[[ $(counter "$T/r0" 0 busy_ns) -gt 0 ]] || fail "member 0 did a read but shows no busy time"
+
+# byte conservation: random mixed workload, member bytes sum to volume bytes
+reset "$T/r0"
+fio --name=cons --filename="$T/r0/volume" --rw=randrw --bsrange=4k-192k \
+	--direct=1 --ioengine=psync --numjobs=2 --size=60M --io_size=8M --randseed=7 \
+	--output=/dev/null
+vr=$(counter "$T/r0" volume read_bytes)
+vw=$(counter "$T/r0" volume write_bytes)
+mr=$(jq '[.members[].read_bytes] | add' "$T/r0/stats.json")
+mw=$(jq '[.members[].write_bytes] | add' "$T/r0/stats.json")
+[[ $vr -gt 0 && $vr == "$mr" ]] || fail "raid0 read bytes: volume $vr, members $mr"
+[[ $vw -gt 0 && $vw == "$mw" ]] || fail "raid0 write bytes: volume $vw, members $mw"
+
+# time integrals: at rest, queue_ns (the integral of in-flight) equals the sum
+# of all latencies; with a fixed queue depth aqu-sz = IOPS x mean latency.
+reset "$T/r0"
+fio --name=qd --filename="$T/r0/volume" --rw=randread --bs=4k --direct=1 --ioengine=io_uring \
+	--iodepth=8 --size=60M --io_size=16M --output=/dev/null
+j=$(cat "$T/r0/stats.json")
+q=$(jq '.volume.queue_ns' <<<"$j")
+lat=$(jq '.volume.read_ns + .volume.write_ns + .volume.flush_ns' <<<"$j")
+awk -v q="$q" -v l="$lat" 'BEGIN { d = q - l; if (d < 0) d = -d; exit !(l > 0 && d <= 0.05 * l) }' ||
+	fail "aqu-sz x interval ($q ns) != IOPS x mean latency x interval ($lat ns)"
+[[ $(jq '.volume.inflight' <<<"$j") == 0 ]] || fail "in-flight count not back to 0 at rest"
+
+# stats.json against its schema; diskstats with /proc/diskstats' field count
+/usr/bin/python3 - "$(dirname "$0")/../../docs/stats.schema.json" "$T/r0/stats.json" <<'EOF' ||
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+EOF
+	fail "stats.json does not validate against docs/stats.schema.json"
+want=$(awk 'NR == 1 { print NF }' /proc/diskstats)
+awk -v want="$want" 'NF != want { bad = 1 } END { exit bad || NR != 5 }' "$T/r0/diskstats" ||
+	fail "diskstats lines must have $want fields (as /proc/diskstats), one per device"
+grep -q ' fsvol0m3 ' "$T/r0/diskstats" || fail "diskstats lacks fsvol0m3"
+
+# --- raid1, 2 members: a write goes to both; reads spread over both copies
+"$FSVOL" create -l raid1 -s 16M "$T"/b{0,1} >/dev/null
+fsvol_mount --read-policy=round-robin "$T/r1" "$T"/b{0,1}
+reset "$T/r1"
+dd_write "$T/r1" 4K 0
+expect "$T/r1" volume writes 1 "raid1 4K write"
+expect "$T/r1" 0 writes 1 "raid1 4K write"
+expect "$T/r1" 1 writes 1 "raid1 4K write"
+reset "$T/r1"
+for i in $(seq 0 99); do dd_read "$T/r1" 4K $((i * 7)); done
+expect "$T/r1" volume reads 100 "raid1 100 reads"
+r0=$(counter "$T/r1" 0 reads)
+r1=$(counter "$T/r1" 1 reads)
+[[ $((r0 + r1)) == 100 && $r0 -ge 40 && $r1 -ge 40 ]] || fail "raid1 reads not spread: $r0 + $r1"
+# member write bytes = n x volume write bytes
+reset "$T/r1"
+fio --name=w --filename="$T/r1/volume" --rw=randwrite --bs=16k --direct=1 --ioengine=psync \
+	--size=12M --io_size=2M --output=/dev/null
+vw=$(counter "$T/r1" volume write_bytes)
+mw=$(jq '[.members[].write_bytes] | add' "$T/r1/stats.json")
+[[ $vw -gt 0 && $mw == $((2 * vw)) ]] || fail "raid1 write bytes: volume $vw, members $mw (want 2x)"
+fsvol_umount "$T/r1"
+# md's default policy keeps a sequential stream on one copy
+fsvol_mount "$T/r1" "$T"/b{0,1}
+reset "$T/r1"
+dd if="$T/r1/volume" of=/dev/null bs=4K count=100 skip=1000 iflag=direct status=none
+r0=$(counter "$T/r1" 0 reads)
+r1=$(counter "$T/r1" 1 reads)
+[[ $r0 == 100 || $r1 == 100 ]] || fail "md policy split a sequential stream: $r0 + $r1"
+
+# --- raid5, 4 members, chunk 64K: small write = 2 reads + 2 writes; full stripe = 4 writes
+"$FSVOL" create -l raid5 -c 64K -s 16M "$T"/c{0,1,2,3} >/dev/null
+fsvol_mount "$T/r5" "$T"/c{0,1,2,3}
+reset "$T/r5"
+dd_write "$T/r5" 4K 3
+mr=$(jq '[.members[].reads] | add' "$T/r5/stats.json")
+mw=$(jq '[.members[].writes] | add' "$T/r5/stats.json")
+[[ $mr == 2 && $mw == 2 ]] || fail "raid5 4K write: $mr member reads, $mw member writes (want 2 + 2)"
+reset "$T/r5"
+dd_write "$T/r5" 192K 2
+mr=$(jq '[.members[].reads] | add' "$T/r5/stats.json")
+mw=$(jq '[.members[].writes] | add' "$T/r5/stats.json")
+[[ $mr == 0 && $mw == 4 ]] || fail "raid5 full-stripe write: $mr member reads, $mw member writes (want 0 + 4)"
+fsvol_umount "$T/r5"
+
+# --- raid6, 6 members: a small write is read-modify-write (D, P, Q read; D, P, Q written)
+"$FSVOL" create -l raid6 -c 64K -s 16M "$T"/d{0,1,2,3,4,5} >/dev/null
+fsvol_mount "$T/r6" "$T"/d{0,1,2,3,4,5}
+reset "$T/r6"
+dd_write "$T/r6" 4K 1
+mr=$(jq '[.members[].reads] | add' "$T/r6/stats.json")
+mw=$(jq '[.members[].writes] | add' "$T/r6/stats.json")
+[[ $mr == 3 && $mw == 3 ]] || fail "raid6 4K write: $mr member reads, $mw member writes (want 3 + 3)"
+fsvol_umount "$T/r6"
+
+# --- degraded raid5: reading a chunk of the missing member reads the rest of its stripe
+rm -f "$T/c1"
+fsvol_mount --force "$T/r5" "$T"/c{0,2,3}
+# logical chunk 1 (offset 64K) lives on member 1 in stripe 0 (left-symmetric)
+"$FSVOL" trace --json -n 1 "$T/r5" >"$T/trace.json" &
+tracer=$!
+_push_cleanup pid "$tracer"
+for _ in $(seq 50); do [[ -s $T/trace.json ]] && break; dd_read "$T/r5" 4K 16; sleep 0.1; done
+wait "$tracer" || true
+jq -e 'select(.dev == -1)' "$T/trace.json" >/dev/null || fail "no volume request traced"
+parent=$(jq -r 'select(.dev == -1) | .seq' "$T/trace.json" | head -1)
+subs=$(jq -c "select(.parent == $parent) | [.dev, .why]" "$T/trace.json" | sort | tr -d '\n')
+[[ $subs == '[0,"reconstruct"][2,"reconstruct"][3,"reconstruct"]' ]] ||
+	fail "degraded read of member 1's chunk: member requests $subs (want reconstruct reads of 0, 2, 3)"
