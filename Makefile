@@ -52,7 +52,8 @@ INTEGRATION_TESTS := \
 	tests/integration/04-degraded.sh \
 	tests/integration/05-concurrency.sh \
 	tests/integration/06-bad-input.sh \
-	tests/integration/07-counters.sh
+	tests/integration/07-counters.sh \
+	tests/integration/08-model.sh
 
 BINS := $(BUILD)/bin/fsvol
 # Helpers the integration tests run (independent checkers), not installed.

@@ -55,8 +55,8 @@ int cmd_parse(const struct cmd *c, int argc, char **argv, int *first,
 	      int (*on)(int i, const char *arg, void *ctx), void *ctx)
 {
 	struct option lo[CMD_MAX_OPTS + 2];
-	char so[3 * CMD_MAX_OPTS + 4] = "+:h";
-	int n = 0, sl = 3;
+	char so[3 * CMD_MAX_OPTS + 4] = ":h";
+	int n = 0, sl = 2;
 	for (const struct cmd_opt *o = c->opts; o && o->lname && n < CMD_MAX_OPTS; o++, n++) {
 		lo[n] = (struct option){ o->lname, o->arg ? required_argument : no_argument, NULL, 1000 + n };
 		if (o->sname) {

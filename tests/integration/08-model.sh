@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Emulated spindles through a real mount: the member counters show emulated
+# time, and they must agree with the model's own analytic figures (never with
+# a hard-coded time). Parallelism: a 4-member stripe of emulated disks serves
+# random reads about 4x faster than one.
+. "$(dirname "$0")/../lib.sh"
+requires jq
+requires fio
+
+member_mean_ms() { # MNT INDEX: mean read latency of a member, in ms
+	jq -r ".members[] | select(.index == $2) | if .reads > 0 then .read_ns / .reads / 1e6 else 0 end" "$1/stats.json"
+}
+within() { # within A B PCT: |A - B| <= PCT% of B
+	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'
+}
+show() { "$FSVOL" model show -s 256M "$1"; }
+
+# bad specs name the key at fault, and nothing gets mounted
+mkdir -p "$T/bad"
+"$FSVOL" create -l single -s 256M "$T/s0" >/dev/null
+expect_fail_msg "rmp" "$FSVOL" mount --model hdd:rmp=7200 "$T/bad" "$T/s0"
+expect_fail_msg "floppy" "$FSVOL" mount --model floppy "$T/bad" "$T/s0"
+expect_fail_msg "rpm" "$FSVOL" mount --model hdd:rpm=0 "$T/bad" "$T/s0"
+expect_fail_msg "seek_avg" "$FSVOL" mount --model hdd:seek_avg=abc "$T/bad" "$T/s0"
+expect_fail_msg "seek_avg" "$FSVOL" model show hdd:seek_avg=-3ms
+mountpoint -q "$T/bad" && fail "a bad model spec left a mount"
+
+# QD1 uniform random 4K reads over the whole member: mean = overhead + average
+# seek + half a revolution + transfer (the model's own analytic figure)
+want=$(show hdd | awk '/random 4K read, QD1/ { print $5 }')
+[[ -n $want ]] || fail "fsvol model show printed no random 4K figure"
+fsvol_mount --model=hdd "$T/m" "$T/s0"
+fio --name=qd1 --filename="$T/m/volume" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+	--size=256M --time_based --runtime=4 --randseed=11 --output=/dev/null
+got=$(member_mean_ms "$T/m" 0)
+note "random 4K QD1: member mean $got ms, model $want ms"
+within "$got" "$want" 5 || fail "random 4K QD1 mean $got ms, expected $want ms within 5%"
+fsvol_umount "$T/m"
+
+# re-reading one record with no cache waits a full revolution each time: the
+# drive delivers one read per turn (the request arrives just after the
+# sector passed the head)
+rev=$(show hdd | awk '/^ *revolution/ { print $2 }')
+fsvol_mount --model=hdd:cache=0 "$T/m" "$T/s0"
+# one process re-reading back to back (a new dd each time would wait a random
+# part of a turn instead)
+reread() {
+	fio --name=reread --filename="$T/m/volume" --rw=read --bs=4k --size=4k --offset=4M \
+		--loops="$1" --direct=1 --ioengine=psync --output-format=json --output="$T/reread.json"
+}
+reread 5
+reread 60
+got=$(jq '1000 / .jobs[0].read.iops' "$T/reread.json")
+note "re-read one record: one read every $got ms, revolution $rev ms"
+within "$got" "$rev" 5 || fail "re-reading one record: one read every $got ms, expected one per revolution ($rev ms)"
+# sequential 4K reads without read-ahead also lose (almost) a revolution each
+echo reset >"$T/m/ctl"
+dd if="$T/m/volume" of=/dev/null bs=4K count=60 skip=5000 iflag=direct status=none
+seq_nocache=$(member_mean_ms "$T/m" 0)
+within "$seq_nocache" "$rev" 10 || fail "sequential 4K without cache: $seq_nocache ms, expected ~ a revolution ($rev ms)"
+fsvol_umount "$T/m"
+# with the read-ahead cache they are served from the drive's buffer
+fsvol_mount --model=hdd "$T/m" "$T/s0"
+dd if="$T/m/volume" of=/dev/null bs=4K count=60 skip=5000 iflag=direct status=none
+seq_cache=$(member_mean_ms "$T/m" 0)
+note "sequential 4K reads: $seq_nocache ms each without cache, $seq_cache ms with read-ahead"
+awk -v a="$seq_cache" -v r="$rev" 'BEGIN { exit !(a < r / 10) }' ||
+	fail "sequential 4K with read-ahead: $seq_cache ms each, expected far below a revolution"
+fsvol_umount "$T/m"
+
+# queueing: QD8 random reads, SSTF serves faster on average than FIFO
+declare -A mean
+for sched in fifo sstf; do
+	fsvol_mount --model=hdd:sched=$sched,cache=0 "$T/m" "$T/s0"
+	fio --name=qd8 --filename="$T/m/volume" --rw=randread --bs=4k --direct=1 --ioengine=io_uring \
+		--iodepth=8 --size=256M --time_based --runtime=4 --randseed=5 --output=/dev/null
+	mean[$sched]=$(member_mean_ms "$T/m" 0)
+	fsvol_umount "$T/m"
+done
+note "QD8 random 4K: mean latency FIFO ${mean[fifo]} ms, SSTF ${mean[sstf]} ms"
+awk -v f="${mean[fifo]}" -v s="${mean[sstf]}" 'BEGIN { exit !(s < f) }' ||
+	fail "SSTF (${mean[sstf]} ms) not faster than FIFO (${mean[fifo]} ms) at QD8"
+
+# parallelism: 4 emulated disks striped serve QD8 random 64K reads >= 3x one disk
+"$FSVOL" create -l raid0 -c 64K -s 256M "$T"/p{0,1,2,3} >/dev/null
+iops() { jq '.jobs[0].read.iops' "$1"; }
+fsvol_mount --model=hdd "$T/one" "$T/s0"
+fio --name=one --filename="$T/one/volume" --rw=randread --bs=64k --direct=1 --ioengine=io_uring \
+	--iodepth=8 --size=256M --time_based --runtime=4 --output-format=json --output="$T/one.json"
+fsvol_mount --model=hdd "$T/four" "$T"/p{0,1,2,3}
+fio --name=four --filename="$T/four/volume" --rw=randread --bs=64k --direct=1 --ioengine=io_uring \
+	--iodepth=8 --size=1G --time_based --runtime=4 --output-format=json --output="$T/four.json"
+one=$(iops "$T/one.json")
+four=$(iops "$T/four.json")
+note "random 64K QD8: 1 disk $one IOPS, raid0 of 4 disks $four IOPS"
+awk -v a="$four" -v b="$one" 'BEGIN { exit !(b > 0 && a >= 3 * b) }' ||
+	fail "raid0 of 4 emulated disks: $four IOPS, not >= 3x one disk ($one)"
+total=$(jq '.volume.reads' "$T/four/stats.json")
+for i in 0 1 2 3; do
+	r=$(jq ".members[] | select(.index == $i) | .reads" "$T/four/stats.json")
+	awk -v r="$r" -v t="$total" 'BEGIN { exit !(r >= t / 4 * 0.7 && r <= t / 4 * 1.3) }' ||
+		fail "member $i served $r of $total reads, not about a quarter"
+done
+grep -q "lateness p50" "$T/four/status" || fail "status does not report the model's lateness"
