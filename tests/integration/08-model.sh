@@ -81,18 +81,18 @@ note "QD8 random 4K: mean latency FIFO ${mean[fifo]} ms, SSTF ${mean[sstf]} ms"
 awk -v f="${mean[fifo]}" -v s="${mean[sstf]}" 'BEGIN { exit !(s < f) }' ||
 	fail "SSTF (${mean[sstf]} ms) not faster than FIFO (${mean[fifo]} ms) at QD8"
 
-# parallelism: 4 emulated disks striped serve QD8 random 64K reads >= 3x one disk
+# parallelism: 4 emulated disks striped serve QD16 random 64K reads >= 3x one disk
 "$FSVOL" create -l raid0 -c 64K -s 256M "$T"/p{0,1,2,3} >/dev/null
 iops() { jq '.jobs[0].read.iops' "$1"; }
 fsvol_mount --model=hdd "$T/one" "$T/s0"
 fio --name=one --filename="$T/one/volume" --rw=randread --bs=64k --direct=1 --ioengine=io_uring \
-	--iodepth=8 --size=256M --time_based --runtime=4 --output-format=json --output="$T/one.json"
+	--iodepth=16 --size=256M --time_based --runtime=4 --output-format=json --output="$T/one.json"
 fsvol_mount --model=hdd "$T/four" "$T"/p{0,1,2,3}
 fio --name=four --filename="$T/four/volume" --rw=randread --bs=64k --direct=1 --ioengine=io_uring \
-	--iodepth=8 --size=1G --time_based --runtime=4 --output-format=json --output="$T/four.json"
+	--iodepth=16 --size=1G --time_based --runtime=4 --output-format=json --output="$T/four.json"
 one=$(iops "$T/one.json")
 four=$(iops "$T/four.json")
-note "random 64K QD8: 1 disk $one IOPS, raid0 of 4 disks $four IOPS"
+note "random 64K QD16: 1 disk $one IOPS, raid0 of 4 disks $four IOPS"
 awk -v a="$four" -v b="$one" 'BEGIN { exit !(b > 0 && a >= 3 * b) }' ||
 	fail "raid0 of 4 emulated disks: $four IOPS, not >= 3x one disk ($one)"
 total=$(jq '.volume.reads' "$T/four/stats.json")
