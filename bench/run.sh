@@ -51,6 +51,50 @@ read -r _ raw_bw < <(fio_read raw1m --filename="$raw_files" --rw=read --bs=1M --
 read -r _ vol_bw < <(fio_read vol1m --filename="$MNT/volume" --rw=read --bs=1M --iodepth=8 --numjobs=1 --size=800M)
 row "1M sequential read QD8: volume vs raw" "$(awk -v b="$vol_bw" 'BEGIN{printf "%.0f MB/s", b/1e6}')" "$(awk -v b="$raw_bw" 'BEGIN{printf "%.0f MB/s", b/1e6}')" "$(ratio "$vol_bw" "$raw_bw")"
 
+# Counters' own cost (the DISKPERF question): the same volume, stats all vs
+# off, alternated three times; the ratio of the medians.
+"$FSVOL" umount "$MNT"
+mounted=()
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+: >"$T/stats_off" && : >"$T/stats_all"
+for rep in 1 2 3; do
+	for level in off all; do
+		"$FSVOL" mount --stats "$level" --log "$T/daemon.log" "$MNT" "${members[@]}"
+		mounted+=("$MNT")
+		fio_read "stats_$level$rep" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth=32 \
+			--numjobs=1 --size=800M | awk '{ print $1 }' >>"$T/stats_$level"
+		"$FSVOL" umount "$MNT"
+		mounted=()
+	done
+done
+stats_off=$(median <"$T/stats_off")
+stats_all=$(median <"$T/stats_all")
+row "4K random read QD32: --stats all vs off" "$(printf %.0f "$stats_all") IOPS" "$(printf %.0f "$stats_off") IOPS" "$(ratio "$stats_all" "$stats_off")"
+
+# The spindle model: release lateness with ~200 emulated requests outstanding
+# over 8 members, and the daemon's CPU per 10k emulated I/Os.
+emembers=()
+for i in $(seq 0 7); do emembers+=("$T/e$i"); done
+"$FSVOL" create -l raid0 -c 64K -s 64M "${emembers[@]}" >/dev/null
+for model in hdd ssd; do
+	"$FSVOL" mount --model "$model" --log "$T/daemon.log" "$MNT" "${emembers[@]}"
+	mounted+=("$MNT")
+	pid=$(awk '/^pid:/ { print $2 }' "$MNT/status")
+	cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+	fio --name="model_$model" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth=200 \
+		--direct=1 --ioengine=io_uring --time_based --runtime="$secs" --size=500M --output=/dev/null
+	cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+	line=$(grep "lateness" "$MNT/status")
+	n=$(sed -n 's/.*: \([0-9]*\) completions.*/\1/p' <<<"$line")
+	p50=$(sed -n 's/.*p50 \([0-9.]*\) us.*/\1/p' <<<"$line")
+	p99=$(sed -n 's/.*p99 \([0-9.]*\) us.*/\1/p' <<<"$line")
+	cpu=$(awk -v t=$((cpu1 - cpu0)) -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.2f", n ? t / hz / n * 10000 : 0 }')
+	printf '%-44s %s completions, lateness p50 %s us, p99 %s us (target p99 <= 100 us), daemon CPU %s s per 10k I/Os\n' \
+		"model $model, QD200 over 8 members:" "$n" "$p50" "$p99" "$cpu"
+	"$FSVOL" umount "$MNT"
+	mounted=()
+done
+
 if [ -x "$here/$build/bin/parity_bench" ]; then
 	echo
 	echo "parity kernels vs memcpy (64 KiB chunks):"
