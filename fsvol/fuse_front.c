@@ -45,6 +45,22 @@ static const struct ff_file {
 	[INO_TRACE_JSON] = { "trace.json", S_IFREG | 0444, -1 },
 };
 
+/* An open text or trace file. fi->fh holds its id, not a pointer: the
+ * kernel can deliver a release while a read of the same file is still being
+ * served (seen with async direct I/O), so readers take a reference. */
+struct ff_tracer;
+struct ff_handle {
+	struct ff_handle *next;
+	uint64_t id;
+	int refs;
+	int closed;
+	int trace;
+	pthread_mutex_t lock; /* one reader of a trace at a time */
+	char *buf; /* text content */
+	size_t len;
+	struct ff_tracer *tracer;
+};
+
 /* A reply buffer: aligned, pre-touched, sized for the largest request. */
 struct ff_buf {
 	struct ff_buf *next;
@@ -57,14 +73,11 @@ struct ff {
 	time_t t0;
 	pthread_mutex_t buf_lock;
 	struct ff_buf *bufs;
+	pthread_mutex_t handle_lock;
+	struct ff_handle *handles;
+	uint64_t next_handle;
 	pthread_mutex_t trace_lock;
 	unsigned tracers;
-};
-
-/* An opened text file: its rendered content. */
-struct ff_text {
-	char *buf;
-	size_t len;
 };
 
 /* A reader of MNT/trace: its cursor into the ring. */
@@ -191,6 +204,71 @@ static void ff_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fuse_reply_buf(req, buf, used);
 }
 
+static void ff_handle_free(struct ff_handle *h)
+{
+	pthread_mutex_destroy(&h->lock);
+	free(h->buf);
+	free(h->tracer);
+	free(h);
+}
+
+static uint64_t ff_handle_add(struct ff *f, struct ff_handle *h)
+{
+	pthread_mutex_lock(&f->handle_lock);
+	h->id = ++f->next_handle;
+	h->next = f->handles;
+	f->handles = h;
+	pthread_mutex_unlock(&f->handle_lock);
+	return h->id;
+}
+
+/* Drop a reference; lock held. */
+static void ff_handle_unref(struct ff *f, struct ff_handle *h)
+{
+	if (--h->refs)
+		return;
+	for (struct ff_handle **p = &f->handles; *p; p = &(*p)->next)
+		if (*p == h) {
+			*p = h->next;
+			break;
+		}
+	ff_handle_free(h);
+}
+
+/* A reference to an open handle, or NULL once it was released. */
+static struct ff_handle *ff_handle_get(struct ff *f, uint64_t id)
+{
+	struct ff_handle *h;
+	pthread_mutex_lock(&f->handle_lock);
+	for (h = f->handles; h && h->id != id; h = h->next)
+		;
+	if (h && !h->closed)
+		h->refs++;
+	else
+		h = NULL;
+	pthread_mutex_unlock(&f->handle_lock);
+	return h;
+}
+
+static void ff_handle_put(struct ff *f, struct ff_handle *h)
+{
+	pthread_mutex_lock(&f->handle_lock);
+	ff_handle_unref(f, h);
+	pthread_mutex_unlock(&f->handle_lock);
+}
+
+static void ff_handle_close(struct ff *f, uint64_t id)
+{
+	pthread_mutex_lock(&f->handle_lock);
+	for (struct ff_handle *h = f->handles; h; h = h->next)
+		if (h->id == id && !h->closed) {
+			h->closed = 1;
+			ff_handle_unref(f, h);
+			break;
+		}
+	pthread_mutex_unlock(&f->handle_lock);
+}
+
 static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct ff *f = ff_of(req);
@@ -224,12 +302,22 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
+	struct ff_handle *h = calloc(1, sizeof(*h));
+	if (!h) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	h->refs = 1;
 	if (ino == INO_TRACE || ino == INO_TRACE_JSON) {
 		struct ff_tracer *t = calloc(1, sizeof(*t));
 		if (!t) {
+			ff_handle_free(h);
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
+		h->trace = 1;
+		h->tracer = t;
 		pthread_mutex_lock(&f->trace_lock);
 		if (f->tracers++ == 0)
 			stats_trace_enable(f->v->trace, 1);
@@ -238,19 +326,18 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		t->cursor = atomic_load(&f->v->trace->head);
 		t->t0 = f->v->start_ns;
 		t->json = ino == INO_TRACE_JSON;
-		fi->fh = (uintptr_t)t;
+		fi->fh = ff_handle_add(f, h);
 		fi->nonseekable = 1;
 		fuse_reply_open(req, fi);
 		return;
 	}
-	struct ff_text *t = calloc(1, sizeof(*t));
-	int r = t ? report_render(f->v, (enum report_kind)ff_files[ino].kind, &t->buf, &t->len) : -ENOMEM;
+	int r = report_render(f->v, (enum report_kind)ff_files[ino].kind, &h->buf, &h->len);
 	if (r) {
-		free(t);
+		ff_handle_free(h);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	fi->fh = (uintptr_t)t;
+	fi->fh = ff_handle_add(f, h);
 	fuse_reply_open(req, fi);
 }
 
@@ -262,12 +349,9 @@ static void ff_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		if (--f->tracers == 0)
 			stats_trace_enable(f->v->trace, 0);
 		pthread_mutex_unlock(&f->trace_lock);
-		free((void *)(uintptr_t)fi->fh);
-	} else if (ino != INO_VOLUME && ino != INO_CTL && fi->fh) {
-		struct ff_text *t = (void *)(uintptr_t)fi->fh;
-		free(t->buf);
-		free(t);
 	}
+	if (ino != INO_VOLUME && ino != INO_CTL && fi->fh)
+		ff_handle_close(f, fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -369,20 +453,25 @@ static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		ff_buf_put(f, b);
 		return;
 	}
-	if (ino == INO_TRACE || ino == INO_TRACE_JSON) {
-		ff_read_trace(req, f, (void *)(uintptr_t)fi->fh, size);
-		return;
-	}
 	if (ino == INO_CTL) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	struct ff_text *t = (void *)(uintptr_t)fi->fh;
-	if (!t || off < 0 || (size_t)off >= t->len) {
-		fuse_reply_buf(req, NULL, 0);
+	struct ff_handle *h = ff_handle_get(f, fi->fh);
+	if (!h) {
+		fuse_reply_err(req, EBADF);
 		return;
 	}
-	fuse_reply_buf(req, t->buf + off, t->len - (size_t)off < size ? t->len - (size_t)off : size);
+	if (h->trace) {
+		pthread_mutex_lock(&h->lock);
+		ff_read_trace(req, f, h->tracer, size);
+		pthread_mutex_unlock(&h->lock);
+	} else if (off < 0 || (size_t)off >= h->len) {
+		fuse_reply_buf(req, NULL, 0);
+	} else {
+		fuse_reply_buf(req, h->buf + off, h->len - (size_t)off < size ? h->len - (size_t)off : size);
+	}
+	ff_handle_put(f, h);
 }
 
 static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -492,6 +581,7 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	int r = -EIO;
 
 	pthread_mutex_init(&f.buf_lock, NULL);
+	pthread_mutex_init(&f.handle_lock, NULL);
 	pthread_mutex_init(&f.trace_lock, NULL);
 	se = fuse_session_new(&args, &ff_ops, sizeof(ff_ops), &f);
 	if (!se) {
@@ -551,5 +641,11 @@ out:
 		free(b);
 	}
 	pthread_mutex_destroy(&f.buf_lock);
+	while (f.handles) {
+		struct ff_handle *h = f.handles;
+		f.handles = h->next;
+		ff_handle_free(h);
+	}
+	pthread_mutex_destroy(&f.handle_lock);
 	return r;
 }
