@@ -29,10 +29,12 @@ LIB_SRCS := $(sort $(wildcard layout/*.c) $(wildcard stats/*.c) \
 	$(filter-out fsvol/main.c fsvol/cmd_%.c,$(wildcard fsvol/*.c)))
 CLI_SRCS := $(sort fsvol/main.c $(wildcard fsvol/cmd_*.c))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_LIB_SRCS := $(filter-out bench/main.c,$(BENCH_SRCS))
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/%.o)
+BENCH_LIB_OBJS := $(BENCH_LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libfsvol.a
 
 # Unit tests (Check), sorted and explicit.
@@ -56,6 +58,9 @@ INTEGRATION_TESTS := \
 	tests/integration/08-model.sh
 
 BINS := $(BUILD)/bin/fsvol
+ifneq ($(BENCH_SRCS),)
+BINS += $(BUILD)/bin/fsvol-bench
+endif
 # Helpers the integration tests run (independent checkers), not installed.
 TEST_TOOLS := $(BUILD)/bin/fsvol-verify
 
@@ -76,6 +81,14 @@ $(LIB): $(LIB_OBJS)
 $(BUILD)/bin/fsvol: $(CLI_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bin/fsvol-bench: $(BENCH_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_bench: tests/unit/test_bench.c $(BENCH_LIB_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CHECK_LIBS)
 
 $(BUILD)/bin/fsvol-verify: tests/tools/verify.c $(LIB)
 	@mkdir -p $(dir $@)
