@@ -55,7 +55,8 @@ INTEGRATION_TESTS := \
 	tests/integration/05-concurrency.sh \
 	tests/integration/06-bad-input.sh \
 	tests/integration/07-counters.sh \
-	tests/integration/08-model.sh
+	tests/integration/08-model.sh \
+	tests/integration/10-faults.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

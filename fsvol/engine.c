@@ -55,6 +55,7 @@ struct eng_sub {
 	unsigned iov0, niov;
 	uint64_t t0;
 	int res;
+	int injected; /* fail this one without touching the member (MNT/ctl "error N") */
 };
 
 struct eng_ctx {
@@ -236,7 +237,9 @@ static void eng_prep(struct vol *v, struct eng_ctx *c, struct eng_sub *s, unsign
 	struct member *m = v->slot[s->slot];
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&c->ring);
 	uint64_t moff = s->off + v->data_offset;
-	if (s->op == ENG_READ)
+	if (s->injected)
+		io_uring_prep_nop(sqe);
+	else if (s->op == ENG_READ)
 		io_uring_prep_readv(sqe, m->fd, &c->iov[s->iov0], s->niov, moff);
 	else if (s->op == ENG_WRITE)
 		io_uring_prep_writev(sqe, m->fd, &c->iov[s->iov0], s->niov, moff);
@@ -258,6 +261,10 @@ static void eng_sync(struct vol *v, struct eng_ctx *c, struct eng_sub *s)
 	struct member *m = v->slot[s->slot];
 	off_t moff = (off_t)(s->off + v->data_offset);
 	ssize_t r;
+	if (s->injected) {
+		s->res = -EIO;
+		return;
+	}
 	do {
 		if (s->op == ENG_READ)
 			r = preadv(m->fd, &c->iov[s->iov0], (int)s->niov, moff);
@@ -312,6 +319,7 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 			struct eng_sub *s = &c->subs[k];
 			struct member *m = v->slot[s->slot];
 			s->t0 = now;
+			s->injected = atomic_load_explicit(&m->inject_eio, memory_order_relaxed);
 			atomic_fetch_add_explicit(&m->pending, 1, memory_order_relaxed);
 			if (member_stats)
 				stats_begin(m->stats, now);
@@ -350,7 +358,7 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 			if (w < 0)
 				break;
 			struct eng_sub *s = &c->subs[io_uring_cqe_get_data64(cqe)];
-			s->res = eng_check(s, cqe->res);
+			s->res = s->injected ? -EIO : eng_check(s, cqe->res);
 			io_uring_cqe_seen(&c->ring, cqe);
 			got++;
 		}
@@ -655,7 +663,7 @@ static int read_aligned(struct vol *v, struct eng_ctx *c, uint8_t *dst, uint64_t
 			step = (n / 2 + ENG_ALIGN - 1) & ~(uint64_t)(ENG_ALIGN - 1);
 			continue;
 		}
-		if (r == -EIO && c->failed_now && ++tries < ENG_MAX_TRIES && eng_fail_members(v, c))
+		if (r < 0 && c->failed_now && ++tries < ENG_MAX_TRIES && eng_fail_members(v, c))
 			continue;
 		if (r)
 			return r == -EAGAIN ? -ENOMEM : r;
@@ -917,9 +925,9 @@ static int write_aligned(struct vol *v, struct eng_ctx *c, const uint8_t *src, u
 						   : write_mirror_or_plain(v, c, src, off, len);
 		c->npieces = 0;
 		c->nplans = 0;
-		if (r == -EIO && c->failed_now && tries + 1 < ENG_MAX_TRIES && eng_fail_members(v, c))
+		if (r < 0 && c->failed_now && tries + 1 < ENG_MAX_TRIES && eng_fail_members(v, c))
 			continue;
-		if (r == -EIO && c->failed_now) {
+		if (r < 0 && c->failed_now) {
 			/* A mirror write that reached a surviving copy is done. */
 			eng_fail_members(v, c);
 		}

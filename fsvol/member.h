@@ -42,6 +42,7 @@ struct member {
 	atomic_uint_fast64_t head; /* member offset where the last I/O ended */
 	struct stats_dev *stats;   /* below-the-mapping counters */
 	struct spindle *spindle;   /* emulated disk, NULL for real timing */
+	atomic_int inject_eio;     /* fault injection: every I/O fails with EIO */
 };
 
 /* Open with the file backend (regular file or block device). */

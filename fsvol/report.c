@@ -115,6 +115,18 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		vol_fail_slot(v, (unsigned)i, -EIO);
 		return 0;
 	}
-	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, fail N)", verb);
+	if (!strcmp(verb, "error")) {
+		/* fault injection: the member's I/O fails from now on, as a dying
+		 * disk's would; the engine fails it and serves from redundancy */
+		char *end;
+		unsigned long i = arg ? strtoul(arg, &end, 10) : 0;
+		if (!arg || *end || i >= v->nslots || !v->slot[i]) {
+			snprintf(err, errlen, "ctl: error %s: expected the index of a present member", arg ? arg : "");
+			return -EINVAL;
+		}
+		atomic_store(&v->slot[i]->inject_eio, 1);
+		return 0;
+	}
+	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, fail N, error N)", verb);
 	return -EINVAL;
 }
