@@ -56,7 +56,8 @@ INTEGRATION_TESTS := \
 	tests/integration/06-bad-input.sh \
 	tests/integration/07-counters.sh \
 	tests/integration/08-model.sh \
-	tests/integration/10-faults.sh
+	tests/integration/10-faults.sh \
+	tests/integration/11-resync.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

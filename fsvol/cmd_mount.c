@@ -112,7 +112,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 			(unsigned long long)failed);
 	if (v->was_dirty && layout_copies(&v->geom) + layout_parity_count(&v->geom) > 1)
 		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
-				"redundancy may be stale where writes were interrupted\n");
+				"resyncing parity and copies in the background (see MNT/status)\n");
 	r = ff_serve(v, &a.fo, err, sizeof(err));
 	vol_close(v);
 	if (r)

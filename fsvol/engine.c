@@ -1086,3 +1086,147 @@ int engine_flush(struct vol *v)
 	ctx_put(v, c);
 	return r;
 }
+
+/* ---- resync / check: make redundancy agree with the data ---- */
+
+/* Parity stripe s: read every column over in-chunk windows, recompute P (and
+ * Q), count windows that disagree, rewrite the parity when repairing. */
+static int resync_parity(struct vol *v, struct eng_ctx *c, uint64_t s, int repair, uint64_t *bad)
+{
+	const struct layout_geom *g = &v->geom;
+	unsigned nd = g->data_members, np = layout_parity_count(g);
+	struct layout_stripe st;
+	uint64_t failed = vol_failed(v);
+	uint64_t win = (c->arena_size / (nd + 2 * np)) & ~(uint64_t)(ENG_ALIGN - 1);
+	int r = 0;
+	layout_stripe(g, s, &st);
+	for (unsigned j = 0; j < nd; j++)
+		if (failed & (1ull << st.data[j]))
+			return 0; /* data missing: nothing to check parity against */
+	if (win > g->chunk)
+		win = g->chunk;
+	for (uint64_t x = 0; x < g->chunk && !r; x += win) {
+		const void *cols[LAYOUT_MAX_MEMBERS];
+		uint8_t *par[2] = { NULL, NULL }, *fresh[2] = { NULL, NULL };
+		int pm[2] = { st.p, st.q };
+		c->arena_used = 0;
+		for (unsigned j = 0; j < nd; j++) {
+			cols[j] = arena_alloc(c, win);
+			piece_add(c, st.data[j], ENG_READ, STATS_WHY_DATA, st.member_offset + x, win, (void *)cols[j]);
+		}
+		for (unsigned k = 0; k < np; k++) {
+			fresh[k] = arena_alloc(c, win);
+			if (!(failed & (1ull << pm[k]))) {
+				par[k] = arena_alloc(c, win);
+				piece_add(c, (unsigned)pm[k], ENG_READ, STATS_WHY_PARITY_READ, st.member_offset + x,
+					  win, par[k]);
+			}
+		}
+		if ((r = eng_run(v, c)))
+			break;
+		parity_gen(cols, nd, fresh[0], np > 1 ? fresh[1] : NULL, win);
+		int differs = 0;
+		for (unsigned k = 0; k < np; k++)
+			if (par[k] && memcmp(par[k], fresh[k], win)) {
+				differs = 1;
+				if (repair)
+					piece_add(c, (unsigned)pm[k], ENG_WRITE, STATS_WHY_PARITY_WRITE,
+						  st.member_offset + x, win, fresh[k]);
+			}
+		*bad += differs;
+		r = eng_run(v, c);
+	}
+	c->arena_used = 0;
+	return r;
+}
+
+/* Mirrors: logical chunk at off; every present copy is compared with the
+ * first present one, and made equal to it when repairing. */
+static int resync_mirror(struct vol *v, struct eng_ctx *c, uint64_t off, int repair, uint64_t *bad)
+{
+	const struct layout_geom *g = &v->geom;
+	unsigned copies = layout_copies(g), first = copies;
+	uint64_t failed = vol_failed(v);
+	struct layout_extent e[LAYOUT_MAX_MEMBERS];
+	uint8_t *buf[LAYOUT_MAX_MEMBERS];
+	int r;
+	c->arena_used = 0;
+	for (unsigned k = 0; k < copies; k++) {
+		layout_locate(g, off, k, &e[k]);
+		if (e[k].length > c->arena_size / copies)
+			e[k].length = (c->arena_size / copies) & ~(uint64_t)(ENG_ALIGN - 1);
+		buf[k] = NULL;
+		if (failed & (1ull << e[k].member))
+			continue;
+		if (first == copies)
+			first = k;
+		buf[k] = arena_alloc(c, e[k].length);
+		piece_add(c, e[k].member, ENG_READ, k == first ? STATS_WHY_DATA : STATS_WHY_MIRROR, e[k].offset,
+			  e[k].length, buf[k]);
+	}
+	if (first == copies)
+		return -EIO;
+	if ((r = eng_run(v, c)))
+		return r;
+	int differs = 0;
+	for (unsigned k = first + 1; k < copies; k++)
+		if (buf[k] && memcmp(buf[k], buf[first], e[first].length)) {
+			differs = 1;
+			if (repair)
+				piece_add(c, e[k].member, ENG_WRITE, STATS_WHY_MIRROR, e[k].offset, e[first].length,
+					  buf[first]);
+		}
+	*bad += differs;
+	r = eng_run(v, c);
+	c->arena_used = 0;
+	return r;
+}
+
+uint64_t engine_resync_units(const struct vol *v)
+{
+	const struct layout_geom *g = &v->geom;
+	if (layout_is_parity(g))
+		return g->stripes;
+	if (layout_copies(g) > 1)
+		return (g->capacity + g->chunk - 1) / g->chunk;
+	return 0;
+}
+
+int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches)
+{
+	const struct layout_geom *g = &v->geom;
+	struct eng_locks lk;
+	uint64_t off = layout_is_parity(g) ? unit * g->chunk * g->data_members : unit * g->chunk;
+	uint64_t len = layout_is_parity(g) ? g->chunk * g->data_members : g->chunk;
+	int r;
+	if (unit >= engine_resync_units(v))
+		return -EINVAL;
+	if (len > g->capacity - off)
+		len = g->capacity - off;
+	struct eng_ctx *c = ctx_get(v);
+	if (!c)
+		return -ENOMEM;
+	/* Writers wait for this unit: a half-updated stripe is never compared. */
+	locks_take(v, &lk, off, len, 1);
+	for (int tries = 0;; tries++) {
+		if (layout_is_parity(g)) {
+			r = resync_parity(v, c, unit, repair, mismatches);
+		} else {
+			r = 0;
+			for (uint64_t o = off; !r && o < off + len;) {
+				struct layout_extent e;
+				layout_locate(g, o, 0, &e);
+				r = resync_mirror(v, c, o, repair, mismatches);
+				o += e.length < c->arena_size / layout_copies(g) ? e.length
+					: (c->arena_size / layout_copies(g)) & ~(uint64_t)(ENG_ALIGN - 1);
+			}
+		}
+		c->npieces = 0;
+		if (r < 0 && c->failed_now && tries + 1 < ENG_MAX_TRIES && eng_fail_members(v, c))
+			continue;
+		break;
+	}
+	locks_drop(v, &lk);
+	ctx_put(v, c);
+	return r;
+}

@@ -115,6 +115,15 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		vol_fail_slot(v, (unsigned)i, -EIO);
 		return 0;
 	}
+	if (!strcmp(verb, "check") || !strcmp(verb, "repair")) {
+		int r = vol_sync_start(v, !strcmp(verb, "check") ? "check" : "repair");
+		if (r == -EBUSY)
+			snprintf(err, errlen, "ctl: %s: a resync, check or repair is already running", verb);
+		else if (r)
+			snprintf(err, errlen, "ctl: %s: %s has no redundancy to check", verb,
+				 layout_level_name(v->geom.level));
+		return r;
+	}
 	if (!strcmp(verb, "error")) {
 		/* fault injection: the member's I/O fails from now on, as a dying
 		 * disk's would; the engine fails it and serves from redundancy */
@@ -127,6 +136,6 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		atomic_store(&v->slot[i]->inject_eio, 1);
 		return 0;
 	}
-	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, fail N, error N)", verb);
+	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, fail N, error N, check, repair)", verb);
 	return -EINVAL;
 }

@@ -132,6 +132,14 @@ void vol_status(struct vol *v, FILE *f)
 	for (unsigned i = 0; i < v->nslots; i++)
 		fprintf(f, "      m%u: %s %s\n", i, v->slot[i] ? v->slot[i]->path : "(missing)",
 			vol_slot_state(v, i));
+	if (v->sync_what) {
+		uint64_t pos = atomic_load(&v->sync_pos), bad = atomic_load(&v->sync_bad);
+		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatches\n", v->sync_what,
+			v->sync_running ? "running" : v->sync_done ? "done" : "stopped",
+			v->sync_total ? 100.0 * (double)pos / (double)v->sync_total : 100.0,
+			(unsigned long long)pos, (unsigned long long)v->sync_total,
+			layout_is_parity(g) ? "stripes" : "chunks", (unsigned long long)bad);
+	}
 	if (v->emul) {
 		double p50, p99;
 		uint64_t count;
@@ -150,6 +158,7 @@ static int vol_alloc(struct vol **out, const struct vol_opts *opts)
 	v->opts = *opts;
 	pthread_mutex_init(&v->state_lock, NULL);
 	pthread_mutex_init(&v->ctx_lock, NULL);
+	pthread_mutex_init(&v->sync_lock, NULL);
 	for (unsigned i = 0; i < VOL_LOCKS; i++)
 		pthread_rwlock_init(&v->locks[i], NULL);
 	*out = v;
@@ -177,6 +186,7 @@ static void vol_free(struct vol *v)
 		pthread_rwlock_destroy(&v->locks[i]);
 	pthread_mutex_destroy(&v->state_lock);
 	pthread_mutex_destroy(&v->ctx_lock);
+	pthread_mutex_destroy(&v->sync_lock);
 	free(v);
 }
 
@@ -206,12 +216,82 @@ static int vol_model(struct vol *v, const char *spec, char *err, size_t errlen)
 	return 0;
 }
 
+static void *sync_main(void *arg)
+{
+	struct vol *v = arg;
+	uint64_t bad = 0;
+	int repair = strcmp(v->sync_what, "check") != 0, r = 0;
+	for (uint64_t u = 0; u < v->sync_total && !atomic_load(&v->sync_stop); u++) {
+		if ((r = engine_resync(v, u, repair, &bad)) < 0)
+			break;
+		atomic_store(&v->sync_bad, bad);
+		atomic_store(&v->sync_pos, u + 1);
+	}
+	pthread_mutex_lock(&v->sync_lock);
+	v->sync_done = !r && atomic_load(&v->sync_pos) == v->sync_total;
+	if (v->sync_done && repair)
+		v->was_dirty = 0; /* redundancy agrees with the data again */
+	v->sync_running = 0;
+	pthread_mutex_unlock(&v->sync_lock);
+	fprintf(stderr, "fsvol: %s %s: %llu of %llu units, %llu mismatches%s\n", v->sync_what,
+		v->sync_done ? "done" : "stopped", (unsigned long long)atomic_load(&v->sync_pos),
+		(unsigned long long)v->sync_total, (unsigned long long)bad,
+		repair && bad ? " repaired" : "");
+	return NULL;
+}
+
+int vol_sync_start(struct vol *v, const char *what)
+{
+	int r = 0;
+	if (!engine_resync_units(v))
+		return -EINVAL;
+	pthread_mutex_lock(&v->sync_lock);
+	if (v->sync_running) {
+		r = -EBUSY;
+	} else {
+		if (v->sync_joinable)
+			pthread_join(v->sync_thread, NULL);
+		v->sync_joinable = 0;
+		v->sync_what = what;
+		v->sync_total = engine_resync_units(v);
+		atomic_store(&v->sync_pos, 0);
+		atomic_store(&v->sync_bad, 0);
+		atomic_store(&v->sync_stop, 0);
+		v->sync_done = 0;
+		v->sync_running = 1;
+		if (pthread_create(&v->sync_thread, NULL, sync_main, v)) {
+			v->sync_running = 0;
+			r = -EAGAIN;
+		} else {
+			v->sync_joinable = 1;
+		}
+	}
+	pthread_mutex_unlock(&v->sync_lock);
+	return r;
+}
+
+static void vol_sync_stop(struct vol *v)
+{
+	atomic_store(&v->sync_stop, 1);
+	pthread_mutex_lock(&v->sync_lock);
+	int join = v->sync_joinable;
+	v->sync_joinable = 0;
+	pthread_mutex_unlock(&v->sync_lock);
+	if (join)
+		pthread_join(v->sync_thread, NULL);
+}
+
 int vol_start(struct vol *v)
 {
 	/* Threads do not survive fork: start them in the process that serves. */
 	if (v->modeled && !v->emul && emul_create(&v->emul))
 		return -EAGAIN;
-	return engine_prepare(v, 4);
+	int r = engine_prepare(v, 4);
+	/* Not shut down cleanly: a write may have reached some members and not
+	 * others. Bring the redundancy back in line, in the background (md). */
+	if (!r && v->was_dirty && !v->opts.readonly && engine_resync_units(v))
+		r = vol_sync_start(v, "resync");
+	return r;
 }
 
 int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_opts *opts,
@@ -285,6 +365,15 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		r = -ENODEV;
 		goto fail;
 	}
+	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !opts->force && !opts->readonly) {
+		/* md's rule: interrupted writes may have left a stripe's parity
+		 * stale, and with a member missing that stripe would rebuild wrong. */
+		snprintf(err, errlen, "cannot start a dirty degraded %s (not shut down cleanly, member slot(s) "
+			 "missing): data written at the crash may be wrong; use --force to start it anyway",
+			 layout_level_name(v->geom.level));
+		r = -EINVAL;
+		goto fail;
+	}
 	/* Counters exist at every level so the level can change at run time. */
 	atomic_store(&v->stats_level, opts->stats);
 	if (!(v->vstats = stats_dev_create())) {
@@ -328,10 +417,12 @@ void vol_close(struct vol *v)
 {
 	if (!v)
 		return;
+	vol_sync_stop(v);
 	if (!v->opts.readonly) {
 		engine_flush(v);
 		pthread_mutex_lock(&v->state_lock);
-		v->sb.clean = 1;
+		/* an interrupted resync stays owed: the next assembly starts it again */
+		v->sb.clean = !v->was_dirty;
 		v->sb.events++;
 		vol_write_sbs(v);
 		pthread_mutex_unlock(&v->state_lock);

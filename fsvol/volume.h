@@ -63,6 +63,16 @@ struct vol {
 	unsigned modeled;               /* members with a model */
 	uint64_t start_ns;
 	int was_dirty;                  /* not shut down cleanly last time */
+	/* background resync / check / repair (one at a time) */
+	pthread_mutex_t sync_lock;
+	pthread_t sync_thread;
+	int sync_running, sync_joinable;
+	atomic_int sync_stop;
+	const char *sync_what;          /* "resync", "check", "repair" */
+	atomic_uint_fast64_t sync_pos;
+	uint64_t sync_total;
+	atomic_uint_fast64_t sync_bad;
+	int sync_done;                  /* the last one ran to the end */
 };
 
 /* Assemble from member paths (any order). Returns 0 or -errno with a message
@@ -72,6 +82,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 /* Start the volume's threads (model timer) and engine contexts; call in the
  * process that will serve I/O (after any fork). 0 or -errno. */
 int vol_start(struct vol *v);
+/* Start a background pass over the redundancy: "resync" or "repair" rewrite
+ * what disagrees, "check" only counts. -EBUSY while one runs, -EINVAL when the
+ * level has no redundancy. */
+int vol_sync_start(struct vol *v, const char *what);
 /* Flush, mark clean (unless readonly), close everything. */
 void vol_close(struct vol *v);
 
@@ -88,6 +102,11 @@ int engine_read(struct vol *v, void *buf, uint64_t off, uint64_t len);
 int engine_write(struct vol *v, const void *buf, uint64_t off, uint64_t len);
 int engine_flush(struct vol *v);
 void engine_destroy_contexts(struct vol *v);
+/* Resync/check one unit (a parity stripe, or a chunk of a mirror): compare the
+ * redundancy with the data, count disagreements in *mismatches, rewrite the
+ * redundancy when repair. Units: engine_resync_units (0 without redundancy). */
+int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches);
+uint64_t engine_resync_units(const struct vol *v);
 /* Create n contexts ahead of time (rings + pre-touched arenas). */
 int engine_prepare(struct vol *v, unsigned n);
 

@@ -1,0 +1,98 @@
+/* fsvol scrub: check (or repair) that parity and copies agree with the data,
+ * like md's sync_action check/repair. Runs in the daemon; this waits for it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsvol/cmd.h"
+
+static const struct cmd_opt scrub_opts[] = {
+	{ "repair", 0, NULL, "rewrite parity/copies that disagree with the data" },
+	{ "no-wait", 0, NULL, "start it and return; progress shows in MNT/status" },
+	{ 0 },
+};
+
+struct scrub_args {
+	int repair, nowait;
+};
+
+static int scrub_opt(int i, const char *arg, void *ctx)
+{
+	struct scrub_args *a = ctx;
+	(void)arg;
+	if (i == 0)
+		a->repair = 1;
+	else
+		a->nowait = 1;
+	return 0;
+}
+
+/* The sync line of MNT/status ("check done: ..."), or "" when none. */
+static int sync_line(const char *mnt, const char *what, char *out, size_t len)
+{
+	char path[PATH_MAX + 16], line[512];
+	snprintf(path, sizeof(path), "%s/status", mnt);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	out[0] = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + strspn(line, " ");
+		if (!strncmp(p, what, strlen(what)) && p[strlen(what)] == ' ') {
+			snprintf(out, len, "%s", p);
+			break;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int scrub_run(const struct cmd *c, int argc, char **argv)
+{
+	struct scrub_args a = { 0 };
+	char path[PATH_MAX + 16], line[512];
+	int first, r = cmd_parse(c, argc, argv, &first, scrub_opt, &a);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (argc - first != 1)
+		return cmd_err(c, "need exactly one mount point");
+	const char *mnt = argv[first], *what = a.repair ? "repair" : "check";
+	snprintf(path, sizeof(path), "%s/ctl", mnt);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cmd_err(c, "%s: %s", path, strerror(errno));
+	ssize_t w = write(fd, what, strlen(what));
+	int e = errno;
+	close(fd);
+	if (w < 0)
+		return cmd_err(c, "%s: %s", mnt, e == EBUSY ? "a resync, check or repair is already running"
+					   : e == EINVAL ? "this level has no redundancy to check" : strerror(e));
+	if (a.nowait)
+		return 0;
+	for (;;) {
+		if ((r = sync_line(mnt, what, line, sizeof(line))))
+			return cmd_err(c, "%s/status: %s", mnt, strerror(-r));
+		if (!strstr(line, " running:"))
+			break;
+		if (isatty(2))
+			fprintf(stderr, "\r%s", strtok(line, "\n"));
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	}
+	if (isatty(2))
+		fputc('\n', stderr);
+	printf("%s", line);
+	return strstr(line, " done:") ? 0 : 1;
+}
+
+const struct cmd cmd_scrub = {
+	.name = "scrub",
+	.usage = "[--repair] [--no-wait] MNT",
+	.summary = "check that parity and copies agree with the data (and repair them)",
+	.opts = scrub_opts,
+	.run = scrub_run,
+};
