@@ -39,6 +39,7 @@ LIB      := $(BUILD)/libfsvol.a
 
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
+	test_bench \
 	test_layout \
 	test_parity \
 	test_sb \
@@ -56,6 +57,7 @@ INTEGRATION_TESTS := \
 	tests/integration/06-bad-input.sh \
 	tests/integration/07-counters.sh \
 	tests/integration/08-model.sh \
+	tests/integration/09-bench.sh \
 	tests/integration/10-faults.sh \
 	tests/integration/11-resync.sh
 

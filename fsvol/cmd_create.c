@@ -73,12 +73,12 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	if (!a.level)
 		return cmd_err(c, "--level is required (e.g. -l raid5)");
-	if (layout_parse_level(a.level, &a.vc.geom.level))
-		return cmd_err(c, "unknown level '%s' (single, linear, raid0, raid1, raid10, raid4, raid5, raid6)",
-			       a.level);
+	if (layout_parse_level_msg(a.level, &a.vc.geom.level, err, sizeof(err)))
+		return cmd_err(c, "%s", err);
 	a.vc.geom.alg = layout_default_alg(a.vc.geom.level);
-	if (a.layout && layout_parse_alg(a.vc.geom.level, a.layout, &a.vc.geom.alg, &a.vc.geom.copies))
-		return cmd_err(c, "unknown %s layout '%s'", layout_level_name(a.vc.geom.level), a.layout);
+	if (a.layout && layout_parse_alg_msg(a.vc.geom.level, a.layout, &a.vc.geom.alg, &a.vc.geom.copies,
+					     err, sizeof(err)))
+		return cmd_err(c, "%s", err);
 	if (!a.chunk_set)
 		a.vc.geom.chunk = 512 << 10;
 	if (first >= argc)

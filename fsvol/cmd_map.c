@@ -74,14 +74,13 @@ static int geom_build(struct geom_args *a, struct layout_geom *g)
 	memset(g, 0, sizeof(*g));
 	if (!a->level)
 		return cmd_err(a->c, "--level is required without members");
-	if (layout_parse_level(a->level, &g->level))
-		return cmd_err(a->c, "unknown level '%s' (single, linear, raid0, raid1, raid10, raid4, raid5, raid6)",
-			       a->level);
+	if (layout_parse_level_msg(a->level, &g->level, err, sizeof(err)))
+		return cmd_err(a->c, "%s", err);
 	if (!a->n)
 		return cmd_err(a->c, "-n N (members) is required");
 	g->alg = layout_default_alg(g->level);
-	if (a->layout && layout_parse_alg(g->level, a->layout, &g->alg, &g->copies))
-		return cmd_err(a->c, "unknown %s layout '%s'", layout_level_name(g->level), a->layout);
+	if (a->layout && layout_parse_alg_msg(g->level, a->layout, &g->alg, &g->copies, err, sizeof(err)))
+		return cmd_err(a->c, "%s", err);
 	g->members = a->n;
 	g->chunk = a->chunk ? a->chunk : 512 << 10;
 	for (unsigned i = 0; i < a->n; i++)
@@ -193,9 +192,10 @@ static int map_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	int nops = argc - first, nsize = 0;
-	/* Trailing operands that are sizes and not files: OFFSET [LENGTH]. */
+	/* Trailing operands that are numbers and not files: OFFSET [LENGTH]
+	 * (a number too large still counts, so its error can name it). */
 	while (nsize < 2 && nsize < nops && !is_file(argv[argc - 1 - nsize]) &&
-	       size_parse(argv[argc - 1 - nsize], &off) == 0)
+	       size_parse(argv[argc - 1 - nsize], &off) != -EINVAL)
 		nsize++;
 	if (nsize == 0)
 		return cmd_err(c, "need OFFSET [LENGTH] after the geometry or members");

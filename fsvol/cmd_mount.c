@@ -181,6 +181,24 @@ static int daemon_pid(const char *mnt)
 	return pid;
 }
 
+/* Has the daemon exited? A zombie counts: its parent (init, after the
+ * daemon's fork) may reap it late, and it holds nothing any more. */
+static int daemon_gone(int pid)
+{
+	char path[64], buf[256];
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* "pid (comm) S ..." */
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static int umount_run(const struct cmd *c, int argc, char **argv)
 {
 	long timeout = 60;
@@ -216,9 +234,9 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 	}
 	/* Wait for the daemon to write its clean superblocks and exit. */
 	for (long i = 0; pid > 0 && i < timeout * 50; i++) {
-		if (kill(pid, 0) < 0 && errno == ESRCH)
+		if (daemon_gone(pid))
 			return 0;
-		nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
 	}
 	if (pid > 0)
 		return cmd_err(c, "%s: unmounted, but daemon %d has not exited after %ld s", mnt, pid, timeout);

@@ -48,5 +48,8 @@ struct member {
 /* Open with the file backend (regular file or block device). */
 int member_open(struct member *m, const char *path, int direct, char *err, size_t errlen);
 void member_close(struct member *m);
+/* Claim the member for this process (flock): -EWOULDBLOCK when another
+ * mounted volume holds it. */
+int member_lock(struct member *m);
 
 #endif

@@ -7,6 +7,7 @@
 #include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -136,6 +137,12 @@ int member_open(struct member *m, const char *path, int direct, char *err, size_
 	m->slot = -1;
 	m->ops = &member_file_ops;
 	return m->ops->open(m, path, direct, err, errlen);
+}
+
+int member_lock(struct member *m)
+{
+	/* An advisory lock for as long as the fd is open (the daemon's life). */
+	return flock(m->fd, LOCK_EX | LOCK_NB) < 0 ? -errno : 0;
 }
 
 void member_close(struct member *m)

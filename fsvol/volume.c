@@ -346,6 +346,14 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	if ((r = geom_from_sb(&as.sb, &v->geom, err, errlen)))
 		goto fail;
 	for (unsigned i = 0; i < v->nslots; i++)
+		if (as.slot_of[i] >= 0 && !opts->readonly && member_lock(&v->members[as.slot_of[i]])) {
+			/* mdadm: "device busy". Two daemons must never write one member. */
+			snprintf(err, errlen, "%s: in use by another mounted fsvol volume",
+				 v->members[as.slot_of[i]].path);
+			r = -EBUSY;
+			goto fail;
+		}
+	for (unsigned i = 0; i < v->nslots; i++)
 		if (as.slot_of[i] >= 0) {
 			v->slot[i] = &v->members[as.slot_of[i]];
 			v->slot[i]->slot = (int)i;
@@ -432,11 +440,18 @@ void vol_close(struct vol *v)
 
 /* ---- create ---- */
 
-static int open_for_create(struct member *m, const char *path, uint64_t need, char *err,
-			   size_t errlen, int *created)
+/* What create learns about a member before it changes anything. */
+struct create_probe {
+	int exists;
+	uint64_t size; /* bytes it will have */
+};
+
+/* Look at a member without changing it: exists? size? already a member? in use? */
+static int create_probe(const struct vol_create *c, const char *path, uint64_t need,
+			struct create_probe *pr, struct member *m, char *err, size_t errlen)
 {
 	struct stat st;
-	*created = 0;
+	memset(pr, 0, sizeof(*pr));
 	if (stat(path, &st) < 0) {
 		if (errno != ENOENT) {
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -446,26 +461,59 @@ static int open_for_create(struct member *m, const char *path, uint64_t need, ch
 			snprintf(err, errlen, "%s: does not exist; give -s SIZE to create it", path);
 			return -ENOENT;
 		}
+		pr->size = need;
+		return 0;
+	}
+	int r = member_open(m, path, 0, err, errlen);
+	if (r)
+		return r;
+	pr->exists = 1;
+	pr->size = m->size;
+	if (!m->is_blockdev && need > pr->size)
+		pr->size = need; /* a file is grown to -s */
+	if (member_lock(m)) {
+		snprintf(err, errlen, "%s: in use by a mounted fsvol volume", path);
+		return -EBUSY;
+	}
+	if (!c->force && m->size >= SB_SIZE) {
+		struct sb_candidate cand = { 0 };
+		read_sb(m, &cand);
+		if (!cand.read_error && !cand.decode_error) {
+			char u[37];
+			sb_uuid_format(cand.sb.volume_uuid, u);
+			snprintf(err, errlen, "%s: already a member of fsvol volume %s (%s); use --force to overwrite",
+				 path, u, layout_level_name((enum layout_level)cand.sb.level));
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+/* Create (sparse) or grow a member file to size; then open it. */
+static int create_file(struct member *m, const char *path, const struct create_probe *pr,
+		       char *err, size_t errlen)
+{
+	if (!pr->exists) {
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || ftruncate(fd, (off_t)need) < 0) {
+		if (fd < 0 || ftruncate(fd, (off_t)pr->size) < 0) {
 			int e = errno;
 			snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));
-			if (fd >= 0) {
+			if (fd >= 0)
 				close(fd);
-				unlink(path);
-			}
 			return -e;
 		}
 		close(fd);
-		*created = 1;
-	} else if (S_ISREG(st.st_mode) && need && (uint64_t)st.st_size < need) {
-		if (truncate(path, (off_t)need) < 0) {
+		return member_open(m, path, 0, err, errlen);
+	}
+	if (!m->is_blockdev && m->size < pr->size) {
+		if (ftruncate(m->fd, (off_t)pr->size) < 0) {
 			snprintf(err, errlen, "%s: cannot grow to %llu bytes: %s", path,
-				 (unsigned long long)need, strerror(errno));
+				 (unsigned long long)pr->size, strerror(errno));
 			return -errno;
 		}
+		m->size = pr->size;
 	}
-	return member_open(m, path, 0, err, errlen);
+	return 0;
 }
 
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen)
@@ -473,8 +521,10 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	struct layout_geom g = c->geom;
 	unsigned members = n - c->spares;
 	struct member *ms;
-	int created[SB_MAX_SLOTS] = { 0 };
+	struct create_probe pr[SB_MAX_SLOTS];
+	unsigned made = 0; /* files created so far: removed again on failure */
 	uint64_t doff = c->data_offset ? c->data_offset : SB_DEFAULT_DATA_OFFSET;
+	uint64_t need;
 	int r = 0;
 
 	if (n > SB_MAX_SLOTS || c->spares >= n) {
@@ -486,10 +536,11 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		snprintf(err, errlen, "data offset %llu: must be a multiple of 4K", (unsigned long long)doff);
 		return -EINVAL;
 	}
-	if (c->size && c->size > UINT64_MAX / 2 - doff) {
+	if (c->size && c->size > (UINT64_MAX >> 2) - doff) {
 		snprintf(err, errlen, "size %llu: too large", (unsigned long long)c->size);
 		return -EINVAL;
 	}
+	need = c->size ? c->size + doff : 0;
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (!strcmp(paths[i], paths[j])) {
@@ -500,40 +551,34 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++)
 		ms[i].fd = -1;
+	/* 1. Look, change nothing: every refusal happens before a file exists. */
 	for (unsigned i = 0; i < n; i++) {
-		struct sb_candidate cand = { 0 };
-		if ((r = open_for_create(&ms[i], paths[i], c->size ? c->size + doff : 0, err, errlen,
-					 &created[i])))
+		if ((r = create_probe(c, paths[i], need, &pr[i], &ms[i], err, errlen)))
 			goto out;
 		for (unsigned j = 0; j < i; j++)
-			if (ms[j].dev == ms[i].dev && ms[j].ino == ms[i].ino) {
+			if (pr[i].exists && pr[j].exists && ms[j].dev == ms[i].dev && ms[j].ino == ms[i].ino) {
 				snprintf(err, errlen, "%s and %s are the same file", paths[j], paths[i]);
 				r = -EINVAL;
 				goto out;
 			}
-		if (!created[i] && !c->force && ms[i].size >= SB_SIZE) {
-			read_sb(&ms[i], &cand);
-			if (!cand.read_error && !cand.decode_error) {
-				char u[37];
-				sb_uuid_format(cand.sb.volume_uuid, u);
-				snprintf(err, errlen, "%s: already a member of fsvol volume %s (%s); use --force to overwrite",
-					 paths[i], u, layout_level_name((enum layout_level)cand.sb.level));
-				r = -EEXIST;
-				goto out;
-			}
-		}
-		if (ms[i].size < doff + LAYOUT_MIN_CHUNK) {
+		if (pr[i].size < doff + LAYOUT_MIN_CHUNK) {
 			snprintf(err, errlen, "%s: too small (%llu bytes; needs at least %llu)", paths[i],
-				 (unsigned long long)ms[i].size, (unsigned long long)(doff + LAYOUT_MIN_CHUNK));
+				 (unsigned long long)pr[i].size, (unsigned long long)(doff + LAYOUT_MIN_CHUNK));
 			r = -EINVAL;
 			goto out;
 		}
 		if (i < members)
-			g.member_size[i] = c->size ? c->size : ms[i].size - doff;
+			g.member_size[i] = c->size ? c->size : pr[i].size - doff;
 	}
 	g.members = members;
 	if ((r = layout_init(&g, err, errlen)))
 		goto out;
+	/* 2. Create the missing files, grow short ones. */
+	for (unsigned i = 0; i < n; i++) {
+		if ((r = create_file(&ms[i], paths[i], &pr[i], err, errlen)))
+			goto out;
+		made = i + 1;
+	}
 
 	struct sb s;
 	memset(&s, 0, sizeof(s));
@@ -557,10 +602,10 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		sb_uuid_generate(s.slots[i].uuid);
 		s.slots[i].data_size = g.level == LAYOUT_LINEAR && i < members ? g.member_size[i] : g.member_used;
 	}
+	/* 3. Zero the data areas (consistent parity and copies), write superblocks. */
 	for (unsigned i = 0; i < n; i++) {
-		/* Zeroed data areas make every parity and copy consistent from the start. */
 		uint64_t used = s.slots[i].data_size;
-		if (!c->assume_clean && !created[i] && (r = ms[i].ops->zero(&ms[i], doff, used))) {
+		if (!c->assume_clean && pr[i].exists && (r = ms[i].ops->zero(&ms[i], doff, used))) {
 			snprintf(err, errlen, "%s: cannot zero the data area: %s", paths[i], strerror(-r));
 			goto out;
 		}
@@ -572,8 +617,11 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		}
 	}
 out:
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		member_close(&ms[i]);
+		if (r && i < made && !pr[i].exists)
+			unlink(paths[i]);
+	}
 	free(ms);
 	return r;
 }

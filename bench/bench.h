@@ -1,0 +1,203 @@
+/* bench: fsvol-bench, a diskspd-style load generator. Options (opts.c),
+ * access patterns (pattern.c), the run (run.c) with its two engines
+ * (uring.c for files and devices, volume.c for an fsvol volume opened
+ * in-process), CPU and fsvol counters (sample.c), and the report (report.c).
+ * bench_run() fills a struct bench_result and prints nothing, so sweeps can
+ * call it and render rows of their own. */
+#ifndef FSVOL_BENCH_H
+#define FSVOL_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stats/stats.h"
+
+#define BENCH_MAX_TARGETS 16
+#define BENCH_MAX_MEMBERS 64
+
+/* ---- options (opts.c) ---- */
+enum bench_dist_kind { BENCH_DIST_UNIFORM, BENCH_DIST_NORMAL, BENCH_DIST_ZIPF, BENCH_DIST_HOT };
+
+struct bench_dist {
+	enum bench_dist_kind kind;
+	double sigma;  /* normal: standard deviation as a fraction of the records */
+	double theta;  /* zipf: P(rank k) ~ 1 / k^theta */
+	double hot_data, hot_io; /* hot: fraction hot_io of I/Os go to the first hot_data of records */
+};
+
+/* -S: diskspd's caching modes; all but -Sb mean O_DIRECT here. */
+enum bench_cache { BENCH_CACHE_ON, BENCH_CACHE_OFF };
+
+struct bench_opts {
+	uint64_t block;       /* -b, bytes */
+	double duration;      /* -d, seconds */
+	double warmup;        /* -W */
+	double cooldown;      /* -C */
+	unsigned outstanding; /* -o, per thread per target */
+	unsigned threads;     /* -t, per target */
+	int random;           /* -r (1) or -s (0) */
+	int pattern_set;      /* -r or -s was given */
+	uint64_t align;       /* -r ALIGN, 0 = block */
+	uint64_t stride;      /* -s STRIDE, 0 = block */
+	uint64_t thread_stride; /* -T: thread i starts at i * T (sequential) */
+	unsigned write_pct;   /* -w */
+	uint64_t create_size; /* -c, 0 = use the target's size */
+	int direct;           /* -S/-Su/-Sh: O_DIRECT */
+	int latency;          /* -L */
+	uint64_t seed;        /* -z */
+	int seed_time;        /* -z without a value: seed from the clock */
+	int rand_buf;         /* -Z */
+	struct bench_dist dist; /* --dist */
+	int dist_set;
+	uint64_t think_us;    /* --think */
+	int json, quiet;
+	char *members[BENCH_MAX_MEMBERS]; /* --members (pointers into members_buf) */
+	unsigned nmembers;
+	char *members_buf;
+	char *targets[BENCH_MAX_TARGETS];
+	unsigned ntargets;
+	char cmdline[1024];
+	/* For callers of bench_run (sweeps); the command line sets neither. */
+	const char *model;    /* spindle model spec for --members (fsvol's --model), NULL = none */
+	/* Called about twice a second in place of the progress line: fraction of
+	 * this run done (warm-up and cool-down included), seconds so far, IOPS
+	 * over the last half second. Called from bench_run's own thread. */
+	void (*progress)(void *arg, double frac, double elapsed_s, double iops);
+	void *progress_arg;
+};
+
+void bench_opts_default(struct bench_opts *o);
+void bench_opts_free(struct bench_opts *o);
+/* Parse argv (argv[0] is the program). 0 = run; 1 = --help was printed;
+ * -EINVAL with a message naming the flag in err ("-b 3X: not a size"). */
+int bench_parse(struct bench_opts *o, int argc, char **argv, char *err, size_t errlen);
+void bench_usage(FILE *f);
+const char *bench_dist_name(const struct bench_dist *d, char *buf, size_t len);
+
+/* ---- access patterns (pattern.c) ----
+ * I/O number k of a thread is a pure function of (seed, thread, k), so a
+ * thread's sequence does not depend on completion order or on how many
+ * workers draw from it (the in-process engine runs several per thread). */
+struct bench_pattern {
+	uint64_t key;     /* from seed and thread */
+	uint64_t block;
+	uint64_t unit;    /* random: alignment; sequential: stride */
+	uint64_t npos;    /* offsets k * unit with k < npos fit a block */
+	uint64_t start;   /* sequential: first position */
+	int random;
+	unsigned write_pct;
+	struct bench_dist dist;
+	double z_hx1, z_hn, z_s; /* zipf rejection-inversion constants */
+	uint64_t hot_n;   /* hot: records in the hot area */
+};
+
+/* 0, or -EINVAL when a block does not fit in size. */
+int bench_pattern_init(struct bench_pattern *p, const struct bench_opts *o, uint64_t size,
+		       unsigned thread);
+/* I/O number k of the thread: byte offset and direction. */
+void bench_pattern_at(const struct bench_pattern *p, uint64_t k, uint64_t *off, int *is_write);
+/* The distribution alone: a record in [0, p->npos) for I/O k (random only). */
+uint64_t bench_pattern_record(const struct bench_pattern *p, uint64_t k);
+
+/* ---- results (run.c) ---- */
+struct bench_opstat {
+	uint64_t ios, bytes;
+	double lat_sum, lat_sq; /* ns, ns^2: mean and standard deviation */
+	uint64_t lat_min, lat_max;
+	uint64_t hist[STATS_LAT_BUCKETS];
+};
+
+struct bench_thread_result {
+	unsigned target;  /* index in bench_result.target */
+	struct bench_opstat op[2]; /* [STATS_READ], [STATS_WRITE] */
+};
+
+struct bench_cpu {
+	double usage, user, kernel, idle; /* percent of the interval */
+};
+
+/* A device below the mapping layer (the volume first, then each member). */
+struct bench_below_dev {
+	char name[16];    /* "volume", "m0" ... */
+	char path[256];
+	char state[16];
+	struct stats_snap d; /* delta over the measured interval */
+	struct stats_rates r;
+};
+
+struct bench_conservation {
+	const char *what;  /* "reads", "writes", "member reads for writes" */
+	uint64_t member_bytes, volume_bytes;
+	double ratio;
+	char note[96];     /* "raid1: every copy" */
+	int ok;            /* reads: equal; else 1 */
+};
+
+struct bench_below {
+	char level[16];
+	unsigned ndev;     /* 1 + members */
+	struct bench_below_dev *dev;
+	unsigned ncons;
+	struct bench_conservation cons[3];
+};
+
+struct bench_target_result {
+	char path[4096];
+	uint64_t size;
+	const char *engine;  /* "io_uring", "io_uring (registered buffers)", "fsvol in-process" */
+	unsigned workers;    /* OS threads driving it */
+	struct bench_below *below; /* NULL unless the target is an fsvol volume */
+};
+
+struct bench_result {
+	double test_s;       /* measured window */
+	uint64_t seed;
+	unsigned nthreads;   /* threads per target x targets */
+	struct bench_thread_result *thread;
+	unsigned ntargets;
+	struct bench_target_result target[BENCH_MAX_TARGETS];
+	unsigned ncpu;
+	struct bench_cpu *cpu; /* per core */
+	struct bench_cpu cpu_avg;
+};
+
+/* Derived figures of one op (or a sum), the same for text and JSON. */
+struct bench_figs {
+	uint64_t bytes, ios;
+	double mb_s, iops, avg_ms, std_ms;
+};
+void bench_figs_of(const struct bench_opstat *s, double test_s, struct bench_figs *f);
+void bench_opstat_add(struct bench_opstat *a, const struct bench_opstat *b);
+/* The percentile rows: p = 0 is min, p = 100 is max. */
+#define BENCH_NPCT 15
+extern const double bench_pct[BENCH_NPCT];
+extern const char *const bench_pct_name[BENCH_NPCT];
+/* Values in ms for each row (monotonic, within [min, max]); 0 rows when empty. */
+int bench_percentiles(const struct bench_opstat *s, double ms[BENCH_NPCT]);
+
+/* Run the workload of o against its targets (files, devices, MNT/volume, or
+ * the --members volume in-process). 0 or -errno with a message in err. */
+int bench_run(const struct bench_opts *o, struct bench_result **out, char *err, size_t errlen);
+void bench_result_free(struct bench_result *r);
+
+/* ---- samplers (sample.c) ---- */
+/* Per-core jiffies from /proc/stat; n cores. 0 or -errno. */
+struct bench_cpu_raw { uint64_t user, kernel, idle; };
+int bench_cpu_read(struct bench_cpu_raw **out, unsigned *n);
+void bench_cpu_delta(const struct bench_cpu_raw *a, const struct bench_cpu_raw *b, unsigned n,
+		     struct bench_cpu *out, struct bench_cpu *avg);
+/* MNT/volume with MNT/stats.json next to it: the mount directory in dir. */
+int bench_fsvol_mount_dir(const char *target, char *dir, size_t len);
+/* Read MNT/stats.json into a doc. 0 or -errno with a message. */
+int bench_fsvol_read(const char *dir, struct stats_doc *doc, char *err, size_t errlen);
+/* The level name from MNT/status ("raid5"), or "" when unknown. */
+void bench_fsvol_level(const char *dir, char *level, size_t len);
+/* Fill the conservation lines of b from its volume and member deltas. */
+void bench_conserve(struct bench_below *b);
+
+/* ---- report (report.c) ---- */
+int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_result *r);
+int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_result *r);
+
+#endif

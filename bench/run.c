@@ -1,0 +1,562 @@
+/* run: one workload against its targets. Opens (and with -c creates) the
+ * targets, starts every worker, keeps the clock (warm-up, measured window,
+ * cool-down), samples CPU and fsvol counters at the window's edges, shows
+ * progress, and gathers the per-thread figures into a bench_result. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/run.h"
+#include "fsvol/volume.h"
+
+/* The start gate: workers check in when set up, leave when the clock is set. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static unsigned gate_ready;
+static int gate_open;
+
+void bench_wait_start(struct bench_worker *w)
+{
+	(void)w;
+	pthread_mutex_lock(&gate_lock);
+	gate_ready++;
+	pthread_cond_broadcast(&gate_cond);
+	while (!gate_open)
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+void bench_fail(struct bench_worker *w, int err, const char *fmt, ...)
+{
+	va_list ap;
+	if (w->error)
+		return; /* keep the first */
+	w->error = err ? err : -EIO;
+	va_start(ap, fmt);
+	vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
+	va_end(ap);
+	atomic_store(&w->clk->stop, 1);
+}
+
+void bench_account(struct bench_worker *w, int is_write, uint64_t bytes, uint64_t t0, uint64_t t1)
+{
+	atomic_store_explicit(&w->done, atomic_load_explicit(&w->done, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	if (t1 < w->clk->t_meas || t1 >= w->clk->t_meas_end)
+		return;
+	struct bench_opstat *s = &w->op[is_write];
+	uint64_t lat = t1 - t0;
+	s->ios++;
+	s->bytes += bytes;
+	s->lat_sum += (double)lat;
+	s->lat_sq += (double)lat * (double)lat;
+	if (lat < s->lat_min)
+		s->lat_min = lat;
+	if (lat > s->lat_max)
+		s->lat_max = lat;
+	s->hist[stats_lat_bucket(lat)]++;
+}
+
+/* n buffers of -b bytes, page-aligned and touched now (a first touch costs
+ * 12-16 us per page here, too much for the hot path). Byte i of the fixed
+ * pattern is i % 256, as diskspd's; -Z fills them with random bytes. */
+void *bench_buffers(const struct bench_opts *o, size_t n, uint64_t seed)
+{
+	void *p;
+	size_t len = n * o->block;
+	if (posix_memalign(&p, 4096, len))
+		return NULL;
+	unsigned char *b = p;
+	if (o->rand_buf) {
+		uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+		for (size_t i = 0; i + 8 <= len; i += 8) {
+			s ^= s << 13, s ^= s >> 7, s ^= s << 17; /* xorshift64 */
+			memcpy(b + i, &s, 8);
+		}
+	} else {
+		for (size_t i = 0; i < len; i++)
+			b[i] = (unsigned char)i;
+	}
+	return p;
+}
+
+static void err_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void err_set(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* -c: write the file out to size (reads of holes would cost nothing). */
+static int create_file(const char *path, uint64_t size, const struct bench_opts *o, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && (!S_ISREG(st.st_mode) || (uint64_t)st.st_size >= size))
+		return 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err_set(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		return -errno;
+	}
+	struct bench_opts one = *o;
+	one.block = 1 << 20;
+	char *buf = bench_buffers(&one, 1, o->seed);
+	int r = buf ? 0 : -ENOMEM;
+	for (uint64_t off = 0; !r && off < size;) {
+		size_t n = size - off < one.block ? (size_t)(size - off) : one.block;
+		ssize_t w = pwrite(fd, buf, n, (off_t)off);
+		if (w <= 0)
+			r = w < 0 ? -errno : -EIO;
+		else
+			off += (uint64_t)w;
+	}
+	if (!r && fsync(fd))
+		r = -errno;
+	if (r)
+		err_set(err, errlen, "%s: cannot fill to %llu bytes: %s", path, (unsigned long long)size,
+			strerror(-r));
+	free(buf);
+	close(fd);
+	return r;
+}
+
+static int open_target(struct bench_target *t, const struct bench_opts *o, char *err, size_t errlen)
+{
+	struct stat st;
+	int r, flags = O_CLOEXEC | (o->write_pct ? O_RDWR : O_RDONLY) | (o->direct ? O_DIRECT : 0);
+	if (o->create_size && (r = create_file(t->path, o->create_size, o, err, errlen)))
+		return r;
+	if ((t->fd = open(t->path, flags)) < 0) {
+		r = -errno;
+		err_set(err, errlen, "%s: %s%s", t->path, strerror(errno),
+			errno == EINVAL && o->direct ? " (no O_DIRECT here? drop -S)" : "");
+		return r;
+	}
+	if (fstat(t->fd, &st)) {
+		r = -errno;
+		err_set(err, errlen, "%s: %s", t->path, strerror(errno));
+		return r;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(t->fd, BLKGETSIZE64, &t->size)) {
+			r = -errno;
+			err_set(err, errlen, "%s: BLKGETSIZE64: %s", t->path, strerror(errno));
+			return r;
+		}
+	} else if (S_ISREG(st.st_mode)) {
+		t->size = (uint64_t)st.st_size;
+	} else {
+		err_set(err, errlen, "%s: not a regular file or block device", t->path);
+		return -EINVAL;
+	}
+	if (o->create_size) {
+		if (o->create_size > t->size) {
+			err_set(err, errlen, "%s: -c %llu is larger than the device (%llu bytes)", t->path,
+				(unsigned long long)o->create_size, (unsigned long long)t->size);
+			return -EINVAL;
+		}
+		t->size = o->create_size;
+	}
+	return 0;
+}
+
+static int open_volume(struct bench_target *t, const struct bench_opts *o, char *err, size_t errlen)
+{
+	struct vol_opts vo = { .stats = VOL_STATS_ALL, .buffered = !o->direct, .model = o->model };
+	int r = vol_open(&t->vol, (char *const *)o->members, o->nmembers, &vo, err, errlen);
+	if (r)
+		return r;
+	if ((r = vol_start(t->vol)) || (r = engine_prepare(t->vol, o->threads * o->outstanding))) {
+		err_set(err, errlen, "starting the volume: %s", strerror(-r));
+		return r;
+	}
+	t->size = t->vol->geom.capacity;
+	if (o->create_size) {
+		if (o->create_size > t->size) {
+			err_set(err, errlen, "-c %llu: larger than the volume (%llu bytes)",
+				(unsigned long long)o->create_size, (unsigned long long)t->size);
+			return -EINVAL;
+		}
+		t->size = o->create_size;
+	}
+	return 0;
+}
+
+/* ---- fsvol counters at the window's edges ---- */
+struct below_src {
+	struct vol *vol;   /* in-process */
+	char dir[4096];    /* or a mount */
+	struct stats_snap *a, *b; /* [ndev] */
+	/* Conservation holds only at rest: a volume request completes after its
+	 * member requests, so a snapshot taken mid-run can catch members ahead.
+	 * These two are taken before the first I/O and after the last. */
+	struct stats_snap *r0, *r1;
+	unsigned ndev;
+	int have_a, have_b, have_r0;
+};
+
+static int below_snap(struct below_src *s, struct stats_snap *out, char *err, size_t errlen)
+{
+	if (s->vol) {
+		uint64_t now = stats_now();
+		stats_snapshot(s->vol->vstats, now, &out[0]);
+		for (unsigned i = 0; i + 1 < s->ndev; i++) {
+			struct member *m = s->vol->slot[i];
+			if (m && m->stats)
+				stats_snapshot(m->stats, now, &out[i + 1]);
+			else
+				memset(&out[i + 1], 0, sizeof(out[i + 1]));
+			out[i + 1].t_ns = now;
+		}
+		return 0;
+	}
+	struct stats_doc doc;
+	int r = bench_fsvol_read(s->dir, &doc, err, errlen);
+	if (r)
+		return r;
+	for (unsigned i = 0; i < s->ndev; i++)
+		if (i < doc.n)
+			out[i] = doc.dev[i].snap;
+	stats_doc_free(&doc);
+	return 0;
+}
+
+static int below_init(struct below_src *s, struct bench_target *t, struct bench_below **out,
+		      char *err, size_t errlen)
+{
+	struct bench_below *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	*out = b;
+	if (t->vol) {
+		s->vol = t->vol;
+		s->ndev = 1 + t->vol->nslots;
+		snprintf(b->level, sizeof(b->level), "%s", layout_level_name(t->vol->geom.level));
+	} else {
+		struct stats_doc doc;
+		int r = bench_fsvol_read(s->dir, &doc, err, errlen);
+		if (r)
+			return r;
+		s->ndev = (unsigned)doc.n;
+		bench_fsvol_level(s->dir, b->level, sizeof(b->level));
+		b->dev = calloc(s->ndev, sizeof(*b->dev));
+		for (unsigned i = 0; b->dev && i < s->ndev; i++) {
+			snprintf(b->dev[i].path, sizeof(b->dev[i].path), "%s", doc.dev[i].path ? doc.dev[i].path : "");
+			snprintf(b->dev[i].state, sizeof(b->dev[i].state), "%s",
+				 doc.dev[i].state ? doc.dev[i].state : "");
+		}
+		stats_doc_free(&doc);
+	}
+	if (!b->dev)
+		b->dev = calloc(s->ndev, sizeof(*b->dev));
+	s->a = calloc(s->ndev, sizeof(*s->a));
+	s->b = calloc(s->ndev, sizeof(*s->b));
+	s->r0 = calloc(s->ndev, sizeof(*s->r0));
+	s->r1 = calloc(s->ndev, sizeof(*s->r1));
+	if (!b->dev || !s->a || !s->b || !s->r0 || !s->r1)
+		return -ENOMEM;
+	b->ndev = s->ndev;
+	for (unsigned i = 0; i < s->ndev; i++) {
+		struct bench_below_dev *d = &b->dev[i];
+		if (i == 0) {
+			snprintf(d->name, sizeof(d->name), "volume");
+			snprintf(d->path, sizeof(d->path), "%.255s", t->path);
+		}
+		else
+			snprintf(d->name, sizeof(d->name), "m%u", i - 1);
+		if (t->vol && i) {
+			struct member *m = t->vol->slot[i - 1];
+			snprintf(d->path, sizeof(d->path), "%.255s", m ? m->path : "(missing)");
+			snprintf(d->state, sizeof(d->state), "%s", vol_slot_state(t->vol, i - 1));
+		}
+	}
+	return 0;
+}
+
+static void below_finish(struct below_src *s, struct bench_below *b, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < s->ndev; i++) {
+		stats_snap_sub(&s->b[i], &s->a[i], &b->dev[i].d);
+		if (stats_rates_compute(&s->a[i], &s->b[i], &b->dev[i].r))
+			memset(&b->dev[i].r, 0, sizeof(b->dev[i].r));
+	}
+	/* conservation over the whole run, from the snapshots at rest */
+	struct bench_below rest = *b;
+	struct bench_below_dev *dev = calloc(s->ndev, sizeof(*dev));
+	if (!s->have_r0 || !dev || below_snap(s, s->r1, err, errlen)) {
+		free(dev);
+		bench_conserve(b);
+		return;
+	}
+	for (unsigned i = 0; i < s->ndev; i++)
+		stats_snap_sub(&s->r1[i], &s->r0[i], &dev[i].d);
+	rest.dev = dev;
+	bench_conserve(&rest);
+	memcpy(b->cons, rest.cons, sizeof(b->cons));
+	b->ncons = rest.ncons;
+	free(dev);
+}
+
+/* ---- progress ---- */
+static void progress(const struct bench_clock *c, struct bench_worker *w, unsigned nw, uint64_t now,
+		     uint64_t *last_done, uint64_t *last_t)
+{
+	uint64_t done = 0;
+	for (unsigned i = 0; i < nw; i++)
+		done += atomic_load_explicit(&w[i].done, memory_order_relaxed);
+	double total = (double)(c->t_end - c->t_start) / 1e9, el = (double)(now - c->t_start) / 1e9;
+	double iops = now > *last_t ? (double)(done - *last_done) * 1e9 / (double)(now - *last_t) : 0;
+	const char *phase = now < c->t_meas ? "warm-up" : now < c->t_meas_end ? "measuring" : "cool-down";
+	if (w->o->progress)
+		w->o->progress(w->o->progress_arg, total > 0 ? el / total : 1, el, iops);
+	else
+		fprintf(stderr, "\r%3.0f%%  %.1fs elapsed  ETA %.1fs  %.0f IOPS  (%s)\033[K",
+			total > 0 ? 100 * el / total : 100, el, total > el ? total - el : 0, iops, phase);
+	*last_done = done;
+	*last_t = now;
+}
+
+static void sleep_until(uint64_t t_ns)
+{
+	struct timespec ts = { (time_t)(t_ns / 1000000000), (long)(t_ns % 1000000000) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static uint64_t secs_ns(double s) { return (uint64_t)(s * 1e9 + 0.5); }
+
+void bench_result_free(struct bench_result *r)
+{
+	if (!r)
+		return;
+	for (unsigned i = 0; i < r->ntargets; i++) {
+		if (r->target[i].below)
+			free(r->target[i].below->dev);
+		free(r->target[i].below);
+	}
+	free(r->thread);
+	free(r->cpu);
+	free(r);
+}
+
+int bench_run(const struct bench_opts *opts, struct bench_result **out, char *err, size_t errlen)
+{
+	struct bench_opts o = *opts;
+	struct bench_target tgt[BENCH_MAX_TARGETS] = { 0 };
+	struct below_src src[BENCH_MAX_TARGETS] = { 0 };
+	struct bench_clock clk = { 0 };
+	struct bench_worker *w = NULL;
+	struct bench_cpu_raw *cpu_a = NULL, *cpu_b = NULL;
+	unsigned ncpu_a = 0, ncpu_b = 0, nt, nw = 0, started = 0;
+	int r = 0, show = o.progress || (!o.quiet && isatty(STDERR_FILENO));
+	struct bench_result *res = calloc(1, sizeof(*res));
+
+	err[0] = 0;
+	*out = NULL;
+	if (!res)
+		return -ENOMEM;
+	if (o.seed_time)
+		o.seed = (uint64_t)time(NULL) ^ stats_now();
+	res->seed = o.seed;
+	nt = o.nmembers ? 1 : o.ntargets;
+	res->ntargets = nt;
+	for (unsigned i = 0; i < BENCH_MAX_TARGETS; i++)
+		tgt[i].fd = -1;
+
+	/* targets */
+	for (unsigned i = 0; i < nt && !r; i++) {
+		struct bench_target_result *tr = &res->target[i];
+		if (o.nmembers) {
+			if (o.ntargets)
+				snprintf(tr->path, sizeof(tr->path), "%s", o.targets[0]);
+			else
+				snprintf(tr->path, sizeof(tr->path), "fsvol:%s%s", o.members[0],
+					 o.nmembers > 1 ? ",..." : "");
+			tgt[i].path = tr->path;
+			r = open_volume(&tgt[i], &o, err, errlen);
+		} else {
+			snprintf(tr->path, sizeof(tr->path), "%s", o.targets[i]);
+			tgt[i].path = tr->path;
+			r = open_target(&tgt[i], &o, err, errlen);
+		}
+		if (r)
+			break;
+		tr->size = tgt[i].size;
+		if (tgt[i].size < o.block) {
+			err_set(err, errlen, "%s: size %llu is smaller than the block size (-b %llu)", tr->path,
+				(unsigned long long)tgt[i].size, (unsigned long long)o.block);
+			r = -EINVAL;
+			break;
+		}
+		const struct bench_engine_ops *eng = o.nmembers ? &bench_volume_ops : &bench_uring_ops;
+		tr->engine = eng->name;
+		tr->workers = o.threads * eng->workers_per_thread(&o);
+		nw += tr->workers;
+		if (o.nmembers || bench_fsvol_mount_dir(tgt[i].path, src[i].dir, sizeof(src[i].dir)) == 0)
+			r = below_init(&src[i], &tgt[i], &tr->below, err, errlen);
+		if (o.nmembers && !r && !(tgt[i].next_k = calloc(o.threads, sizeof(*tgt[i].next_k))))
+			r = -ENOMEM;
+	}
+	res->nthreads = nt * o.threads;
+	if (!r && (!(w = calloc(nw, sizeof(*w))) ||
+		   !(res->thread = calloc(res->nthreads, sizeof(*res->thread)))))
+		r = -ENOMEM;
+	if (r)
+		goto out;
+
+	/* workers: thread t of target i is result thread i * threads + t */
+	gate_ready = 0;
+	gate_open = 0;
+	for (unsigned i = 0, k = 0; i < nt; i++) {
+		const struct bench_engine_ops *eng = o.nmembers ? &bench_volume_ops : &bench_uring_ops;
+		unsigned per = eng->workers_per_thread(&o);
+		for (unsigned t = 0; t < o.threads; t++)
+			for (unsigned s = 0; s < per; s++, k++) {
+				struct bench_worker *x = &w[k];
+				x->clk = &clk;
+				x->o = &o;
+				x->tgt = &tgt[i];
+				x->thread = i * o.threads + t;
+				x->slot = s;
+				x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
+				res->thread[x->thread].target = i;
+				bench_pattern_init(&x->pat, &o, tgt[i].size, t);
+			}
+	}
+	/* the window is unknown until everyone is set up: nothing counts */
+	clk.t_meas = clk.t_meas_end = clk.t_end = UINT64_MAX;
+	for (; started < nw; started++) {
+		if ((r = -pthread_create(&w[started].tid, NULL, w[started].o->nmembers ? bench_volume_ops.worker
+										    : bench_uring_ops.worker,
+					 &w[started]))) {
+			err_set(err, errlen, "cannot start thread %u: %s", started, strerror(-r));
+			break;
+		}
+	}
+	pthread_mutex_lock(&gate_lock);
+	while (gate_ready < started)
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	for (unsigned i = 0; i < started; i++)
+		if (w[i].error)
+			atomic_store(&clk.stop, 1);
+	if (r)
+		atomic_store(&clk.stop, 1);
+	for (unsigned i = 0; i < nt; i++)
+		if (res->target[i].below && !below_snap(&src[i], src[i].r0, err, errlen))
+			src[i].have_r0 = 1;
+	bench_cpu_read(&cpu_a, &ncpu_a);
+	clk.t_start = stats_now();
+	clk.t_meas = clk.t_start + secs_ns(o.warmup);
+	clk.t_meas_end = clk.t_meas + secs_ns(o.duration);
+	clk.t_end = clk.t_meas_end + secs_ns(o.cooldown);
+	gate_open = 1;
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+
+	/* the main thread: samples at the window's edges, progress in between */
+	int sampled_a = 0, sampled_b = 0;
+	uint64_t last_done = 0, last_t = clk.t_start, next_tick = clk.t_start + 500000000ull;
+	while (!atomic_load(&clk.stop)) {
+		uint64_t now = stats_now();
+		if (!sampled_a && now >= clk.t_meas) {
+			free(cpu_a);
+			cpu_a = NULL;
+			bench_cpu_read(&cpu_a, &ncpu_a);
+			for (unsigned i = 0; i < nt; i++)
+				if (res->target[i].below && !below_snap(&src[i], src[i].a, err, errlen))
+					src[i].have_a = 1;
+			sampled_a = 1;
+		}
+		if (!sampled_b && now >= clk.t_meas_end) {
+			bench_cpu_read(&cpu_b, &ncpu_b);
+			for (unsigned i = 0; i < nt; i++)
+				if (res->target[i].below && !below_snap(&src[i], src[i].b, err, errlen))
+					src[i].have_b = 1;
+			sampled_b = 1;
+		}
+		if (now >= clk.t_end)
+			break;
+		if (show && now >= next_tick) {
+			progress(&clk, w, nw, now, &last_done, &last_t);
+			next_tick += 500000000ull;
+		}
+		uint64_t wake = clk.t_end;
+		if (!sampled_a && clk.t_meas < wake)
+			wake = clk.t_meas;
+		if (!sampled_b && clk.t_meas_end < wake)
+			wake = clk.t_meas_end;
+		if (show && next_tick < wake)
+			wake = next_tick;
+		/* short naps so an error stops the wait early */
+		if (wake > now + 100000000ull)
+			wake = now + 100000000ull;
+		sleep_until(wake);
+	}
+	if (show && !o.progress)
+		fprintf(stderr, "\r\033[K");
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(w[i].tid, NULL);
+	for (unsigned i = 0; i < started && !r; i++)
+		if (w[i].error) {
+			err_set(err, errlen, "%s: %s", res->target[w[i].thread / o.threads].path, w[i].errmsg);
+			r = w[i].error;
+		}
+	if (r)
+		goto out;
+	err[0] = 0;
+
+	/* gather */
+	res->test_s = o.duration;
+	for (unsigned i = 0; i < nw; i++)
+		for (int op = 0; op < 2; op++) {
+			if (!w[i].op[op].ios)
+				continue;
+			struct bench_opstat *dst = &res->thread[w[i].thread].op[op];
+			bench_opstat_add(dst, &w[i].op[op]);
+		}
+	if (cpu_a && cpu_b && ncpu_a == ncpu_b && (res->cpu = calloc(ncpu_a, sizeof(*res->cpu)))) {
+		res->ncpu = ncpu_a;
+		bench_cpu_delta(cpu_a, cpu_b, ncpu_a, res->cpu, &res->cpu_avg);
+	}
+	for (unsigned i = 0; i < nt; i++)
+		if (res->target[i].below && src[i].have_a && src[i].have_b)
+			below_finish(&src[i], res->target[i].below, err, errlen);
+		else if (res->target[i].below) {
+			free(res->target[i].below->dev);
+			free(res->target[i].below);
+			res->target[i].below = NULL;
+		}
+out:
+	for (unsigned i = 0; i < nt; i++) {
+		if (tgt[i].fd >= 0)
+			close(tgt[i].fd);
+		if (tgt[i].vol)
+			vol_close(tgt[i].vol);
+		free(tgt[i].next_k);
+		free(src[i].a);
+		free(src[i].b);
+		free(src[i].r0);
+		free(src[i].r1);
+	}
+	free(w);
+	free(cpu_a);
+	free(cpu_b);
+	if (r) {
+		if (!err[0])
+			err_set(err, errlen, "%s", strerror(-r));
+		bench_result_free(res);
+		return r;
+	}
+	*out = res;
+	return 0;
+}

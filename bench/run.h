@@ -1,0 +1,62 @@
+/* run: internals shared by the run (run.c) and its engines (uring.c,
+ * volume.c). Not for users of bench.h. */
+#ifndef FSVOL_BENCH_RUN_H
+#define FSVOL_BENCH_RUN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "bench/bench.h"
+
+struct vol;
+
+/* The clock every worker obeys: I/Os are counted when they complete inside
+ * [t_meas, t_meas_end); nothing new is issued at or after t_end. */
+struct bench_clock {
+	uint64_t t_start, t_meas, t_meas_end, t_end;
+	_Atomic int stop; /* an error somewhere: everyone drains and leaves */
+	pthread_barrier_t ready, go;
+};
+
+struct bench_target {
+	const char *path;
+	int fd;             /* -1 for the in-process volume */
+	uint64_t size;
+	struct vol *vol;
+	_Atomic uint64_t *next_k; /* volume engine: per thread, shared by its slots */
+};
+
+/* One OS thread. The uring engine runs one per -t thread with -o in
+ * flight; the volume engine one per slot (t x o), each blocking. */
+struct bench_worker {
+	struct bench_clock *clk;
+	const struct bench_opts *o;
+	struct bench_target *tgt;
+	struct bench_pattern pat;
+	unsigned thread;    /* index into the result's threads */
+	unsigned slot;      /* volume engine: which of the thread's -o slots */
+	pthread_t tid;
+	int started;
+	int error;          /* 0 or -errno */
+	char errmsg[160];
+	struct bench_opstat op[2];
+	_Alignas(64) _Atomic uint64_t done; /* progress, read by the main thread */
+};
+
+/* Shared by both engines */
+void bench_account(struct bench_worker *w, int is_write, uint64_t bytes, uint64_t t0, uint64_t t1);
+/* Aligned, pre-touched; write buffers carry the pattern or random bytes. */
+void *bench_buffers(const struct bench_opts *o, size_t n, uint64_t seed);
+void bench_fail(struct bench_worker *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void bench_wait_start(struct bench_worker *w);
+
+struct bench_engine_ops {
+	const char *name;
+	/* Threads the engine needs per -t thread. */
+	unsigned (*workers_per_thread)(const struct bench_opts *o);
+	void *(*worker)(void *arg);
+};
+extern const struct bench_engine_ops bench_uring_ops, bench_volume_ops;
+
+#endif

@@ -1,0 +1,183 @@
+/* sample: what the report measures besides the I/Os themselves: CPU time
+ * per core (/proc/stat deltas) and the fsvol counters below the mapping
+ * layer (MNT/stats.json of a mount), and the conservation check. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+
+int bench_cpu_read(struct bench_cpu_raw **out, unsigned *n)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	char line[512];
+	unsigned cap = 0, cnt = 0;
+	struct bench_cpu_raw *c = NULL;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long us, ni, sy, id, io, irq, sirq, st;
+		unsigned cpu;
+		if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &us, &ni, &sy, &id,
+			   &io, &irq, &sirq, &st) != 9)
+			continue;
+		if (cnt == cap) {
+			struct bench_cpu_raw *nc = realloc(c, (cap = cap ? 2 * cap : 16) * sizeof(*c));
+			if (!nc) {
+				free(c);
+				fclose(f);
+				return -ENOMEM;
+			}
+			c = nc;
+		}
+		/* steal counts as neither: it is time the core was not ours */
+		c[cnt++] = (struct bench_cpu_raw){ us + ni, sy + irq + sirq, id + io };
+	}
+	fclose(f);
+	*out = c;
+	*n = cnt;
+	return cnt ? 0 : -ENOENT;
+}
+
+void bench_cpu_delta(const struct bench_cpu_raw *a, const struct bench_cpu_raw *b, unsigned n,
+		     struct bench_cpu *out, struct bench_cpu *avg)
+{
+	*avg = (struct bench_cpu){ 0 };
+	for (unsigned i = 0; i < n; i++) {
+		double u = (double)(b[i].user - a[i].user), k = (double)(b[i].kernel - a[i].kernel);
+		double id = (double)(b[i].idle - a[i].idle), t = u + k + id;
+		if (t <= 0)
+			t = 1, id = 1; /* no tick in the interval: call it idle */
+		out[i] = (struct bench_cpu){ 100 * (u + k) / t, 100 * u / t, 100 * k / t, 100 * id / t };
+		avg->usage += out[i].usage / n;
+		avg->user += out[i].user / n;
+		avg->kernel += out[i].kernel / n;
+		avg->idle += out[i].idle / n;
+	}
+}
+
+int bench_fsvol_mount_dir(const char *target, char *dir, size_t len)
+{
+	const char *slash = strrchr(target, '/');
+	char p[PATH_MAX];
+	if (strcmp(slash ? slash + 1 : target, "volume"))
+		return -ENOENT;
+	if (!slash)
+		snprintf(dir, len, ".");
+	else if (slash == target)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - target), target);
+	snprintf(p, sizeof(p), "%s/stats.json", dir);
+	return access(p, R_OK) ? -ENOENT : 0;
+}
+
+static int slurp(const char *path, char **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 1 << 16, n = 0;
+	char *b = NULL;
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (!b || n == cap) {
+			char *nb = realloc(b, b ? (cap *= 2) : cap);
+			if (!nb) {
+				free(b);
+				close(fd);
+				return -ENOMEM;
+			}
+			b = nb;
+		}
+		ssize_t r = read(fd, b + n, cap - n);
+		if (r < 0) {
+			int e = -errno;
+			free(b);
+			close(fd);
+			return e;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int bench_fsvol_read(const char *dir, struct stats_doc *doc, char *err, size_t errlen)
+{
+	char path[PATH_MAX], perr[200];
+	char *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "%s/stats.json", dir);
+	int r = slurp(path, &buf, &len);
+	if (r) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	r = stats_json_parse(buf, len, doc, perr, sizeof(perr));
+	free(buf);
+	if (r)
+		snprintf(err, errlen, "%s: %s", path, r == -ENOMEM ? "out of memory" : perr);
+	return r;
+}
+
+void bench_fsvol_level(const char *dir, char *level, size_t len)
+{
+	char path[PATH_MAX], line[256], lv[32];
+	level[0] = 0;
+	snprintf(path, sizeof(path), "%s/status", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	/* "fsvol0 : active raid5 left-symmetric chunk 64K, ..." */
+	if (fgets(line, sizeof(line), f) && sscanf(line, "%*s : %*s %31s", lv) == 1)
+		snprintf(level, len, "%s", lv);
+	fclose(f);
+}
+
+static void cons(struct bench_below *b, const char *what, uint64_t m, uint64_t v, const char *note,
+		 int must_equal)
+{
+	struct bench_conservation *c = &b->cons[b->ncons++];
+	c->what = what;
+	c->member_bytes = m;
+	c->volume_bytes = v;
+	c->ratio = v ? (double)m / (double)v : 0;
+	c->ok = !must_equal || m == v;
+	snprintf(c->note, sizeof(c->note), "%s: %s", b->level[0] ? b->level : "fsvol", note);
+}
+
+void bench_conserve(struct bench_below *b)
+{
+	const struct stats_snap *v = &b->dev[0].d;
+	uint64_t mr = 0, mw = 0;
+	const char *lv = b->level;
+	int mirror = !strcmp(lv, "raid1") || !strcmp(lv, "raid10");
+	int parity = !strcmp(lv, "raid4") || !strcmp(lv, "raid5") || !strcmp(lv, "raid6");
+	int plain = !mirror && !parity;
+	for (unsigned i = 1; i < b->ndev; i++) {
+		mr += b->dev[i].d.read_bytes;
+		mw += b->dev[i].d.write_bytes;
+	}
+	b->ncons = 0;
+	if (v->read_bytes || !v->write_bytes) {
+		/* a healthy volume of any level reads each byte once, from one copy */
+		if (parity && v->write_bytes)
+			cons(b, "reads", mr, v->read_bytes, "member reads include read-modify-write reads", 0);
+		else
+			cons(b, "reads", mr, v->read_bytes, "each byte read once", 1);
+	}
+	if (v->write_bytes) {
+		cons(b, "writes", mw, v->write_bytes,
+		     mirror ? "every copy" : parity ? "data + parity" : "each byte written once", plain);
+		if (parity && !v->read_bytes)
+			cons(b, "member reads for writes", mr, v->write_bytes, "read-modify-write", 0);
+	}
+}

@@ -1,0 +1,171 @@
+/* uring: the engine for files, block devices and MNT/volume. One ring per
+ * thread with -o I/Os in flight; a slot re-issues as soon as it completes
+ * (after --think, an io_uring timeout). Registered file and buffers when
+ * the kernel allows (memlock), plain reads/writes otherwise. */
+#include <errno.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/run.h"
+
+#define THINK_BIT (1ull << 63)
+
+struct uslot {
+	char *buf;
+	uint64_t t0;
+	uint64_t off;
+	int is_write;
+	struct __kernel_timespec think;
+};
+
+static unsigned uring_workers(const struct bench_opts *o)
+{
+	(void)o;
+	return 1;
+}
+
+static void prep_io(struct io_uring *ring, struct bench_worker *w, struct uslot *s, unsigned i,
+		    uint64_t *k, int fixed)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring); /* never NULL: ring >= -o entries */
+	bench_pattern_at(&w->pat, (*k)++, &s->off, &s->is_write);
+	unsigned len = (unsigned)w->o->block;
+	int fd = fixed ? 0 : w->tgt->fd;
+	if (fixed && s->is_write)
+		io_uring_prep_write_fixed(sqe, fd, s->buf, len, s->off, (int)i);
+	else if (fixed)
+		io_uring_prep_read_fixed(sqe, fd, s->buf, len, s->off, (int)i);
+	else if (s->is_write)
+		io_uring_prep_write(sqe, fd, s->buf, len, s->off);
+	else
+		io_uring_prep_read(sqe, fd, s->buf, len, s->off);
+	if (fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, i);
+}
+
+static void prep_think(struct io_uring *ring, struct uslot *s, unsigned i)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	io_uring_prep_timeout(sqe, &s->think, 0, 0);
+	io_uring_sqe_set_data64(sqe, THINK_BIT | i);
+}
+
+static void *uring_worker(void *arg)
+{
+	struct bench_worker *w = arg;
+	const struct bench_opts *o = w->o;
+	const struct bench_clock *c = w->clk;
+	unsigned n = o->outstanding, inflight = 0;
+	struct io_uring ring;
+	struct uslot *slot = calloc(n, sizeof(*slot));
+	struct iovec *iov = calloc(n, sizeof(*iov));
+	char *bufs = bench_buffers(o, n, o->seed + w->thread);
+	int ring_ok = 0, fixed = 0, r;
+	uint64_t k = 0, batch_t0;
+
+	if (!slot || !iov || !bufs) {
+		bench_fail(w, -ENOMEM, "out of memory for %u buffers of %llu bytes", n,
+			   (unsigned long long)o->block);
+		goto wait;
+	}
+	/* room for every slot's I/O or timeout */
+	if ((r = io_uring_queue_init(n < 8 ? 8 : n, &ring, 0)) < 0) {
+		bench_fail(w, r, "io_uring_queue_init: %s", strerror(-r));
+		goto wait;
+	}
+	ring_ok = 1;
+	for (unsigned i = 0; i < n; i++) {
+		slot[i].buf = bufs + (size_t)i * o->block;
+		slot[i].think.tv_sec = (long long)(o->think_us / 1000000);
+		slot[i].think.tv_nsec = (long long)(o->think_us % 1000000 * 1000);
+		iov[i] = (struct iovec){ slot[i].buf, o->block };
+	}
+	if (o->block <= (1u << 30) && io_uring_register_files(&ring, &w->tgt->fd, 1) == 0) {
+		if (io_uring_register_buffers(&ring, iov, n) == 0)
+			fixed = 1;
+		else
+			io_uring_unregister_files(&ring);
+	}
+wait:
+	bench_wait_start(w);
+	if (w->error || atomic_load(&((struct bench_clock *)c)->stop))
+		goto out;
+
+	for (unsigned i = 0; i < n; i++)
+		prep_io(&ring, w, &slot[i], i, &k, fixed);
+	inflight = n;
+	batch_t0 = stats_now();
+	for (unsigned i = 0; i < n; i++)
+		slot[i].t0 = batch_t0;
+	while (inflight) {
+		struct io_uring_cqe *cqe;
+		unsigned head, seen = 0, issued = 0;
+		r = io_uring_submit_and_wait(&ring, 1);
+		if (r < 0 && r != -EINTR) {
+			bench_fail(w, r, "io_uring_submit_and_wait: %s", strerror(-r));
+			break;
+		}
+		uint64_t now = stats_now();
+		int stopping = now >= c->t_end || atomic_load_explicit(&((struct bench_clock *)c)->stop,
+								      memory_order_relaxed);
+		io_uring_for_each_cqe(&ring, head, cqe)
+		{
+			uint64_t ud = io_uring_cqe_get_data64(cqe);
+			unsigned i = (unsigned)(ud & ~THINK_BIT);
+			struct uslot *s = &slot[i];
+			seen++;
+			if (ud & THINK_BIT) {
+				if (stopping) {
+					inflight--;
+				} else {
+					prep_io(&ring, w, s, i, &k, fixed);
+					s->t0 = 0; /* stamped at submit */
+					issued++;
+				}
+				continue;
+			}
+			if (cqe->res != (int)o->block) {
+				int e = cqe->res < 0 ? cqe->res : -EIO;
+				bench_fail(w, e, "%s at offset %llu: %s%s", s->is_write ? "write" : "read",
+					   (unsigned long long)s->off, strerror(-e),
+					   cqe->res >= 0 ? " (short transfer)" : "");
+				stopping = 1;
+				inflight--;
+				continue;
+			}
+			bench_account(w, s->is_write, o->block, s->t0, now);
+			if (stopping) {
+				inflight--;
+			} else if (o->think_us) {
+				prep_think(&ring, s, i);
+			} else {
+				prep_io(&ring, w, s, i, &k, fixed);
+				s->t0 = 0;
+				issued++;
+			}
+		}
+		io_uring_cq_advance(&ring, seen);
+		if (issued) {
+			/* the submit is the next loop's; stamp just before it */
+			uint64_t t = stats_now();
+			for (unsigned i = 0; i < n; i++)
+				if (!slot[i].t0)
+					slot[i].t0 = t;
+		}
+	}
+out:
+	if (ring_ok)
+		io_uring_queue_exit(&ring);
+	free(bufs);
+	free(iov);
+	free(slot);
+	return NULL;
+}
+
+const struct bench_engine_ops bench_uring_ops = {
+	.name = "io_uring",
+	.workers_per_thread = uring_workers,
+	.worker = uring_worker,
+};

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# fsvol-bench: short runs (-W0, 1 s) against a file, a mounted raid0
+# MNT/volume (the below-the-mapping section and its conservation line) and
+# a raid5 opened in-process (--members: the write cost ratios), the JSON
+# document against the text, and bad flags (exit 2, message naming the flag).
+. "$(dirname "$0")/../lib.sh"
+requires jq
+BENCH=$FSVOL_BUILD/bin/fsvol-bench
+[[ -x $BENCH ]] || fail "$BENCH not built"
+
+# total_row FILE SECTION: "bytes ios mb_s iops" of the section's total row
+total_row() {
+	awk -v s="$2" '$0 == s { on = 1 } on && /^total:/ { gsub(/\|/, ""); print $2, $3, $4, $5; exit }' "$1"
+}
+
+# --- a file: -c creates it; figures reconcile; JSON equals text
+"$BENCH" -q -b 4K -r -w 30 -o 4 -t 2 -d 1 -W0 -Sh -L -c 16M "$T/f" >"$T/f.txt" 2>"$T/f.err" ||
+	fail "run against a file failed: $(cat "$T/f.err")"
+[[ $(size_of "$T/f") -eq $((16 * MiB)) ]] || fail "-c 16M did not create a 16M file"
+for s in "Command Line:" "Input parameters:" "actual test time:" "CPU |  Usage" "Total IO" "Read IO" \
+	"Write IO" "  %-ile |  Read (ms) | Write (ms) | Total (ms)" "9-nines" "performing mix test (read/write ratio: 70/30)"; do
+	grep -qF -- "$s" "$T/f.txt" || fail "report lacks '$s'"
+done
+! grep -q "below the mapping layer" "$T/f.txt" || fail "a plain file has no mapping layer"
+read -r bytes ios mbs iops < <(total_row "$T/f.txt" "Total IO")
+[[ $ios -gt 0 && $bytes -eq $((ios * 4096)) ]] || fail "bytes $bytes != I/Os $ios x 4096"
+awk -v b="$bytes" -v m="$mbs" 'BEGIN { d = m * 1048576 - b; if (d < 0) d = -d; exit !(d <= 0.01 * 1048576 + 1e-9 * b) }' ||
+	fail "MB/s x 1 s ($mbs) != bytes ($bytes)"
+read -r rb _ < <(total_row "$T/f.txt" "Read IO")
+read -r wb _ < <(total_row "$T/f.txt" "Write IO")
+[[ $((rb + wb)) -eq $bytes && $wb -gt 0 ]] || fail "read $rb + write $wb != total $bytes"
+# percentiles monotonic, min..max
+awk '/^ *(min|[0-9]+th|[0-9]-nines|max) \|/ { gsub(/\|/, ""); if (NR0 && $4 + 0 < prev) bad = 1; prev = $4 + 0; NR0 = 1 }
+	END { exit bad }' "$T/f.txt" || fail "total latency percentiles not monotonic"
+"$BENCH" -q --json -b 4K -r -o 4 -d 1 -W0 -z5 -L "$T/f" >"$T/f.json" || fail "--json run failed"
+jq -e '.results.total.total.ios > 0 and .results.total.total.bytes == .results.total.total.ios * 4096' \
+	"$T/f.json" >/dev/null || fail "JSON totals do not reconcile"
+jq -e '.params.seed == 5 and (.results.cpu | length) > 0 and .results.latency_ms.read["9-nines"] >= .results.latency_ms.read["50th"]' \
+	"$T/f.json" >/dev/null || fail "JSON lacks seed, CPU or percentiles"
+
+# --- a mounted raid0: below the mapping layer, reads conserved
+"$FSVOL" create -l raid0 -c 64K -s 16M "$T"/a{0,1,2,3} >/dev/null
+fsvol_mount "$T/r0" "$T"/a{0,1,2,3}
+"$BENCH" -q -b 64K -r -o 4 -d 1 -W0 -Sh "$T/r0/volume" >"$T/r0.txt" || fail "run against MNT/volume failed"
+grep -q "below the mapping layer: raid0, 4 members" "$T/r0.txt" || fail "no below-the-mapping section: $(tail -5 "$T/r0.txt")"
+for m in m0 m1 m2 m3; do grep -Eq "^ +$m \| +[0-9.]+ \|" "$T/r0.txt" || fail "member row $m missing"; done
+grep -Eq '^conservation: member read bytes / volume read bytes = ([0-9]+) / \1 = 1.00 \(raid0: each byte read once\)$' \
+	"$T/r0.txt" || fail "raid0 read conservation line wrong: $(grep conservation "$T/r0.txt")"
+"$BENCH" -q --json -b 64K -s -o 2 -d 1 -W0 -Sh "$T/r0/volume" >"$T/r0.json" || fail "--json on MNT/volume failed"
+jq -e '.results.targets[0].below.conservation[0] | .what == "reads" and .ok and .member_bytes == .volume_bytes and .volume_bytes > 0' \
+	"$T/r0.json" >/dev/null || fail "JSON conservation: $(jq -c '.results.targets[0].below' "$T/r0.json" | head -c 400)"
+jq -e '[.results.targets[0].below.devices[] | select(.name != "volume") | .r_s] | length == 4 and min > 0' \
+	"$T/r0.json" >/dev/null || fail "sequential 64K reads over 4 members should reach every member"
+
+# --- raid5 in-process: small random writes cost member writes and reads
+"$FSVOL" create -l raid5 -c 64K -s 16M "$T"/c{0,1,2,3} >/dev/null
+"$BENCH" -q -b 4K -r -w 100 -o 2 -d 1 -W0 --members "$T/c0,$T/c1,$T/c2,$T/c3" >"$T/r5.txt" 2>"$T/r5.err" ||
+	fail "in-process raid5 run failed: $(cat "$T/r5.err")"
+grep -q "below the mapping layer: raid5, 4 members" "$T/r5.txt" || fail "no raid5 section"
+grep -Eq '^conservation: member write bytes / volume write bytes = [0-9]+ / [0-9]+ = 2.00 \(raid5: data \+ parity\)$' \
+	"$T/r5.txt" || fail "raid5 write ratio line: $(grep conservation "$T/r5.txt")"
+grep -Eq '^conservation: member read bytes / volume write bytes = [0-9]+ / [0-9]+ = 2.00 \(raid5: read-modify-write\)$' \
+	"$T/r5.txt" || fail "raid5 read-modify-write line: $(grep conservation "$T/r5.txt")"
+
+# --- bad flags: exit 2 and a message naming the flag
+bad() { # bad MESSAGE ARGS...
+	local want=$1 rc=0
+	shift
+	expect_fail_msg "$want" "$BENCH" "$@"
+	"$BENCH" "$@" >/dev/null 2>&1 || rc=$?
+	[[ $rc -eq 2 ]] || fail "fsvol-bench $*: exit $rc, want 2"
+}
+bad "-b 3X: not a size" -b 3X "$T/f"
+bad "-w 120: must be 0..100" -w 120 "$T/f"
+bad "-o 0: must be >= 1" -o 0 "$T/f"
+bad "-t 0: must be >= 1" -t0 "$T/f"
+bad "-d 0: must be > 0" -d0 "$T/f"
+bad "--dist zipf:x: THETA is not a number" --dist zipf:x "$T/f"
+bad "--dist hot:10: expected hot:DATA%/IO%" --dist hot:10 "$T/f"
+bad "unknown option '-Y'" -Y "$T/f"
+bad "no TARGET given" -b 4K
+expect_fail_msg "$T/nonexistent" "$BENCH" -q -d 1 -W0 "$T/nonexistent"
+"$BENCH" --help | grep -q -- "--dist D" || fail "--help lacks --dist"
+note "fsvol-bench: file, mounted raid0, in-process raid5, bad flags"

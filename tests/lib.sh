@@ -1,0 +1,256 @@
+# shellcheck shell=bash
+# tests/lib.sh: sourced by every integration test (tests/integration/*.sh).
+#   FSVOL_BUILD=build tests/run.sh tests/integration/02-roundtrip.sh
+# Gives: strict mode, $FSVOL / $FSVOL_VERIFY, a temp dir $T on a real filesystem,
+# one EXIT trap that undoes everything the test set up (newest first, ignoring
+# its own failures), mount helpers that wait for readiness, and checks that
+# fail the test on a sanitizer report in any daemon log.
+set -euo pipefail
+
+: "${FSVOL_BUILD:?set FSVOL_BUILD to the build directory (e.g. build)}"
+FSVOL_BUILD=$(cd "$FSVOL_BUILD" && pwd)
+FSVOL=$FSVOL_BUILD/bin/fsvol
+FSVOL_VERIFY=$FSVOL_BUILD/bin/fsvol-verify
+MiB=$((1024 * 1024))
+TEST_NAME=$(basename "$0" .sh)
+
+[[ -x $FSVOL ]] || { echo "FAIL: $FSVOL not built" >&2; exit 1; }
+
+# Members must live on a filesystem with O_DIRECT (DESIGN.md: not tmpfs).
+T=$(mktemp -d "${FSVOL_TEST_TMPDIR:-/var/tmp}/fsvol-$TEST_NAME.XXXXXX")
+DAEMON_LOG=$T/daemon.log
+: >"$DAEMON_LOG"
+
+# Cleanup stack, one "kind<TAB>arg<TAB>arg" per entry, undone newest first.
+_CLEANUP=()
+_push_cleanup() { _CLEANUP+=("$(printf '%s\t' "$@")"); }
+_drop_cleanup() { # remove the newest entry equal to the arguments
+	local want i
+	want=$(printf '%s\t' "$@")
+	for ((i = ${#_CLEANUP[@]} - 1; i >= 0; i--)); do
+		if [[ ${_CLEANUP[i]} == "$want" ]]; then
+			unset '_CLEANUP[i]'
+			_CLEANUP=("${_CLEANUP[@]}")
+			return 0
+		fi
+	done
+}
+
+_is_mounted() { mountpoint -q "$1" 2>/dev/null; }
+
+# A zombie counts as gone: a daemonised fsvol's parent is init, which may
+# reap it late.
+_alive() {
+	local st
+	kill -0 "$1" 2>/dev/null || return 1
+	st=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ $st != Z && $st != X ]]
+}
+
+_kill_pid() {
+	local pid=$1 i
+	_alive "$pid" || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		_alive "$pid" || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+}
+
+_undo() {
+	local kind a b
+	IFS=$'\t' read -r kind a b <<<"$1"
+	case $kind in
+	loopmnt)
+		if _is_mounted "$a"; then umount "$a" || umount -l "$a"; fi ;;
+	fsvol)
+		# a = mount point, b = daemon pid
+		if _is_mounted "$a"; then
+			timeout 30 "$FSVOL" umount "$a" || umount -l "$a" || fusermount3 -uz "$a"
+		fi
+		[[ -n $b ]] && _kill_pid "$b" ;;
+	pid) _kill_pid "$a" ;;
+	loopdev) losetup -d "$a" ;;
+	esac
+}
+
+_cleanup() {
+	local rc=$? i
+	set +e
+	trap - EXIT
+	for ((i = ${#_CLEANUP[@]} - 1; i >= 0; i--)); do
+		_undo "${_CLEANUP[i]}" >/dev/null 2>&1
+	done
+	# Anything still mounted under $T (e.g. a mount that was expected to be
+	# refused but succeeded): deepest last in /proc/mounts, so undo in reverse.
+	local mp
+	while read -r mp; do
+		timeout 30 "$FSVOL" umount "$mp" >/dev/null 2>&1 || umount -l "$mp" >/dev/null 2>&1
+	done < <(awk -v t="$T/" 'index($2, t) == 1 { print $2 }' /proc/self/mounts | tac)
+	# Daemons have exited now, so leak reports are in the logs.
+	if ! check_sanitizer_logs; then
+		[[ $rc -eq 0 ]] && rc=1
+	fi
+	if [[ $rc -ne 0 && $rc -ne 77 && -s $DAEMON_LOG ]]; then
+		echo "--- $DAEMON_LOG (last 30 lines)"
+		tail -n 30 "$DAEMON_LOG"
+	fi
+	rm -rf "$T"
+	exit "$rc"
+}
+trap _cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+note() { echo "# $*"; }
+
+# requires TOOL: skip (exit 77) only when the tool cannot be found at all.
+requires() {
+	command -v "$1" >/dev/null 2>&1 || { echo "SKIP: $1 not installed"; exit 77; }
+}
+
+requires_root() {
+	[[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root (${1:-mount})"; exit 77; }
+}
+
+SAN_PATTERN='AddressSanitizer|runtime error|LeakSanitizer|UndefinedBehaviorSanitizer'
+
+# Fails (returns 1) when any log under $T carries a sanitizer report.
+check_sanitizer_logs() {
+	local f bad=0
+	for f in "$T"/*.log; do
+		[[ -f $f ]] || continue
+		if grep -Eq "$SAN_PATTERN" "$f"; then
+			echo "FAIL: sanitizer report in $(basename "$f"):" >&2
+			grep -E -A5 "$SAN_PATTERN" "$f" | head -n 40 >&2
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+# Daemon pid of an fsvol mount, from MNT/status ("pid: N").
+daemon_pid() { sed -n 's/^pid: *\([0-9][0-9]*\).*/\1/p' "$1/status" | head -n 1; }
+
+# fsvol_mount [mount options...] MNT MEMBER...: options are the arguments that
+# start with '-' before MNT. Mounts with --log, registers the cleanup, checks
+# the volume is there.
+fsvol_mount() {
+	local opts=() mnt pid
+	while [[ $# -gt 0 && $1 == -* ]]; do opts+=("$1"); shift; done
+	mnt=$1
+	shift
+	mkdir -p "$mnt"
+	"$FSVOL" mount --log "$DAEMON_LOG" "${opts[@]}" "$mnt" "$@" ||
+		fail "fsvol mount $mnt $* failed"
+	_is_mounted "$mnt" || fail "fsvol mount returned but $mnt is not a mount point"
+	pid=$(daemon_pid "$mnt")
+	_push_cleanup fsvol "$mnt" "$pid"
+	[[ -e $mnt/volume ]] || fail "$mnt/volume missing after mount"
+	[[ -n $pid ]] || fail "$mnt/status has no 'pid:' line"
+	kill -0 "$pid" 2>/dev/null || fail "daemon pid $pid of $mnt not running"
+}
+
+# fsvol_umount MNT: fsvol umount must succeed and leave no daemon behind.
+fsvol_umount() {
+	local mnt=$1 pid
+	pid=$(_daemon_of "$mnt")
+	"$FSVOL" umount "$mnt" || fail "fsvol umount $mnt failed"
+	! _is_mounted "$mnt" || fail "$mnt still mounted after fsvol umount"
+	if [[ -n $pid ]] && _alive "$pid"; then
+		fail "daemon $pid of $mnt still running after fsvol umount returned"
+	fi
+	_drop_cleanup fsvol "$mnt" "$pid"
+}
+
+# fsvol_umount_all MNT...: fsvol umount of several mounts at once (each
+# daemon takes a moment to exit), with fsvol_umount's checks on each.
+fsvol_umount_all() {
+	local mnt pids=() i=0 rc
+	for mnt in "$@"; do
+		( fsvol_umount "$mnt" ) &
+		pids+=($!)
+	done
+	for mnt in "$@"; do
+		rc=0
+		wait "${pids[i]}" || rc=$?
+		i=$((i + 1))
+		[[ $rc -eq 0 ]] || fail "fsvol umount of $mnt failed (see above)"
+		_drop_cleanup fsvol "$mnt" "$(_daemon_of "$mnt")"
+	done
+}
+
+# _daemon_of MNT: the daemon pid registered for MNT.
+_daemon_of() {
+	local entry kind a b
+	for entry in "${_CLEANUP[@]}"; do
+		IFS=$'\t' read -r kind a b <<<"$entry"
+		[[ $kind == fsvol && $a == "$1" ]] && { echo "$b"; return 0; }
+	done
+}
+
+# loop_mount IMAGE DIR [mount options]: mount -o loop, registered for cleanup.
+loop_mount() {
+	local img=$1 dir=$2
+	mkdir -p "$dir"
+	mount -o "loop${3:+,$3}" "$img" "$dir" || fail "mount -o loop $img $dir failed"
+	_push_cleanup loopmnt "$dir"
+}
+
+loop_umount() {
+	umount "$1" || fail "umount $1 failed"
+	_drop_cleanup loopmnt "$1"
+}
+
+# Register a background process to kill at exit.
+track_pid() { _push_cleanup pid "$1"; }
+
+# expect_fail_msg SUBSTRING CMD...: CMD must exit non-zero (not by a signal),
+# its stderr must contain SUBSTRING and no sanitizer report. Stderr is kept
+# in $LAST_ERR.
+LAST_ERR=""
+expect_fail_msg() {
+	local want=$1 rc=0
+	shift
+	"$@" >"$T/expect.out" 2>"$T/expect.err" || rc=$?
+	LAST_ERR=$(cat "$T/expect.err")
+	if [[ $rc -eq 0 ]]; then
+		fail "expected failure, but succeeded: $*"$'\n'"stderr: $LAST_ERR"
+	fi
+	if [[ $rc -ge 128 ]]; then
+		fail "killed by signal $((rc - 128)) (crash?): $*"$'\n'"stderr: $LAST_ERR"
+	fi
+	if grep -Eq "$SAN_PATTERN" "$T/expect.err"; then
+		fail "sanitizer report from: $*"$'\n'"$LAST_ERR"
+	fi
+	if [[ $LAST_ERR != *"$want"* ]]; then
+		fail "stderr of '$*' lacks '$want'; got: $LAST_ERR"
+	fi
+}
+
+# random_file PATH BYTES: reference data from /dev/urandom.
+random_file() {
+	head -c "$2" /dev/urandom >"$1"
+	[[ $(stat -c %s "$1") -eq $2 ]] || fail "could not make $2 random bytes in $1"
+}
+
+# members PREFIX COUNT: prints the member paths PREFIX0 .. PREFIX(COUNT-1).
+members() {
+	local i
+	for ((i = 0; i < $2; i++)); do printf '%s%d ' "$1" "$i"; done
+}
+
+# size_of FILE
+size_of() { stat -c %s "$1"; }
+
+# cmp_at A B OFFSET LENGTH: bytes OFFSET..OFFSET+LENGTH of A equal B's first LENGTH.
+cmp_at() {
+	cmp -n "$4" -i "$3:0" "$1" "$2" || fail "$1 at $3 (+$4) differs from $2"
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tests/run.sh: run integration test scripts one after another (mounts share
+# the machine), each under a timeout; print PASS/FAIL/SKIP per script and a
+# closing "N passed, N failed, N skipped". Exit 1 if any failed.
+#   FSVOL_BUILD=build tests/run.sh tests/integration/*.sh
+# A script exits 0 to pass, 77 to skip (its last output line gives the reason).
+set -uo pipefail
+
+: "${FSVOL_BUILD:=build}"
+export FSVOL_BUILD
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+pass=0 failn=0 skip=0
+failed=()
+[[ $# -gt 0 ]] || { echo "usage: tests/run.sh SCRIPT..." >&2; exit 2; }
+
+for t in "$@"; do
+	name=$(basename "$t" .sh)
+	out=$(mktemp "${TMPDIR:-/tmp}/fsvol-run.$name.XXXXXX")
+	start=$(date +%s)
+	# -k: the script's EXIT trap gets time to unmount before SIGKILL.
+	timeout -k 60 "$TEST_TIMEOUT" bash "$t" >"$out" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	case $rc in
+	0)
+		echo "PASS $name (${secs}s)"
+		pass=$((pass + 1)) ;;
+	77)
+		reason=$(grep -m1 '^SKIP' "$out" | sed 's/^SKIP: *//')
+		echo "SKIP $name (${reason:-no reason given})"
+		skip=$((skip + 1)) ;;
+	*)
+		why=""
+		[[ $rc -eq 124 || $rc -eq 137 ]] && why=" timed out after ${TEST_TIMEOUT}s"
+		echo "FAIL $name (${secs}s, exit $rc)$why"
+		sed 's/^/    | /' "$out"
+		failn=$((failn + 1))
+		failed+=("$name") ;;
+	esac
+	rm -f "$out"
+done
+
+[[ $failn -eq 0 ]] || echo "failed: ${failed[*]}"
+echo "$pass passed, $failn failed, $skip skipped"
+[[ $failn -eq 0 ]]

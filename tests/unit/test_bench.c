@@ -1,0 +1,512 @@
+/* test_bench: fsvol-bench's flags (every bad value), access patterns
+ * (sequential order, random alignment and bounds, each distribution against
+ * its definition, reproducibility from the seed) and the figures of a short
+ * real run against a temp file (they reconcile; JSON equals text). */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+
+#define NARGS 48
+
+static int parse(struct bench_opts *o, char *err, size_t errlen, const char *line)
+{
+	static char buf[512];
+	char *argv[NARGS] = { "fsvol-bench" };
+	int argc = 1;
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *t = strtok(buf, " "); t && argc < NARGS; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	bench_opts_default(o);
+	return bench_parse(o, argc, argv, err, errlen);
+}
+
+/* ---- flags ---- */
+static const struct {
+	const char *args;
+	const char *msg; /* substring of the error */
+} bad_flags[] = {
+	{ "-b 3X f", "-b 3X: not a size" },
+	{ "-b3X f", "-b 3X: not a size" },
+	{ "-b 0 f", "-b 0: must be >= 1" },
+	{ "-b 2G f", "-b 2G: must be <=" },
+	{ "-b", "-b needs a value" },
+	{ "-d 0 f", "-d 0: must be > 0" },
+	{ "-d x f", "-d x: not a number of seconds" },
+	{ "-d -1 f", "-d -1: must be > 0" },
+	{ "-W -1 f", "-W -1: must be >= 0" },
+	{ "-W abc f", "-W abc: not a number of seconds" },
+	{ "-C x f", "-C x: not a number of seconds" },
+	{ "-o 0 f", "-o 0: must be >= 1" },
+	{ "-o 5000 f", "-o 5000: must be 1..1024" },
+	{ "-o two f", "-o two: not a number" },
+	{ "-t 0 f", "-t 0: must be >= 1" },
+	{ "-t 1000 f", "-t 1000: must be 1..256" },
+	{ "-rX f", "-r X: not a size" },
+	{ "-s1Q f", "-s 1Q: not a size" },
+	{ "-r -s f", "-r and -s exclude each other" },
+	{ "-w 120 f", "-w 120: must be 0..100" },
+	{ "-w x f", "-w x: not a number" },
+	{ "-w -5 f", "-w -5: not a number" },
+	{ "-c 10Z f", "-c 10Z: not a size" },
+	{ "-Sx f", "-S x: expected -S, -Su, -Sh" },
+	{ "-zabc f", "-z abc: not a number" },
+	{ "-T 1X f", "-T 1X: not a size" },
+	{ "--dist foo f", "--dist foo: expected uniform, normal:SIGMA" },
+	{ "--dist normal:0 f", "--dist normal:0: SIGMA must be in (0, 10]" },
+	{ "--dist normal:x f", "--dist normal:x: SIGMA is not a number" },
+	{ "--dist zipf:-1 f", "--dist zipf:-1: THETA must be in (0, 10]" },
+	{ "--dist zipf: f", "--dist zipf:: THETA is not a number" },
+	{ "--dist hot:10 f", "--dist hot:10: expected hot:DATA%/IO%" },
+	{ "--dist hot:0/90 f", "--dist hot:0/90: DATA% must be in (0, 100)" },
+	{ "--dist hot:10/120 f", "--dist hot:10/120: IO% must be in [0, 100]" },
+	{ "--dist hot:x/1 f", "--dist hot:x/1: DATA is not a number" },
+	{ "--dist=zipf:0.9 -s f", "--dist: needs random I/O (-r), not -s" },
+	{ "--think -3 f", "--think -3: not a number" },
+	{ "--think 99999999 f", "--think 99999999: must be 0..10000000" },
+	{ "--members a,,b", "--members a,,b: empty member name" },
+	{ "--members a,b x y", "--members: opens one volume" },
+	{ "--json=1 f", "--json takes no value" },
+	{ "--bogus f", "unknown option '--bogus'" },
+	{ "-Q f", "unknown option '-Q'" },
+	{ "-Lx f", "unknown option '-Lx'" },
+	{ "-Sh -b 1000 f", "-b 1000: must be a multiple of 512" },
+	{ "-b 4K", "no TARGET given" },
+};
+
+START_TEST(test_bad_flags)
+{
+	struct bench_opts o;
+	char err[256];
+	int r = parse(&o, err, sizeof(err), bad_flags[_i].args);
+	ck_assert_msg(r == -EINVAL, "%s: accepted", bad_flags[_i].args);
+	ck_assert_msg(strstr(err, bad_flags[_i].msg), "%s: got '%s', want '%s'", bad_flags[_i].args, err,
+		      bad_flags[_i].msg);
+	bench_opts_free(&o);
+}
+END_TEST
+
+START_TEST(test_good_flags)
+{
+	struct bench_opts o;
+	char err[256];
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "f"), 0);
+	ck_assert_uint_eq(o.block, 65536);
+	ck_assert(o.duration == 10 && o.warmup == 5 && o.cooldown == 0);
+	ck_assert_uint_eq(o.outstanding, 2);
+	ck_assert_uint_eq(o.threads, 1);
+	ck_assert(!o.random && !o.direct && !o.latency && o.seed == 0 && !o.rand_buf);
+	ck_assert_uint_eq(o.ntargets, 1);
+	bench_opts_free(&o);
+
+	/* diskspd's sample line, attached and separate values */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-b8K -d60 -Sh -L -o2 -t4 -r -w30 -c20G io.dat"), 0);
+	ck_assert(o.block == 8192 && o.duration == 60 && o.direct && o.latency && o.outstanding == 2 &&
+		  o.threads == 4 && o.random && o.align == 0 && o.write_pct == 30 && o.create_size == 20ull << 30);
+	ck_assert_str_eq(o.targets[0], "io.dat");
+	bench_opts_free(&o);
+
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-b 4K -r512 -z42 -Z -W0 -C1.5 -q --think 100 "
+						    "--dist=zipf:0.99 --json a b"), 0);
+	ck_assert(o.block == 4096 && o.align == 512 && o.seed == 42 && !o.seed_time && o.rand_buf);
+	ck_assert(o.warmup == 0 && o.cooldown == 1.5 && o.quiet && o.think_us == 100 && o.json);
+	ck_assert(o.dist.kind == BENCH_DIST_ZIPF && o.dist.theta == 0.99);
+	ck_assert_uint_eq(o.ntargets, 2);
+	bench_opts_free(&o);
+
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-s128K -T 1M -z -Su --dist hot:10%/90% f"), -EINVAL);
+	bench_opts_free(&o); /* hot needs -r: -s was explicit */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-s128K -T 1M -z -Su f"), 0);
+	ck_assert(!o.random && o.stride == 131072 && o.thread_stride == 1 << 20 && o.seed_time && o.direct);
+	bench_opts_free(&o);
+
+	/* --dist alone implies -r; --members needs no TARGET */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "--dist normal:10% --members m0,m1,m2"), 0);
+	ck_assert(o.random && o.dist.kind == BENCH_DIST_NORMAL && fabs(o.dist.sigma - 0.1) < 1e-12);
+	ck_assert_uint_eq(o.nmembers, 3);
+	ck_assert_str_eq(o.members[2], "m2");
+	bench_opts_free(&o);
+
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-r --dist hot:20/80 -Sb f"), 0);
+	ck_assert(o.dist.kind == BENCH_DIST_HOT && fabs(o.dist.hot_data - 0.2) < 1e-12 &&
+		  fabs(o.dist.hot_io - 0.8) < 1e-12 && !o.direct);
+	bench_opts_free(&o);
+}
+END_TEST
+
+/* ---- patterns ---- */
+static struct bench_opts popts(const char *line)
+{
+	struct bench_opts o;
+	char err[256];
+	ck_assert_msg(parse(&o, err, sizeof(err), line) == 0, "%s: %s", line, err);
+	return o;
+}
+
+START_TEST(test_sequential)
+{
+	struct bench_opts o = popts("-b 4K -s f");
+	struct bench_pattern p;
+	uint64_t size = 1 << 20, off;
+	int w;
+	ck_assert_int_eq(bench_pattern_init(&p, &o, size, 0), 0);
+	/* in order, every block once, then wrap to 0 */
+	for (uint64_t k = 0; k < 3 * 256; k++) {
+		bench_pattern_at(&p, k, &off, &w);
+		ck_assert_uint_eq(off, (k % 256) * 4096);
+		ck_assert(!w);
+	}
+	bench_opts_free(&o);
+
+	/* stride larger than the block; size not a multiple: last block still fits */
+	o = popts("-b 4K -s16K -T 64K f");
+	ck_assert_int_eq(bench_pattern_init(&p, &o, 100000, 1), 0);
+	ck_assert_uint_eq(p.npos, (100000 - 4096) / 16384 + 1);
+	bench_pattern_at(&p, 0, &off, &w);
+	ck_assert_uint_eq(off, 65536); /* thread 1 starts at 1 x -T */
+	for (uint64_t k = 0; k < 50; k++) {
+		bench_pattern_at(&p, k, &off, &w);
+		ck_assert(off % 16384 == 0 && off + 4096 <= 100000);
+	}
+	ck_assert_int_eq(bench_pattern_init(&p, &o, 4095, 0), -EINVAL);
+	bench_opts_free(&o);
+}
+END_TEST
+
+START_TEST(test_random_bounds)
+{
+	static const char *lines[] = { "-b 4K -r f", "-b 64K -r4K f", "-b 8K -r512 --dist normal:0.3 f",
+				       "-b 4K -r --dist zipf:1.2 f", "-b 4K -r --dist hot:5/95 f" };
+	for (unsigned l = 0; l < sizeof(lines) / sizeof(*lines); l++) {
+		struct bench_opts o = popts(lines[l]);
+		struct bench_pattern p;
+		uint64_t size = 10 * 1000 * 1000 + 123, align = o.align ? o.align : o.block, off;
+		int w;
+		ck_assert_int_eq(bench_pattern_init(&p, &o, size, 3), 0);
+		for (uint64_t k = 0; k < 100000; k++) {
+			bench_pattern_at(&p, k, &off, &w);
+			ck_assert_msg(off % align == 0 && off + o.block <= size, "%s: offset %llu", lines[l],
+				      (unsigned long long)off);
+		}
+		bench_opts_free(&o);
+	}
+}
+END_TEST
+
+START_TEST(test_reproducible)
+{
+	struct bench_opts o = popts("-b 4K -r -w 30 -z 7 f");
+	struct bench_pattern a, b, c, d;
+	uint64_t oa, ob, oc, od;
+	int wa, wb, wc, wd, same_c = 0, same_d = 0, writes = 0;
+	bench_pattern_init(&a, &o, 1 << 30, 0);
+	bench_pattern_init(&b, &o, 1 << 30, 0);
+	bench_pattern_init(&c, &o, 1 << 30, 1); /* another thread */
+	o.seed = 8;
+	bench_pattern_init(&d, &o, 1 << 30, 0); /* another seed */
+	/* any order of k gives the same I/O k */
+	for (uint64_t k = 0; k < 10000; k++) {
+		bench_pattern_at(&a, k, &oa, &wa);
+		bench_pattern_at(&b, 9999 - k, &ob, &wb);
+		bench_pattern_at(&b, k, &ob, &wb);
+		bench_pattern_at(&c, k, &oc, &wc);
+		bench_pattern_at(&d, k, &od, &wd);
+		ck_assert(oa == ob && wa == wb);
+		same_c += oa == oc;
+		same_d += oa == od;
+		writes += wa;
+	}
+	ck_assert_int_lt(same_c, 10);
+	ck_assert_int_lt(same_d, 10);
+	/* -w 30: binomial(10000, 0.3), sd ~46 */
+	ck_assert_int_gt(writes, 3000 - 250);
+	ck_assert_int_lt(writes, 3000 + 250);
+	bench_opts_free(&o);
+}
+END_TEST
+
+/* chi-square statistic of observed vs expected counts */
+static double chi2(const double *obs, const double *exp, unsigned n)
+{
+	double x = 0;
+	for (unsigned i = 0; i < n; i++)
+		x += (obs[i] - exp[i]) * (obs[i] - exp[i]) / exp[i];
+	return x;
+}
+
+#define SAMPLES 200000
+
+START_TEST(test_dist_uniform)
+{
+	struct bench_opts o = popts("-b 4K -r f");
+	struct bench_pattern p;
+	double obs[100] = { 0 }, exp[100];
+	bench_pattern_init(&p, &o, 4096ull * 100000, 0);
+	for (uint64_t k = 0; k < SAMPLES; k++)
+		obs[bench_pattern_record(&p, k) * 100 / p.npos]++;
+	for (int i = 0; i < 100; i++)
+		exp[i] = SAMPLES / 100.0;
+	/* 99 degrees of freedom: P(chi2 > 148.2) = 0.001 */
+	ck_assert_double_lt(chi2(obs, exp, 100), 148.2);
+	bench_opts_free(&o);
+}
+END_TEST
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+START_TEST(test_dist_normal)
+{
+	/* sigma 10% of the range: the truncation at +-5 sigma is negligible */
+	struct bench_opts o = popts("-b 4K --dist normal:0.1 f");
+	struct bench_pattern p;
+	uint64_t *x = malloc(SAMPLES * sizeof(*x));
+	ck_assert_ptr_nonnull(x);
+	bench_pattern_init(&p, &o, 4096ull * 100000, 2);
+	for (uint64_t k = 0; k < SAMPLES; k++)
+		x[k] = bench_pattern_record(&p, k);
+	qsort(x, SAMPLES, sizeof(*x), cmp_u64);
+	double n = (double)p.npos, mean = (n - 1) / 2, sd = 0.1 * n, dmax = 0;
+	for (uint64_t i = 0; i < SAMPLES; i++) {
+		/* records are rounded: compare at the record's upper edge */
+		double f = 0.5 * erfc(-((double)x[i] + 0.5 - mean) / (sd * M_SQRT2));
+		double lo = fabs(f - (double)i / SAMPLES), hi = fabs(f - (double)(i + 1) / SAMPLES);
+		dmax = fmax(dmax, fmax(lo, hi));
+	}
+	/* Kolmogorov-Smirnov: P(sqrt(n) D > 1.95) = 0.001 */
+	ck_assert_double_lt(dmax * sqrt(SAMPLES), 1.95);
+	free(x);
+	bench_opts_free(&o);
+}
+END_TEST
+
+START_TEST(test_dist_zipf)
+{
+	static const double thetas[] = { 0.5, 0.99, 1.0, 1.2 };
+	for (unsigned t = 0; t < 4; t++) {
+		char line[64];
+		snprintf(line, sizeof(line), "-b 4K --dist zipf:%g f", thetas[t]);
+		struct bench_opts o = popts(line);
+		struct bench_pattern p;
+		/* bins: ranks 1..20 one each, then 21-50, 51-100, 101-200, 201-500, 501-1000 */
+		static const unsigned edge[] = { 20, 50, 100, 200, 500, 1000 };
+		double obs[25] = { 0 }, exp[25] = { 0 }, z = 0;
+		bench_pattern_init(&p, &o, 4096ull * 1000, 0);
+		ck_assert_uint_eq(p.npos, 1000);
+		for (unsigned k = 1; k <= 1000; k++)
+			z += pow(k, -thetas[t]);
+		for (unsigned k = 1; k <= 1000; k++) {
+			unsigned b = k <= 20 ? k - 1 : 0;
+			for (unsigned e = 1; k > 20 && e < 6; e++)
+				if (k <= edge[e] && k > edge[e - 1])
+					b = 19 + e;
+			exp[b] += SAMPLES * pow(k, -thetas[t]) / z;
+		}
+		for (uint64_t k = 0; k < SAMPLES; k++) {
+			uint64_t r = bench_pattern_record(&p, k) + 1;
+			unsigned b = r <= 20 ? (unsigned)r - 1 : 0;
+			for (unsigned e = 1; r > 20 && e < 6; e++)
+				if (r <= edge[e] && r > edge[e - 1])
+					b = 19 + e;
+			obs[b]++;
+		}
+		/* 24 degrees of freedom: P(chi2 > 51.2) = 0.001 */
+		double x = chi2(obs, exp, 25);
+		ck_assert_msg(x < 51.2, "zipf:%g chi2 %.1f", thetas[t], x);
+		bench_opts_free(&o);
+	}
+}
+END_TEST
+
+START_TEST(test_dist_hot)
+{
+	struct bench_opts o = popts("-b 4K --dist hot:10/90 f");
+	struct bench_pattern p;
+	double obs[20] = { 0 }, exp[20];
+	uint64_t hot = 0;
+	bench_pattern_init(&p, &o, 4096ull * 100000, 0);
+	ck_assert_uint_eq(p.hot_n, 10000);
+	for (uint64_t k = 0; k < SAMPLES; k++) {
+		uint64_t r = bench_pattern_record(&p, k);
+		hot += r < p.hot_n;
+		/* 10 bins over the hot area, 10 over the rest */
+		obs[r < p.hot_n ? r * 10 / p.hot_n : 10 + (r - p.hot_n) * 10 / (p.npos - p.hot_n)]++;
+	}
+	/* 90% of the I/Os hit the hot 10%: binomial sd ~134, allow 5 sd */
+	ck_assert_double_lt(fabs((double)hot - 0.9 * SAMPLES), 5 * sqrt(SAMPLES * 0.9 * 0.1));
+	for (int i = 0; i < 20; i++)
+		exp[i] = i < 10 ? hot / 10.0 : (SAMPLES - hot) / 10.0;
+	/* uniform inside each area: 18 degrees of freedom, P(chi2 > 42.3) = 0.001 */
+	ck_assert_double_lt(chi2(obs, exp, 20), 42.3);
+	bench_opts_free(&o);
+}
+END_TEST
+
+/* ---- a short real run: figures reconcile, JSON equals text ---- */
+static char tmpdir[] = "/var/tmp/test_bench.XXXXXX";
+
+/* The number after "key": in s (first occurrence at or after from). */
+static double jnum(const char *s, const char *from_key, const char *key)
+{
+	const char *p = from_key ? strstr(s, from_key) : s;
+	ck_assert_msg(p, "no %s", from_key);
+	char k[64];
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(p, k);
+	ck_assert_msg(p, "no %s", key);
+	return strtod(p + strlen(k), NULL);
+}
+
+START_TEST(test_real_run)
+{
+	struct bench_opts o;
+	struct bench_result *r;
+	char err[512], path[256], line[512];
+	snprintf(path, sizeof(path), "%s/f", tmpdir);
+	snprintf(line, sizeof(line), "-b 4K -r -w 25 -o 4 -t 2 -d 0.5 -W 0.1 -C 0.1 -L -c 4M -q %s", path);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), line), 0);
+	ck_assert_msg(bench_run(&o, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_uint_eq(r->nthreads, 2);
+	ck_assert_uint_eq(r->target[0].size, 4 << 20);
+	ck_assert(r->ncpu > 0);
+	ck_assert_double_eq_tol(r->cpu_avg.user + r->cpu_avg.kernel + r->cpu_avg.idle, 100, 0.5);
+
+	struct bench_opstat sum[3] = { 0 };
+	for (unsigned t = 0; t < r->nthreads; t++)
+		for (int op = 0; op < 2; op++) {
+			const struct bench_opstat *s = &r->thread[t].op[op];
+			ck_assert_uint_eq(s->bytes, s->ios * o.block); /* bytes = I/Os x block */
+			bench_opstat_add(&sum[op], s);
+			bench_opstat_add(&sum[2], s);
+		}
+	ck_assert_uint_gt(sum[0].ios, 0);
+	ck_assert_uint_gt(sum[1].ios, 0);
+	for (int op = 0; op < 3; op++) {
+		struct bench_figs g;
+		double ms[BENCH_NPCT];
+		bench_figs_of(&sum[op], r->test_s, &g);
+		ck_assert_double_eq_tol(g.mb_s * 1048576 * r->test_s, (double)g.bytes, 1e-6 * g.bytes);
+		ck_assert_double_eq_tol(g.iops * r->test_s, (double)g.ios, 1e-6 * g.ios);
+		ck_assert_int_eq(bench_percentiles(&sum[op], ms), BENCH_NPCT);
+		for (int i = 1; i < BENCH_NPCT; i++)
+			ck_assert(ms[i] >= ms[i - 1]);
+		ck_assert(ms[0] <= g.avg_ms && g.avg_ms <= ms[BENCH_NPCT - 1]);
+	}
+	/* the histogram's count is the I/O count */
+	uint64_t n = 0;
+	for (unsigned i = 0; i < STATS_LAT_BUCKETS; i++)
+		n += sum[2].hist[i];
+	ck_assert_uint_eq(n, sum[2].ios);
+
+	/* JSON equals text: the total rows and the 50th percentile */
+	char *txt = NULL, *js = NULL;
+	size_t tl, jl;
+	FILE *f = open_memstream(&txt, &tl);
+	ck_assert_int_eq(bench_report_text(f, &o, r), 0);
+	fclose(f);
+	f = open_memstream(&js, &jl);
+	ck_assert_int_eq(bench_report_json(f, &o, r), 0);
+	fclose(f);
+	static const char *const sect[3] = { "Read IO", "Write IO", "Total IO" };
+	static const char *const jop[3] = { "\"read\":", "\"write\":", ",\"total\":" };
+	const char *jtot = strstr(js, "\"total\":{\"read\"");
+	ck_assert_ptr_nonnull(jtot);
+	for (int op = 0; op < 3; op++) {
+		const char *s = strstr(txt, sect[op]);
+		ck_assert_ptr_nonnull(s);
+		s = strstr(s, "total:");
+		ck_assert_ptr_nonnull(s);
+		unsigned long long bytes, ios;
+		double mbs, iops, avg, sd;
+		ck_assert_int_eq(sscanf(s, "total: %llu | %llu | %lf | %lf | %lf | %lf", &bytes, &ios, &mbs, &iops,
+					&avg, &sd), 6);
+		const char *j = strstr(jtot, jop[op]);
+		ck_assert_uint_eq(bytes, (uint64_t)jnum(j, NULL, "bytes"));
+		ck_assert_uint_eq(ios, (uint64_t)jnum(j, NULL, "ios"));
+		ck_assert_double_eq_tol(mbs, jnum(j, NULL, "mb_s"), 0.0051);
+		ck_assert_double_eq_tol(iops, jnum(j, NULL, "iops"), 0.0051);
+		ck_assert_double_eq_tol(avg, jnum(j, NULL, "avg_lat_ms"), 0.00051);
+		ck_assert_double_eq_tol(sd, jnum(j, NULL, "lat_stddev_ms"), 0.00051);
+		ck_assert_uint_eq(bytes, sum[op].bytes);
+	}
+	double p50;
+	const char *s = strstr(txt, "   50th |");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(sscanf(s, " 50th | %*f | %*f | %lf", &p50), 1);
+	ck_assert_double_eq_tol(p50, jnum(strstr(js, "\"latency_ms\""), "\"total\":{", "50th"), 0.00051);
+	free(txt);
+	free(js);
+	bench_result_free(r);
+	bench_opts_free(&o);
+}
+END_TEST
+
+START_TEST(test_run_errors)
+{
+	struct bench_opts o;
+	struct bench_result *r;
+	char err[512], line[512];
+	snprintf(line, sizeof(line), "-d 0.1 -W0 -q %s/missing", tmpdir);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), line), 0);
+	ck_assert_int_eq(bench_run(&o, &r, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "missing"));
+	bench_opts_free(&o);
+	/* a file smaller than one block */
+	snprintf(line, sizeof(line), "-b 64K -c 4K -d 0.1 -W0 -q %s/small", tmpdir);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), line), 0);
+	ck_assert_int_eq(bench_run(&o, &r, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "smaller than the block size"));
+	bench_opts_free(&o);
+}
+END_TEST
+
+static void cleanup(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd))
+		fprintf(stderr, "cleanup of %s failed\n", tmpdir);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	Suite *s = suite_create("bench");
+	TCase *tc = tcase_create("flags");
+	tcase_add_loop_test(tc, test_bad_flags, 0, sizeof(bad_flags) / sizeof(bad_flags[0]));
+	tcase_add_test(tc, test_good_flags);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("patterns");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_sequential);
+	tcase_add_test(tc, test_random_bounds);
+	tcase_add_test(tc, test_reproducible);
+	tcase_add_test(tc, test_dist_uniform);
+	tcase_add_test(tc, test_dist_normal);
+	tcase_add_test(tc, test_dist_zipf);
+	tcase_add_test(tc, test_dist_hot);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("run");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_real_run);
+	tcase_add_test(tc, test_run_errors);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	cleanup();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
