@@ -972,6 +972,25 @@ static void vol_end(struct vol *v, struct eng_ctx *c, int op, uint64_t off, uint
 	}
 }
 
+/* A volume request starts: a context, the counters above, a trace id. */
+static struct eng_ctx *req_begin(struct vol *v, uint64_t *t0)
+{
+	struct eng_ctx *c = ctx_get(v);
+	if (!c)
+		return NULL;
+	vol_begin(v, t0);
+	if (stats_trace_on(v->trace))
+		c->trace_parent = stats_trace_id(v->trace);
+	return c;
+}
+
+static int req_end(struct vol *v, struct eng_ctx *c, int op, uint64_t off, uint64_t len, uint64_t t0, int r)
+{
+	vol_end(v, c, op, off, len, t0, r);
+	ctx_put(v, c);
+	return r;
+}
+
 static int is_aligned(const void *buf, uint64_t off, uint64_t len)
 {
 	return ((uintptr_t)buf % ENG_ALIGN) == 0 && off % ENG_ALIGN == 0 && len % ENG_ALIGN == 0;
@@ -983,12 +1002,9 @@ int engine_read(struct vol *v, void *buf, uint64_t off, uint64_t len)
 	if (r || !len)
 		return r;
 	uint64_t t0;
-	struct eng_ctx *c = ctx_get(v);
+	struct eng_ctx *c = req_begin(v, &t0);
 	if (!c)
 		return -ENOMEM;
-	vol_begin(v, &t0);
-	if (stats_trace_on(v->trace))
-		c->trace_parent = stats_trace_id(v->trace);
 	uint64_t done = 0;
 	while (!r && done < len) {
 		uint64_t o = off + done, n = len - done < ENG_MAX_IO ? len - done : ENG_MAX_IO;
@@ -1013,9 +1029,7 @@ int engine_read(struct vol *v, void *buf, uint64_t off, uint64_t len)
 			locks_drop(v, &lk);
 		done += n;
 	}
-	vol_end(v, c, ENG_READ, off, len, t0, r);
-	ctx_put(v, c);
-	return r;
+	return req_end(v, c, ENG_READ, off, len, t0, r);
 }
 
 int engine_write(struct vol *v, const void *buf, uint64_t off, uint64_t len)
@@ -1024,12 +1038,9 @@ int engine_write(struct vol *v, const void *buf, uint64_t off, uint64_t len)
 	if (r || !len)
 		return r;
 	uint64_t t0;
-	struct eng_ctx *c = ctx_get(v);
+	struct eng_ctx *c = req_begin(v, &t0);
 	if (!c)
 		return -ENOMEM;
-	vol_begin(v, &t0);
-	if (stats_trace_on(v->trace))
-		c->trace_parent = stats_trace_id(v->trace);
 	uint64_t done = 0;
 	while (!r && done < len) {
 		uint64_t o = off + done, n = len - done < ENG_MAX_IO ? len - done : ENG_MAX_IO;
@@ -1061,20 +1072,15 @@ int engine_write(struct vol *v, const void *buf, uint64_t off, uint64_t len)
 		locks_drop(v, &lk);
 		done += n;
 	}
-	vol_end(v, c, ENG_WRITE, off, len, t0, r);
-	ctx_put(v, c);
-	return r;
+	return req_end(v, c, ENG_WRITE, off, len, t0, r);
 }
 
 int engine_flush(struct vol *v)
 {
 	uint64_t t0;
-	struct eng_ctx *c = ctx_get(v);
+	struct eng_ctx *c = req_begin(v, &t0);
 	if (!c)
 		return -ENOMEM;
-	vol_begin(v, &t0);
-	if (stats_trace_on(v->trace))
-		c->trace_parent = stats_trace_id(v->trace);
 	uint64_t failed = vol_failed(v);
 	for (unsigned i = 0; i < v->geom.members; i++)
 		if (v->slot[i] && !(failed & (1ull << i)))
@@ -1082,9 +1088,7 @@ int engine_flush(struct vol *v)
 	int r = eng_run(v, c);
 	if (r && c->failed_now && eng_fail_members(v, c))
 		r = 0; /* the survivors hold the data */
-	vol_end(v, c, ENG_FLUSH, 0, 0, t0, r);
-	ctx_put(v, c);
-	return r;
+	return req_end(v, c, ENG_FLUSH, 0, 0, t0, r);
 }
 
 /* ---- resync / check: make redundancy agree with the data ---- */
