@@ -198,6 +198,14 @@ void emul_wait(struct emul *e, struct emul_waiter *w)
 	pthread_mutex_unlock(&e->lock);
 }
 
+int emul_locked(struct emul *e, int (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&e->lock);
+	int r = fn(arg);
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count)
 {
 	pthread_mutex_lock(&e->lock);

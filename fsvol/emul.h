@@ -38,6 +38,10 @@ void emul_submit(struct emul *e, struct emul_io *io);
 /* Block until every io submitted with w has been released. */
 void emul_wait(struct emul *e, struct emul_waiter *w);
 
+/* Run fn(arg) with the emulator's lock held: nothing is submitted, dispatched
+ * or released meanwhile (to change models at run time). Returns fn's value. */
+int emul_locked(struct emul *e, int (*fn)(void *arg), void *arg);
+
 /* Release lateness (real release time - emulated completion): percentiles in
  * ns of everything released so far, and the count. */
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count);

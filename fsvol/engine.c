@@ -56,6 +56,7 @@ struct eng_sub {
 	uint64_t t0;
 	int res;
 	int injected; /* fail this one without touching the member (MNT/ctl "error N") */
+	int emulated; /* its completion waits for the member's model */
 };
 
 struct eng_ctx {
@@ -323,7 +324,8 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 			atomic_fetch_add_explicit(&m->pending, 1, memory_order_relaxed);
 			if (member_stats)
 				stats_begin(m->stats, now);
-			if (m->spindle && s->op != ENG_FLUSH) {
+			s->emulated = s->op != ENG_FLUSH && atomic_load_explicit(&m->modeled, memory_order_acquire);
+			if (s->emulated) {
 				/* the model decides when this completes; the data moves now */
 				struct emul_io *io = &c->eio[k];
 				io->r = (struct spindle_req){ .offset = s->off, .length = s->len,
@@ -370,7 +372,7 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 			struct eng_sub *s = &c->subs[k];
 			struct member *m = v->slot[s->slot];
 			/* a modelled member completed at its emulated time */
-			uint64_t end = m->spindle && s->op != ENG_FLUSH ? c->eio[k].r.done_ns : now;
+			uint64_t end = s->emulated ? c->eio[k].r.done_ns : now;
 			atomic_fetch_sub_explicit(&m->pending, 1, memory_order_relaxed);
 			if (s->op != ENG_FLUSH)
 				atomic_store_explicit(&m->head, s->off + s->len, memory_order_relaxed);

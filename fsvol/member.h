@@ -41,7 +41,8 @@ struct member {
 	atomic_uint pending;
 	atomic_uint_fast64_t head; /* member offset where the last I/O ended */
 	struct stats_dev *stats;   /* below-the-mapping counters */
-	struct spindle *spindle;   /* emulated disk, NULL for real timing */
+	struct spindle *spindle;   /* emulated disk (allocated once, kept till close) */
+	atomic_int modeled;        /* 1: completions wait for the spindle model */
 	atomic_int inject_eio;     /* fault injection: every I/O fails with EIO */
 };
 

@@ -115,6 +115,17 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		vol_fail_slot(v, (unsigned)i, -EIO);
 		return 0;
 	}
+	if (!strcmp(verb, "model")) {
+		if (!arg) {
+			snprintf(err, errlen, "ctl: model SPEC: the spec is missing (see fsvol model list)");
+			return -EINVAL;
+		}
+		char why[400];
+		int r = vol_model(v, arg, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: model %s", why);
+		return r;
+	}
 	if (!strcmp(verb, "check") || !strcmp(verb, "repair")) {
 		int r = vol_sync_start(v, !strcmp(verb, "check") ? "check" : "repair");
 		if (r == -EBUSY)
@@ -136,6 +147,6 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		atomic_store(&v->slot[i]->inject_eio, 1);
 		return 0;
 	}
-	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, fail N, error N, check, repair)", verb);
+	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail N, error N, check, repair)", verb);
 	return -EINVAL;
 }

@@ -140,6 +140,8 @@ void vol_status(struct vol *v, FILE *f)
 			(unsigned long long)pos, (unsigned long long)v->sync_total,
 			layout_is_parity(g) ? "stripes" : "chunks", (unsigned long long)bad);
 	}
+	if (v->model[0] && !v->emul)
+		fprintf(f, "      model %s\n", v->model);
 	if (v->emul) {
 		double p50, p99;
 		uint64_t count;
@@ -191,29 +193,69 @@ static void vol_free(struct vol *v)
 }
 
 /* Give each member its emulated disk (fsvol mount --model SPEC). */
-static int vol_model(struct vol *v, const char *spec, char *err, size_t errlen)
-{
+struct model_change {
+	struct vol *v;
 	struct spindle_params p[SB_MAX_SLOTS];
+	char *err;
+	size_t errlen;
+};
+
+static int model_apply(void *arg)
+{
+	struct model_change *mc = arg;
+	struct vol *v = mc->v;
 	unsigned n = v->geom.members, modeled = 0;
-	char why[256];
-	if (spindle_parse_multi(spec, n, p, why, sizeof(why))) {
-		snprintf(err, errlen, "--model %s: %s", spec, why);
-		return -EINVAL;
+	/* A spindle with requests queued or in service keeps its state. */
+	for (unsigned i = 0; i < n; i++) {
+		struct spindle *sp = v->slot[i] ? v->slot[i]->spindle : NULL;
+		if (sp && (sp->queued || sp->busy)) {
+			snprintf(mc->err, mc->errlen, "member %u has requests in its model's queue; retry when idle", i);
+			return -EBUSY;
+		}
 	}
 	for (unsigned i = 0; i < n; i++) {
 		struct member *m = v->slot[i];
-		if (!m || p[i].kind == SPINDLE_NONE)
+		if (!m)
 			continue;
-		if (!(m->spindle = calloc(1, sizeof(*m->spindle))))
+		if (!m->spindle && !(m->spindle = calloc(1, sizeof(*m->spindle))))
 			return -ENOMEM;
-		spindle_init(m->spindle, &p[i], v->sb.slots[i].data_size);
+		spindle_init(m->spindle, &mc->p[i], v->sb.slots[i].data_size);
 		/* members do not spin in lock-step */
 		m->spindle->phase_ns = (uint64_t)(m->spindle->rev_ns * i / n);
-		modeled++;
+		atomic_store_explicit(&m->modeled, mc->p[i].kind != SPINDLE_NONE, memory_order_release);
+		modeled += mc->p[i].kind != SPINDLE_NONE;
 	}
-	snprintf(v->model, sizeof(v->model), "%s", spec);
 	v->modeled = modeled;
 	return 0;
+}
+
+int vol_model(struct vol *v, const char *spec, char *err, size_t errlen)
+{
+	struct model_change *mc = calloc(1, sizeof(*mc));
+	char why[256];
+	int r;
+	if (!mc)
+		return -ENOMEM;
+	mc->v = v;
+	mc->err = err;
+	mc->errlen = errlen;
+	if (spindle_parse_multi(spec, v->geom.members, mc->p, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", spec, why);
+		free(mc);
+		return -EINVAL;
+	}
+	/* Before vol_start there are no threads; after, the timer thread runs
+	 * (started now if this is the first model) and holds the lock. */
+	if (v->started && !v->emul && emul_create(&v->emul)) {
+		free(mc);
+		snprintf(err, errlen, "cannot start the model's timer thread");
+		return -EAGAIN;
+	}
+	r = v->emul ? emul_locked(v->emul, model_apply, mc) : model_apply(mc);
+	if (!r)
+		snprintf(v->model, sizeof(v->model), "%s", spec);
+	free(mc);
+	return r;
 }
 
 static void *sync_main(void *arg)
@@ -284,6 +326,7 @@ static void vol_sync_stop(struct vol *v)
 int vol_start(struct vol *v)
 {
 	/* Threads do not survive fork: start them in the process that serves. */
+	v->started = 1;
 	if (v->modeled && !v->emul && emul_create(&v->emul))
 		return -EAGAIN;
 	int r = engine_prepare(v, 4);
@@ -393,8 +436,13 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 				r = -ENOMEM;
 				goto fail;
 			}
-	if (opts->model && (r = vol_model(v, opts->model, err, errlen)))
-		goto fail;
+	if (opts->model) {
+		char why[512];
+		if ((r = vol_model(v, opts->model, why, sizeof(why)))) {
+			snprintf(err, errlen, "--model %s", why);
+			goto fail;
+		}
+	}
 	if (!(v->trace = stats_trace_create(1u << 16))) {
 		r = -ENOMEM;
 		goto fail;

@@ -61,6 +61,7 @@ struct vol {
 	struct emul *emul;              /* NULL unless some member has a model */
 	char model[256];                /* the --model spec, for status */
 	unsigned modeled;               /* members with a model */
+	int started;                    /* vol_start ran: threads may exist */
 	uint64_t start_ns;
 	int was_dirty;                  /* not shut down cleanly last time */
 	/* background resync / check / repair (one at a time) */
@@ -86,6 +87,10 @@ int vol_start(struct vol *v);
  * what disagrees, "check" only counts. -EBUSY while one runs, -EINVAL when the
  * level has no redundancy. */
 int vol_sync_start(struct vol *v, const char *what);
+/* Set (or change, at run time) the members' spindle models from a spec
+ * (fsvol mount --model, MNT/ctl "model SPEC"). -EBUSY while a model has
+ * requests queued; -EINVAL with a message for a bad spec. */
+int vol_model(struct vol *v, const char *spec, char *err, size_t errlen);
 /* Flush, mark clean (unless readonly), close everything. */
 void vol_close(struct vol *v);
 

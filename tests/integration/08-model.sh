@@ -102,3 +102,22 @@ for i in 0 1 2 3; do
 		fail "member $i served $r of $total reads, not about a quarter"
 done
 grep -q "lateness p50" "$T/four/status" || fail "status does not report the model's lateness"
+
+# the model can change at run time through MNT/ctl (here: none -> hdd -> none)
+fsvol_umount "$T/one"
+fsvol_mount "$T/rt" "$T/s0"
+echo "model hdd" >"$T/rt/ctl"
+grep -q "model hdd" "$T/rt/status" || fail "status does not show the model set through ctl"
+echo reset >"$T/rt/ctl"
+fio --name=rt --filename="$T/rt/volume" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+	--size=256M --time_based --runtime=2 --randseed=13 --output=/dev/null
+got=$(member_mean_ms "$T/rt" 0)
+want=$(show hdd | awk '/random 4K read, QD1/ { print $5 }')
+within "$got" "$want" 10 || fail "after 'model hdd' through ctl: random 4K mean $got ms, model says $want ms"
+echo "model none" >"$T/rt/ctl"
+echo reset >"$T/rt/ctl"
+dd if="$T/rt/volume" of=/dev/null bs=4K count=50 skip=777 iflag=direct status=none
+got=$(member_mean_ms "$T/rt" 0)
+awk -v a="$got" 'BEGIN { exit !(a < 1) }' || fail "after 'model none': member mean $got ms, expected real (sub-ms) timing"
+if echo 'model hdd:rmp=1' 2>/dev/null >"$T/rt/ctl"; then fail "ctl accepted a bad model spec"; fi
+grep -q "unknown key 'rmp'" "$DAEMON_LOG" || fail "daemon log does not explain the rejected model"
