@@ -59,7 +59,9 @@ INTEGRATION_TESTS := \
 	tests/integration/08-model.sh \
 	tests/integration/09-bench.sh \
 	tests/integration/10-faults.sh \
-	tests/integration/11-resync.sh
+	tests/integration/11-resync.sh \
+	tests/integration/12-sweep.sh \
+	tests/integration/13-demo.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -1,11 +1,13 @@
 /* fsvol-bench: a diskspd-style load generator (see docs/bench.md).
  *   fsvol-bench -b4K -r -o32 -d5 -W0 -Sh -L /dev/shm/f
+ *   fsvol-bench sweep --level raid0 --members 1-4 ... (bench/sweep.c)
  * Exit status: 0, 1 when the run fails, 2 for bad flags. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench.h"
+#include "bench/sweep.h"
 
 int main(int argc, char **argv)
 {
@@ -14,6 +16,8 @@ int main(int argc, char **argv)
 	char err[512];
 	int rc;
 
+	if (argc > 1 && !strcmp(argv[1], "sweep"))
+		return bench_sweep_main(argc - 1, argv + 1);
 	bench_opts_default(&o);
 	rc = bench_parse(&o, argc, argv, err, sizeof(err));
 	if (rc == 1) {

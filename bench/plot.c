@@ -1,0 +1,300 @@
+/* plot: a sweep's charts. Writes plain data files and plot.gp into the
+ * output dir, then runs gnuplot there, so the user can edit plot.gp and
+ * re-run it by hand. Each chart comes as NAME.png and NAME.svg.
+ *   members sweep: throughput (MB/s), iops, share (member bytes), latency
+ *   levels run:    levels (ms per I/O), member_ios (member I/Os per I/O), share */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/sweep.h"
+#include "fsvol/size.h"
+
+/* gnuplot on $PATH, as execvp would find it. */
+static int have_gnuplot(void)
+{
+	const char *path = getenv("PATH");
+	char p[PATH_MAX];
+	if (!path)
+		path = "/usr/bin:/bin";
+	for (const char *s = path; *s;) {
+		const char *e = strchr(s, ':');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		if (n && n < sizeof(p) - 9) {
+			snprintf(p, sizeof(p), "%.*s/gnuplot", (int)n, s);
+			if (!access(p, X_OK))
+				return 1;
+		}
+		s += n + (e ? 1 : 0);
+	}
+	return 0;
+}
+
+static void num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, " %.6g", v);
+	else
+		fprintf(f, " NaN");
+}
+
+/* members sweep: one line per member count; per workload MB/s, IOPS, p50, p90, p99 */
+static void data_members(FILE *f, const struct bench_sweep *s)
+{
+	const struct bench_sweep_opts *o = s->o;
+	fprintf(f, "# members");
+	for (unsigned w = 0; w < o->nwl; w++)
+		fprintf(f, " %s_mb_s %s_iops %s_p50_ms %s_p90_ms %s_p99_ms", bench_wl_name[o->wl[w]],
+			bench_wl_name[o->wl[w]], bench_wl_name[o->wl[w]], bench_wl_name[o->wl[w]], bench_wl_name[o->wl[w]]);
+	fputc('\n', f);
+	for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
+		fprintf(f, "%u", n);
+		for (unsigned w = 0; w < o->nwl; w++) {
+			const struct bench_sweep_row *r = bench_sweep_find(s, o->level, n, o->wl[w]);
+			num(f, r ? r->fig.mb_s : NAN);
+			num(f, r ? r->fig.iops : NAN);
+			num(f, r ? r->pct_ms[2] : NAN);
+			num(f, r ? r->pct_ms[4] : NAN);
+			num(f, r ? r->pct_ms[6] : NAN);
+		}
+		fputc('\n', f);
+	}
+}
+
+/* levels run: one line per level; per workload ms per I/O, member writes and reads per I/O */
+static void data_levels(FILE *f, const struct bench_sweep *s)
+{
+	const struct bench_sweep_opts *o = s->o;
+	fprintf(f, "# level");
+	for (unsigned w = 0; w < o->nwl; w++)
+		fprintf(f, " %s_ms %s_member_writes %s_member_reads", bench_wl_name[o->wl[w]], bench_wl_name[o->wl[w]],
+			bench_wl_name[o->wl[w]]);
+	fputc('\n', f);
+	for (unsigned i = 0; i < o->nlevels; i++) {
+		const struct bench_sweep_row *any = NULL;
+		for (unsigned k = 0; k < s->nrow; k++)
+			if (s->row[k].level == o->levels[i])
+				any = &s->row[k];
+		if (!any)
+			continue;
+		fprintf(f, "\"%s (%u)\"", layout_level_name(o->levels[i]), any->members);
+		for (unsigned w = 0; w < o->nwl; w++) {
+			const struct bench_sweep_row *r = bench_sweep_find(s, o->levels[i], any->members, o->wl[w]);
+			num(f, r ? r->fig.avg_ms : NAN);
+			num(f, r ? r->m_writes_per_io : NAN);
+			num(f, r ? r->m_reads_per_io : NAN);
+		}
+		fputc('\n', f);
+	}
+}
+
+/* one line per run: the share of member bytes of each member, in % */
+static unsigned data_share(FILE *f, const struct bench_sweep *s)
+{
+	unsigned maxm = 0;
+	for (unsigned i = 0; i < s->nrow; i++)
+		if (s->row[i].members > maxm)
+			maxm = s->row[i].members;
+	fprintf(f, "# run");
+	for (unsigned m = 0; m < maxm; m++)
+		fprintf(f, " m%u_pct", m);
+	fputc('\n', f);
+	for (unsigned i = 0; i < s->nrow; i++) {
+		const struct bench_sweep_row *r = &s->row[i];
+		double sum = 0;
+		for (unsigned m = 0; m < r->members; m++)
+			sum += (double)r->dev[m].bytes;
+		if (bench_sweep_by_level(s))
+			fprintf(f, "\"%s %s\"", layout_level_name(r->level), bench_wl_name[r->wl]);
+		else
+			fprintf(f, "\"%u: %s\"", r->members, bench_wl_name[r->wl]);
+		for (unsigned m = 0; m < maxm; m++)
+			num(f, m < r->members && sum > 0 ? (double)r->dev[m].bytes / sum * 100 : 0);
+		fputc('\n', f);
+	}
+	return maxm;
+}
+
+static int write_file(const char *dir, const char *name, void (*fill)(FILE *, const struct bench_sweep *),
+		      const struct bench_sweep *s)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	if (!f)
+		return -errno;
+	fill(f, s);
+	return fclose(f) ? -errno : 0;
+}
+
+/* Both terminals from one plot command: PNG first, then replot as SVG. */
+static void chart_begin(FILE *g, const char *name, const char *title)
+{
+	fprintf(g, "\n# ---- %s\nset title \"%s\" noenhanced\neval PNG\nset output '%s.png'\n", name, title, name);
+}
+
+static void chart_end(FILE *g, const char *name)
+{
+	fprintf(g, "eval SVG\nset output '%s.svg'\nreplot\nset output\nreset\neval STYLE\n", name);
+}
+
+static void script(FILE *g, const struct bench_sweep *s, unsigned maxm)
+{
+	const struct bench_sweep_opts *o = s->o;
+	char chunk[32], block[32], what[200], t[300];
+	size_format(o->chunk, chunk, sizeof(chunk));
+	size_format(o->run.block, block, sizeof(block));
+	snprintf(what, sizeof(what), "%s%s, %s blocks, chunk %s, model %s, QD %u",
+		 o->nlevels ? "levels" : layout_level_name(o->level), o->nlevels ? "" : " stripe set", block, chunk,
+		 o->model ? o->model : "none", o->run.outstanding * o->run.threads);
+	fprintf(g, "# fsvol-bench sweep plots: run `gnuplot plot.gp` in this directory.\n"
+		   "PNG = (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) ? "
+		   "\"set terminal pngcairo size 900,560 enhanced font ',11'\" : \"set terminal png size 900,560\"\n"
+		   "SVG = \"set terminal svg size 900,560 dynamic font 'sans,11'\"\n"
+		   "STYLE = \"set grid ytics; set key top left box opaque; set datafile missing 'NaN'; "
+		   "set style fill solid 0.85 border -1\"\n"
+		   "eval STYLE\n");
+	if (!o->nlevels) {
+		const char *chart[2] = { "throughput", "iops" };
+		const char *ylab[2] = { "throughput (MB/s)", "I/Os per second" };
+		for (int c = 0; c < 2; c++) {
+			snprintf(t, sizeof(t), "%s vs member count: %s", c ? "IOPS" : "Throughput", what);
+			chart_begin(g, chart[c], t);
+			fprintf(g, "set xrange [%g:%g]\nset xtics 1\nset yrange [0:*]\nset xlabel 'members'\n"
+				   "set ylabel '%s'\nplot ", o->mem_lo - 0.3, o->mem_hi + 0.3, ylab[c]);
+			for (unsigned w = 0; w < o->nwl; w++)
+				fprintf(g, "%s'sweep.dat' using 1:%u with linespoints lw 2 pt 7 ps 1.2 title '%s'",
+					w ? ", " : "", 2 + 5 * w + (unsigned)c, bench_wl_name[o->wl[w]]);
+			fputc('\n', g);
+			chart_end(g, chart[c]);
+		}
+		snprintf(t, sizeof(t), "Latency percentiles vs member count: %s", what);
+		chart_begin(g, "latency", t);
+		fprintf(g, "set xrange [%g:%g]\nset xtics 1\nset yrange [0:*]\nset xlabel 'members'\n"
+			   "set ylabel 'latency (ms)'\nplot ", o->mem_lo - 0.3, o->mem_hi + 0.3);
+		const char *pn[3] = { "p50", "p90", "p99" };
+		for (unsigned w = 0; w < o->nwl; w++)
+			for (unsigned p = 0; p < 3; p++)
+				fprintf(g, "%s'sweep.dat' using 1:%u with linespoints lw 2 lc %u dt %u pt %u title '%s %s'",
+					w || p ? ", " : "", 4 + 5 * w + p, w + 1, p + 1, 7 - 2 * p, bench_wl_name[o->wl[w]],
+					pn[p]);
+		fputc('\n', g);
+		chart_end(g, "latency");
+	} else {
+		snprintf(t, sizeof(t), "Time per I/O by level: %s", what);
+		chart_begin(g, "levels", t);
+		fprintf(g, "set style data histograms\nset style histogram clustered gap 1\nset boxwidth 0.9\n"
+			   "set yrange [0:*]\nset xlabel 'level (members)'\nset ylabel 'ms per I/O (application view)'\nplot ");
+		for (unsigned w = 0; w < o->nwl; w++)
+			fprintf(g, "%s'levels.dat' using %u%s title '%s'", w ? ", " : "", 2 + 3 * w, w ? "" : ":xtic(1)",
+				bench_wl_name[o->wl[w]]);
+		fputc('\n', g);
+		chart_end(g, "levels");
+		snprintf(t, sizeof(t), "Member I/Os per volume I/O: %s", what);
+		chart_begin(g, "member_ios", t);
+		fprintf(g, "set style data histograms\nset style histogram clustered gap 1\nset boxwidth 0.9\n"
+			   "set yrange [0:*]\nset xlabel 'level (members)'\nset ylabel 'member I/Os per volume I/O'\nplot ");
+		for (unsigned w = 0; w < o->nwl; w++)
+			fprintf(g, "%s'levels.dat' using %u%s title '%s: member writes', '' using %u title '%s: member reads'",
+				w ? ", " : "", 3 + 3 * w, w ? "" : ":xtic(1)", bench_wl_name[o->wl[w]], 4 + 3 * w,
+				bench_wl_name[o->wl[w]]);
+		fputc('\n', g);
+		chart_end(g, "member_ios");
+	}
+	snprintf(t, sizeof(t), "Share of member bytes per run: %s", what);
+	chart_begin(g, "share", t);
+	fprintf(g, "set style data histograms\nset style histogram rowstacked\nset boxwidth 0.7\n"
+		   "set yrange [0:100]\nset key outside right top\nset xtics rotate by -30\n"
+		   "set xlabel '%s'\nset ylabel 'share of member bytes (%%)'\n"
+		   "plot for [i=2:%u] 'share.dat' using i%s title sprintf('m%%d', i-2)\n",
+		   o->nlevels ? "level and workload" : "members: workload", maxm + 1, ":xtic(1)");
+	chart_end(g, "share");
+}
+
+static int run_gnuplot(const char *dir)
+{
+	pid_t pid = fork();
+	int st;
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int fd;
+		if (chdir(dir))
+			_exit(126);
+		if ((fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execlp("gnuplot", "gnuplot", "plot.gp", (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+int bench_plot(const struct bench_sweep *s, const char *dir, FILE *msg)
+{
+	static const char *const members_charts[] = { "throughput", "iops", "share", "latency", NULL };
+	static const char *const level_charts[] = { "levels", "member_ios", "share", NULL };
+	const char *const *charts = bench_sweep_by_level(s) ? level_charts : members_charts;
+	char p[PATH_MAX] = "";
+	unsigned maxm = 0;
+	int r;
+	FILE *f;
+
+	if ((r = write_file(dir, bench_sweep_by_level(s) ? "levels.dat" : "sweep.dat",
+			    bench_sweep_by_level(s) ? data_levels : data_members, s)))
+		goto fail;
+	snprintf(p, sizeof(p), "%s/share.dat", dir);
+	if (!(f = fopen(p, "w"))) {
+		r = -errno;
+		goto fail;
+	}
+	maxm = data_share(f, s);
+	if (fclose(f)) {
+		r = -errno;
+		goto fail;
+	}
+	snprintf(p, sizeof(p), "%s/plot.gp", dir);
+	if (!(f = fopen(p, "w"))) {
+		r = -errno;
+		goto fail;
+	}
+	script(f, s, maxm);
+	if (fclose(f)) {
+		r = -errno;
+		goto fail;
+	}
+	if (!have_gnuplot()) {
+		fprintf(msg, "gnuplot not found: wrote CSV only (apt-get install gnuplot-nox)\n");
+		return 1;
+	}
+	if ((r = run_gnuplot(dir))) {
+		fprintf(msg, "gnuplot failed: see %s/gnuplot.log (data and plot.gp are in %s)\n", dir, dir);
+		return r;
+	}
+	fprintf(msg, "plots (PNG and SVG) in %s/:", dir);
+	for (unsigned i = 0; charts[i]; i++) {
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/%s.png", dir, charts[i]);
+		if (stat(p, &st) || !st.st_size) {
+			fprintf(msg, "\ngnuplot made no %s (see %s/gnuplot.log)\n", p, dir);
+			return -EIO;
+		}
+		fprintf(msg, " %s.png", charts[i]);
+	}
+	fputc('\n', msg);
+	return 0;
+fail:
+	fprintf(msg, "plots: cannot write %s: %s\n", p[0] ? p : dir, strerror(-r));
+	return r;
+}

@@ -1,0 +1,1061 @@
+/* sweep: `fsvol-bench sweep`, the classic stripe-set and level experiments.
+ *   fsvol-bench sweep --level raid0 --members 1-4 --chunk 64K --size 60M \
+ *       --model hdd-legacy -b 64K --workloads seqread,randread -d 10 --out results/
+ * For each member count (or level) it creates the members in a temp dir,
+ * opens the volume in-process through bench_run (--members), runs every
+ * workload, then deletes the members. The temp dir goes away on every exit,
+ * SIGINT and SIGTERM included. Output: tables on stdout, CSV + JSON + plots
+ * in --out. See docs/bench.md and docs/experiments.md. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/sweep.h"
+#include "fsvol/size.h"
+#include "fsvol/volume.h"
+
+const char *const bench_wl_name[BENCH_WL_N] = { "seqread", "randread", "seqwrite", "randwrite" };
+
+/* ---- options: one table drives the parser and --help ---- */
+enum sw_arg { SW_NONE, SW_REQ, SW_OPT };
+
+struct sw_ctx {
+	struct bench_sweep_opts *o;
+	const char *flag;
+	char *err;
+	size_t errlen;
+	int level_set, levels_set, wl_set;
+};
+
+struct sw_optdef {
+	int sname;
+	const char *lname;
+	enum sw_arg arg;
+	const char *argname;
+	const char *help;
+	int (*set)(struct sw_ctx *c, const char *v);
+};
+
+static int bad(struct sw_ctx *c, const char *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(struct sw_ctx *c, const char *v, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(c->err, c->errlen, "%s%s%s: ", c->flag, v ? " " : "", v ? v : "");
+	if (n < 0 || (size_t)n >= c->errlen)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int get_size(struct sw_ctx *c, const char *v, uint64_t *out, uint64_t min, uint64_t max)
+{
+	int r = size_parse(v, out);
+	if (r == -ERANGE)
+		return bad(c, v, "too large");
+	if (r)
+		return bad(c, v, "not a size (a number with an optional K, M, G or T suffix)");
+	if (*out < min || *out > max) {
+		char a[32], b[32];
+		size_format(min, a, sizeof(a));
+		size_format(max, b, sizeof(b));
+		return bad(c, v, "must be %s..%s", a, b);
+	}
+	return 0;
+}
+
+static int get_uint(struct sw_ctx *c, const char *v, unsigned *out, unsigned min, unsigned max)
+{
+	char *end;
+	if (!*v || *v < '0' || *v > '9')
+		return bad(c, v, "not a number");
+	errno = 0;
+	unsigned long x = strtoul(v, &end, 10);
+	if (*end)
+		return bad(c, v, "not a number");
+	if (errno == ERANGE || x < min || x > max)
+		return bad(c, v, "must be %u..%u", min, max);
+	*out = (unsigned)x;
+	return 0;
+}
+
+static int get_secs(struct sw_ctx *c, const char *v, double *out, int zero_ok)
+{
+	char *end;
+	double x = strtod(v, &end);
+	if (end == v || (*end && strcmp(end, "s")) || !isfinite(x))
+		return bad(c, v, "not a number of seconds");
+	if (zero_ok ? x < 0 : x <= 0)
+		return bad(c, v, zero_ok ? "must be >= 0" : "must be > 0");
+	if (x > 86400)
+		return bad(c, v, "must be <= 86400 (a day)");
+	*out = x;
+	return 0;
+}
+
+static int get_level(struct sw_ctx *c, const char *v, const char *name, enum layout_level *out)
+{
+	if (layout_parse_level(name, out))
+		return bad(c, v, "unknown level '%s' (single, linear, raid0, raid1, raid10, raid4, raid5, raid6)",
+			   name);
+	return 0;
+}
+
+static int set_level(struct sw_ctx *c, const char *v)
+{
+	c->level_set = 1;
+	return get_level(c, v, v, &c->o->level);
+}
+
+static int set_levels(struct sw_ctx *c, const char *v)
+{
+	char buf[256];
+	if (strlen(v) >= sizeof(buf))
+		return bad(c, v, "too long");
+	strcpy(buf, v);
+	c->o->nlevels = 0;
+	c->levels_set = 1;
+	for (char *s = buf, *next; s; s = next) {
+		if ((next = strchr(s, ',')))
+			*next++ = 0;
+		if (!*s)
+			return bad(c, v, "empty level name (a comma-separated list, e.g. single,raid0,raid1,raid5)");
+		if (c->o->nlevels == BENCH_SWEEP_MAX_LEVELS)
+			return bad(c, v, "more than %d levels", BENCH_SWEEP_MAX_LEVELS);
+		if (get_level(c, v, s, &c->o->levels[c->o->nlevels]))
+			return -EINVAL;
+		for (unsigned i = 0; i < c->o->nlevels; i++)
+			if (c->o->levels[i] == c->o->levels[c->o->nlevels])
+				return bad(c, v, "'%s' given twice", s);
+		c->o->nlevels++;
+	}
+	return 0;
+}
+
+/* "4" or "1-4" */
+static int set_members(struct sw_ctx *c, const char *v)
+{
+	char buf[32];
+	unsigned lo, hi;
+	const char *dash = strchr(v, '-');
+	if (strlen(v) >= sizeof(buf))
+		return bad(c, v, "not a member count (N or LO-HI, e.g. 1-4)");
+	strcpy(buf, v);
+	if (dash)
+		buf[dash - v] = 0;
+	struct sw_ctx q = *c;
+	if (get_uint(&q, buf, &lo, 1, BENCH_MAX_MEMBERS) ||
+	    get_uint(&q, dash ? buf + (dash - v) + 1 : buf, &hi, 1, BENCH_MAX_MEMBERS))
+		return bad(c, v, "not a member count (N or LO-HI with 1 <= LO <= HI <= %d, e.g. 1-4)",
+			   BENCH_MAX_MEMBERS);
+	if (lo > hi)
+		return bad(c, v, "LO is larger than HI (N or LO-HI, e.g. 1-4)");
+	c->o->mem_lo = lo;
+	c->o->mem_hi = hi;
+	return 0;
+}
+
+static int set_chunk(struct sw_ctx *c, const char *v)
+{
+	if (get_size(c, v, &c->o->chunk, LAYOUT_MIN_CHUNK, LAYOUT_MAX_CHUNK))
+		return -EINVAL;
+	if (c->o->chunk & (c->o->chunk - 1))
+		return bad(c, v, "must be a power of two (4K, 64K, 512K, ...)");
+	return 0;
+}
+
+static int set_size(struct sw_ctx *c, const char *v) { return get_size(c, v, &c->o->size, 1 << 20, 1ull << 44); }
+
+static int set_model(struct sw_ctx *c, const char *v)
+{
+	if (!*v)
+		return bad(c, v, "empty model spec (hdd, hdd-legacy, ssd, nvme, none, ...)");
+	c->o->model = strcmp(v, "none") ? v : NULL;
+	return 0;
+}
+
+static int set_workloads(struct sw_ctx *c, const char *v)
+{
+	char buf[128];
+	if (strlen(v) >= sizeof(buf))
+		return bad(c, v, "too long");
+	strcpy(buf, v);
+	c->o->nwl = 0;
+	c->wl_set = 1;
+	for (char *s = buf, *next; s; s = next) {
+		unsigned w;
+		if ((next = strchr(s, ',')))
+			*next++ = 0;
+		for (w = 0; w < BENCH_WL_N && strcmp(s, bench_wl_name[w]); w++)
+			;
+		if (w == BENCH_WL_N)
+			return bad(c, v, "unknown workload '%s' (seqread, randread, seqwrite, randwrite)", s);
+		for (unsigned i = 0; i < c->o->nwl; i++)
+			if (c->o->wl[i] == (enum bench_wl)w)
+				return bad(c, v, "'%s' given twice", s);
+		c->o->wl[c->o->nwl++] = (enum bench_wl)w;
+	}
+	return 0;
+}
+
+static int set_b(struct sw_ctx *c, const char *v) { return get_size(c, v, &c->o->run.block, 512, 1ull << 30); }
+static int set_d(struct sw_ctx *c, const char *v) { return get_secs(c, v, &c->o->run.duration, 0); }
+static int set_W(struct sw_ctx *c, const char *v) { return get_secs(c, v, &c->o->run.warmup, 1); }
+static int set_C(struct sw_ctx *c, const char *v) { return get_secs(c, v, &c->o->run.cooldown, 1); }
+static int set_o(struct sw_ctx *c, const char *v) { return get_uint(c, v, &c->o->run.outstanding, 1, 1024); }
+static int set_t(struct sw_ctx *c, const char *v) { return get_uint(c, v, &c->o->run.threads, 1, 256); }
+
+static int set_z(struct sw_ctx *c, const char *v)
+{
+	char *end;
+	if (!*v || *v < '0' || *v > '9' || (errno = 0, c->o->run.seed = strtoull(v, &end, 10), *end) ||
+	    errno == ERANGE)
+		return bad(c, v, "not a seed (a number)");
+	return 0;
+}
+
+static int set_S(struct sw_ctx *c, const char *v)
+{
+	if (!strcmp(v, "") || !strcmp(v, "u") || !strcmp(v, "h"))
+		c->o->run.direct = 1;
+	else if (!strcmp(v, "b"))
+		c->o->run.direct = 0;
+	else
+		return bad(c, v, "expected -S, -Su, -Sh (O_DIRECT members, the default) or -Sb (page cache)");
+	return 0;
+}
+
+static int set_out(struct sw_ctx *c, const char *v)
+{
+	if (!*v)
+		return bad(c, v, "empty directory name");
+	c->o->out = v;
+	return 0;
+}
+
+static int set_dir(struct sw_ctx *c, const char *v)
+{
+	struct stat st;
+	if (!*v || stat(v, &st) || !S_ISDIR(st.st_mode))
+		return bad(c, v, "not a directory");
+	c->o->dir = v;
+	return 0;
+}
+
+static int set_q(struct sw_ctx *c, const char *v) { (void)v; c->o->quiet = 1; return 0; }
+static int set_json(struct sw_ctx *c, const char *v) { (void)v; c->o->json = 1; return 0; }
+
+static const struct sw_optdef sw_opts[] = {
+	{ 0, "level", SW_REQ, "LEVEL", "level of the volumes (default raid0)", set_level },
+	{ 0, "members", SW_REQ, "N|LO-HI", "member counts to sweep (default 1-4); with --levels the count "
+					    "(HI) for every level but single (1) and raid1 (2)", set_members },
+	{ 0, "levels", SW_REQ, "L1,L2,...", "compare levels instead (e.g. single,raid0,raid1,raid5)", set_levels },
+	{ 0, "chunk", SW_REQ, "SIZE", "chunk size (default 64K)", set_chunk },
+	{ 0, "size", SW_REQ, "SIZE", "data bytes per member (default 64M)", set_size },
+	{ 0, "model", SW_REQ, "SPEC", "emulated disks, as fsvol mount --model (hdd, hdd-legacy, ssd, ...; "
+				       "default none)", set_model },
+	{ 0, "workloads", SW_REQ, "W1,W2,...", "seqread, randread, seqwrite, randwrite (default seqread,randread; "
+					       "with --levels seqwrite,randwrite)", set_workloads },
+	{ 'b', NULL, SW_REQ, "SIZE", "block size (default 64K)", set_b },
+	{ 'd', NULL, SW_REQ, "SEC", "measured seconds per run (default 10)", set_d },
+	{ 'W', NULL, SW_REQ, "SEC", "warm-up seconds per run (default 2)", set_W },
+	{ 'C', NULL, SW_REQ, "SEC", "cool-down seconds per run (default 0)", set_C },
+	{ 'o', NULL, SW_REQ, "N", "outstanding I/Os per thread (default 4)", set_o },
+	{ 't', NULL, SW_REQ, "N", "threads (default 1)", set_t },
+	{ 'z', NULL, SW_REQ, "SEED", "random seed (default 0)", set_z },
+	{ 'S', NULL, SW_OPT, "[u|h|b]", "-S/-Su/-Sh: O_DIRECT members (default); -Sb: page cache", set_S },
+	{ 0, "out", SW_REQ, "DIR", "write sweep.csv, sweep.json and plots here (created)", set_out },
+	{ 0, "dir", SW_REQ, "DIR", "make the temp dir of members in DIR (default /var/tmp)", set_dir },
+	{ 'q', "quiet", SW_NONE, NULL, "no progress line", set_q },
+	{ 0, "json", SW_NONE, NULL, "print the JSON document instead of the tables", set_json },
+	{ 0 },
+};
+
+void bench_sweep_usage(FILE *f)
+{
+	fprintf(f, "usage: fsvol-bench sweep [flags]\n"
+		   "  build a volume per member count (or per level) out of temp member files, run\n"
+		   "  each workload on it in-process, print the stripe-set (or level) table.\n"
+		   "flags:\n");
+	for (const struct sw_optdef *d = sw_opts; d->set; d++) {
+		char left[40];
+		if (d->sname && d->lname)
+			snprintf(left, sizeof(left), "-%c, --%s", d->sname, d->lname);
+		else if (d->sname)
+			snprintf(left, sizeof(left), "-%c%s%s", d->sname, d->arg == SW_REQ ? " " : "", d->argname);
+		else
+			snprintf(left, sizeof(left), "--%s%s%s", d->lname, d->argname ? " " : "",
+				 d->argname ? d->argname : "");
+		fprintf(f, "  %-22s %s\n", left, d->help);
+	}
+	fprintf(f, "  %-22s %s\n", "-h, --help", "show this help");
+}
+
+static void sweep_defaults(struct bench_sweep_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	bench_opts_default(&o->run);
+	o->run.warmup = 2;
+	o->run.outstanding = 4;
+	o->run.direct = 1;
+	o->level = LAYOUT_RAID0;
+	o->mem_lo = 1;
+	o->mem_hi = 4;
+	o->chunk = 64 << 10;
+	o->size = 64 << 20;
+}
+
+/* Members of a level in a --levels run: single is one disk, raid1 a pair. */
+static unsigned level_members(const struct bench_sweep_opts *o, enum layout_level l)
+{
+	return l == LAYOUT_SINGLE ? 1 : l == LAYOUT_RAID1 ? 2 : o->mem_hi;
+}
+
+static int sweep_check(struct bench_sweep_opts *o, struct sw_ctx *c)
+{
+	char m[32];
+	snprintf(m, sizeof(m), o->mem_lo == o->mem_hi ? "%u" : "%u-%u", o->mem_lo, o->mem_hi);
+	if (c->level_set && c->levels_set) {
+		snprintf(c->err, c->errlen, "--level and --levels exclude each other");
+		return -EINVAL;
+	}
+	if (!c->wl_set) {
+		o->nwl = 2;
+		o->wl[0] = o->nlevels ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD;
+		o->wl[1] = o->nlevels ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD;
+	}
+	c->flag = "--members";
+	if (o->nlevels) {
+		for (unsigned i = 0; i < o->nlevels; i++) {
+			unsigned n = level_members(o, o->levels[i]), min = layout_min_members(o->levels[i]);
+			if (n < min)
+				return bad(c, m, "%s needs at least %u members", layout_level_name(o->levels[i]), min);
+		}
+	} else {
+		unsigned min = layout_min_members(o->level);
+		if (o->mem_lo < min)
+			return bad(c, m, "%s needs at least %u members", layout_level_name(o->level), min);
+		if (o->level == LAYOUT_SINGLE && o->mem_hi > 1)
+			return bad(c, m, "single has exactly 1 member (sweep another level, or use --levels)");
+	}
+	if (o->run.direct && o->run.block % 512) {
+		snprintf(c->err, c->errlen, "-b %llu: must be a multiple of 512 with O_DIRECT (or give -Sb)",
+			 (unsigned long long)o->run.block);
+		return -EINVAL;
+	}
+	if (o->run.block > o->size) {
+		snprintf(c->err, c->errlen, "-b %llu: larger than --size %llu", (unsigned long long)o->run.block,
+			 (unsigned long long)o->size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int bench_sweep_parse(struct bench_sweep_opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	struct sw_ctx c = { .o = o, .err = err, .errlen = errlen };
+	err[0] = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		const struct sw_optdef *d = NULL;
+		char flag[64];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			bench_sweep_usage(stdout);
+			return 1;
+		}
+		if (a[0] != '-' || !a[1]) {
+			snprintf(err, errlen, "%s: unexpected argument (sweep takes flags only; see --help)", a);
+			return -EINVAL;
+		}
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			for (const struct sw_optdef *x = sw_opts; x->set; x++)
+				if (x->lname && strlen(x->lname) == len && !strncmp(x->lname, name, len))
+					d = x;
+			if (!d) {
+				snprintf(err, errlen, "unknown option '%.*s' (see fsvol-bench sweep --help)",
+					 (int)(len + 2), a);
+				return -EINVAL;
+			}
+			snprintf(flag, sizeof(flag), "--%s", d->lname);
+			if (eq && d->arg == SW_NONE) {
+				snprintf(err, errlen, "%s takes no value", flag);
+				return -EINVAL;
+			}
+			if (eq)
+				val = eq + 1;
+		} else {
+			for (const struct sw_optdef *x = sw_opts; x->set; x++)
+				if (x->sname == a[1])
+					d = x;
+			if (!d || (d->arg == SW_NONE && a[2])) {
+				snprintf(err, errlen, "unknown option '%s' (see fsvol-bench sweep --help)", a);
+				return -EINVAL;
+			}
+			snprintf(flag, sizeof(flag), "-%c", d->sname);
+			if (d->arg != SW_NONE && (a[2] || d->arg == SW_OPT))
+				val = a + 2;
+		}
+		if (d->arg == SW_REQ && !val) {
+			if (i + 1 >= argc) {
+				snprintf(err, errlen, "%s needs a value (%s)", flag, d->argname);
+				return -EINVAL;
+			}
+			val = argv[++i];
+		}
+		c.flag = flag;
+		if (d->set(&c, val ? val : ""))
+			return -EINVAL;
+	}
+	return sweep_check(o, &c);
+}
+
+/* ---- the temp dir of members: removed on every way out ---- */
+static char tmp_dir[PATH_MAX - 16];
+static volatile sig_atomic_t tmp_made;
+
+/* Async-signal-safe: no stdio, no malloc. */
+static void tmp_remove(void)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(tmp_dir);
+	if (!tmp_made)
+		return;
+	memcpy(p, tmp_dir, n);
+	for (unsigned i = 0; i < BENCH_MAX_MEMBERS; i++) {
+		size_t k = n;
+		p[k++] = '/';
+		p[k++] = 'm';
+		if (i >= 10)
+			p[k++] = (char)('0' + i / 10);
+		p[k++] = (char)('0' + i % 10);
+		p[k] = 0;
+		unlink(p);
+	}
+	rmdir(tmp_dir);
+	tmp_made = 0;
+}
+
+static void on_signal(int sig)
+{
+	tmp_remove();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int tmp_create(const char *parent, char *err, size_t errlen)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int n = snprintf(tmp_dir, sizeof(tmp_dir), "%s/fsvol-sweep.XXXXXX", parent ? parent : "/var/tmp");
+	if (n < 0 || (size_t)n >= sizeof(tmp_dir) - 8) {
+		snprintf(err, errlen, "--dir %s: path too long", parent);
+		return -ENAMETOOLONG;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (!mkdtemp(tmp_dir)) {
+		int r = -errno;
+		snprintf(err, errlen, "cannot make a temp dir in %s: %s", parent ? parent : "/var/tmp", strerror(errno));
+		return r;
+	}
+	tmp_made = 1;
+	return 0;
+}
+
+/* ---- progress: one line on stderr, rewritten in place ---- */
+struct sw_progress {
+	int show;
+	unsigned k, n;        /* run k (0-based) of n */
+	uint64_t t0;          /* start of the sweep */
+	char what[96];
+};
+
+static void progress_line(struct sw_progress *p, double frac, double iops)
+{
+	double el = (double)(stats_now() - p->t0) / 1e9, f = ((double)p->k + frac) / p->n;
+	char eta[32] = "?";
+	if (f > 0.005)
+		snprintf(eta, sizeof(eta), "%.0fs", el / f - el);
+	fprintf(stderr, "\rsweep: run %u of %u (%s)  %3.0f%%  elapsed %.0fs  ETA %s  %.0f IOPS\033[K", p->k + 1,
+		p->n, p->what, 100 * f, el, eta, iops);
+}
+
+static void on_progress(void *arg, double frac, double elapsed_s, double iops)
+{
+	(void)elapsed_s;
+	progress_line(arg, frac > 1 ? 1 : frac, iops);
+}
+
+/* ---- one configuration: create, run each workload, delete ---- */
+static void dev_of(const struct bench_below_dev *d, struct bench_sweep_dev *out)
+{
+	const struct stats_rates *r = &d->r;
+	uint64_t n = d->d.reads + d->d.writes;
+	*out = (struct bench_sweep_dev){
+		.r_s = r->r_s, .w_s = r->w_s, .mb_s = r->rmb_s + r->wmb_s,
+		.await_ms = n ? (double)(d->d.read_ns + d->d.write_ns) / (double)n / 1e6 : 0,
+		.aqu_sz = r->aqu_sz, .util_pct = r->util_pct, .p50_ms = r->p50_ms, .p99_ms = r->p99_ms,
+		.bytes = d->d.read_bytes + d->d.write_bytes,
+	};
+}
+
+static void row_fill(struct bench_sweep_row *row, const struct bench_result *res)
+{
+	struct bench_opstat all = { 0 };
+	all.lat_min = UINT64_MAX;
+	for (unsigned t = 0; t < res->nthreads; t++)
+		for (int op = 0; op < 2; op++)
+			bench_opstat_add(&all, &res->thread[t].op[op]);
+	row->test_s = res->test_s;
+	bench_figs_of(&all, res->test_s, &row->fig);
+	if (!bench_percentiles(&all, row->pct_ms))
+		memset(row->pct_ms, 0, sizeof(row->pct_ms));
+	const struct bench_below *b = res->target[0].below;
+	if (!b || b->ndev < 1)
+		return;
+	dev_of(&b->dev[0], &row->vol);
+	uint64_t vios = b->dev[0].d.reads + b->dev[0].d.writes, mr = 0, mw = 0;
+	for (unsigned i = 1; i < b->ndev && i - 1 < row->members; i++) {
+		dev_of(&b->dev[i], &row->dev[i - 1]);
+		mr += b->dev[i].d.reads;
+		mw += b->dev[i].d.writes;
+	}
+	if (vios) {
+		row->m_reads_per_io = (double)mr / (double)vios;
+		row->m_writes_per_io = (double)mw / (double)vios;
+	}
+}
+
+static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n, struct sw_progress *pg,
+		      char *err, size_t errlen)
+{
+	const struct bench_sweep_opts *o = s->o;
+	char path[BENCH_MAX_MEMBERS][PATH_MAX], msg[400];
+	char *paths[BENCH_MAX_MEMBERS];
+	struct vol_create vc = { .size = o->size, .name = "fsvol-sweep", .force = 1 };
+	int r;
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/m%u", tmp_dir, i);
+		paths[i] = path[i];
+	}
+	vc.geom.level = level;
+	vc.geom.alg = layout_default_alg(level);
+	vc.geom.chunk = o->chunk;
+	if (pg->show) {
+		snprintf(pg->what, sizeof(pg->what), "%s, %u member%s: creating", layout_level_name(level), n,
+			 n == 1 ? "" : "s");
+		progress_line(pg, 0, 0);
+	}
+	/* vol_create zeroes the data areas, so reads hit allocated blocks */
+	if ((r = vol_create(&vc, paths, n, msg, sizeof(msg)))) {
+		snprintf(err, errlen, "%s, %u members: creating the volume: %s", layout_level_name(level), n, msg);
+		goto out;
+	}
+	for (unsigned w = 0; w < o->nwl; w++, pg->k++) {
+		struct bench_opts ro = o->run;
+		struct bench_result *res;
+		struct bench_sweep_row *row = &s->row[s->nrow];
+		enum bench_wl wl = o->wl[w];
+		ro.random = BENCH_WL_RANDOM(wl);
+		ro.pattern_set = 1;
+		ro.write_pct = BENCH_WL_WRITE(wl) ? 100 : 0;
+		ro.quiet = 1;
+		ro.members_buf = NULL;
+		ro.nmembers = n;
+		for (unsigned i = 0; i < n; i++)
+			ro.members[i] = paths[i];
+		ro.model = o->model;
+		if (pg->show) {
+			snprintf(pg->what, sizeof(pg->what), "%s, %u member%s, %s", layout_level_name(level), n,
+				 n == 1 ? "" : "s", bench_wl_name[wl]);
+			ro.progress = on_progress;
+			ro.progress_arg = pg;
+		}
+		snprintf(ro.cmdline, sizeof(ro.cmdline), "fsvol-bench sweep (%s)", bench_wl_name[wl]);
+		if ((r = bench_run(&ro, &res, msg, sizeof(msg)))) {
+			snprintf(err, errlen, "%s, %u members, %s: %s", layout_level_name(level), n, bench_wl_name[wl], msg);
+			goto out;
+		}
+		memset(row, 0, sizeof(*row));
+		row->level = level;
+		row->members = n;
+		row->wl = wl;
+		row_fill(row, res);
+		bench_result_free(res);
+		s->nrow++;
+	}
+out:
+	for (unsigned i = 0; i < n; i++)
+		unlink(path[i]);
+	return r;
+}
+
+/* ---- lookups shared with plot.c ---- */
+int bench_sweep_by_level(const struct bench_sweep *s) { return s->o->nlevels > 0; }
+
+const struct bench_sweep_row *bench_sweep_find(const struct bench_sweep *s, enum layout_level level,
+					       unsigned members, enum bench_wl wl)
+{
+	for (unsigned i = 0; i < s->nrow; i++)
+		if (s->row[i].level == level && s->row[i].members == members && s->row[i].wl == wl)
+			return &s->row[i];
+	return NULL;
+}
+
+/* ---- tables ---- */
+static int all_write(const struct bench_sweep_opts *o, int want)
+{
+	for (unsigned i = 0; i < o->nwl; i++)
+		if (BENCH_WL_WRITE(o->wl[i]) != want)
+			return 0;
+	return 1;
+}
+
+/* PerfMon's names: reads, writes, or transfers when the workloads mix. */
+struct sw_names { const char *ops, *sec, *mop, *rec; };
+
+static struct sw_names names_of(const struct bench_sweep_opts *o)
+{
+	if (all_write(o, 0))
+		return (struct sw_names){ "reads/s", "avg sec/read", "r/s", "read" };
+	if (all_write(o, 1))
+		return (struct sw_names){ "writes/s", "avg sec/write", "w/s", "write" };
+	return (struct sw_names){ "I/Os/s", "avg sec/xfer", "io/s", "I/O" };
+}
+
+static void print_params(FILE *f, const struct bench_sweep_opts *o)
+{
+	char chunk[32], size[32], block[32];
+	size_format(o->chunk, chunk, sizeof(chunk));
+	size_format(o->size, size, sizeof(size));
+	size_format(o->run.block, block, sizeof(block));
+	if (o->nlevels) {
+		fprintf(f, "fsvol-bench sweep: levels");
+		for (unsigned i = 0; i < o->nlevels; i++)
+			fprintf(f, "%s%s", i ? "," : " ", layout_level_name(o->levels[i]));
+	} else {
+		fprintf(f, "fsvol-bench sweep: %s, %u", layout_level_name(o->level), o->mem_lo);
+		if (o->mem_hi > o->mem_lo)
+			fprintf(f, "-%u", o->mem_hi);
+		fprintf(f, " member%s", o->mem_hi > 1 ? "s" : "");
+	}
+	fprintf(f, ", chunk %s, %s per member, model %s\n", chunk, size, o->model ? o->model : "none");
+	fprintf(f, "  %s I/Os, %u outstanding x %u thread%s, %g s per run after %g s warm-up, %s\n\n", block,
+		o->run.outstanding, o->run.threads, o->run.threads == 1 ? "" : "s", o->run.duration, o->run.warmup,
+		o->run.direct ? "O_DIRECT members" : "members through the page cache");
+}
+
+static double pct_diff(double a, double b) { return b > 0 ? (a - b) / b * 100 : NAN; }
+
+static void print_rand_vs_seq(FILE *f, const struct bench_sweep *s, enum layout_level l, unsigned n)
+{
+	for (int wr = 0; wr < 2; wr++) {
+		const struct bench_sweep_row *sq = bench_sweep_find(s, l, n, wr ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD);
+		const struct bench_sweep_row *rn = bench_sweep_find(s, l, n, wr ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD);
+		if (sq && rn)
+			fprintf(f, "        |           |   random vs sequential %s: %+.1f%% MB/s\n", wr ? "writes" : "reads",
+				pct_diff(rn->fig.mb_s, sq->fig.mb_s));
+	}
+}
+
+static void print_members_table(FILE *f, const struct bench_sweep *s)
+{
+	const struct bench_sweep_opts *o = s->o;
+	struct sw_names nm = names_of(o);
+	char h[32];
+
+	fprintf(f, "members | workload  | %10s |     MB/s | %12s |", nm.ops, nm.sec);
+	for (unsigned m = 0; m < o->mem_hi; m++) {
+		snprintf(h, sizeof(h), "m%u %s", m, nm.mop);
+		fprintf(f, " %9s     MB/s |", h);
+	}
+	fputc('\n', f);
+	fprintf(f, "--------+-----------+------------+----------+--------------+");
+	for (unsigned m = 0; m < o->mem_hi; m++)
+		fprintf(f, "--------------------+");
+	fputc('\n', f);
+	for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
+		for (unsigned w = 0; w < o->nwl; w++) {
+			const struct bench_sweep_row *row = bench_sweep_find(s, o->level, n, o->wl[w]);
+			if (!row)
+				continue;
+			fprintf(f, "%7u | %-9s | %10.2f | %8.2f | %12.5f |", n, bench_wl_name[row->wl], row->fig.iops,
+				row->fig.mb_s, row->fig.avg_ms / 1000);
+			for (unsigned m = 0; m < o->mem_hi; m++)
+				if (m < n)
+					fprintf(f, " %9.2f %8.2f |", row->dev[m].r_s + row->dev[m].w_s, row->dev[m].mb_s);
+				else
+					fprintf(f, " %9s %8s |", "", "");
+			fputc('\n', f);
+		}
+		print_rand_vs_seq(f, s, o->level, n);
+	}
+	if (o->mem_hi == o->mem_lo)
+		return;
+	fprintf(f, "\nscaling: MB/s relative to %u member%s\nworkload  |", o->mem_lo, o->mem_lo == 1 ? "" : "s");
+	for (unsigned n = o->mem_lo; n <= o->mem_hi; n++)
+		fprintf(f, " %5u |", n);
+	fputc('\n', f);
+	for (unsigned w = 0; w < o->nwl; w++) {
+		const struct bench_sweep_row *base = bench_sweep_find(s, o->level, o->mem_lo, o->wl[w]);
+		fprintf(f, "%-9s |", bench_wl_name[o->wl[w]]);
+		for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
+			const struct bench_sweep_row *row = bench_sweep_find(s, o->level, n, o->wl[w]);
+			if (row && base && base->fig.mb_s > 0)
+				fprintf(f, " %5.2f |", row->fig.mb_s / base->fig.mb_s);
+			else
+				fprintf(f, " %5s |", "-");
+		}
+		fputc('\n', f);
+	}
+	for (unsigned w = 0; w < o->nwl; w++) {
+		const struct bench_sweep_row *a = bench_sweep_find(s, o->level, o->mem_lo, o->wl[w]);
+		const struct bench_sweep_row *b = bench_sweep_find(s, o->level, o->mem_hi, o->wl[w]);
+		if (a && b && a->fig.mb_s > 0)
+			fprintf(f, "%s%s x%.2f", w ? ", " : "scaling factor 1 -> N: ", bench_wl_name[o->wl[w]],
+				b->fig.mb_s / a->fig.mb_s);
+	}
+	fprintf(f, " (from %u to %u members)\n", o->mem_lo, o->mem_hi);
+}
+
+static void print_levels_table(FILE *f, const struct bench_sweep *s)
+{
+	const struct bench_sweep_opts *o = s->o;
+	struct sw_names nm = names_of(o);
+	char sec[32], x[32];
+	enum layout_level base = o->levels[0];
+	for (unsigned i = 0; i < o->nlevels; i++)
+		if (o->levels[i] == LAYOUT_SINGLE)
+			base = LAYOUT_SINGLE;
+	snprintf(sec, sizeof(sec), "sec/%s", nm.rec);
+	snprintf(x, sizeof(x), "x %s", layout_level_name(base));
+	fprintf(f, "level   | members | workload  | %10s |    MB/s | %10s | %8s | member writes | member reads\n",
+		nm.ops, sec, x);
+	fprintf(f, "        |         |           |            |         |            |          |     per %-5s |     per %s\n",
+		nm.rec, nm.rec);
+	fprintf(f, "--------+---------+-----------+------------+---------+------------+----------+---------------+-------------\n");
+	for (unsigned i = 0; i < o->nlevels; i++) {
+		enum layout_level l = o->levels[i];
+		unsigned n = level_members(o, l);
+		for (unsigned w = 0; w < o->nwl; w++) {
+			const struct bench_sweep_row *row = bench_sweep_find(s, l, n, o->wl[w]);
+			const struct bench_sweep_row *b = bench_sweep_find(s, base, level_members(o, base), o->wl[w]);
+			if (!row)
+				continue;
+			fprintf(f, "%-7s | %7u | %-9s | %10.2f | %7.2f | %10.5f |", layout_level_name(l), n,
+				bench_wl_name[row->wl], row->fig.iops, row->fig.mb_s, row->fig.avg_ms / 1000);
+			if (b && b->fig.avg_ms > 0)
+				fprintf(f, " %8.2f |", row->fig.avg_ms / b->fig.avg_ms);
+			else
+				fprintf(f, " %8s |", "-");
+			fprintf(f, " %13.2f | %12.2f\n", row->m_writes_per_io, row->m_reads_per_io);
+		}
+	}
+	fprintf(f, "\nsec/%s: mean time per %s as the application saw it (PerfMon's Avg. Disk sec/%s);\n"
+		   "x %s: that time relative to %s; member writes/reads per %s: what the mapping\n"
+		   "layer issued below for each volume %s (raid1 writes every copy; raid5 writes data and\n"
+		   "parity and first reads old data and parity, or the rest of the stripe, to compute it).\n",
+		   nm.rec, nm.rec, BENCH_WL_WRITE(o->wl[0]) ? "Write" : "Read", layout_level_name(base),
+		   layout_level_name(base), nm.rec, nm.rec);
+}
+
+/* ---- CSV and JSON ---- */
+static void csv_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, ",%.6g", v);
+	else
+		fputc(',', f);
+}
+
+static int write_csv(const struct bench_sweep *s, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "level,members,chunk,block,workload,device,ios_s,reads_s,writes_s,mb_s,avg_ms,p50_ms,p90_ms,"
+		   "p99_ms,aqu_sz,util_pct,share_pct,member_reads_per_io,member_writes_per_io\n");
+	for (unsigned i = 0; i < s->nrow; i++) {
+		const struct bench_sweep_row *row = &s->row[i];
+		int wr = BENCH_WL_WRITE(row->wl);
+		double sum = 0;
+		const char *lv = layout_level_name(row->level);
+		for (unsigned m = 0; m < row->members; m++)
+			sum += (double)row->dev[m].bytes;
+		fprintf(f, "%s,%u,%llu,%llu,%s,total", lv, row->members, (unsigned long long)s->o->chunk,
+			(unsigned long long)s->o->run.block, bench_wl_name[row->wl]);
+		csv_num(f, row->fig.iops);
+		csv_num(f, wr ? 0 : row->fig.iops);
+		csv_num(f, wr ? row->fig.iops : 0);
+		csv_num(f, row->fig.mb_s);
+		csv_num(f, row->fig.avg_ms);
+		csv_num(f, row->pct_ms[2]);
+		csv_num(f, row->pct_ms[4]);
+		csv_num(f, row->pct_ms[6]);
+		csv_num(f, row->vol.aqu_sz);
+		csv_num(f, row->vol.util_pct);
+		csv_num(f, 100);
+		csv_num(f, row->m_reads_per_io);
+		csv_num(f, row->m_writes_per_io);
+		fputc('\n', f);
+		for (unsigned m = 0; m < row->members; m++) {
+			const struct bench_sweep_dev *d = &row->dev[m];
+			fprintf(f, "%s,%u,%llu,%llu,%s,m%u", lv, row->members, (unsigned long long)s->o->chunk,
+				(unsigned long long)s->o->run.block, bench_wl_name[row->wl], m);
+			csv_num(f, d->r_s + d->w_s);
+			csv_num(f, d->r_s);
+			csv_num(f, d->w_s);
+			csv_num(f, d->mb_s);
+			csv_num(f, d->await_ms);
+			csv_num(f, d->p50_ms);
+			csv_num(f, NAN);
+			csv_num(f, d->p99_ms);
+			csv_num(f, d->aqu_sz);
+			csv_num(f, d->util_pct);
+			csv_num(f, sum > 0 ? (double)d->bytes / sum * 100 : NAN);
+			fprintf(f, ",,\n");
+		}
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+static void json_num(FILE *f, const char *key, double v, int comma)
+{
+	if (isfinite(v))
+		fprintf(f, "%s\"%s\":%.6g", comma ? "," : "", key, v);
+	else
+		fprintf(f, "%s\"%s\":null", comma ? "," : "", key);
+}
+
+static void json_dev(FILE *f, const struct bench_sweep_dev *d)
+{
+	json_num(f, "r_s", d->r_s, 1);
+	json_num(f, "w_s", d->w_s, 1);
+	json_num(f, "mb_s", d->mb_s, 1);
+	json_num(f, "await_ms", d->await_ms, 1);
+	json_num(f, "aqu_sz", d->aqu_sz, 1);
+	json_num(f, "util_pct", d->util_pct, 1);
+	json_num(f, "p50_ms", d->p50_ms, 1);
+	json_num(f, "p99_ms", d->p99_ms, 1);
+	fprintf(f, ",\"bytes\":%llu", (unsigned long long)d->bytes);
+}
+
+static int write_json(const struct bench_sweep *s, FILE *f)
+{
+	const struct bench_sweep_opts *o = s->o;
+	fprintf(f, "{\"params\":{\"mode\":\"%s\"", o->nlevels ? "levels" : "members");
+	if (o->nlevels) {
+		fprintf(f, ",\"levels\":[");
+		for (unsigned i = 0; i < o->nlevels; i++)
+			fprintf(f, "%s\"%s\"", i ? "," : "", layout_level_name(o->levels[i]));
+		fputc(']', f);
+	} else {
+		fprintf(f, ",\"level\":\"%s\"", layout_level_name(o->level));
+	}
+	fprintf(f, ",\"members\":[%u,%u],\"chunk\":%llu,\"size\":%llu", o->mem_lo, o->mem_hi,
+		(unsigned long long)o->chunk, (unsigned long long)o->size);
+	if (o->model)
+		fprintf(f, ",\"model\":\"%s\"", o->model); /* parsed spec: no quotes or backslashes */
+	else
+		fprintf(f, ",\"model\":null");
+	fprintf(f, ",\"block\":%llu,\"duration_s\":%g,\"warmup_s\":%g,\"cooldown_s\":%g,\"outstanding\":%u,"
+		   "\"threads\":%u,\"direct\":%s,\"seed\":%llu,\"workloads\":[",
+		(unsigned long long)o->run.block, o->run.duration, o->run.warmup, o->run.cooldown, o->run.outstanding,
+		o->run.threads, o->run.direct ? "true" : "false", (unsigned long long)o->run.seed);
+	for (unsigned w = 0; w < o->nwl; w++)
+		fprintf(f, "%s\"%s\"", w ? "," : "", bench_wl_name[o->wl[w]]);
+	fprintf(f, "]},\"runs\":[");
+	for (unsigned i = 0; i < s->nrow; i++) {
+		const struct bench_sweep_row *row = &s->row[i];
+		double sum = 0;
+		for (unsigned m = 0; m < row->members; m++)
+			sum += (double)row->dev[m].bytes;
+		fprintf(f, "%s{\"level\":\"%s\",\"members\":%u,\"workload\":\"%s\"", i ? "," : "",
+			layout_level_name(row->level), row->members, bench_wl_name[row->wl]);
+		json_num(f, "test_time_s", row->test_s, 1);
+		fprintf(f, ",\"ios\":%llu,\"bytes\":%llu", (unsigned long long)row->fig.ios,
+			(unsigned long long)row->fig.bytes);
+		json_num(f, "iops", row->fig.iops, 1);
+		json_num(f, "mb_s", row->fig.mb_s, 1);
+		json_num(f, "avg_lat_ms", row->fig.avg_ms, 1);
+		json_num(f, "lat_stddev_ms", row->fig.std_ms, 1);
+		json_num(f, "avg_sec_per_io", row->fig.avg_ms / 1000, 1);
+		fprintf(f, ",\"latency_ms\":{");
+		for (int p = 0; p < BENCH_NPCT; p++)
+			json_num(f, bench_pct_name[p], row->pct_ms[p], p);
+		fprintf(f, "},\"volume\":{\"name\":\"volume\"");
+		json_dev(f, &row->vol);
+		fputc('}', f);
+		json_num(f, "member_reads_per_io", row->m_reads_per_io, 1);
+		json_num(f, "member_writes_per_io", row->m_writes_per_io, 1);
+		fprintf(f, ",\"devices\":[");
+		for (unsigned m = 0; m < row->members; m++) {
+			fprintf(f, "%s{\"name\":\"m%u\"", m ? "," : "", m);
+			json_dev(f, &row->dev[m]);
+			json_num(f, "share_pct", sum > 0 ? (double)row->dev[m].bytes / sum * 100 : NAN, 1);
+			fputc('}', f);
+		}
+		fprintf(f, "]}");
+	}
+	fputc(']', f);
+	if (!o->nlevels) {
+		/* the two summaries the table prints */
+		fprintf(f, ",\"rand_vs_seq_pct\":[");
+		int first = 1;
+		for (unsigned n = o->mem_lo; n <= o->mem_hi; n++)
+			for (int wr = 0; wr < 2; wr++) {
+				const struct bench_sweep_row *sq = bench_sweep_find(s, o->level, n, wr ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD);
+				const struct bench_sweep_row *rn = bench_sweep_find(s, o->level, n, wr ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD);
+				if (!sq || !rn)
+					continue;
+				fprintf(f, "%s{\"members\":%u,\"op\":\"%s\"", first ? "" : ",", n, wr ? "write" : "read");
+				json_num(f, "diff_pct", pct_diff(rn->fig.mb_s, sq->fig.mb_s), 1);
+				fputc('}', f);
+				first = 0;
+			}
+		fprintf(f, "],\"scaling\":[");
+		for (unsigned w = 0; w < o->nwl; w++) {
+			const struct bench_sweep_row *base = bench_sweep_find(s, o->level, o->mem_lo, o->wl[w]);
+			fprintf(f, "%s{\"workload\":\"%s\",\"factor\":[", w ? "," : "", bench_wl_name[o->wl[w]]);
+			for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
+				const struct bench_sweep_row *row = bench_sweep_find(s, o->level, n, o->wl[w]);
+				double v = row && base && base->fig.mb_s > 0 ? row->fig.mb_s / base->fig.mb_s : NAN;
+				fprintf(f, n > o->mem_lo ? "," : "");
+				if (isfinite(v))
+					fprintf(f, "%.6g", v);
+				else
+					fprintf(f, "null");
+			}
+			fprintf(f, "]}");
+		}
+		fputc(']', f);
+	}
+	fprintf(f, "}\n");
+	return ferror(f) ? -EIO : 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char p[PATH_MAX];
+	if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			if (mkdir(p, 0755) && errno != EEXIST)
+				return -errno;
+			*s = '/';
+		}
+	if (mkdir(p, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int write_outputs(const struct bench_sweep *s)
+{
+	char p[PATH_MAX];
+	const char *out = s->o->out;
+	int r;
+	FILE *f;
+	snprintf(p, sizeof(p), "%s/sweep.csv", out);
+	if ((r = write_csv(s, p))) {
+		fprintf(stderr, "fsvol-bench sweep: %s: %s\n", p, strerror(-r));
+		return r;
+	}
+	snprintf(p, sizeof(p), "%s/sweep.json", out);
+	if (!(f = fopen(p, "w"))) {
+		fprintf(stderr, "fsvol-bench sweep: %s: %s\n", p, strerror(errno));
+		return -errno;
+	}
+	r = write_json(s, f);
+	if (fclose(f) || r) {
+		fprintf(stderr, "fsvol-bench sweep: %s: write error\n", p);
+		return -EIO;
+	}
+	FILE *msg = s->o->json ? stderr : stdout;
+	fprintf(msg, "\nwrote %s/sweep.csv and %s/sweep.json\n", out, out);
+	bench_plot(s, out, msg);
+	return 0;
+}
+
+int bench_sweep_main(int argc, char **argv)
+{
+	struct bench_sweep_opts o;
+	struct bench_sweep s = { .o = &o };
+	struct sw_progress pg = { 0 };
+	char err[600];
+	unsigned nconf = 0, nruns;
+	int r;
+
+	sweep_defaults(&o);
+	r = bench_sweep_parse(&o, argc, argv, err, sizeof(err));
+	if (r == 1)
+		return 0;
+	if (r) {
+		fprintf(stderr, "fsvol-bench sweep: %s\n", err);
+		return 2;
+	}
+	nconf = o.nlevels ? o.nlevels : o.mem_hi - o.mem_lo + 1;
+	nruns = nconf * o.nwl;
+	if (!(s.row = calloc(nruns, sizeof(*s.row)))) {
+		fprintf(stderr, "fsvol-bench sweep: out of memory\n");
+		return 1;
+	}
+	if (o.out && (r = mkdir_p(o.out))) {
+		fprintf(stderr, "fsvol-bench sweep: --out %s: %s\n", o.out, strerror(-r));
+		free(s.row);
+		return 1;
+	}
+	if ((r = tmp_create(o.dir, err, sizeof(err)))) {
+		fprintf(stderr, "fsvol-bench sweep: %s\n", err);
+		free(s.row);
+		return 1;
+	}
+	pg.show = !o.quiet && isatty(STDERR_FILENO);
+	pg.n = nruns;
+	pg.t0 = stats_now();
+	for (unsigned c = 0; c < nconf && !r; c++) {
+		enum layout_level l = o.nlevels ? o.levels[c] : o.level;
+		unsigned n = o.nlevels ? level_members(&o, l) : o.mem_lo + c;
+		r = run_config(&s, l, n, &pg, err, sizeof(err));
+	}
+	if (pg.show)
+		fprintf(stderr, "\r\033[K");
+	tmp_remove();
+	if (r) {
+		fprintf(stderr, "fsvol-bench sweep: %s\n", err);
+		free(s.row);
+		return 1;
+	}
+	if (o.json) {
+		write_json(&s, stdout);
+	} else {
+		print_params(stdout, &o);
+		if (o.nlevels)
+			print_levels_table(stdout, &s);
+		else
+			print_members_table(stdout, &s);
+	}
+	fflush(stdout);
+	if (o.out && write_outputs(&s))
+		r = 1;
+	free(s.row);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "fsvol-bench sweep: writing the report: error\n");
+		return 1;
+	}
+	return r ? 1 : 0;
+}
