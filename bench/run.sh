@@ -14,6 +14,7 @@ MNT=$T/mnt
 mounted=()
 cleanup() {
 	for m in "${mounted[@]}"; do "$FSVOL" umount "$m" >/dev/null 2>&1 || umount -l "$m" 2>/dev/null || true; done
+	umount "$T/bind" 2>/dev/null || true
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -94,6 +95,47 @@ for model in hdd ssd; do
 	"$FSVOL" umount "$MNT"
 	mounted=()
 done
+
+# The FUSE front end against bindfs, a plain FUSE passthrough, over the same
+# file: fsvol single-member volume vs bindfs exposing that member file.
+"$FSVOL" create -l single -s 256M "$T/single" >/dev/null
+mkdir -p "$T/bind" "$T/bindsrc"
+mv "$T/single" "$T/bindsrc/single"
+if command -v bindfs >/dev/null && bindfs -o direct_io "$T/bindsrc" "$T/bind" 2>/dev/null; then
+	"$FSVOL" mount --log "$T/daemon.log" "$MNT" "$T/bindsrc/single"
+	mounted+=("$MNT")
+	read -r f_iops _ < <(fio_read fuse4k --filename="$MNT/volume" --rw=randread --bs=4k --iodepth=32 --size=200M)
+	read -r b_iops _ < <(fio_read bind4k --filename="$T/bind/single" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=200M)
+	read -r _ f_bw < <(fio_read fuse1m --filename="$MNT/volume" --rw=read --bs=1M --iodepth=8 --size=200M)
+	read -r _ b_bw < <(fio_read bind1m --filename="$T/bind/single" --rw=read --bs=1M --iodepth=8 --offset=1M --size=200M)
+	row "FUSE front end vs bindfs, 4K random QD32" "$(printf %.0f "$f_iops") IOPS" "$(printf %.0f "$b_iops") IOPS" "$(ratio "$f_iops" "$b_iops")"
+	row "FUSE front end vs bindfs, 1M sequential" "$(awk -v b="$f_bw" 'BEGIN{printf "%.0f MB/s", b/1e6}')" "$(awk -v b="$b_bw" 'BEGIN{printf "%.0f MB/s", b/1e6}')" "$(ratio "$f_bw" "$b_bw")"
+	"$FSVOL" umount "$MNT"
+	mounted=()
+	umount "$T/bind" 2>/dev/null || fusermount3 -u "$T/bind"
+else
+	echo "bindfs not available: FUSE front end comparison skipped"
+fi
+
+# fsvol-bench against fio: the same raw file, the same job, alternated
+# three times (medians); the generator must not be the bottleneck.
+if [ -x "$here/$build/bin/fsvol-bench" ]; then
+	raw=$T/raw.dat
+	fallocate -l 256M "$raw"
+	: >"$T/fio4k" && : >"$T/fb4k" && : >"$T/fio1m" && : >"$T/fb1m"
+	for rep in 1 2 3; do
+		fio_read "f4k$rep" --filename="$raw" --rw=randread --bs=4k --iodepth=32 --size=256M | awk '{ print $1 }' >>"$T/fio4k"
+		"$here/$build/bin/fsvol-bench" -q -b4K -r -o32 -d"$secs" -W1 -Sh --json "$raw" |
+			jq '.results.total.read.iops' >>"$T/fb4k"
+		fio_read "f1m$rep" --filename="$raw" --rw=read --bs=1M --iodepth=2 --size=256M | awk '{ print $2 }' >>"$T/fio1m"
+		"$here/$build/bin/fsvol-bench" -q -b1M -s -o2 -d"$secs" -W1 -Sh --json "$raw" |
+			jq '.results.total.read.bytes / .results.total.read.ios * .results.total.read.iops' >>"$T/fb1m"
+	done
+	a=$(median <"$T/fb4k") b=$(median <"$T/fio4k")
+	row "fsvol-bench vs fio, raw file, 4K random QD32" "$(printf %.0f "$a") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$a" "$b")"
+	a=$(median <"$T/fb1m") b=$(median <"$T/fio1m")
+	row "fsvol-bench vs fio, raw file, 1M seq QD2" "$(awk -v x="$a" 'BEGIN{printf "%.0f MB/s", x/1e6}')" "$(awk -v x="$b" 'BEGIN{printf "%.0f MB/s", x/1e6}')" "$(ratio "$a" "$b")"
+fi
 
 if [ -x "$here/$build/bin/parity_bench" ]; then
 	echo
