@@ -1,11 +1,20 @@
 /* emul: one timer thread, one heap of emulated completions (see emul.h).
  *
+ * The timer thread owns the spindles and the heap; I/O threads never share a
+ * lock with it. They push requests onto a lock-free stack and kick a
+ * semaphore; the timer thread takes the whole stack, queues and dispatches,
+ * and releases each waiter through its own semaphore. So a preempted I/O
+ * thread (two cores, hundreds of threads) can never hold up a release.
+ *
  * Sleeping wake-ups here are ~55 us late on average even with 1 ns timer
  * slack, so the thread sleeps until EMUL_SPIN_NS before a deadline and spins
  * the rest of the way. Lateness is measured on every release.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -17,10 +26,13 @@
 #define EMUL_SPIN_NS 60000u
 
 struct emul {
-	pthread_mutex_t lock;
-	pthread_cond_t wake; /* CLOCK_MONOTONIC */
 	pthread_t thread;
-	int stop;
+	atomic_int stop;
+	_Atomic(struct emul_io *) incoming; /* lock-free stack of new requests */
+	sem_t kick;                         /* posted after every push */
+	/* Held by the timer thread while it works (not while it sleeps), and by
+	 * emul_locked and emul_lateness: the model state is stable under it. */
+	pthread_mutex_t work;
 	struct emul_io **heap;
 	size_t n, cap;
 	uint64_t late[STATS_LAT_BUCKETS];
@@ -71,7 +83,14 @@ static struct emul_io *heap_pop(struct emul *e)
 	return top;
 }
 
-/* Start what the spindle can start at time t; lock held. */
+static void release(struct emul_io *io)
+{
+	struct emul_waiter *w = io->w;
+	if (atomic_fetch_sub_explicit(&w->pending, 1, memory_order_acq_rel) == 1)
+		sem_post(&w->done);
+}
+
+/* Start what the spindle can start at time t. */
 static void dispatch(struct emul *e, struct spindle *sp, uint64_t t)
 {
 	struct spindle_req *r;
@@ -81,10 +100,34 @@ static void dispatch(struct emul *e, struct spindle *sp, uint64_t t)
 			/* Out of memory: release at once rather than lose the request. */
 			io->r.done_ns = t;
 			spindle_complete(sp, r);
-			if (--io->w->pending == 0)
-				pthread_cond_signal(&io->w->cond);
+			release(io);
 		}
 	}
+}
+
+/* Queue what the I/O threads pushed, oldest first (the stack is LIFO). */
+static void take_incoming(struct emul *e)
+{
+	struct emul_io *list = atomic_exchange_explicit(&e->incoming, NULL, memory_order_acquire);
+	struct emul_io *rev = NULL;
+	while (list) {
+		struct emul_io *next = list->next;
+		list->next = rev;
+		rev = list;
+		list = next;
+	}
+	for (struct emul_io *io = rev, *next; io; io = next) {
+		next = io->next;
+		spindle_enqueue(io->sp, &io->r);
+		dispatch(e, io->sp, io->r.arrival_ns);
+	}
+}
+
+static void sleep_until(struct emul *e, uint64_t until)
+{
+	struct timespec ts = { (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
+	while (sem_clockwait(&e->kick, CLOCK_MONOTONIC, &ts) < 0 && errno == EINTR)
+		;
 }
 
 static void *emul_main(void *arg)
@@ -95,55 +138,54 @@ static void *emul_main(void *arg)
 	 * system lets us (root); otherwise stay a normal thread. */
 	struct sched_param sp = { .sched_priority = 1 };
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	pthread_mutex_lock(&e->lock);
-	while (!e->stop) {
-		if (!e->n) {
-			pthread_cond_wait(&e->wake, &e->lock);
-			continue;
-		}
-		struct emul_io *io = e->heap[0];
-		uint64_t now = stats_now(), due = io->r.done_ns;
-		if (due <= now) {
+	while (!atomic_load(&e->stop)) {
+		pthread_mutex_lock(&e->work);
+		while (sem_trywait(&e->kick) == 0)
+			; /* every push is seen by the take below */
+		take_incoming(e);
+		uint64_t now = stats_now(), due = UINT64_MAX;
+		while (e->n) {
+			struct emul_io *io = e->heap[0];
+			due = io->r.done_ns;
+			if (due > now)
+				break;
 			heap_pop(e);
 			e->late[stats_lat_bucket(now - due)]++;
 			e->released++;
 			spindle_complete(io->sp, &io->r);
+			struct spindle *s = io->sp;
+			release(io);
 			/* The member's next request starts when this one finished
 			 * in emulated time, not when we got round to it. */
-			dispatch(e, io->sp, due);
-			if (--io->w->pending == 0)
-				pthread_cond_signal(&io->w->cond);
-			continue;
+			dispatch(e, s, due);
+			due = UINT64_MAX;
+			now = stats_now();
 		}
-		if (due - now > EMUL_SPIN_NS) {
-			uint64_t until = due - EMUL_SPIN_NS;
-			struct timespec ts = { (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
-			pthread_cond_timedwait(&e->wake, &e->lock, &ts);
-			continue;
+		pthread_mutex_unlock(&e->work);
+		/* Posts only wake us; take_incoming finds every push anyway. */
+		if (due == UINT64_MAX) {
+			while (sem_wait(&e->kick) < 0 && errno == EINTR)
+				;
+		} else if (due - now > EMUL_SPIN_NS) {
+			sleep_until(e, due - EMUL_SPIN_NS);
+		} else {
+			while (stats_now() < due && !atomic_load_explicit(&e->incoming, memory_order_relaxed))
+				__builtin_ia32_pause();
 		}
-		pthread_mutex_unlock(&e->lock);
-		while (stats_now() < due)
-			__builtin_ia32_pause();
-		pthread_mutex_lock(&e->lock);
 	}
-	pthread_mutex_unlock(&e->lock);
 	return NULL;
 }
 
 int emul_create(struct emul **out)
 {
 	struct emul *e = calloc(1, sizeof(*e));
-	pthread_condattr_t ca;
 	if (!e)
 		return -ENOMEM;
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&e->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&e->work, NULL);
+	sem_init(&e->kick, 0, 0);
 	if (pthread_create(&e->thread, NULL, emul_main, e)) {
-		pthread_cond_destroy(&e->wake);
-		pthread_mutex_destroy(&e->lock);
+		sem_destroy(&e->kick);
+		pthread_mutex_destroy(&e->work);
 		free(e);
 		return -EAGAIN;
 	}
@@ -155,63 +197,68 @@ void emul_destroy(struct emul *e)
 {
 	if (!e)
 		return;
-	pthread_mutex_lock(&e->lock);
-	e->stop = 1;
-	pthread_cond_signal(&e->wake);
-	pthread_mutex_unlock(&e->lock);
+	atomic_store(&e->stop, 1);
+	sem_post(&e->kick);
 	pthread_join(e->thread, NULL);
-	pthread_cond_destroy(&e->wake);
-	pthread_mutex_destroy(&e->lock);
+	sem_destroy(&e->kick);
+	pthread_mutex_destroy(&e->work);
 	free(e->heap);
 	free(e);
 }
 
 void emul_waiter_init(struct emul_waiter *w)
 {
-	pthread_cond_init(&w->cond, NULL);
-	w->pending = 0;
+	sem_init(&w->done, 0, 0);
+	atomic_init(&w->pending, 0);
 }
 
 void emul_waiter_destroy(struct emul_waiter *w)
 {
-	pthread_cond_destroy(&w->cond);
+	sem_destroy(&w->done);
+}
+
+void emul_begin(struct emul_waiter *w)
+{
+	/* The extra count keeps the timer from signalling a half-submitted batch. */
+	atomic_fetch_add_explicit(&w->pending, 1, memory_order_relaxed);
 }
 
 void emul_submit(struct emul *e, struct emul_io *io)
 {
 	io->r.cookie = io;
-	pthread_mutex_lock(&e->lock);
-	io->w->pending++;
-	uint64_t first = e->n ? e->heap[0]->r.done_ns : UINT64_MAX;
-	spindle_enqueue(io->sp, &io->r);
-	dispatch(e, io->sp, io->r.arrival_ns);
-	if (e->n && e->heap[0]->r.done_ns < first)
-		pthread_cond_signal(&e->wake); /* an earlier deadline than the one slept for */
-	pthread_mutex_unlock(&e->lock);
+	atomic_fetch_add_explicit(&io->w->pending, 1, memory_order_relaxed);
+	struct emul_io *head = atomic_load_explicit(&e->incoming, memory_order_relaxed);
+	do
+		io->next = head;
+	while (!atomic_compare_exchange_weak_explicit(&e->incoming, &head, io, memory_order_release,
+						      memory_order_relaxed));
+	sem_post(&e->kick);
 }
 
 void emul_wait(struct emul *e, struct emul_waiter *w)
 {
-	pthread_mutex_lock(&e->lock);
-	while (w->pending)
-		pthread_cond_wait(&w->cond, &e->lock);
-	pthread_mutex_unlock(&e->lock);
+	(void)e;
+	/* Dropping our count: if requests remain, the timer posts exactly once,
+	 * when the last is released. */
+	if (atomic_fetch_sub_explicit(&w->pending, 1, memory_order_acq_rel) != 1)
+		while (sem_wait(&w->done) < 0 && errno == EINTR)
+			;
 }
 
 int emul_locked(struct emul *e, int (*fn)(void *arg), void *arg)
 {
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->work);
 	int r = fn(arg);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->work);
 	return r;
 }
 
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count)
 {
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->work);
 	const uint64_t *h[1] = { e->late };
 	*p50 = stats_lat_percentile(h, 1, 50);
 	*p99 = stats_lat_percentile(h, 1, 99);
 	*count = e->released;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->work);
 }

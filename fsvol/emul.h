@@ -9,7 +9,8 @@
 #ifndef FSVOL_EMUL_H
 #define FSVOL_EMUL_H
 
-#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "fsvol/spindle.h"
@@ -18,14 +19,15 @@ struct emul;
 
 /* Whoever waits for a batch of emulated completions (an engine context). */
 struct emul_waiter {
-	pthread_cond_t cond;
-	unsigned pending;
+	sem_t done;           /* posted once per batch, when its last request is released */
+	atomic_uint pending;  /* requests not yet released, + 1 while the batch is open */
 };
 
 struct emul_io {
 	struct spindle_req r; /* offset, length, write, arrival_ns set by the caller */
 	struct spindle *sp;
 	struct emul_waiter *w;
+	struct emul_io *next; /* on the way to the timer thread */
 };
 
 int emul_create(struct emul **out);
@@ -33,9 +35,11 @@ void emul_destroy(struct emul *e);
 void emul_waiter_init(struct emul_waiter *w);
 void emul_waiter_destroy(struct emul_waiter *w);
 
+/* A batch: emul_begin, any number of emul_submit, then emul_wait (always). */
+void emul_begin(struct emul_waiter *w);
 /* Queue io on its spindle (arrival = io->r.arrival_ns). */
 void emul_submit(struct emul *e, struct emul_io *io);
-/* Block until every io submitted with w has been released. */
+/* Close the batch; block until every io submitted in it has been released. */
 void emul_wait(struct emul *e, struct emul_waiter *w);
 
 /* Run fn(arg) with the emulator's lock held: nothing is submitted, dispatched

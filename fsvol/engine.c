@@ -316,6 +316,10 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 	while (done < nsub) {
 		unsigned batch = nsub - done < ENG_RING ? nsub - done : ENG_RING;
 		uint64_t now = stats_now();
+		/* one emulator for the whole batch (ctl "model" may start one) */
+		struct emul *emul = atomic_load_explicit(&v->emul, memory_order_acquire);
+		if (emul)
+			emul_begin(&c->waiter);
 		for (unsigned k = done; k < done + batch; k++) {
 			struct eng_sub *s = &c->subs[k];
 			struct member *m = v->slot[s->slot];
@@ -324,7 +328,8 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 			atomic_fetch_add_explicit(&m->pending, 1, memory_order_relaxed);
 			if (member_stats)
 				stats_begin(m->stats, now);
-			s->emulated = s->op != ENG_FLUSH && atomic_load_explicit(&m->modeled, memory_order_acquire);
+			s->emulated = emul && s->op != ENG_FLUSH &&
+				      atomic_load_explicit(&m->modeled, memory_order_acquire);
 			if (s->emulated) {
 				/* the model decides when this completes; the data moves now */
 				struct emul_io *io = &c->eio[k];
@@ -332,7 +337,7 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 							      .write = s->op == ENG_WRITE, .arrival_ns = now };
 				io->sp = m->spindle;
 				io->w = &c->waiter;
-				emul_submit(v->emul, io);
+				emul_submit(emul, io);
 			}
 			if (batch > 1)
 				eng_prep(v, c, s, k);
@@ -364,8 +369,8 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 			io_uring_cqe_seen(&c->ring, cqe);
 			got++;
 		}
-		if (v->emul)
-			emul_wait(v->emul, &c->waiter);
+		if (emul)
+			emul_wait(emul, &c->waiter);
 		now = stats_now();
 		int tracing = stats_trace_on(v->trace);
 		for (unsigned k = done; k < done + batch; k++) {

@@ -192,6 +192,16 @@ static void vol_free(struct vol *v)
 	free(v);
 }
 
+/* Start the model's timer thread; engines pick it up at their next batch. */
+static int vol_start_emul(struct vol *v)
+{
+	struct emul *e;
+	if (emul_create(&e))
+		return -EAGAIN;
+	atomic_store_explicit(&v->emul, e, memory_order_release);
+	return 0;
+}
+
 /* Give each member its emulated disk (fsvol mount --model SPEC). */
 struct model_change {
 	struct vol *v;
@@ -246,7 +256,7 @@ int vol_model(struct vol *v, const char *spec, char *err, size_t errlen)
 	}
 	/* Before vol_start there are no threads; after, the timer thread runs
 	 * (started now if this is the first model) and holds the lock. */
-	if (v->started && !v->emul && emul_create(&v->emul)) {
+	if (v->started && !v->emul && vol_start_emul(v)) {
 		free(mc);
 		snprintf(err, errlen, "cannot start the model's timer thread");
 		return -EAGAIN;
@@ -327,7 +337,7 @@ int vol_start(struct vol *v)
 {
 	/* Threads do not survive fork: start them in the process that serves. */
 	v->started = 1;
-	if (v->modeled && !v->emul && emul_create(&v->emul))
+	if (v->modeled && !v->emul && vol_start_emul(v))
 		return -EAGAIN;
 	int r = engine_prepare(v, 4);
 	/* Not shut down cleanly: a write may have reached some members and not

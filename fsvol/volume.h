@@ -58,7 +58,7 @@ struct vol {
 	struct stats_dev *vstats;       /* above the mapping layer */
 	_Atomic int stats_level;        /* enum vol_stats_level, switchable at run time */
 	struct stats_trace *trace;
-	struct emul *emul;              /* NULL unless some member has a model */
+	struct emul *_Atomic emul;      /* NULL unless some member has (had) a model */
 	char model[256];                /* the --model spec, for status */
 	unsigned modeled;               /* members with a model */
 	int started;                    /* vol_start ran: threads may exist */
