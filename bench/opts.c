@@ -265,6 +265,13 @@ static int set_members(struct opt_ctx *c, const char *v)
 	return 0;
 }
 
+static int set_model(struct opt_ctx *c, const char *v)
+{
+	/* checked when the volume is opened (fsvol's --model spec grammar) */
+	c->o->model = v;
+	return 0;
+}
+
 static const struct bench_optdef opts[] = {
 	{ 'b', NULL, ARG_REQ, "SIZE", "block size (default 64K)", set_b },
 	{ 'd', NULL, ARG_REQ, "SEC", "measured duration (default 10)", set_d },
@@ -288,6 +295,8 @@ static const struct bench_optdef opts[] = {
 	{ 0, "json", ARG_NONE, NULL, "the report as one JSON document", set_json },
 	{ 0, "members", ARG_REQ, "M0,M1,...", "open this fsvol volume in-process (TARGET optional: a label)",
 	  set_members },
+	{ 0, "model", ARG_REQ, "SPEC", "with --members: emulated disks (fsvol mount --model; fsvol model list)",
+	  set_model },
 	{ 0 },
 };
 
@@ -367,6 +376,11 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 	}
 	if (!o->nmembers && !o->ntargets) {
 		snprintf(err, errlen, "no TARGET given (see fsvol-bench --help)");
+		return -EINVAL;
+	}
+	if (o->model && !o->nmembers) {
+		snprintf(err, errlen, "--model %s: needs --members (a mounted volume takes fsvol mount --model)",
+			 o->model);
 		return -EINVAL;
 	}
 	return 0;

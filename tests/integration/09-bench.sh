@@ -79,6 +79,7 @@ bad "--dist zipf:x: THETA is not a number" --dist zipf:x "$T/f"
 bad "--dist hot:10: expected hot:DATA%/IO%" --dist hot:10 "$T/f"
 bad "unknown option '-Y'" -Y "$T/f"
 bad "no TARGET given" -b 4K
+bad "--model hdd: needs --members" --model hdd "$T/f"
 expect_fail_msg "$T/nonexistent" "$BENCH" -q -d 1 -W0 "$T/nonexistent"
 "$BENCH" --help | grep -q -- "--dist D" || fail "--help lacks --dist"
 note "fsvol-bench: file, mounted raid0, in-process raid5, bad flags"
