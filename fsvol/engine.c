@@ -713,9 +713,13 @@ static int write_compute(struct vol *v, struct eng_ctx *c, unsigned k)
 	unsigned nd = g->data_members;
 	uint64_t span = p->span_hi - p->span_lo;
 	uint8_t *pbuf = NULL, *qbuf = NULL;
-	uint64_t failed = vol_failed(v);
-	int want_p = !(failed & (1ull << p->s.p));
-	int want_q = p->s.q >= 0 && !(failed & (1ull << p->s.q));
+	/* Which parity to produce follows the plan (made with one failed mask),
+	 * not the live mask, which another request may change meanwhile. */
+	int want_p = 0, want_q = 0;
+	for (unsigned i = 0; i < p->nwrites; i++) {
+		want_p |= p->writes[i].role == LAYOUT_P;
+		want_q |= p->writes[i].role == LAYOUT_Q;
+	}
 
 	if (p->mode == LAYOUT_PLAN_RMW) {
 		pbuf = want_p ? (uint8_t *)col_read(c, k, LAYOUT_P, -1, p->span_lo) : NULL;
