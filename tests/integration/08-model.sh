@@ -102,6 +102,7 @@ for i in 0 1 2 3; do
 		fail "member $i served $r of $total reads, not about a quarter"
 done
 grep -q "lateness p50" "$T/four/status" || fail "status does not report the model's lateness"
+"$FSVOL" stat "$T/four" | grep -q "lateness p50" || fail "fsvol stat does not show the model's lateness"
 
 # the model can change at run time through MNT/ctl (here: none -> hdd -> none)
 fsvol_umount "$T/one"
