@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/flags.h"
 #include "bench/sweep.h"
 #include "fsvol/size.h"
 #include "fsvol/volume.h"
@@ -25,172 +26,102 @@
 const char *const bench_wl_name[BENCH_WL_N] = { "seqread", "randread", "seqwrite", "randwrite" };
 
 /* ---- options: one table drives the parser and --help ---- */
-enum sw_arg { SW_NONE, SW_REQ, SW_OPT };
-
-struct sw_ctx {
-	struct bench_sweep_opts *o;
-	const char *flag;
-	char *err;
-	size_t errlen;
+/* what the sweep's parser remembers besides the options */
+struct sw_state {
 	int level_set, levels_set, wl_set;
 };
+#define SO(c) ((struct bench_sweep_opts *)(c)->o)
+#define ST(c) ((struct sw_state *)(c)->st)
 
-struct sw_optdef {
-	int sname;
-	const char *lname;
-	enum sw_arg arg;
-	const char *argname;
-	const char *help;
-	int (*set)(struct sw_ctx *c, const char *v);
-};
-
-static int bad(struct sw_ctx *c, const char *v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int bad(struct sw_ctx *c, const char *v, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(c->err, c->errlen, "%s%s%s: ", c->flag, v ? " " : "", v ? v : "");
-	if (n < 0 || (size_t)n >= c->errlen)
-		return -EINVAL;
-	va_start(ap, fmt);
-	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static int get_size(struct sw_ctx *c, const char *v, uint64_t *out, uint64_t min, uint64_t max)
-{
-	int r = size_parse(v, out);
-	if (r == -ERANGE)
-		return bad(c, v, "too large");
-	if (r)
-		return bad(c, v, "not a size (a number with an optional K, M, G or T suffix)");
-	if (*out < min || *out > max) {
-		char a[32], b[32];
-		size_format(min, a, sizeof(a));
-		size_format(max, b, sizeof(b));
-		return bad(c, v, "must be %s..%s", a, b);
-	}
-	return 0;
-}
-
-static int get_uint(struct sw_ctx *c, const char *v, unsigned *out, unsigned min, unsigned max)
-{
-	char *end;
-	if (!*v || *v < '0' || *v > '9')
-		return bad(c, v, "not a number");
-	errno = 0;
-	unsigned long x = strtoul(v, &end, 10);
-	if (*end)
-		return bad(c, v, "not a number");
-	if (errno == ERANGE || x < min || x > max)
-		return bad(c, v, "must be %u..%u", min, max);
-	*out = (unsigned)x;
-	return 0;
-}
-
-static int get_secs(struct sw_ctx *c, const char *v, double *out, int zero_ok)
-{
-	char *end;
-	double x = strtod(v, &end);
-	if (end == v || (*end && strcmp(end, "s")) || !isfinite(x))
-		return bad(c, v, "not a number of seconds");
-	if (zero_ok ? x < 0 : x <= 0)
-		return bad(c, v, zero_ok ? "must be >= 0" : "must be > 0");
-	if (x > 86400)
-		return bad(c, v, "must be <= 86400 (a day)");
-	*out = x;
-	return 0;
-}
-
-static int get_level(struct sw_ctx *c, const char *v, const char *name, enum layout_level *out)
+static int get_level(struct bench_flag_ctx *c, const char *v, const char *name, enum layout_level *out)
 {
 	if (layout_parse_level(name, out))
-		return bad(c, v, "unknown level '%s' (single, linear, raid0, raid1, raid10, raid4, raid5, raid6)",
+		return bench_flag_bad(c, v, "unknown level '%s' (single, linear, raid0, raid1, raid10, raid4, raid5, raid6)",
 			   name);
 	return 0;
 }
 
-static int set_level(struct sw_ctx *c, const char *v)
+static int set_level(struct bench_flag_ctx *c, const char *v)
 {
-	c->level_set = 1;
-	return get_level(c, v, v, &c->o->level);
+	ST(c)->level_set = 1;
+	return get_level(c, v, v, &SO(c)->level);
 }
 
-static int set_levels(struct sw_ctx *c, const char *v)
+static int set_levels(struct bench_flag_ctx *c, const char *v)
 {
 	char buf[256];
 	if (strlen(v) >= sizeof(buf))
-		return bad(c, v, "too long");
+		return bench_flag_bad(c, v, "too long");
 	strcpy(buf, v);
-	c->o->nlevels = 0;
-	c->levels_set = 1;
+	SO(c)->nlevels = 0;
+	ST(c)->levels_set = 1;
 	for (char *s = buf, *next; s; s = next) {
 		if ((next = strchr(s, ',')))
 			*next++ = 0;
 		if (!*s)
-			return bad(c, v, "empty level name (a comma-separated list, e.g. single,raid0,raid1,raid5)");
-		if (c->o->nlevels == BENCH_SWEEP_MAX_LEVELS)
-			return bad(c, v, "more than %d levels", BENCH_SWEEP_MAX_LEVELS);
-		if (get_level(c, v, s, &c->o->levels[c->o->nlevels]))
+			return bench_flag_bad(c, v, "empty level name (a comma-separated list, e.g. single,raid0,raid1,raid5)");
+		if (SO(c)->nlevels == BENCH_SWEEP_MAX_LEVELS)
+			return bench_flag_bad(c, v, "more than %d levels", BENCH_SWEEP_MAX_LEVELS);
+		if (get_level(c, v, s, &SO(c)->levels[SO(c)->nlevels]))
 			return -EINVAL;
-		for (unsigned i = 0; i < c->o->nlevels; i++)
-			if (c->o->levels[i] == c->o->levels[c->o->nlevels])
-				return bad(c, v, "'%s' given twice", s);
-		c->o->nlevels++;
+		for (unsigned i = 0; i < SO(c)->nlevels; i++)
+			if (SO(c)->levels[i] == SO(c)->levels[SO(c)->nlevels])
+				return bench_flag_bad(c, v, "'%s' given twice", s);
+		SO(c)->nlevels++;
 	}
 	return 0;
 }
 
 /* "4" or "1-4" */
-static int set_members(struct sw_ctx *c, const char *v)
+static int set_members(struct bench_flag_ctx *c, const char *v)
 {
 	char buf[32];
 	unsigned lo, hi;
 	const char *dash = strchr(v, '-');
 	if (strlen(v) >= sizeof(buf))
-		return bad(c, v, "not a member count (N or LO-HI, e.g. 1-4)");
+		return bench_flag_bad(c, v, "not a member count (N or LO-HI, e.g. 1-4)");
 	strcpy(buf, v);
 	if (dash)
 		buf[dash - v] = 0;
-	struct sw_ctx q = *c;
-	if (get_uint(&q, buf, &lo, 1, BENCH_MAX_MEMBERS) ||
-	    get_uint(&q, dash ? buf + (dash - v) + 1 : buf, &hi, 1, BENCH_MAX_MEMBERS))
-		return bad(c, v, "not a member count (N or LO-HI with 1 <= LO <= HI <= %d, e.g. 1-4)",
+	struct bench_flag_ctx q = *c; /* its own message would be overwritten below */
+	if (bench_flag_uint(&q, buf, &lo, 1, BENCH_MAX_MEMBERS) ||
+	    bench_flag_uint(&q, dash ? buf + (dash - v) + 1 : buf, &hi, 1, BENCH_MAX_MEMBERS))
+		return bench_flag_bad(c, v, "not a member count (N or LO-HI with 1 <= LO <= HI <= %d, e.g. 1-4)",
 			   BENCH_MAX_MEMBERS);
 	if (lo > hi)
-		return bad(c, v, "LO is larger than HI (N or LO-HI, e.g. 1-4)");
-	c->o->mem_lo = lo;
-	c->o->mem_hi = hi;
+		return bench_flag_bad(c, v, "LO is larger than HI (N or LO-HI, e.g. 1-4)");
+	SO(c)->mem_lo = lo;
+	SO(c)->mem_hi = hi;
 	return 0;
 }
 
-static int set_chunk(struct sw_ctx *c, const char *v)
+static int set_chunk(struct bench_flag_ctx *c, const char *v)
 {
-	if (get_size(c, v, &c->o->chunk, LAYOUT_MIN_CHUNK, LAYOUT_MAX_CHUNK))
+	if (bench_flag_size(c, v, &SO(c)->chunk, LAYOUT_MIN_CHUNK, LAYOUT_MAX_CHUNK))
 		return -EINVAL;
-	if (c->o->chunk & (c->o->chunk - 1))
-		return bad(c, v, "must be a power of two (4K, 64K, 512K, ...)");
+	if (SO(c)->chunk & (SO(c)->chunk - 1))
+		return bench_flag_bad(c, v, "must be a power of two (4K, 64K, 512K, ...)");
 	return 0;
 }
 
-static int set_size(struct sw_ctx *c, const char *v) { return get_size(c, v, &c->o->size, 1 << 20, 1ull << 44); }
+static int set_size(struct bench_flag_ctx *c, const char *v) { return bench_flag_size(c, v, &SO(c)->size, 1 << 20, 1ull << 44); }
 
-static int set_model(struct sw_ctx *c, const char *v)
+static int set_model(struct bench_flag_ctx *c, const char *v)
 {
 	if (!*v)
-		return bad(c, v, "empty model spec (hdd, hdd-legacy, ssd, nvme, none, ...)");
-	c->o->model = strcmp(v, "none") ? v : NULL;
+		return bench_flag_bad(c, v, "empty model spec (hdd, hdd-legacy, ssd, nvme, none, ...)");
+	SO(c)->model = strcmp(v, "none") ? v : NULL;
 	return 0;
 }
 
-static int set_workloads(struct sw_ctx *c, const char *v)
+static int set_workloads(struct bench_flag_ctx *c, const char *v)
 {
 	char buf[128];
 	if (strlen(v) >= sizeof(buf))
-		return bad(c, v, "too long");
+		return bench_flag_bad(c, v, "too long");
 	strcpy(buf, v);
-	c->o->nwl = 0;
-	c->wl_set = 1;
+	SO(c)->nwl = 0;
+	ST(c)->wl_set = 1;
 	for (char *s = buf, *next; s; s = next) {
 		unsigned w;
 		if ((next = strchr(s, ',')))
@@ -198,85 +129,85 @@ static int set_workloads(struct sw_ctx *c, const char *v)
 		for (w = 0; w < BENCH_WL_N && strcmp(s, bench_wl_name[w]); w++)
 			;
 		if (w == BENCH_WL_N)
-			return bad(c, v, "unknown workload '%s' (seqread, randread, seqwrite, randwrite)", s);
-		for (unsigned i = 0; i < c->o->nwl; i++)
-			if (c->o->wl[i] == (enum bench_wl)w)
-				return bad(c, v, "'%s' given twice", s);
-		c->o->wl[c->o->nwl++] = (enum bench_wl)w;
+			return bench_flag_bad(c, v, "unknown workload '%s' (seqread, randread, seqwrite, randwrite)", s);
+		for (unsigned i = 0; i < SO(c)->nwl; i++)
+			if (SO(c)->wl[i] == (enum bench_wl)w)
+				return bench_flag_bad(c, v, "'%s' given twice", s);
+		SO(c)->wl[SO(c)->nwl++] = (enum bench_wl)w;
 	}
 	return 0;
 }
 
-static int set_b(struct sw_ctx *c, const char *v) { return get_size(c, v, &c->o->run.block, 512, 1ull << 30); }
-static int set_d(struct sw_ctx *c, const char *v) { return get_secs(c, v, &c->o->run.duration, 0); }
-static int set_W(struct sw_ctx *c, const char *v) { return get_secs(c, v, &c->o->run.warmup, 1); }
-static int set_C(struct sw_ctx *c, const char *v) { return get_secs(c, v, &c->o->run.cooldown, 1); }
-static int set_o(struct sw_ctx *c, const char *v) { return get_uint(c, v, &c->o->run.outstanding, 1, 1024); }
-static int set_t(struct sw_ctx *c, const char *v) { return get_uint(c, v, &c->o->run.threads, 1, 256); }
+static int set_b(struct bench_flag_ctx *c, const char *v) { return bench_flag_size(c, v, &SO(c)->run.block, 512, 1ull << 30); }
+static int set_d(struct bench_flag_ctx *c, const char *v) { return bench_flag_secs(c, v, &SO(c)->run.duration, 0); }
+static int set_W(struct bench_flag_ctx *c, const char *v) { return bench_flag_secs(c, v, &SO(c)->run.warmup, 1); }
+static int set_C(struct bench_flag_ctx *c, const char *v) { return bench_flag_secs(c, v, &SO(c)->run.cooldown, 1); }
+static int set_o(struct bench_flag_ctx *c, const char *v) { return bench_flag_uint(c, v, &SO(c)->run.outstanding, 1, 1024); }
+static int set_t(struct bench_flag_ctx *c, const char *v) { return bench_flag_uint(c, v, &SO(c)->run.threads, 1, 256); }
 
-static int set_z(struct sw_ctx *c, const char *v)
+static int set_z(struct bench_flag_ctx *c, const char *v)
 {
 	char *end;
-	if (!*v || *v < '0' || *v > '9' || (errno = 0, c->o->run.seed = strtoull(v, &end, 10), *end) ||
+	if (!*v || *v < '0' || *v > '9' || (errno = 0, SO(c)->run.seed = strtoull(v, &end, 10), *end) ||
 	    errno == ERANGE)
-		return bad(c, v, "not a seed (a number)");
+		return bench_flag_bad(c, v, "not a seed (a number)");
 	return 0;
 }
 
-static int set_S(struct sw_ctx *c, const char *v)
+static int set_S(struct bench_flag_ctx *c, const char *v)
 {
 	if (!strcmp(v, "") || !strcmp(v, "u") || !strcmp(v, "h"))
-		c->o->run.direct = 1;
+		SO(c)->run.direct = 1;
 	else if (!strcmp(v, "b"))
-		c->o->run.direct = 0;
+		SO(c)->run.direct = 0;
 	else
-		return bad(c, v, "expected -S, -Su, -Sh (O_DIRECT members, the default) or -Sb (page cache)");
+		return bench_flag_bad(c, v, "expected -S, -Su, -Sh (O_DIRECT members, the default) or -Sb (page cache)");
 	return 0;
 }
 
-static int set_out(struct sw_ctx *c, const char *v)
+static int set_out(struct bench_flag_ctx *c, const char *v)
 {
 	if (!*v)
-		return bad(c, v, "empty directory name");
-	c->o->out = v;
+		return bench_flag_bad(c, v, "empty directory name");
+	SO(c)->out = v;
 	return 0;
 }
 
-static int set_dir(struct sw_ctx *c, const char *v)
+static int set_dir(struct bench_flag_ctx *c, const char *v)
 {
 	struct stat st;
 	if (!*v || stat(v, &st) || !S_ISDIR(st.st_mode))
-		return bad(c, v, "not a directory");
-	c->o->dir = v;
+		return bench_flag_bad(c, v, "not a directory");
+	SO(c)->dir = v;
 	return 0;
 }
 
-static int set_q(struct sw_ctx *c, const char *v) { (void)v; c->o->quiet = 1; return 0; }
-static int set_json(struct sw_ctx *c, const char *v) { (void)v; c->o->json = 1; return 0; }
+static int set_q(struct bench_flag_ctx *c, const char *v) { (void)v; SO(c)->quiet = 1; return 0; }
+static int set_json(struct bench_flag_ctx *c, const char *v) { (void)v; SO(c)->json = 1; return 0; }
 
-static const struct sw_optdef sw_opts[] = {
-	{ 0, "level", SW_REQ, "LEVEL", "level of the volumes (default raid0)", set_level },
-	{ 0, "members", SW_REQ, "N|LO-HI", "member counts to sweep (default 1-4); with --levels the count "
+static const struct bench_flag sw_opts[] = {
+	{ 0, "level", BENCH_FLAG_REQ, "LEVEL", "level of the volumes (default raid0)", set_level },
+	{ 0, "members", BENCH_FLAG_REQ, "N|LO-HI", "member counts to sweep (default 1-4); with --levels the count "
 					    "(HI) for every level but single (1) and raid1 (2)", set_members },
-	{ 0, "levels", SW_REQ, "L1,L2,...", "compare levels instead (e.g. single,raid0,raid1,raid5)", set_levels },
-	{ 0, "chunk", SW_REQ, "SIZE", "chunk size (default 64K)", set_chunk },
-	{ 0, "size", SW_REQ, "SIZE", "data bytes per member (default 64M)", set_size },
-	{ 0, "model", SW_REQ, "SPEC", "emulated disks, as fsvol mount --model (hdd, hdd-legacy, ssd, ...; "
+	{ 0, "levels", BENCH_FLAG_REQ, "L1,L2,...", "compare levels instead (e.g. single,raid0,raid1,raid5)", set_levels },
+	{ 0, "chunk", BENCH_FLAG_REQ, "SIZE", "chunk size (default 64K)", set_chunk },
+	{ 0, "size", BENCH_FLAG_REQ, "SIZE", "data bytes per member (default 64M)", set_size },
+	{ 0, "model", BENCH_FLAG_REQ, "SPEC", "emulated disks, as fsvol mount --model (hdd, hdd-legacy, ssd, ...; "
 				       "default none)", set_model },
-	{ 0, "workloads", SW_REQ, "W1,W2,...", "seqread, randread, seqwrite, randwrite (default seqread,randread; "
+	{ 0, "workloads", BENCH_FLAG_REQ, "W1,W2,...", "seqread, randread, seqwrite, randwrite (default seqread,randread; "
 					       "with --levels seqwrite,randwrite)", set_workloads },
-	{ 'b', NULL, SW_REQ, "SIZE", "block size (default 64K)", set_b },
-	{ 'd', NULL, SW_REQ, "SEC", "measured seconds per run (default 10)", set_d },
-	{ 'W', NULL, SW_REQ, "SEC", "warm-up seconds per run (default 2)", set_W },
-	{ 'C', NULL, SW_REQ, "SEC", "cool-down seconds per run (default 0)", set_C },
-	{ 'o', NULL, SW_REQ, "N", "outstanding I/Os per thread (default 4)", set_o },
-	{ 't', NULL, SW_REQ, "N", "threads (default 1)", set_t },
-	{ 'z', NULL, SW_REQ, "SEED", "random seed (default 0)", set_z },
-	{ 'S', NULL, SW_OPT, "[u|h|b]", "-S/-Su/-Sh: O_DIRECT members (default); -Sb: page cache", set_S },
-	{ 0, "out", SW_REQ, "DIR", "write sweep.csv, sweep.json and plots here (created)", set_out },
-	{ 0, "dir", SW_REQ, "DIR", "make the temp dir of members in DIR (default /var/tmp)", set_dir },
-	{ 'q', "quiet", SW_NONE, NULL, "no progress line", set_q },
-	{ 0, "json", SW_NONE, NULL, "print the JSON document instead of the tables", set_json },
+	{ 'b', NULL, BENCH_FLAG_REQ, "SIZE", "block size (default 64K)", set_b },
+	{ 'd', NULL, BENCH_FLAG_REQ, "SEC", "measured seconds per run (default 10)", set_d },
+	{ 'W', NULL, BENCH_FLAG_REQ, "SEC", "warm-up seconds per run (default 2)", set_W },
+	{ 'C', NULL, BENCH_FLAG_REQ, "SEC", "cool-down seconds per run (default 0)", set_C },
+	{ 'o', NULL, BENCH_FLAG_REQ, "N", "outstanding I/Os per thread (default 4)", set_o },
+	{ 't', NULL, BENCH_FLAG_REQ, "N", "threads (default 1)", set_t },
+	{ 'z', NULL, BENCH_FLAG_REQ, "SEED", "random seed (default 0)", set_z },
+	{ 'S', NULL, BENCH_FLAG_OPT, "[u|h|b]", "-S/-Su/-Sh: O_DIRECT members (default); -Sb: page cache", set_S },
+	{ 0, "out", BENCH_FLAG_REQ, "DIR", "write sweep.csv, sweep.json and plots here (created)", set_out },
+	{ 0, "dir", BENCH_FLAG_REQ, "DIR", "make the temp dir of members in DIR (default /var/tmp)", set_dir },
+	{ 'q', "quiet", BENCH_FLAG_NONE, NULL, "no progress line", set_q },
+	{ 0, "json", BENCH_FLAG_NONE, NULL, "print the JSON document instead of the tables", set_json },
 	{ 0 },
 };
 
@@ -286,18 +217,7 @@ void bench_sweep_usage(FILE *f)
 		   "  build a volume per member count (or per level) out of temp member files, run\n"
 		   "  each workload on it in-process, print the stripe-set (or level) table.\n"
 		   "flags:\n");
-	for (const struct sw_optdef *d = sw_opts; d->set; d++) {
-		char left[40];
-		if (d->sname && d->lname)
-			snprintf(left, sizeof(left), "-%c, --%s", d->sname, d->lname);
-		else if (d->sname)
-			snprintf(left, sizeof(left), "-%c%s%s", d->sname, d->arg == SW_REQ ? " " : "", d->argname);
-		else
-			snprintf(left, sizeof(left), "--%s%s%s", d->lname, d->argname ? " " : "",
-				 d->argname ? d->argname : "");
-		fprintf(f, "  %-22s %s\n", left, d->help);
-	}
-	fprintf(f, "  %-22s %s\n", "-h, --help", "show this help");
+	bench_flags_usage(sw_opts, f);
 }
 
 static void sweep_defaults(struct bench_sweep_opts *o)
@@ -320,15 +240,15 @@ static unsigned level_members(const struct bench_sweep_opts *o, enum layout_leve
 	return l == LAYOUT_SINGLE ? 1 : l == LAYOUT_RAID1 ? 2 : o->mem_hi;
 }
 
-static int sweep_check(struct bench_sweep_opts *o, struct sw_ctx *c)
+static int sweep_check(struct bench_sweep_opts *o, struct bench_flag_ctx *c)
 {
 	char m[32];
 	snprintf(m, sizeof(m), o->mem_lo == o->mem_hi ? "%u" : "%u-%u", o->mem_lo, o->mem_hi);
-	if (c->level_set && c->levels_set) {
+	if (ST(c)->level_set && ST(c)->levels_set) {
 		snprintf(c->err, c->errlen, "--level and --levels exclude each other");
 		return -EINVAL;
 	}
-	if (!c->wl_set) {
+	if (!ST(c)->wl_set) {
 		o->nwl = 2;
 		o->wl[0] = o->nlevels ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD;
 		o->wl[1] = o->nlevels ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD;
@@ -338,14 +258,14 @@ static int sweep_check(struct bench_sweep_opts *o, struct sw_ctx *c)
 		for (unsigned i = 0; i < o->nlevels; i++) {
 			unsigned n = level_members(o, o->levels[i]), min = layout_min_members(o->levels[i]);
 			if (n < min)
-				return bad(c, m, "%s needs at least %u members", layout_level_name(o->levels[i]), min);
+				return bench_flag_bad(c, m, "%s needs at least %u members", layout_level_name(o->levels[i]), min);
 		}
 	} else {
 		unsigned min = layout_min_members(o->level);
 		if (o->mem_lo < min)
-			return bad(c, m, "%s needs at least %u members", layout_level_name(o->level), min);
+			return bench_flag_bad(c, m, "%s needs at least %u members", layout_level_name(o->level), min);
 		if (o->level == LAYOUT_SINGLE && o->mem_hi > 1)
-			return bad(c, m, "single has exactly 1 member (sweep another level, or use --levels)");
+			return bench_flag_bad(c, m, "single has exactly 1 member (sweep another level, or use --levels)");
 	}
 	if (o->run.direct && o->run.block % 512) {
 		snprintf(c->err, c->errlen, "-b %llu: must be a multiple of 512 with O_DIRECT (or give -Sb)",
@@ -362,62 +282,11 @@ static int sweep_check(struct bench_sweep_opts *o, struct sw_ctx *c)
 
 int bench_sweep_parse(struct bench_sweep_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	struct sw_ctx c = { .o = o, .err = err, .errlen = errlen };
+	struct sw_state st = { 0 };
+	struct bench_flag_ctx c = { .err = err, .errlen = errlen, .o = o, .st = &st };
 	err[0] = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		const struct sw_optdef *d = NULL;
-		char flag[64];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			bench_sweep_usage(stdout);
-			return 1;
-		}
-		if (a[0] != '-' || !a[1]) {
-			snprintf(err, errlen, "%s: unexpected argument (sweep takes flags only; see --help)", a);
-			return -EINVAL;
-		}
-		if (a[1] == '-') {
-			const char *name = a + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			for (const struct sw_optdef *x = sw_opts; x->set; x++)
-				if (x->lname && strlen(x->lname) == len && !strncmp(x->lname, name, len))
-					d = x;
-			if (!d) {
-				snprintf(err, errlen, "unknown option '%.*s' (see fsvol-bench sweep --help)",
-					 (int)(len + 2), a);
-				return -EINVAL;
-			}
-			snprintf(flag, sizeof(flag), "--%s", d->lname);
-			if (eq && d->arg == SW_NONE) {
-				snprintf(err, errlen, "%s takes no value", flag);
-				return -EINVAL;
-			}
-			if (eq)
-				val = eq + 1;
-		} else {
-			for (const struct sw_optdef *x = sw_opts; x->set; x++)
-				if (x->sname == a[1])
-					d = x;
-			if (!d || (d->arg == SW_NONE && a[2])) {
-				snprintf(err, errlen, "unknown option '%s' (see fsvol-bench sweep --help)", a);
-				return -EINVAL;
-			}
-			snprintf(flag, sizeof(flag), "-%c", d->sname);
-			if (d->arg != SW_NONE && (a[2] || d->arg == SW_OPT))
-				val = a + 2;
-		}
-		if (d->arg == SW_REQ && !val) {
-			if (i + 1 >= argc) {
-				snprintf(err, errlen, "%s needs a value (%s)", flag, d->argname);
-				return -EINVAL;
-			}
-			val = argv[++i];
-		}
-		c.flag = flag;
-		if (d->set(&c, val ? val : ""))
-			return -EINVAL;
-	}
-	return sweep_check(o, &c);
+	int r = bench_flags_parse(sw_opts, argc, argv, &c, NULL, "fsvol-bench sweep", bench_sweep_usage);
+	return r ? r : sweep_check(o, &c);
 }
 
 /* ---- the temp dir of members: removed on every way out ---- */

@@ -72,8 +72,8 @@ bad() { # bad MESSAGE ARGS...
 }
 bad "-b 3X: not a size" -b 3X "$T/f"
 bad "-w 120: must be 0..100" -w 120 "$T/f"
-bad "-o 0: must be >= 1" -o 0 "$T/f"
-bad "-t 0: must be >= 1" -t0 "$T/f"
+bad "-o 0: must be 1..1024" -o 0 "$T/f"
+bad "-t 0: must be 1..256" -t0 "$T/f"
 bad "-d 0: must be > 0" -d0 "$T/f"
 bad "--dist zipf:x: THETA is not a number" --dist zipf:x "$T/f"
 bad "--dist hot:10: expected hot:DATA%/IO%" --dist hot:10 "$T/f"
