@@ -983,12 +983,17 @@ static void vol_end(struct vol *v, struct eng_ctx *c, int op, uint64_t off, uint
 	}
 }
 
-/* A volume request starts: a context, the counters above, a trace id. */
-static struct eng_ctx *req_begin(struct vol *v, uint64_t *t0)
+/* A volume request starts: range check, a context, the counters above, a
+ * trace id. NULL with *r set (0 for an empty request) when nothing is to do. */
+static struct eng_ctx *req_begin(struct vol *v, uint64_t off, uint64_t len, uint64_t *t0, int *r)
 {
-	struct eng_ctx *c = ctx_get(v);
-	if (!c)
+	struct eng_ctx *c;
+	if ((*r = check_range(v, off, len)) || !len)
 		return NULL;
+	if (!(c = ctx_get(v))) {
+		*r = -ENOMEM;
+		return NULL;
+	}
 	vol_begin(v, t0);
 	if (stats_trace_on(v->trace))
 		c->trace_parent = stats_trace_id(v->trace);
@@ -1009,13 +1014,11 @@ static int is_aligned(const void *buf, uint64_t off, uint64_t len)
 
 int engine_read(struct vol *v, void *buf, uint64_t off, uint64_t len)
 {
-	int r = check_range(v, off, len);
-	if (r || !len)
-		return r;
 	uint64_t t0;
-	struct eng_ctx *c = req_begin(v, &t0);
+	int r;
+	struct eng_ctx *c = req_begin(v, off, len, &t0, &r);
 	if (!c)
-		return -ENOMEM;
+		return r;
 	uint64_t done = 0;
 	while (!r && done < len) {
 		uint64_t o = off + done, n = len - done < ENG_MAX_IO ? len - done : ENG_MAX_IO;
@@ -1045,13 +1048,11 @@ int engine_read(struct vol *v, void *buf, uint64_t off, uint64_t len)
 
 int engine_write(struct vol *v, const void *buf, uint64_t off, uint64_t len)
 {
-	int r = check_range(v, off, len);
-	if (r || !len)
-		return r;
 	uint64_t t0;
-	struct eng_ctx *c = req_begin(v, &t0);
+	int r;
+	struct eng_ctx *c = req_begin(v, off, len, &t0, &r);
 	if (!c)
-		return -ENOMEM;
+		return r;
 	uint64_t done = 0;
 	while (!r && done < len) {
 		uint64_t o = off + done, n = len - done < ENG_MAX_IO ? len - done : ENG_MAX_IO;
@@ -1089,14 +1090,16 @@ int engine_write(struct vol *v, const void *buf, uint64_t off, uint64_t len)
 int engine_flush(struct vol *v)
 {
 	uint64_t t0;
-	struct eng_ctx *c = req_begin(v, &t0);
+	int r;
+	/* a flush has no range of its own: 1 byte at 0 always passes the check */
+	struct eng_ctx *c = req_begin(v, 0, 1, &t0, &r);
 	if (!c)
-		return -ENOMEM;
+		return r;
 	uint64_t failed = vol_failed(v);
 	for (unsigned i = 0; i < v->geom.members; i++)
 		if (v->slot[i] && !(failed & (1ull << i)))
 			piece_add(c, i, ENG_FLUSH, STATS_WHY_DATA, 0, 0, NULL);
-	int r = eng_run(v, c);
+	r = eng_run(v, c);
 	if (r && c->failed_now && eng_fail_members(v, c))
 		r = 0; /* the survivors hold the data */
 	return req_end(v, c, ENG_FLUSH, 0, 0, t0, r);
