@@ -443,6 +443,46 @@ uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r
 	return done - start_ns;
 }
 
+/* Bytes of the member on cylinder c. */
+static double cyl_bytes(const struct spindle *s, uint64_t c)
+{
+	for (unsigned z = 0; z < s->nzones; z++) {
+		const struct spindle_zone *zn = &s->zone[z];
+		if (c < zn->cyl0 + zn->cyls) {
+			uint64_t per = zn->track_bytes * s->p.heads;
+			uint64_t lo = (c - zn->cyl0) * per;
+			return lo >= zn->bytes ? 0 : (double)min_u64(per, zn->bytes - lo);
+		}
+	}
+	return 0;
+}
+
+double spindle_mean_seek_ns(const struct spindle *s)
+{
+	enum { BINS = 1024 };
+	static _Thread_local double w[BINS];
+	uint64_t n = s->cylinders;
+	if (s->p.kind != SPINDLE_HDD || n == 0 || s->member_bytes == 0)
+		return 0;
+	/* Weight of each cylinder (or bin of cylinders when there are many) by its
+	 * bytes: uniformly random offsets land on outer cylinders more often. */
+	unsigned nb = n < BINS ? (unsigned)n : BINS;
+	double width = (double)n / nb;
+	memset(w, 0, sizeof(w));
+	for (uint64_t c = 0; c < n; c++)
+		w[(unsigned)((double)c / width)] += cyl_bytes(s, c) / (double)s->member_bytes;
+	double sum = 0;
+	for (unsigned i = 0; i < nb; i++) {
+		for (unsigned j = i + 1; j < nb; j++)
+			sum += 2 * w[i] * w[j] * spindle_seek_ns(s, (j - i) * width);
+		/* Within one cylinder: a head switch unless the track is the same;
+		 * within a bin: the mean distance of two uniform points, width/3. */
+		sum += w[i] * w[i] * (nb == n ? (double)s->p.switch_ns * (1 - 1.0 / s->p.heads)
+					      : spindle_seek_ns(s, width / 3));
+	}
+	return sum;
+}
+
 double spindle_random_read_ns(const struct spindle *s, uint64_t len)
 {
 	const struct spindle_params *p = &s->p;
@@ -458,7 +498,7 @@ double spindle_random_read_ns(const struct spindle *s, uint64_t len)
 		xfer += (double)s->zone[z].bytes / (double)s->member_bytes
 			* (double)len * s->rev_ns / (double)s->zone[z].track_bytes;
 	double bus = (double)len * NS_PER_S / (double)p->iface_Bps;
-	return (double)p->overhead_ns + (double)p->seek_avg_ns + s->rev_ns / 2
+	return (double)p->overhead_ns + spindle_mean_seek_ns(s) + s->rev_ns / 2
 	       + (xfer > bus ? xfer : bus);
 }
 

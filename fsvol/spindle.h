@@ -171,8 +171,12 @@ uint64_t spindle_cylinder(const struct spindle *s, uint64_t offset);
 unsigned spindle_zone_of(const struct spindle *s, uint64_t offset);
 /* Sustained sequential media rate of zone z, bytes/s (track bytes per rev + switch). */
 double spindle_zone_rate(const struct spindle *s, unsigned z);
+/* Mean seek between two uniformly random bytes of the member (HDD), in ns: the
+ * seek curve weighted by the bytes each cylinder holds. Below seek_avg, because
+ * the sqrt part is concave and the outer zones hold more. */
+double spindle_mean_seek_ns(const struct spindle *s);
 /* Analytic mean service time of a random read of len bytes at QD1:
- * HDD: overhead + seek_avg + rev/2 + len / (byte-weighted media rate);
+ * HDD: overhead + mean seek + rev/2 + len / (byte-weighted media rate);
  * SSD: overhead + read + len / bw. */
 double spindle_random_read_ns(const struct spindle *s, uint64_t len);
 

@@ -613,7 +613,8 @@ void spindle_show(const struct spindle_params *p, uint64_t member_bytes, FILE *f
 		return;
 	}
 	double rev = s.rev_ns, rnd = spindle_random_read_ns(&s, 4096);
-	double xfer = rnd - (double)p->overhead_ns - (double)p->seek_avg_ns - rev / 2;
+	double seek = spindle_mean_seek_ns(&s);
+	double xfer = rnd - (double)p->overhead_ns - seek - rev / 2;
 	fprintf(f, "  revolution             %.3f ms (%u rpm), half: %.3f ms\n", rev / 1e6,
 		p->rpm, rev / 2e6);
 	fprintf(f, "  geometry               %llu cylinders x %u heads, %u zones,"
@@ -625,9 +626,11 @@ void spindle_show(const struct spindle_params *p, uint64_t member_bytes, FILE *f
 		fprintf(f, "  seek curve             %.4f + %.5f*sqrt(d) ms below %.0f cyl,"
 			" %.4f + %.7f*d ms above\n", s.seek_a / 1e6, s.seek_b / 1e6,
 			s.seek_knee_cyl, s.seek_c / 1e6, s.seek_e / 1e6);
+	fprintf(f, "  mean random seek       %.3f ms (data sheet average %.3f ms at 1/3 stroke)\n",
+		seek / 1e6, (double)p->seek_avg_ns / 1e6);
 	fprintf(f, "  random 4K read, QD1    %.3f ms = overhead %.3f + seek %.3f"
 		" + rotation %.3f + transfer %.3f\n", rnd / 1e6, (double)p->overhead_ns / 1e6,
-		(double)p->seek_avg_ns / 1e6, rev / 2e6, xfer / 1e6);
+		seek / 1e6, rev / 2e6, xfer / 1e6);
 	fprintf(f, "  IOPS, random 4K QD1    %.1f\n", 1e9 / rnd);
 	fprintf(f, "  sequential             %.2f MB/s outer, %.2f MB/s inner\n",
 		spindle_zone_rate(&s, 0) / 1e6, spindle_zone_rate(&s, s.nzones - 1) / 1e6);
