@@ -100,7 +100,7 @@ $(BUILD)/bin/fsvol-verify: tests/tools/verify.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-$(BUILD)/bin/parity_bench: bench/tools/parity_bench.c $(LIB)
+$(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe: $(BUILD)/bin/%: bench/tools/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
@@ -119,7 +119,7 @@ integration: $(BINS) $(TEST_TOOLS)
 	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(INTEGRATION_TESTS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench
+	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe
 	@FSVOL_BUILD=$(BUILD) bench/run.sh
 
 demo: deps

@@ -92,6 +92,12 @@ for model in hdd ssd; do
 	cpu=$(awk -v t=$((cpu1 - cpu0)) -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.2f", n ? t / hz / n * 10000 : 0 }')
 	printf '%-44s %s completions, lateness p50 %s us, p99 %s us (target p99 <= 100 us), daemon CPU %s s per 10k I/Os\n' \
 		"model $model, QD200 over 8 members:" "$n" "$p50" "$p99" "$cpu"
+	# reference: the same wait rule alone, deadlines as far apart on average
+	if [ -x "$here/$build/bin/timer_probe" ] && [ "${n:-0}" -gt 0 ]; then
+		gap=$(awk -v s="$secs" -v n="$n" 'BEGIN { printf "%.1f", s * 1e6 / n }')
+		printf '%-44s %s\n' "  this machine's floor, ${gap} us apart:" \
+			"$("$here/$build/bin/timer_probe" "$gap" "$(( n < 5000 ? (n < 500 ? 500 : n) : 5000 ))")"
+	fi
 	"$FSVOL" umount "$MNT"
 	mounted=()
 done

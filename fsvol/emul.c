@@ -23,7 +23,6 @@
 #include "fsvol/emul.h"
 #include "stats/stats.h"
 
-#define EMUL_SPIN_NS 60000u
 
 struct emul {
 	pthread_t thread;

@@ -17,6 +17,11 @@
 
 struct emul;
 
+/* The timer thread sleeps until this long before a deadline, then spins. A
+ * longer spin makes the tail worse on a VM (the host preempts a busy vCPU):
+ * bench/tools/timer_probe measures this machine's floor with the same rule. */
+#define EMUL_SPIN_NS 60000u
+
 /* Whoever waits for a batch of emulated completions (an engine context). */
 struct emul_waiter {
 	sem_t done;           /* posted once per batch, when its last request is released */

@@ -1,0 +1,71 @@
+/* timer_probe: the release lateness this machine allows, as a reference for
+ * the emulator's (fsvol/emul.c). One SCHED_FIFO thread with 1 ns timer slack
+ * waits for deadlines the way the emulator's timer thread does: sleep until
+ * EMUL_SPIN_NS before each, spin the rest; gaps between deadlines are
+ * exponential with the given mean (completions of independent disks).
+ *
+ *   timer_probe MEAN_GAP_US [COUNT] [LEAD_US]
+ *
+ * Prints "p50 X us, p99 Y us" of (wake-up - deadline) over COUNT deadlines.
+ */
+#include <math.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "fsvol/emul.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: timer_probe MEAN_GAP_US [COUNT] [LEAD_US]\n");
+		return 2;
+	}
+	double gap = atof(argv[1]) * 1e3;
+	long n = argc > 2 ? atol(argv[2]) : 2000;
+	uint64_t lead = argc > 3 ? (uint64_t)(atof(argv[3]) * 1e3) : EMUL_SPIN_NS;
+	if (!(gap > 0) || n < 100) {
+		fprintf(stderr, "timer_probe: MEAN_GAP_US must be > 0 and COUNT >= 100\n");
+		return 2;
+	}
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	struct sched_param sp = { .sched_priority = 1 };
+	sched_setscheduler(0, SCHED_FIFO, &sp); /* as the emulator: when allowed */
+	uint64_t *late = malloc((size_t)n * sizeof(*late));
+	if (!late)
+		return 1;
+	srand48(1);
+	for (long i = 0; i < n; i++) {
+		uint64_t due = now_ns() + (uint64_t)(-log(1 - drand48()) * gap);
+		if (due - now_ns() > lead) {
+			uint64_t t = due - lead;
+			struct timespec ts = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) };
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
+				;
+		}
+		uint64_t t;
+		while ((t = now_ns()) < due)
+			__builtin_ia32_pause();
+		late[i] = t - due;
+	}
+	qsort(late, (size_t)n, sizeof(*late), cmp_u64);
+	printf("p50 %.1f us, p99 %.1f us\n", late[n / 2] / 1e3, late[n * 99 / 100] / 1e3);
+	free(late);
+	return 0;
+}
