@@ -23,7 +23,6 @@
 #include "fsvol/emul.h"
 #include "stats/stats.h"
 
-
 struct emul {
 	pthread_t thread;
 	atomic_int stop;
