@@ -459,7 +459,7 @@ static double cyl_bytes(const struct spindle *s, uint64_t c)
 
 double spindle_mean_seek_ns(const struct spindle *s)
 {
-	enum { BINS = 1024 };
+	enum { BINS = 256 };
 	static _Thread_local double w[BINS];
 	uint64_t n = s->cylinders;
 	if (s->p.kind != SPINDLE_HDD || n == 0 || s->member_bytes == 0)
@@ -469,16 +469,36 @@ double spindle_mean_seek_ns(const struct spindle *s)
 	unsigned nb = n < BINS ? (unsigned)n : BINS;
 	double width = (double)n / nb;
 	memset(w, 0, sizeof(w));
-	for (uint64_t c = 0; c < n; c++)
-		w[(unsigned)((double)c / width)] += cyl_bytes(s, c) / (double)s->member_bytes;
-	double sum = 0;
-	for (unsigned i = 0; i < nb; i++) {
-		for (unsigned j = i + 1; j < nb; j++)
-			sum += 2 * w[i] * w[j] * spindle_seek_ns(s, (j - i) * width);
-		/* Within one cylinder: a head switch unless the track is the same;
-		 * within a bin: the mean distance of two uniform points, width/3. */
-		sum += w[i] * w[i] * (nb == n ? (double)s->p.switch_ns * (1 - 1.0 / s->p.heads)
-					      : spindle_seek_ns(s, width / 3));
+	if (nb == n) {
+		for (uint64_t c = 0; c < n; c++)
+			w[c] = cyl_bytes(s, c) / (double)s->member_bytes;
+	} else {
+		/* a zone's bytes spread evenly over its cylinders, shared among the
+		 * bins it overlaps: work by zones and bins, never by cylinders */
+		for (unsigned z = 0; z < s->nzones; z++) {
+			const struct spindle_zone *zn = &s->zone[z];
+			double lo = (double)zn->cyl0, hi = lo + (double)zn->cyls;
+			double per = (double)zn->bytes / (double)s->member_bytes / (hi - lo);
+			for (unsigned b = (unsigned)(lo / width); b < nb && b * width < hi; b++) {
+				double a = fmax(lo, b * width), e = fmin(hi, (b + 1) * width);
+				if (e > a)
+					w[b] += (e - a) * per;
+			}
+		}
+	}
+	/* Pairs grouped by distance, so the curve is evaluated once per distance. */
+	double same = 0, sum;
+	for (unsigned i = 0; i < nb; i++)
+		same += w[i] * w[i];
+	/* Within one cylinder: a head switch unless the track is the same;
+	 * within a bin: the mean distance of two uniform points, width/3. */
+	sum = same * (nb == n ? (double)s->p.switch_ns * (1 - 1.0 / s->p.heads)
+			      : spindle_seek_ns(s, width / 3));
+	for (unsigned d = 1; d < nb; d++) {
+		double pd = 0;
+		for (unsigned i = 0; i + d < nb; i++)
+			pd += w[i] * w[i + d];
+		sum += 2 * pd * spindle_seek_ns(s, d * width);
 	}
 	return sum;
 }

@@ -724,6 +724,102 @@ START_TEST(test_multi)
 }
 END_TEST
 
+/* Any spec the parser accepts, at any member size, must give finite, ordered
+ * service times and printable figures (under SAN=1: no overflow, no UB).
+ * Specs: every key at the edges of its range and past them, and random
+ * byte mutations of valid specs. */
+static const char *const edge_keys[] = {
+	"overhead", "hit_overhead", "iface", "rpm", "heads", "zones", "seek_t2t", "seek_avg",
+	"seek_full", "seek_knee", "switch", "rate_outer", "rate_inner", "cache", "wcache",
+	"read", "write", "channels", "bw", "sched",
+};
+static const char *const edge_values[] = {
+	"0", "1", "-1", "1ns", "1000s", "999999999999999999999", "18446744073709551615",
+	"1B/s", "18446744073709551615B/s", "1e308", "0.0000001", "1T", "4096", "1024",
+	"32", "33", "100000", "0.3333", "nan", "inf", "", "sstf", "cscan", "1ms", "1GB/s",
+};
+static const uint64_t edge_sizes[] = { 512, 4096, 1ull << 20, 64ull << 30, 1000 * TB };
+
+static void exercise(const char *spec)
+{
+	struct spindle_params p;
+	if (spindle_parse(spec, &p, NULL, 0) != 0)
+		return;
+	FILE *null = fopen("/dev/null", "w");
+	ck_assert_ptr_nonnull(null);
+	for (unsigned m = 0; m < sizeof(edge_sizes) / sizeof(edge_sizes[0]); m++) {
+		uint64_t bytes = edge_sizes[m];
+		spindle_init(&sp, &p, bytes);
+		spindle_show(&p, bytes, null);
+		double rnd = spindle_random_read_ns(&sp, 4096);
+		ck_assert_msg(isfinite(rnd) && rnd >= 0, "%s at %llu: random read %g", spec,
+			      (unsigned long long)bytes, rnd);
+		uint64_t t = 0;
+		for (int i = 0; i < 16; i++) {
+			uint64_t len = i % 3 ? 4096 : 1 << 20;
+			uint64_t off = bytes > len ? (uint64_t)rand() % (bytes - len) / 512 * 512 : 0;
+			if (p.kind == SPINDLE_NONE)
+				break;
+			struct spindle_req *d = qd1(t, off, len, i % 4 == 3);
+			t = d->done_ns;
+		}
+	}
+	fclose(null);
+}
+
+START_TEST(test_spec_edges)
+{
+	static const char *const bases[] = { "hdd", "hdd-legacy", "ssd", "nvme", "hdd:cache=0" };
+	char spec[256];
+	for (unsigned b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+		for (unsigned k = 0; k < sizeof(edge_keys) / sizeof(edge_keys[0]); k++)
+			for (unsigned v = 0; v < sizeof(edge_values) / sizeof(edge_values[0]); v++) {
+				snprintf(spec, sizeof(spec), "%s%c%s=%s", bases[b],
+					 strchr(bases[b], ':') ? ',' : ':', edge_keys[k], edge_values[v]);
+				exercise(spec);
+			}
+}
+END_TEST
+
+START_TEST(test_spec_mutations)
+{
+	static const char *const seeds[] = {
+		"hdd:rpm=10000,seek_avg=4.5ms,seek_t2t=0.5ms,seek_full=9ms,heads=2,cache=0",
+		"hdd-legacy:zones=32,sched=cscan,cache=512K,wcache=1",
+		"ssd:channels=4,bw=100MB/s,read=50us,write=1ms",
+		"nvme:overhead=0,read=10us",
+	};
+	static const char alphabet[] = "0123456789.,:=-+eEkKmMgGtTbB/suns hddssd";
+	char spec[128];
+	srand(7);
+	for (int i = 0; i < 1200; i++) {
+		const char *seed = seeds[i % 4];
+		size_t n = strlen(seed);
+		memcpy(spec, seed, n + 1);
+		for (int m = 1 + rand() % 3; m > 0; m--) {
+			size_t at = (size_t)rand() % n;
+			switch (rand() % 3) {
+			case 0: /* replace */
+				spec[at] = alphabet[rand() % (sizeof(alphabet) - 1)];
+				break;
+			case 1: /* cut */
+				spec[at] = 0;
+				n = at;
+				break;
+			default: /* duplicate a tail */
+				if (n + (n - at) < sizeof(spec)) {
+					memmove(spec + n, spec + at, n - at + 1);
+					n += n - at;
+				}
+			}
+			if (n == 0)
+				break;
+		}
+		exercise(spec);
+	}
+}
+END_TEST
+
 static Suite *spindle_suite(void)
 {
 	Suite *s = suite_create("spindle");
@@ -755,6 +851,8 @@ static Suite *spindle_suite(void)
 	tcase_add_test(spec, test_presets);
 	tcase_add_test(spec, test_overrides);
 	tcase_add_test(spec, test_multi);
+	tcase_add_test(spec, test_spec_edges);
+	tcase_add_test(spec, test_spec_mutations);
 	suite_add_tcase(s, spec);
 	return s;
 }
