@@ -14,7 +14,14 @@ static const struct cmd_opt model_opts[] = {
 static int model_opt(int i, const char *arg, void *ctx)
 {
 	(void)i;
-	return cmd_size(&cmd_model, "--size", arg, ctx) ? -1 : 0;
+	uint64_t *size = ctx;
+	if (cmd_size(&cmd_model, "--size", arg, size))
+		return -1;
+	if (*size < 4096) { /* the figures are for 4K reads */
+		cmd_err(&cmd_model, "--size %s: must be at least 4K", arg);
+		return -1;
+	}
+	return 0;
 }
 
 static int model_run(const struct cmd *c, int argc, char **argv)

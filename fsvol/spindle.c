@@ -443,15 +443,21 @@ uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r
 	return done - start_ns;
 }
 
-/* Bytes of the member on cylinder c. */
-static double cyl_bytes(const struct spindle *s, uint64_t c)
+/* Bytes of the member on cylinder c; *sq gets the sum of its tracks' squared
+ * bytes (the last cylinder of a zone may be partly filled). */
+static double cyl_bytes(const struct spindle *s, uint64_t c, double *sq)
 {
+	*sq = 0;
 	for (unsigned z = 0; z < s->nzones; z++) {
 		const struct spindle_zone *zn = &s->zone[z];
 		if (c < zn->cyl0 + zn->cyls) {
-			uint64_t per = zn->track_bytes * s->p.heads;
+			uint64_t tb = zn->track_bytes, per = tb * s->p.heads;
 			uint64_t lo = (c - zn->cyl0) * per;
-			return lo >= zn->bytes ? 0 : (double)min_u64(per, zn->bytes - lo);
+			if (lo >= zn->bytes)
+				return 0;
+			uint64_t bytes = min_u64(per, zn->bytes - lo), rest = bytes % tb;
+			*sq = (double)(bytes / tb) * (double)tb * (double)tb + (double)rest * (double)rest;
+			return (double)bytes;
 		}
 	}
 	return 0;
@@ -469,16 +475,22 @@ double spindle_mean_seek_ns(const struct spindle *s)
 	unsigned nb = n < BINS ? (unsigned)n : BINS;
 	double width = (double)n / nb;
 	memset(w, 0, sizeof(w));
+	double m = (double)s->member_bytes, switches = 0;
 	if (nb == n) {
-		for (uint64_t c = 0; c < n; c++)
-			w[c] = cyl_bytes(s, c) / (double)s->member_bytes;
+		/* exact: two offsets on one cylinder cost a head switch unless
+		 * they are on the same track */
+		for (uint64_t c = 0; c < n; c++) {
+			double sq;
+			w[c] = cyl_bytes(s, c, &sq) / m;
+			switches += w[c] * w[c] - sq / (m * m);
+		}
 	} else {
 		/* a zone's bytes spread evenly over its cylinders, shared among the
 		 * bins it overlaps: work by zones and bins, never by cylinders */
 		for (unsigned z = 0; z < s->nzones; z++) {
 			const struct spindle_zone *zn = &s->zone[z];
 			double lo = (double)zn->cyl0, hi = lo + (double)zn->cyls;
-			double per = (double)zn->bytes / (double)s->member_bytes / (hi - lo);
+			double per = (double)zn->bytes / m / (hi - lo);
 			for (unsigned b = (unsigned)(lo / width); b < nb && b * width < hi; b++) {
 				double a = fmax(lo, b * width), e = fmin(hi, (b + 1) * width);
 				if (e > a)
@@ -486,14 +498,16 @@ double spindle_mean_seek_ns(const struct spindle *s)
 			}
 		}
 	}
-	/* Pairs grouped by distance, so the curve is evaluated once per distance. */
-	double same = 0, sum;
-	for (unsigned i = 0; i < nb; i++)
-		same += w[i] * w[i];
-	/* Within one cylinder: a head switch unless the track is the same;
-	 * within a bin: the mean distance of two uniform points, width/3. */
-	sum = same * (nb == n ? (double)s->p.switch_ns * (1 - 1.0 / s->p.heads)
-			      : spindle_seek_ns(s, width / 3));
+	/* Within a bin of many cylinders: the mean distance of two uniform
+	 * points, width/3. Other pairs grouped by distance, so the curve is
+	 * evaluated once per distance. */
+	double sum = switches * (double)s->p.switch_ns;
+	if (nb < n) {
+		double same = 0;
+		for (unsigned i = 0; i < nb; i++)
+			same += w[i] * w[i];
+		sum = same * spindle_seek_ns(s, width / 3);
+	}
 	for (unsigned d = 1; d < nb; d++) {
 		double pd = 0;
 		for (unsigned i = 0; i + d < nb; i++)

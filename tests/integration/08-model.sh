@@ -23,6 +23,7 @@ expect_fail_msg "floppy" "$FSVOL" mount --model floppy "$T/bad" "$T/s0"
 expect_fail_msg "rpm" "$FSVOL" mount --model hdd:rpm=0 "$T/bad" "$T/s0"
 expect_fail_msg "seek_avg" "$FSVOL" mount --model hdd:seek_avg=abc "$T/bad" "$T/s0"
 expect_fail_msg "seek_avg" "$FSVOL" model show hdd:seek_avg=-3ms
+expect_fail_msg "--size 0: must be at least 4K" "$FSVOL" model show -s 0 hdd
 mountpoint -q "$T/bad" && fail "a bad model spec left a mount"
 
 # QD1 uniform random 4K reads over the whole member: mean = overhead + mean
