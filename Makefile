@@ -43,6 +43,7 @@ UNIT_TESTS := \
 	test_layout \
 	test_parity \
 	test_sb \
+	test_size \
 	test_spindle \
 	test_stats
 UNIT_BINS := $(UNIT_TESTS:%=$(BUILD)/tests/%)

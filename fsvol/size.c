@@ -11,8 +11,10 @@ int size_parse(const char *s, uint64_t *out)
 	char *end;
 	if (!s || !*s || *s == '-' || isspace((unsigned char)*s))
 		return -EINVAL;
+	/* decimal, or hex with 0x (as fio); never octal: "010" is ten */
+	int base = s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10;
 	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
+	unsigned long long v = strtoull(s, &end, base);
 	if (errno == ERANGE)
 		return -ERANGE;
 	if (end == s)
