@@ -86,8 +86,16 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 	line[len] = 0;
 	char *verb = strtok_r(line, " \t\n", &save);
 	char *arg = strtok_r(NULL, " \t\n", &save);
+	char *extra = strtok_r(NULL, " \t\n", &save);
 	if (!verb) {
 		snprintf(err, errlen, "ctl: empty command");
+		return -EINVAL;
+	}
+	/* one command per write: whatever follows it is refused, never ignored */
+	int bare = !strcmp(verb, "reset") || !strcmp(verb, "check") || !strcmp(verb, "repair");
+	if (bare ? arg != NULL : extra != NULL) {
+		snprintf(err, errlen, "ctl: %s: unexpected '%s' (one command per write)", verb,
+			 bare ? arg : extra);
 		return -EINVAL;
 	}
 	if (!strcmp(verb, "reset")) {

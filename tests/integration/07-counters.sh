@@ -77,6 +77,25 @@ awk -v want="$want" 'NF != want { bad = 1 } END { exit bad || NR != 5 }' "$T/r0/
 	fail "diskstats lines must have $want fields (as /proc/diskstats), one per device"
 grep -q ' fsvol0m3 ' "$T/r0/diskstats" || fail "diskstats lacks fsvol0m3"
 
+# a bad ctl write fails (EINVAL), changes nothing, and the log names the culprit
+ctl_refused() { # COMMAND CULPRIT
+	if printf '%s' "$1" 2>/dev/null >"$T/r0/ctl"; then fail "ctl accepted '$1'"; fi
+	grep -qF -- "$2" "$DAEMON_LOG" || fail "ctl '$1': the daemon log does not name '$2'"
+}
+ctl_refused "reset now" "reset: unexpected 'now'"
+ctl_refused "repair all" "repair: unexpected 'all'"
+ctl_refused "stats off please" "stats: unexpected 'please'"
+ctl_refused "stats sometimes" "stats sometimes: expected all, volume or off"
+ctl_refused "fail 4" "fail 4: expected a member index below 4"
+ctl_refused "fail -1" "fail -1: expected a member index below 4"
+ctl_refused "error 1x" "error 1x: expected the index of a present member"
+ctl_refused "rebuild" "unknown command 'rebuild'"
+ctl_refused "$(head -c 4096 /dev/zero | tr '\0' a)" "ctl: command too long"
+grep -q '\[UUUU\]' "$T/r0/status" || fail "a refused ctl command changed the volume: $(head -1 "$T/r0/status")"
+reset "$T/r0"
+dd_read "$T/r0" 4K 16 # 64K in: member 1
+expect "$T/r0" 1 reads 1 "member counters after refused ctl commands (stats all)"
+
 # --- raid1, 2 members: a write goes to both; reads spread over both copies
 "$FSVOL" create -l raid1 -s 16M "$T"/b{0,1} >/dev/null
 fsvol_mount --read-policy=round-robin "$T/r1" "$T"/b{0,1}
