@@ -120,6 +120,8 @@ echo "model none" >"$T/rt/ctl"
 echo reset >"$T/rt/ctl"
 dd if="$T/rt/volume" of=/dev/null bs=4K count=50 skip=777 iflag=direct status=none
 got=$(member_mean_ms "$T/rt" 0)
-awk -v a="$got" 'BEGIN { exit !(a < 1) }' || fail "after 'model none': member mean $got ms, expected real (sub-ms) timing"
+# real timing: far below the model's figure, however noisy the real disk
+awk -v a="$got" -v w="$want" 'BEGIN { exit !(a < w / 4) }' ||
+	fail "after 'model none': member mean $got ms, expected real timing (far below the model's $want ms)"
 if echo 'model hdd:rmp=1' 2>/dev/null >"$T/rt/ctl"; then fail "ctl accepted a bad model spec"; fi
 grep -q "unknown key 'rmp'" "$DAEMON_LOG" || fail "daemon log does not explain the rejected model"
