@@ -62,7 +62,8 @@ INTEGRATION_TESTS := \
 	tests/integration/10-faults.sh \
 	tests/integration/11-resync.sh \
 	tests/integration/12-sweep.sh \
-	tests/integration/13-demo.sh
+	tests/integration/13-demo.sh \
+	tests/integration/14-blockdev.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

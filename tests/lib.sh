@@ -209,6 +209,14 @@ loop_umount() {
 	_drop_cleanup loopmnt "$1"
 }
 
+# loop_attach FILE: a loop block device over FILE (direct I/O), detached at
+# exit; the device path is left in $LOOP (a $(...) would lose the cleanup).
+# Returns 1 when the machine has no free loop device.
+loop_attach() {
+	LOOP=$(losetup -f --show --direct-io=on "$1" 2>/dev/null) || return 1
+	_push_cleanup loopdev "$LOOP"
+}
+
 # Register a background process to kill at exit.
 track_pid() { _push_cleanup pid "$1"; }
 
