@@ -70,3 +70,12 @@ tiny=$LOOP
 before=$(md5sum <"$tiny")
 expect_fail_msg "$tiny" "$FSVOL" create --force -l raid0 -c 1M "${L[1]}" "$tiny"
 [[ $(md5sum <"$tiny") == "$before" ]] || fail "a refused create wrote to $tiny"
+
+# --- fsvol-bench drives a block device directly (read-only here)
+BENCH=$FSVOL_BUILD/bin/fsvol-bench
+before=$(md5sum <"${L[2]}")
+"$BENCH" -q -b 4K -r -o 4 -d 1 -W0 -Sh --json "${L[2]}" >"$T/bench.json" 2>"$T/bench.err" ||
+	fail "fsvol-bench on ${L[2]}: $(cat "$T/bench.err")"
+jq -e '.results.total.total.ios > 0 and .results.total.total.bytes == .results.total.total.ios * 4096' \
+	"$T/bench.json" >/dev/null || fail "fsvol-bench on ${L[2]}: $(jq -c '.results.total' "$T/bench.json")"
+[[ $(md5sum <"${L[2]}") == "$before" ]] || fail "a read-only fsvol-bench run changed ${L[2]}"
