@@ -123,3 +123,31 @@ dd if="$T/tail" of="$MNT/volume" bs=4096 count=1 oflag=seek_bytes,direct seek=$(
 	fail "write of the last 4K failed"
 cmp_at "$MNT/volume" "$T/tail" $((cap - 4096)) 4096
 fsvol_umount "$MNT"
+
+# --- --buffered members and --page-cache: the same bytes land on the members
+random_file "$T/pc" $((2 * MiB))
+fsvol_mount --buffered --page-cache "$MNT" $(members "$T/e" 3)
+dd if="$T/pc" of="$MNT/volume" bs=64K seek=16 conv=notrunc,fsync status=none ||
+	fail "write through --page-cache failed"
+cmp_at "$MNT/volume" "$T/pc" $MiB $((2 * MiB))
+# members open without O_DIRECT (040000 in fdinfo's octal flags)
+pid=$(daemon_pid "$MNT")
+for fd in /proc/"$pid"/fd/*; do
+	[[ $(readlink "$fd") == "$T/e0" ]] || continue
+	flags=$(awk '/^flags:/ { print $2 }' "/proc/$pid/fdinfo/${fd##*/}")
+	(((8#$flags & 8#40000) == 0)) || fail "--buffered: member e0 open with O_DIRECT (flags $flags)"
+	found=1
+done
+[[ ${found:-} ]] || fail "no open fd of member e0 in daemon $pid"
+# the kernel caches the volume: a second read of the same range never reaches fsvol
+dd if="$MNT/volume" of=/dev/null bs=64K skip=16 count=32 status=none
+echo reset >"$MNT/ctl"
+dd if="$MNT/volume" of=/dev/null bs=64K skip=16 count=32 status=none
+[[ $(jq '.volume.reads' "$MNT/stats.json") == 0 ]] ||
+	fail "--page-cache: a cached re-read reached fsvol ($(jq '.volume.reads' "$MNT/stats.json") reads)"
+fsvol_umount "$MNT"
+"$FSVOL_VERIFY" $(members "$T/e" 3) >"$T/verify.out" 2>&1 || fail "--buffered parity: $(cat "$T/verify.out")"
+fsvol_mount "$MNT" $(members "$T/e" 3)
+dd if="$MNT/volume" bs=1M skip=1 count=2 iflag=direct status=none | cmp - "$T/pc" ||
+	fail "data written with --buffered --page-cache differs after an O_DIRECT remount"
+fsvol_umount "$MNT"

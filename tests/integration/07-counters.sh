@@ -125,6 +125,23 @@ dd if="$T/r1/volume" of=/dev/null bs=4K count=100 skip=1000 iflag=direct status=
 r0=$(counter "$T/r1" 0 reads)
 r1=$(counter "$T/r1" 1 reads)
 [[ $r0 == 100 || $r1 == 100 ]] || fail "md policy split a sequential stream: $r0 + $r1"
+fsvol_umount "$T/r1"
+# prefer:1 sends every read to member 1
+fsvol_mount --read-policy=prefer:1 "$T/r1" "$T"/b{0,1}
+reset "$T/r1"
+for i in $(seq 0 19); do dd_read "$T/r1" 4K $((i * 13)); done
+expect "$T/r1" 1 reads 20 "prefer:1, 20 reads"
+expect "$T/r1" 0 reads 0 "prefer:1, 20 reads"
+fsvol_umount "$T/r1"
+# split:16K: one 64K read becomes four 16K pieces alternating over the copies
+fsvol_mount --read-policy=split:16K "$T/r1" "$T"/b{0,1}
+reset "$T/r1"
+dd_read "$T/r1" 64K 5
+expect "$T/r1" volume reads 1 "split:16K, one 64K read"
+for i in 0 1; do
+	expect "$T/r1" "$i" reads 2 "split:16K, one 64K read"
+	expect "$T/r1" "$i" read_bytes 32768 "split:16K, one 64K read"
+done
 
 # --- raid5, 4 members, chunk 64K: small write = 2 reads + 2 writes; full stripe = 4 writes
 "$FSVOL" create -l raid5 -c 64K -s 16M "$T"/c{0,1,2,3} >/dev/null
