@@ -619,10 +619,15 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	fuse_loop_cfg_set_max_threads(cfg, FF_MAX_THREADS);
 	fuse_loop_cfg_set_idle_threads(cfg, FF_IDLE_THREADS);
 	if (vol_start(v)) {
-		fprintf(stderr, "fsvol: cannot start the volume's threads\n");
+		snprintf(err, errlen, "cannot start the volume's threads");
 		goto out_loop;
 	}
-	r = fuse_session_loop_mt(se, cfg) ? -EIO : 0;
+	/* > 0 is the signal that ended the loop (SIGTERM, SIGINT, SIGHUP): a
+	 * clean stop, like an unmount */
+	r = fuse_session_loop_mt(se, cfg);
+	if (r < 0)
+		snprintf(err, errlen, "serving %s failed: %s", o->mountpoint, strerror(-r));
+	r = r < 0 ? -EIO : 0;
 out_loop:
 	fuse_loop_cfg_destroy(cfg);
 out_unmount:

@@ -66,3 +66,28 @@ fsvol_mount "$T/mir" "$T"/r{0,1}
 out=$("$FSVOL" scrub --repair "$T/mir")
 [[ $out == *"1 mismatches"* ]] || fail "raid1 scrub: $out"
 [[ $("$FSVOL" scrub "$T/mir") == *", 0 mismatches"* ]] || fail "raid1 copies still differ after repair"
+
+# --- signals stop a daemon cleanly: the mount goes, the superblock is clean
+# SIGTERM to a daemonised mount during writes: acknowledged data survives
+fsvol_mount "$T/mnt" "$T"/m{0,1,2,3}
+pid=$(daemon_pid "$T/mnt")
+random_file "$T/sig" $MiB
+dd if="$T/sig" of="$T/mnt/volume" bs=64K seek=32 oflag=direct conv=notrunc status=none
+kill -TERM "$pid"
+for ((i = 0; i < 100; i++)); do _alive "$pid" || break; sleep 0.1; done
+! _alive "$pid" || fail "SIGTERM: daemon $pid still running"
+! mountpoint -q "$T/mnt" || fail "SIGTERM: $T/mnt still mounted"
+"$FSVOL" examine "$T/m0" | grep -q "State : clean" || fail "SIGTERM: superblock not clean"
+# a foreground mount (-f) stops on SIGTERM too, and exits 0 with no complaint
+"$FSVOL" mount -f "$T/mnt" "$T"/m{0,1,2,3} 2>"$T/fg.err" &
+fg=$!
+track_pid "$fg"
+for ((i = 0; i < 100; i++)); do mountpoint -q "$T/mnt" && break; sleep 0.1; done
+mountpoint -q "$T/mnt" || fail "mount -f: no mount after 10 s"
+cmp_at "$T/mnt/volume" "$T/sig" $((2 * MiB)) $MiB
+kill -TERM "$fg"
+rc=0
+wait "$fg" || rc=$?
+[[ $rc -eq 0 && ! -s $T/fg.err ]] || fail "mount -f after SIGTERM: exit $rc, stderr: $(cat "$T/fg.err")"
+! mountpoint -q "$T/mnt" || fail "mount -f: still mounted after SIGTERM"
+"$FSVOL" examine "$T/m0" | grep -q "State : clean" || fail "mount -f, SIGTERM: superblock not clean"
