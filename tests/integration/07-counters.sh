@@ -156,6 +156,11 @@ dd_write "$T/r5" 192K 2
 mr=$(jq '[.members[].reads] | add' "$T/r5/stats.json")
 mw=$(jq '[.members[].writes] | add' "$T/r5/stats.json")
 [[ $mr == 0 && $mw == 4 ]] || fail "raid5 full-stripe write: $mr member reads, $mw member writes (want 0 + 4)"
+# fsync on the volume = one volume flush = one flush (fdatasync) on every member
+reset "$T/r5"
+/usr/bin/python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); os.fsync(fd); os.close(fd)' "$T/r5/volume"
+expect "$T/r5" volume flushes 1 "fsync on the volume"
+for i in 0 1 2 3; do expect "$T/r5" "$i" flushes 1 "fsync on the volume"; done
 fsvol_umount "$T/r5"
 
 # --- raid6, 6 members: a small write is read-modify-write (D, P, Q read; D, P, Q written)
