@@ -151,8 +151,8 @@ static int stat_run(const struct cmd *c, int argc, char **argv)
 	}
 	if (snap_read(c, mnt, &cur))
 		return 1;
-	/* The first report covers the time since mount (or reset), as iostat's
-	 * first covers the time since boot. */
+	/* The first report covers the time since the counters were zeroed (mount
+	 * or reset), as iostat's first covers the time since boot. */
 	prev.n = cur.n;
 	prev.dev = calloc(cur.n, sizeof(*prev.dev));
 	if (!prev.dev)
@@ -160,7 +160,8 @@ static int stat_run(const struct cmd *c, int argc, char **argv)
 	for (size_t i = 0; i < cur.n; i++) {
 		prev.dev[i] = cur.dev[i];
 		memset(&prev.dev[i].snap, 0, sizeof(prev.dev[i].snap));
-		prev.dev[i].snap.t_ns = cur.dev[i].snap.t_ns - cur.uptime_ns;
+		prev.dev[i].snap.t_ns = cur.dev[i].snap.t_ns -
+					(cur.since_reset_ns ? cur.since_reset_ns : 1);
 	}
 	int prev_owned = 0; /* prev.dev borrows cur's strings until the first swap */
 	int tty = isatty(1) && a.interval && a.fmt != STATS_FMT_CSV && a.fmt != STATS_FMT_JSON;

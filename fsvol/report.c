@@ -44,6 +44,9 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 	if (kind == REPORT_STATUS) {
 		vol_status(v, f);
 	} else {
+		/* read before the snapshots: a reset racing with them can only
+		 * make the covered time look longer, never negative */
+		uint64_t reset_ns = atomic_load(&v->reset_ns);
 		struct stats_view_dev *d = view_build(v, &n, names);
 		if (!d) {
 			fclose(f);
@@ -53,7 +56,8 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 		if (kind == REPORT_TABLE)
 			r = stats_render_table(f, d, n);
 		else if (kind == REPORT_JSON)
-			r = stats_render_json(f, stats_now() - v->start_ns, d, n);
+			r = stats_render_json(f, d[0].snap.t_ns - v->start_ns,
+					      d[0].snap.t_ns - reset_ns, d, n);
 		else
 			r = stats_render_diskstats(f, d, n);
 		free(d);
@@ -69,6 +73,7 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 void report_reset(struct vol *v)
 {
 	uint64_t now = stats_now();
+	atomic_store(&v->reset_ns, now);
 	stats_reset(v->vstats, now);
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && v->slot[i]->stats)

@@ -458,6 +458,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		goto fail;
 	}
 	v->start_ns = stats_now();
+	atomic_store(&v->reset_ns, v->start_ns);
 	if (!opts->readonly) {
 		/* Missing members become stale: their events stay behind. */
 		for (unsigned i = 0; i < v->geom.members; i++)

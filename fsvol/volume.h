@@ -63,6 +63,7 @@ struct vol {
 	unsigned modeled;               /* members with a model */
 	int started;                    /* vol_start ran: threads may exist */
 	uint64_t start_ns;
+	_Atomic uint64_t reset_ns;      /* counters last zeroed (start_ns until a reset) */
 	int was_dirty;                  /* not shut down cleanly last time */
 	/* background resync / check / repair (one at a time) */
 	pthread_mutex_t sync_lock;

@@ -448,7 +448,7 @@ static int get_dev(struct jp *j, struct stats_view_dev *d, int member)
 
 /* ---- document ---- */
 
-static const char *const top_keys[] = {"uptime_ns", "bucket", "volume", "members"};
+static const char *const top_keys[] = {"uptime_ns", "bucket", "volume", "members", "since_reset_ns"};
 
 struct top_ctx {
 	uint64_t seen;
@@ -480,6 +480,8 @@ static int top_field(struct jp *j, const char *key, void *vctx)
 	switch (k) {
 	case 0:
 		return get_u64(j, &c->doc->uptime_ns);
+	case 4:
+		return get_u64(j, &c->doc->since_reset_ns);
 	case 1: {
 		uint64_t seen = 0;
 		if (get_object(j, bucket_field, &seen))

@@ -102,15 +102,16 @@ static void json_dev(FILE *f, const struct stats_view_dev *d, int member)
 	fputs("}}", f);
 }
 
-int stats_render_json(FILE *f, uint64_t uptime_ns, const struct stats_view_dev *v, size_t n)
+int stats_render_json(FILE *f, uint64_t uptime_ns, uint64_t since_reset_ns,
+		      const struct stats_view_dev *v, size_t n)
 {
 	fprintf(f,
-		"{\"uptime_ns\":%" PRIu64 ",\n\"bucket\":{\"lat\":{\"unit\":\"ns\",\"count\":%u,"
+		"{\"uptime_ns\":%" PRIu64 ",\"since_reset_ns\":%" PRIu64 ",\n\"bucket\":{\"lat\":{\"unit\":\"ns\",\"count\":%u,"
 		"\"sub_bits\":%u,\"rule\":\"i<64: value i; else g=i>>6, lo=(64+(i&63))<<(g-1), "
 		"width=1<<(g-1); the last bucket also holds everything larger\"},"
 		"\"size\":{\"unit\":\"bytes\",\"count\":%u,\"rule\":\"0: <=512; k: (512<<(k-1), "
 		"512<<k]; %u: >16MiB\"},\"format\":\"sparse [[bucket,count],...]\"},\n",
-		uptime_ns, STATS_LAT_BUCKETS, STATS_LAT_SUB_BITS, STATS_SIZE_BUCKETS,
+		uptime_ns, since_reset_ns, STATS_LAT_BUCKETS, STATS_LAT_SUB_BITS, STATS_SIZE_BUCKETS,
 		STATS_SIZE_BUCKETS - 1);
 	fputs("\"volume\":", f);
 	if (n > 0)

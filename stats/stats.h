@@ -111,7 +111,10 @@ struct stats_view_dev {
 /* A view is an array: the volume first, then its members. Each returns 0 or
  * -EIO when the stream reports an error. */
 int stats_render_table(FILE *f, const struct stats_view_dev *v, size_t n);
-int stats_render_json(FILE *f, uint64_t uptime_ns, const struct stats_view_dev *v, size_t n);
+/* uptime_ns: since mount; since_reset_ns: the time the counters cover (since
+ * the last reset, or since mount), which a first interval divides by. */
+int stats_render_json(FILE *f, uint64_t uptime_ns, uint64_t since_reset_ns,
+		      const struct stats_view_dev *v, size_t n);
 #define STATS_DISKSTATS_MAJOR 240 /* "local/experimental use" in devices.txt */
 int stats_render_diskstats(FILE *f, const struct stats_view_dev *v, size_t n);
 
@@ -125,6 +128,7 @@ int stats_render_interval(FILE *f, enum stats_fmt fmt, const struct stats_view_d
 /* ---- stats.json reader (json.c) ---- */
 struct stats_doc {
 	uint64_t uptime_ns;
+	uint64_t since_reset_ns;
 	size_t n;                   /* volume + members */
 	struct stats_view_dev *dev; /* heap; strings owned by the doc */
 };

@@ -96,6 +96,40 @@ reset "$T/r0"
 dd_read "$T/r0" 4K 16 # 64K in: member 1
 expect "$T/r0" 1 reads 1 "member counters after refused ctl commands (stats all)"
 
+# fsvol stat: the first report covers the time since the reset, so a known
+# workload comes back exactly: eight 64K reads = 8 volume reads, 2 per member
+sleep 0.5 # the mount is older than the reset by at least this
+t0=$(date +%s.%N)
+reset "$T/r0"
+for i in 0 1 2 3 4 5 6 7; do dd_read "$T/r0" 64K "$i"; done
+"$FSVOL" stat -c 1 --json "$T/r0" >"$T/stat.json" || fail "fsvol stat --json failed"
+t1=$(date +%s.%N)
+jq -e --argjson w "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" '.interval_s <= $w' "$T/stat.json" >/dev/null ||
+	fail "fsvol stat's first report spans $(jq .interval_s "$T/stat.json") s, more than the $t0..$t1 since the reset"
+jq -e '.interval_s as $t | .devices | length == 5 and all(.[]; ."areq-sz" == 64 and ."w/s" == 0)
+	and ((.[0]."r/s" * $t - 8) | fabs) < 0.01 and all(.[1:][]; ((."r/s" * $t - 2) | fabs) < 0.01)' \
+	"$T/stat.json" >/dev/null || fail "fsvol stat after 8 reads of 64K: $(cat "$T/stat.json")"
+"$FSVOL" stat "$T/r0" >"$T/stat.txt"
+awk 'NR == 1 && $1 != "Device" { exit 1 } NR > 1 && NR <= 6 && $1 != (NR == 2 ? "fsvol0" : "fsvol0m" NR - 3) { exit 1 }' \
+	"$T/stat.txt" || fail "fsvol stat table: volume row, then members in order:"$'\n'"$(cat "$T/stat.txt")"
+"$FSVOL" stat --csv "$T/r0" >"$T/stat.csv"
+awk -F, 'NR == 1 { n = NF } NF != n { exit 1 } END { exit NR != 6 }' "$T/stat.csv" ||
+	fail "fsvol stat --csv: a header and 5 rows of its width:"$'\n'"$(cat "$T/stat.csv")"
+"$FSVOL" stat --perfmon "$T/r0" >"$T/stat.pm"
+grep -Eq '^Avg\. Disk Bytes/Read +65536\.0+( +65536\.0+){4}$' "$T/stat.pm" ||
+	fail "fsvol stat --perfmon: Avg. Disk Bytes/Read is not 65536 on all 5 devices:"$'\n'"$(cat "$T/stat.pm")"
+for name in "Disk Reads/sec" "Avg. Disk sec/Read" "Avg. Disk Queue Length" "% Disk Time" "% Idle Time" \
+	"Current Disk Queue Length"; do
+	grep -q "^$name " "$T/stat.pm" || fail "fsvol stat --perfmon lacks '$name'"
+done
+# -i/-c: that many reports, then exit; --reset zeroes first
+[[ $("$FSVOL" stat -i 0.1 -c 3 --json "$T/r0" | jq -c . | wc -l) == 3 ]] || fail "fsvol stat -i 0.1 -c 3 --json: not 3 reports"
+"$FSVOL" stat --reset "$T/r0"
+expect "$T/r0" volume reads 0 "after fsvol stat --reset"
+expect_fail_msg "--interval 0" "$FSVOL" stat -i 0 "$T/r0"
+expect_fail_msg "--count -1" "$FSVOL" stat -c -1 "$T/r0"
+expect_fail_msg "$T/nowhere" "$FSVOL" stat "$T/nowhere"
+
 # --- raid1, 2 members: a write goes to both; reads spread over both copies
 "$FSVOL" create -l raid1 -s 16M "$T"/b{0,1} >/dev/null
 fsvol_mount --read-policy=round-robin "$T/r1" "$T"/b{0,1}

@@ -472,7 +472,7 @@ static char *render_json(const struct stats_view_dev *v, size_t n, size_t *len)
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(stats_render_json(f, 123456789, v, n), 0);
+	ck_assert_int_eq(stats_render_json(f, 123456789, 23456789, v, n), 0);
 	fclose(f);
 	return buf;
 }
@@ -493,6 +493,7 @@ START_TEST(test_json_roundtrip)
 		int rc = stats_json_parse(buf, len, &doc, err, sizeof(err));
 		ck_assert_msg(rc == 0, "n=%zu: %s", n, err);
 		ck_assert_uint_eq(doc.uptime_ns, 123456789);
+		ck_assert_uint_eq(doc.since_reset_ns, 23456789);
 		ck_assert_uint_eq(doc.n, n);
 		for (size_t i = 0; i < n; i++) {
 			ck_assert(str_eq(doc.dev[i].name, v[i].name));
@@ -591,6 +592,7 @@ static const struct {
 	const char *from, *to;
 } edits[] = {
 	{"\"reads\":", "\"reads\":-"},             /* negative counter */
+	{"\"since_reset_ns\":23456789,", ""},      /* a required key missing */
 	{"\"reads\":", "\"readz\":"},              /* unknown key */
 	{"\"writes\":", "\"reads\":"},             /* duplicate key */
 	{"\"index\":0", "\"index\":0,\"index\":0"}, /* duplicate index */
