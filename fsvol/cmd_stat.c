@@ -306,6 +306,10 @@ static int trace_run(const struct cmd *c, int argc, char **argv)
 			if (vol && ++seen >= a.count && a.json)
 				goto done;
 		}
+		/* the daemon hands out a request with all its member records in one
+		 * read, so the last text request is complete at the end of a read */
+		if (!a.json && a.count && seen >= a.count && ll == 0)
+			goto done;
 	}
 done:
 	fflush(stdout);

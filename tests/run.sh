@@ -11,6 +11,29 @@ export FSVOL_BUILD
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 pass=0 failn=0 skip=0
 failed=()
+
+# Safety net behind each script's own EXIT trap (which a SIGKILL after the
+# timeout's grace period would skip): whatever the script left under its temp
+# dir (lib.sh: $FSVOL_TEST_TMPDIR/fsvol-NAME.*) goes: mounts, loop devices,
+# files. Prints what it had to undo.
+sweep() {
+	local name=$1 base=${FSVOL_TEST_TMPDIR:-/var/tmp}/fsvol-$1. mp dev file left=()
+	while read -r mp; do
+		left+=("mount $mp")
+		timeout 30 "$FSVOL_BUILD/bin/fsvol" umount "$mp" >/dev/null 2>&1 || umount -l "$mp" 2>/dev/null
+	done < <(awk -v b="$base" 'index($2, b) == 1 { print $2 }' /proc/self/mounts | tac)
+	while IFS=: read -r dev file; do
+		[[ $file == *"$base"* ]] || continue
+		left+=("loop $dev")
+		losetup -d "$dev" 2>/dev/null
+	done < <(losetup -a -O NAME,BACK-FILE --noheadings 2>/dev/null | awk '{ print $1 ":" $2 }')
+	for file in "$base"*; do
+		[[ -e $file ]] || continue
+		left+=("dir $file")
+		rm -rf "$file"
+	done
+	[[ ${#left[@]} -eq 0 ]] || echo "    | $name left behind (now removed): ${left[*]}"
+}
 [[ $# -gt 0 ]] || { echo "usage: tests/run.sh SCRIPT..." >&2; exit 2; }
 
 for t in "$@"; do
@@ -31,12 +54,13 @@ for t in "$@"; do
 		skip=$((skip + 1)) ;;
 	*)
 		why=""
-		[[ $rc -eq 124 || $rc -eq 137 ]] && why=" timed out after ${TEST_TIMEOUT}s"
+		[[ $rc -eq 124 || ($rc -eq 137 && $secs -ge $TEST_TIMEOUT) ]] && why=" timed out after ${TEST_TIMEOUT}s"
 		echo "FAIL $name (${secs}s, exit $rc)$why"
 		sed 's/^/    | /' "$out"
 		failn=$((failn + 1))
 		failed+=("$name") ;;
 	esac
+	sweep "$name"
 	rm -f "$out"
 done
 

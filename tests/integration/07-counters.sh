@@ -195,6 +195,16 @@ reset "$T/r5"
 /usr/bin/python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); os.fsync(fd); os.close(fd)' "$T/r5/volume"
 expect "$T/r5" volume flushes 1 "fsync on the volume"
 for i in 0 1 2 3; do expect "$T/r5" "$i" flushes 1 "fsync on the volume"; done
+# the text trace of that small write: the volume request, then its four member
+# requests with why each was issued (read-modify-write on member 0, parity on 3)
+"$FSVOL" trace -n 1 "$T/r5" >"$T/trace.txt" &
+tracer=$!
+_push_cleanup pid "$tracer"
+for _ in $(seq 50); do [[ -s $T/trace.txt ]] && grep -q parity_write "$T/trace.txt" && break; dd_write "$T/r5" 4K 3; sleep 0.1; done
+wait "$tracer" || true
+got=$(awk 'NR > 1 { print $3, $4, $5, $7, $NF }' "$T/trace.txt" | head -5 | tr '\n' ';')
+[[ $got == "vol W 12288 4096 data;m0 R 12288 4096 old_data;m3 R 12288 4096 parity_read;m0 W 12288 4096 data;m3 W 12288 4096 parity_write;" ]] ||
+	fail "trace of a 4K raid5 write:"$'\n'"$(cat "$T/trace.txt")"
 fsvol_umount "$T/r5"
 
 # --- raid6, 6 members: a small write is read-modify-write (D, P, Q read; D, P, Q written)
