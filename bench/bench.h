@@ -41,6 +41,8 @@ struct bench_opts {
 	uint64_t align;       /* -r ALIGN, 0 = block */
 	uint64_t stride;      /* -s STRIDE, 0 = block */
 	uint64_t thread_stride; /* -T: thread i starts at i * T (sequential) */
+	uint64_t base;        /* -B: I/O starts this far into the target */
+	uint64_t max_off;     /* -f, or -B base:length: I/O stays below this offset; 0 = the end */
 	unsigned write_pct;   /* -w */
 	uint64_t create_size; /* -c, 0 = use the target's size */
 	int direct;           /* -S/-Su/-Sh: O_DIRECT */
@@ -85,6 +87,7 @@ struct bench_pattern {
 	uint64_t unit;    /* random: alignment; sequential: stride */
 	uint64_t npos;    /* offsets k * unit with k < npos fit a block */
 	uint64_t start;   /* sequential: first position */
+	uint64_t base;    /* offset of position 0 (-B) */
 	int random;
 	unsigned write_pct;
 	struct bench_dist dist;
@@ -92,7 +95,8 @@ struct bench_pattern {
 	uint64_t hot_n;   /* hot: records in the hot area */
 };
 
-/* 0, or -EINVAL when a block does not fit in size. */
+/* size: the target's; the range is [-B, min(-f, size)). 0, or -EINVAL when
+ * no block fits in the range. */
 int bench_pattern_init(struct bench_pattern *p, const struct bench_opts *o, uint64_t size,
 		       unsigned thread);
 /* I/O number k of the thread: byte offset and direction. */

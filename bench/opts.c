@@ -62,6 +62,42 @@ static int set_s(struct bench_flag_ctx *c, const char *v)
 
 static int set_T(struct bench_flag_ctx *c, const char *v) { return bench_flag_size(c, v, &O(c)->thread_stride, 0, 1ull << 50); }
 
+/* -B BASE[:LENGTH] and -f MAX: the bounds of the I/O, as diskspd's (-B b -f b+l
+ * is -B b:l); the maximum may be given once. */
+static int set_max(struct bench_flag_ctx *c, const char *v, uint64_t max)
+{
+	if (O(c)->max_off)
+		return bench_flag_bad(c, v, "the maximum offset is already set (-B BASE:LENGTH or -f, once)");
+	O(c)->max_off = max;
+	return 0;
+}
+
+static int set_B(struct bench_flag_ctx *c, const char *v)
+{
+	char part[64];
+	const char *colon = strchr(v, ':');
+	size_t n = colon ? (size_t)(colon - v) : strlen(v);
+	uint64_t base, len = 0;
+	if (n >= sizeof(part))
+		n = sizeof(part) - 1; /* too long to be a size: fails below */
+	memcpy(part, v, n);
+	part[n] = 0;
+	if (size_parse(part, &base) || base > 1ull << 50)
+		return bench_flag_bad(c, v, "BASE is not a size of 0..1P (BASE[:LENGTH])");
+	if (colon && (size_parse(colon + 1, &len) || len == 0 || len > 1ull << 50))
+		return bench_flag_bad(c, v, "LENGTH is not a size of 1..1P (BASE[:LENGTH])");
+	O(c)->base = base;
+	return colon ? set_max(c, v, base + len) : 0;
+}
+
+static int set_f(struct bench_flag_ctx *c, const char *v)
+{
+	uint64_t max;
+	if (bench_flag_size(c, v, &max, 1, 1ull << 50))
+		return -EINVAL;
+	return set_max(c, v, max);
+}
+
 static int set_w(struct bench_flag_ctx *c, const char *v)
 {
 	uint64_t x;
@@ -208,6 +244,8 @@ static const struct bench_flag opts[] = {
 	{ 'r', NULL, BENCH_FLAG_OPT, "[ALIGN]", "random I/O aligned to ALIGN (default: block size)", set_r },
 	{ 's', NULL, BENCH_FLAG_OPT, "[STRIDE]", "sequential I/O, STRIDE apart (default; STRIDE = block size)", set_s },
 	{ 'T', NULL, BENCH_FLAG_REQ, "SIZE", "sequential: thread i starts at i x SIZE (default 0)", set_T },
+	{ 'B', NULL, BENCH_FLAG_REQ, "BASE[:LEN]", "I/O from BASE bytes into the target (and below BASE+LEN)", set_B },
+	{ 'f', NULL, BENCH_FLAG_REQ, "MAX", "I/O below offset MAX (default: the end of the target)", set_f },
 	{ 'w', NULL, BENCH_FLAG_REQ, "PCT", "percentage of writes (default 0)", set_w },
 	{ 'c', NULL, BENCH_FLAG_REQ, "SIZE", "create (and fill) the target file of SIZE; else use its size", set_c },
 	{ 'S', NULL, BENCH_FLAG_OPT, "[u|h|b]", "-S, -Su, -Sh: no caching (O_DIRECT); -Sb: caching (default)", set_S },

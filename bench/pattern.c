@@ -61,10 +61,12 @@ int bench_pattern_init(struct bench_pattern *p, const struct bench_opts *o, uint
 	p->write_pct = o->write_pct;
 	p->dist = o->dist;
 	p->unit = o->random ? (o->align ? o->align : o->block) : (o->stride ? o->stride : o->block);
-	if (size < o->block)
+	uint64_t end = o->max_off && o->max_off < size ? o->max_off : size;
+	if (end < o->base || end - o->base < o->block)
 		return -EINVAL;
-	/* positions k * unit where a whole block fits */
-	p->npos = (size - o->block) / p->unit + 1;
+	p->base = o->base;
+	/* positions base + k * unit where a whole block fits below end */
+	p->npos = (end - o->base - o->block) / p->unit + 1;
 	if (!p->random)
 		p->start = (uint64_t)thread * o->thread_stride / p->unit % p->npos;
 	if (p->random && p->dist.kind == BENCH_DIST_ZIPF) {
@@ -140,7 +142,7 @@ void bench_pattern_at(const struct bench_pattern *p, uint64_t k, uint64_t *off, 
 	uint64_t op = next(&s);
 	*is_write = p->write_pct && op % 100 < p->write_pct;
 	if (p->random)
-		*off = record(p, &s) * p->unit;
+		*off = p->base + record(p, &s) * p->unit;
 	else
-		*off = (p->start + k) % p->npos * p->unit;
+		*off = p->base + (p->start + k) % p->npos * p->unit;
 }

@@ -184,6 +184,10 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 			fprintf(f, "\t\tusing sequential I/O (stride: %llu)\n",
 				(unsigned long long)(o->stride ? o->stride : o->block));
 		fprintf(f, "\t\tnumber of outstanding I/O operations: %u\n", o->outstanding);
+		if (o->base)
+			fprintf(f, "\t\tbase file offset: %llu\n", (unsigned long long)o->base);
+		if (o->max_off)
+			fprintf(f, "\t\tmax file size: %llu\n", (unsigned long long)o->max_off);
 		fprintf(f, "\t\tthread stride size: %llu\n", (unsigned long long)o->thread_stride);
 		fprintf(f, "\t\tthreads per file: %u\n", o->threads);
 		fprintf(f, "\t\twrite buffers: %s\n", o->rand_buf ? "random data" : "fixed pattern");
@@ -280,13 +284,15 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 	jstr(f, o->cmdline);
 	fprintf(f, ",\n\"params\":{\"duration_s\":%g,\"warmup_s\":%g,\"cooldown_s\":%g,\"latency\":%s,"
 		   "\"seed\":%llu,\"block\":%llu,\"outstanding\":%u,\"threads_per_target\":%u,\"write_pct\":%u,"
-		   "\"random\":%s,\"align\":%llu,\"stride\":%llu,\"thread_stride\":%llu,\"direct\":%s,"
+		   "\"random\":%s,\"align\":%llu,\"stride\":%llu,\"thread_stride\":%llu,\"base\":%llu,"
+		   "\"max_offset\":%llu,\"direct\":%s,"
 		   "\"think_us\":%llu,\"random_buffers\":%s,\"distribution\":",
 		o->duration, o->warmup, o->cooldown, o->latency ? "true" : "false", (unsigned long long)r->seed,
 		(unsigned long long)o->block, o->outstanding, o->threads, o->write_pct, o->random ? "true" : "false",
 		(unsigned long long)(o->random ? (o->align ? o->align : o->block) : 0),
 		(unsigned long long)(o->random ? 0 : (o->stride ? o->stride : o->block)),
-		(unsigned long long)o->thread_stride, o->direct ? "true" : "false", (unsigned long long)o->think_us,
+		(unsigned long long)o->thread_stride, (unsigned long long)o->base,
+		(unsigned long long)o->max_off, o->direct ? "true" : "false", (unsigned long long)o->think_us,
 		o->rand_buf ? "true" : "false");
 	jstr(f, bench_dist_name(&o->dist, buf, sizeof(buf)));
 	fprintf(f, ",\"members\":[");

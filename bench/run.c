@@ -392,9 +392,18 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		if (r)
 			break;
 		tr->size = tgt[i].size;
-		if (tgt[i].size < o.block) {
-			err_set(err, errlen, "%s: size %llu is smaller than the block size (-b %llu)", tr->path,
-				(unsigned long long)tgt[i].size, (unsigned long long)o.block);
+		struct bench_pattern probe;
+		if (bench_pattern_init(&probe, &o, tgt[i].size, 0)) {
+			if (o.base || o.max_off)
+				err_set(err, errlen, "%s: no block of %llu bytes (-b) fits between -B %llu and %llu"
+					" (-f, or the size %llu)", tr->path, (unsigned long long)o.block,
+					(unsigned long long)o.base,
+					(unsigned long long)(o.max_off && o.max_off < tgt[i].size ? o.max_off
+												   : tgt[i].size),
+					(unsigned long long)tgt[i].size);
+			else
+				err_set(err, errlen, "%s: size %llu is smaller than the block size (-b %llu)",
+					tr->path, (unsigned long long)tgt[i].size, (unsigned long long)o.block);
 			r = -EINVAL;
 			break;
 		}

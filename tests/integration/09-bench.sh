@@ -51,6 +51,18 @@ jq -e '.results.targets[0].below.conservation[0] | .what == "reads" and .ok and 
 	"$T/r0.json" >/dev/null || fail "JSON conservation: $(jq -c '.results.targets[0].below' "$T/r0.json" | head -c 400)"
 jq -e '[.results.targets[0].below.devices[] | select(.name != "volume") | .r_s] | length == 4 and min > 0' \
 	"$T/r0.json" >/dev/null || fail "sequential 64K reads over 4 members should reach every member"
+# -B BASE:LENGTH confines the I/O: the third 64K chunk lives on member 2 alone
+# (short-stroking, as on a real disk); -f MAX keeps it below MAX: the first chunk, member 0
+for run in "-B 128K:64K 2" "-f 64K 0"; do
+	read -r flag range want <<<"$run"
+	echo reset >"$T/r0/ctl"
+	"$BENCH" -q --json -b 4K -r -o 4 -d 0.5 -W0 -Sh "$flag" "$range" "$T/r0/volume" >"$T/bounds.json" ||
+		fail "$flag $range on MNT/volume failed"
+	v=$(jq '.volume.reads' "$T/r0/stats.json")
+	got=$(jq -c '[.members[] | .reads]' "$T/r0/stats.json")
+	[[ $v -gt 0 && $(jq ".[$want]" <<<"$got") == "$v" ]] ||
+		fail "$flag $range: $v volume reads, member reads $got (all on member $want)"
+done
 
 # --- raid5 in-process: small random writes cost member writes and reads
 "$FSVOL" create -l raid5 -c 64K -s 16M "$T"/c{0,1,2,3} >/dev/null

@@ -57,6 +57,13 @@ static const struct {
 	{ "-Sx f", "-S x: expected -S, -Su, -Sh" },
 	{ "-zabc f", "-z abc: not a number" },
 	{ "-T 1X f", "-T 1X: not a size" },
+	{ "-B x f", "-B x: BASE is not a size of 0..1P (BASE[:LENGTH])" },
+	{ "-B 1M: f", "-B 1M:: LENGTH is not a size of 1..1P (BASE[:LENGTH])" },
+	{ "-B 1M:0 f", "-B 1M:0: LENGTH is not a size of 1..1P (BASE[:LENGTH])" },
+	{ "-B 2P f", "-B 2P: BASE is not a size of 0..1P" },
+	{ "-f 0 f", "-f 0: must be 1..1P" },
+	{ "-f 1M -f 2M f", "-f 2M: the maximum offset is already set" },
+	{ "-B 1M:1M -f 4M f", "-f 4M: the maximum offset is already set" },
 	{ "--dist foo f", "--dist foo: expected uniform, normal:SIGMA" },
 	{ "--dist normal:0 f", "--dist normal:0: SIGMA must be in (0, 10]" },
 	{ "--dist normal:x f", "--dist normal:x: SIGMA is not a number" },
@@ -195,6 +202,48 @@ START_TEST(test_random_bounds)
 		}
 		bench_opts_free(&o);
 	}
+}
+END_TEST
+
+/* -B and -f bound every offset: [BASE, MAX - block], positions counted from BASE */
+START_TEST(test_bounds_base_max)
+{
+	static const struct { const char *line; uint64_t lo, hi; } cases[] = {
+		{ "-b 4K -r -B 1M f", 1 << 20, 10000123 },
+		{ "-b 4K -r -B 1M:64K f", 1 << 20, (1 << 20) + 65536 },
+		{ "-b 8K -r512 -B 1000 -f 2M f", 1000, 2 << 20 },
+		{ "-b 4K -r --dist zipf:1.2 -f 96K f", 0, 98304 },
+		{ "-b 4K -s -B 12K:20K f", 12288, 32768 },
+		{ "-b 4K -s -t 3 -T 8K -B 4K -f 64K f", 4096, 65536 },
+		{ "-b 4K -r -f 1T f", 0, 10000123 }, /* -f past the end: the end */
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct bench_opts o = popts(cases[i].line);
+		struct bench_pattern p;
+		uint64_t unit = o.random ? (o.align ? o.align : o.block) : o.block, off, seen_lo = UINT64_MAX, seen_hi = 0;
+		int w;
+		ck_assert_int_eq(bench_pattern_init(&p, &o, 10000123, 2), 0);
+		for (uint64_t k = 0; k < 20000; k++) {
+			bench_pattern_at(&p, k, &off, &w);
+			ck_assert_msg(off >= cases[i].lo && off + o.block <= cases[i].hi && (off - cases[i].lo) % unit == 0,
+				      "%s: offset %llu", cases[i].line, (unsigned long long)off);
+			seen_lo = off < seen_lo ? off : seen_lo;
+			seen_hi = off > seen_hi ? off : seen_hi;
+		}
+		/* the whole range is used: its first and its last block */
+		ck_assert_msg(seen_lo == cases[i].lo, "%s: lowest %llu", cases[i].line, (unsigned long long)seen_lo);
+		ck_assert_msg(seen_hi + o.block + unit > cases[i].hi, "%s: highest %llu", cases[i].line,
+			      (unsigned long long)seen_hi);
+		bench_opts_free(&o);
+	}
+	/* a range that holds no block */
+	struct bench_opts o = popts("-b 8K -B 1M:4K f");
+	struct bench_pattern p;
+	ck_assert_int_eq(bench_pattern_init(&p, &o, 10 << 20, 0), -EINVAL);
+	bench_opts_free(&o);
+	o = popts("-b 4K -B 11M f");
+	ck_assert_int_eq(bench_pattern_init(&p, &o, 10 << 20, 0), -EINVAL);
+	bench_opts_free(&o);
 }
 END_TEST
 
@@ -492,6 +541,7 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_sequential);
 	tcase_add_test(tc, test_random_bounds);
+	tcase_add_test(tc, test_bounds_base_max);
 	tcase_add_test(tc, test_reproducible);
 	tcase_add_test(tc, test_dist_uniform);
 	tcase_add_test(tc, test_dist_normal);
