@@ -466,7 +466,7 @@ static double cyl_bytes(const struct spindle *s, uint64_t c, double *sq)
 double spindle_mean_seek_ns(const struct spindle *s)
 {
 	enum { BINS = 256 };
-	static _Thread_local double w[BINS];
+	double w[BINS] = { 0 };
 	uint64_t n = s->cylinders;
 	if (s->p.kind != SPINDLE_HDD || n == 0 || s->member_bytes == 0)
 		return 0;
@@ -474,7 +474,6 @@ double spindle_mean_seek_ns(const struct spindle *s)
 	 * bytes: uniformly random offsets land on outer cylinders more often. */
 	unsigned nb = n < BINS ? (unsigned)n : BINS;
 	double width = (double)n / nb;
-	memset(w, 0, sizeof(w));
 	double m = (double)s->member_bytes, switches = 0;
 	if (nb == n) {
 		/* exact: two offsets on one cylinder cost a head switch unless
