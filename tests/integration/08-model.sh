@@ -39,32 +39,46 @@ within "$got" "$want" 5 || fail "random 4K QD1 mean $got ms, expected $want ms w
 fsvol_umount "$T/m"
 
 # re-reading one record with no cache waits a full revolution each time: the
-# request arrives just after the sector passed the head. Whatever the host
-# spends between two reads (g, less than a turn), the drive waits rev - g, so
-# fio sees every read take one revolution; the median ignores the reads a host
-# stall of more than a turn cost a second revolution.
+# request arrives just after the sector passed the head, so the drive completes
+# one read per turn. The member trace carries each read's emulated completion
+# (start + latency); the interval between two is exactly a revolution however
+# long the host takes between reads (less than a turn), and the median ignores
+# the reads a longer host stall cost a second turn. (fio's own latencies are
+# no good here: they move with the host's time between reads.)
 rev=$(show hdd | awk '/^ *revolution/ { print $2 }')
 fsvol_mount --model=hdd:cache=0 "$T/m" "$T/s0"
-p50_ms() { jq '.jobs[0].read.clat_ns.percentile["50.000000"] / 1e6' "$1"; }
-# one process re-reading back to back (a new dd each time would wait a random
-# part of a turn instead)
-fio --name=reread --filename="$T/m/volume" --rw=read --bs=4k --size=4k --offset=4M \
-	--loops=60 --direct=1 --ioengine=psync --output-format=json --output="$T/reread.json"
-got=$(p50_ms "$T/reread.json")
-note "re-read one record: median $got ms per read, revolution $rev ms"
-within "$got" "$rev" 5 || fail "re-reading one record: median $got ms per read, expected one revolution ($rev ms)"
+# median_turn FIO-ARGS...: fio's reads traced; sets TURN to the median interval
+# between their emulated completions, in ms (no $(...): fail and the cleanup
+# list must reach the script itself)
+median_turn() {
+	"$FSVOL" trace --json -n 40 "$T/m" >"$T/turn.trace" &
+	local tracer=$!
+	_push_cleanup pid "$tracer"
+	sleep 0.5 # tracing is on once the trace file is open
+	fio --name=turn --filename="$T/m/volume" --bs=4k --direct=1 --ioengine=psync --norandommap \
+		--output=/dev/null "$@"
+	timeout 10 tail --pid="$tracer" -f /dev/null || fail "the tracer did not see 40 of fio's 60 reads"
+	TURN=$(jq -s '[.[] | select(.dev == 0) | .t_start_ns + .latency_ns] | sort
+		| [range(1; length) as $i | .[$i] - .[$i - 1]] | sort | .[length / 2 | floor] / 1e6' "$T/turn.trace")
+}
+# one process re-reading one record back to back (a new dd each time would
+# wait a random part of a turn instead)
+median_turn --rw=randread --offset=4M --size=4k --io_size=240k
+got=$TURN
+note "re-read one record: one read every $got ms (median), revolution $rev ms"
+within "$got" "$rev" 1 || fail "re-reading one record: one read every $got ms, expected one per revolution ($rev ms)"
 # sequential 4K reads without read-ahead lose almost a revolution each: the
-# next sector has just passed the head when the request arrives
-fio --name=seq --filename="$T/m/volume" --rw=read --bs=4k --size=240k --offset=20M \
-	--direct=1 --ioengine=psync --output-format=json --output="$T/seq.json"
-seq_nocache=$(p50_ms "$T/seq.json")
-within "$seq_nocache" "$rev" 5 || fail "sequential 4K without cache: median $seq_nocache ms per read, expected about a revolution ($rev ms)"
+# next sector has just passed the head when the request arrives (one turn
+# plus the record's transfer between completions)
+median_turn --rw=read --offset=20M --size=240k
+seq_nocache=$TURN
+within "$seq_nocache" "$rev" 1 || fail "sequential 4K without cache: one read every $seq_nocache ms, expected about a revolution ($rev ms)"
 fsvol_umount "$T/m"
 # with the read-ahead cache they are served from the drive's buffer
 fsvol_mount --model=hdd "$T/m" "$T/s0"
 dd if="$T/m/volume" of=/dev/null bs=4K count=60 skip=5000 iflag=direct status=none
 seq_cache=$(member_mean_ms "$T/m" 0)
-note "sequential 4K reads: median $seq_nocache ms without cache, mean $seq_cache ms with read-ahead"
+note "sequential 4K reads: one every $seq_nocache ms without cache (median), mean $seq_cache ms with read-ahead"
 awk -v a="$seq_cache" -v r="$rev" 'BEGIN { exit !(a < r / 10) }' ||
 	fail "sequential 4K with read-ahead: $seq_cache ms each, expected far below a revolution"
 fsvol_umount "$T/m"
