@@ -57,20 +57,21 @@ median_turn() {
 	sleep 0.5 # tracing is on once the trace file is open
 	fio --name=turn --filename="$T/m/volume" --bs=4k --direct=1 --ioengine=psync --norandommap \
 		--output=/dev/null "$@"
-	timeout 10 tail --pid="$tracer" -f /dev/null || fail "the tracer did not see 40 of fio's 60 reads"
+	# 120 reads: the 40 traced ones need the tracer up within 80 turns (0.66 s)
+	timeout 10 tail --pid="$tracer" -f /dev/null || fail "the tracer did not see 40 of fio's 120 reads"
 	TURN=$(jq -s '[.[] | select(.dev == 0) | .t_start_ns + .latency_ns] | sort
 		| [range(1; length) as $i | .[$i] - .[$i - 1]] | sort | .[length / 2 | floor] / 1e6' "$T/turn.trace")
 }
 # one process re-reading one record back to back (a new dd each time would
 # wait a random part of a turn instead)
-median_turn --rw=randread --offset=4M --size=4k --io_size=240k
+median_turn --rw=randread --offset=4M --size=4k --io_size=480k
 got=$TURN
 note "re-read one record: one read every $got ms (median), revolution $rev ms"
 within "$got" "$rev" 1 || fail "re-reading one record: one read every $got ms, expected one per revolution ($rev ms)"
 # sequential 4K reads without read-ahead lose almost a revolution each: the
 # next sector has just passed the head when the request arrives (one turn
 # plus the record's transfer between completions)
-median_turn --rw=read --offset=20M --size=240k
+median_turn --rw=read --offset=20M --size=480k
 seq_nocache=$TURN
 within "$seq_nocache" "$rev" 1 || fail "sequential 4K without cache: one read every $seq_nocache ms, expected about a revolution ($rev ms)"
 fsvol_umount "$T/m"
