@@ -3,25 +3,13 @@
  * applied one at a time over every candidate, so which rule refuses a bad set
  * does not depend on the order the members were given in. */
 #include "fsvol/sb.h"
+#include "fsvol/sb_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
-
-static int refuse(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int refuse(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 static void set_note(struct sb_candidate *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -52,9 +40,9 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 	for (unsigned s = 0; s < SB_MAX_SLOTS; s++)
 		out->slot_of[s] = -1;
 	if (n == 0)
-		return refuse(err, errlen, "no members given");
+		return sb_refuse(err, errlen, "no members given");
 	if (n > SB_MAX_SLOTS)
-		return refuse(err, errlen, "too many members (%u given, a volume has at most %d slots)",
+		return sb_refuse(err, errlen, "too many members (%u given, a volume has at most %d slots)",
 			      n, SB_MAX_SLOTS);
 	for (unsigned i = 0; i < n; i++) {
 		c[i].used = 0;
@@ -65,7 +53,7 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = i + 1; j < n; j++)
 			if ((c[i].dev || c[i].ino) && c[i].dev == c[j].dev && c[i].ino == c[j].ino)
-				return refuse(err, errlen, "%s given twice (also as %s)", pname(&c[i]),
+				return sb_refuse(err, errlen, "%s given twice (also as %s)", pname(&c[i]),
 					      pname(&c[j]));
 
 	/* Unreadable members: refused, or absent with force. */
@@ -73,7 +61,7 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		if (!c[i].read_error && !c[i].decode_error)
 			continue;
 		if (!force)
-			return refuse(err, errlen, "%s: cannot read superblock: %s", pname(&c[i]),
+			return sb_refuse(err, errlen, "%s: cannot read superblock: %s", pname(&c[i]),
 				      c[i].why[0] ? c[i].why : strerror(c[i].read_error ? -c[i].read_error : EINVAL));
 		set_note(&c[i], "cannot read superblock: %s", c[i].why);
 	}
@@ -83,7 +71,7 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		if (!c[i].read_error && !c[i].decode_error && (!ref || c[i].sb.events > ref->events))
 			ref = &c[i].sb;
 	if (!ref)
-		return refuse(err, errlen, "no valid fsvol superblock on any of the %u members", n);
+		return sb_refuse(err, errlen, "no valid fsvol superblock on any of the %u members", n);
 
 	/* Never mix volumes, even with force: that would write one volume's data
 	 * into another's member. */
@@ -93,14 +81,14 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		if (memcmp(c[i].sb.volume_uuid, ref->volume_uuid, 16)) {
 			sb_uuid_format(c[i].sb.volume_uuid, u1);
 			sb_uuid_format(ref->volume_uuid, u2);
-			return refuse(err, errlen, "%s: belongs to another volume (uuid %s, expected %s)",
+			return sb_refuse(err, errlen, "%s: belongs to another volume (uuid %s, expected %s)",
 				      pname(&c[i]), u1, u2);
 		}
 	}
 
 	nslots = ref->members + ref->spares; /* <= SB_MAX_SLOTS: checked by sb_decode */
 	if (n > nslots)
-		return refuse(err, errlen, "too many members: %u given, the volume has %u slots (%" PRIu32
+		return sb_refuse(err, errlen, "too many members: %u given, the volume has %u slots (%" PRIu32
 			      " members + %" PRIu32 " spares)", n, nslots, ref->members, ref->spares);
 
 	/* Candidates still in the running: valid, same volume. */
@@ -112,7 +100,7 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		if (!c[i].used || c[i].sb.events >= ref->events)
 			continue;
 		if (!force)
-			return refuse(err, errlen, "%s: stale (events %" PRIu64 ", volume at %" PRIu64
+			return sb_refuse(err, errlen, "%s: stale (events %" PRIu64 ", volume at %" PRIu64
 				      "): it was failed or removed; re-add it or use --force",
 				      pname(&c[i]), c[i].sb.events, ref->events);
 		set_note(&c[i], "stale (events %" PRIu64 ", volume at %" PRIu64 "): not used",
@@ -121,13 +109,13 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 
 	for (unsigned i = 0; i < n; i++)
 		if (c[i].used && c[i].sb.index >= nslots)
-			return refuse(err, errlen, "%s: claims slot %" PRIu32 " but the volume has %u slots",
+			return sb_refuse(err, errlen, "%s: claims slot %" PRIu32 " but the volume has %u slots",
 				      pname(&c[i]), c[i].sb.index, nslots);
 
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = i + 1; j < n; j++)
 			if (c[i].used && c[j].used && c[i].sb.index == c[j].sb.index)
-				return refuse(err, errlen, "%s and %s both claim slot %" PRIu32,
+				return sb_refuse(err, errlen, "%s and %s both claim slot %" PRIu32,
 					      pname(&c[i]), pname(&c[j]), c[i].sb.index);
 
 	for (unsigned i = 0; i < n; i++) {
@@ -139,7 +127,7 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		if (memcmp(c[i].sb.member_uuid, sl->uuid, 16)) {
 			sb_uuid_format(c[i].sb.member_uuid, u1);
 			sb_uuid_format(sl->uuid, u2);
-			return refuse(err, errlen, "%s: not the member recorded in slot %" PRIu32
+			return sb_refuse(err, errlen, "%s: not the member recorded in slot %" PRIu32
 				      " (uuid %s, slot records %s)", pname(&c[i]), c[i].sb.index, u1, u2);
 		}
 	}
@@ -167,7 +155,7 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		if (need < ref->data_offset)
 			need = UINT64_MAX; /* overflow: no member is that large */
 		if (c[i].size < need)
-			return refuse(err, errlen, "%s: truncated (%" PRIu64 " bytes, needs %" PRIu64 ")",
+			return sb_refuse(err, errlen, "%s: truncated (%" PRIu64 " bytes, needs %" PRIu64 ")",
 				      pname(&c[i]), c[i].size, need);
 	}
 

@@ -1,5 +1,6 @@
 /* sb: superblock encode/decode/dump, CRC32C and UUIDs (format: docs/format.md). */
 #include "fsvol/sb.h"
+#include "fsvol/sb_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -200,10 +201,7 @@ void sb_encode(const struct sb *s, uint8_t *buf)
 	put_le32(buf + OFF_CSUM, block_crc(buf));
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int sb_refuse(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -234,53 +232,53 @@ static int check_fields(const struct sb *s, char *err, size_t errlen)
 	uint64_t slots = (uint64_t)s->members + s->spares;
 
 	if (s->level > LAYOUT_RAID6)
-		return fail(err, errlen, "bad level %" PRIu32 " (must be 0..%d)", s->level, LAYOUT_RAID6);
+		return sb_refuse(err, errlen, "bad level %" PRIu32 " (must be 0..%d)", s->level, LAYOUT_RAID6);
 	if (s->members == 0 || s->members > SB_MAX_SLOTS)
-		return fail(err, errlen, "bad members %" PRIu32 " (must be 1..%d)", s->members, SB_MAX_SLOTS);
+		return sb_refuse(err, errlen, "bad members %" PRIu32 " (must be 1..%d)", s->members, SB_MAX_SLOTS);
 	if (slots > SB_MAX_SLOTS)
-		return fail(err, errlen, "bad spares %" PRIu32 " (members + spares = %" PRIu64 " > %d)",
+		return sb_refuse(err, errlen, "bad spares %" PRIu32 " (members + spares = %" PRIu64 " > %d)",
 			    s->spares, slots, SB_MAX_SLOTS);
 	if (s->index >= slots)
-		return fail(err, errlen, "bad index %" PRIu32 " (must be < members + spares = %" PRIu64 ")",
+		return sb_refuse(err, errlen, "bad index %" PRIu32 " (must be < members + spares = %" PRIu64 ")",
 			    s->index, slots);
 	if (!is_pow2(s->chunk) || s->chunk < LAYOUT_MIN_CHUNK || s->chunk > LAYOUT_MAX_CHUNK)
-		return fail(err, errlen, "bad chunk %" PRIu64 " (must be a power of two in %u..%u)",
+		return sb_refuse(err, errlen, "bad chunk %" PRIu64 " (must be a power of two in %u..%u)",
 			    s->chunk, LAYOUT_MIN_CHUNK, LAYOUT_MAX_CHUNK);
 	if (s->copies == 0 || s->copies > s->members)
-		return fail(err, errlen, "bad copies %" PRIu32 " (must be 1..members = %" PRIu32 ")",
+		return sb_refuse(err, errlen, "bad copies %" PRIu32 " (must be 1..members = %" PRIu32 ")",
 			    s->copies, s->members);
 	if ((s->level == LAYOUT_RAID4 || s->level == LAYOUT_RAID5 || s->level == LAYOUT_RAID6) &&
 	    s->layout > LAYOUT_PARITY_N)
-		return fail(err, errlen, "bad layout %" PRIu32 " for a parity level (must be 0..%d)",
+		return sb_refuse(err, errlen, "bad layout %" PRIu32 " for a parity level (must be 0..%d)",
 			    s->layout, LAYOUT_PARITY_N);
 	if (s->level == LAYOUT_RAID10 && s->layout > LAYOUT_R10_OFFSET)
-		return fail(err, errlen, "bad layout %" PRIu32 " for raid10 (must be 0..%d)",
+		return sb_refuse(err, errlen, "bad layout %" PRIu32 " for raid10 (must be 0..%d)",
 			    s->layout, LAYOUT_R10_OFFSET);
 	if (s->data_offset < SB_SIZE || s->data_offset % 4096)
-		return fail(err, errlen, "bad data_offset %" PRIu64 " (must be a multiple of 4096, >= %u)",
+		return sb_refuse(err, errlen, "bad data_offset %" PRIu64 " (must be a multiple of 4096, >= %u)",
 			    s->data_offset, SB_SIZE);
 	if (s->clean > 1)
-		return fail(err, errlen, "bad clean %" PRIu32 " (must be 0 or 1)", s->clean);
+		return sb_refuse(err, errlen, "bad clean %" PRIu32 " (must be 0 or 1)", s->clean);
 	if (s->bitmap_offset &&
 	    (s->bitmap_offset < SB_SIZE || s->bitmap_offset % 4096 || s->bitmap_offset >= s->data_offset))
-		return fail(err, errlen, "bad bitmap_offset %" PRIu64 " (must be 0 or 4K-aligned in [%u, data_offset))",
+		return sb_refuse(err, errlen, "bad bitmap_offset %" PRIu64 " (must be 0 or 4K-aligned in [%u, data_offset))",
 			    s->bitmap_offset, SB_SIZE);
 	if (s->bitmap_offset && !is_pow2(s->bitmap_chunk))
-		return fail(err, errlen, "bad bitmap_chunk %" PRIu64 " (must be a power of two)", s->bitmap_chunk);
+		return sb_refuse(err, errlen, "bad bitmap_chunk %" PRIu64 " (must be a power of two)", s->bitmap_chunk);
 	if (uuid_is_nil(s->volume_uuid))
-		return fail(err, errlen, "bad volume_uuid (nil)");
+		return sb_refuse(err, errlen, "bad volume_uuid (nil)");
 	if (uuid_is_nil(s->member_uuid))
-		return fail(err, errlen, "bad member_uuid (nil)");
+		return sb_refuse(err, errlen, "bad member_uuid (nil)");
 	for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
 		const struct sb_slot *sl = &s->slots[i];
 
 		if (sl->state > SB_MISSING)
-			return fail(err, errlen, "bad slots[%u].state %u (unknown)", i, sl->state);
+			return sb_refuse(err, errlen, "bad slots[%u].state %u (unknown)", i, sl->state);
 		if (i >= slots && sl->state != SB_EMPTY)
-			return fail(err, errlen, "bad slots[%u].state %s (beyond members + spares = %" PRIu64 ")",
+			return sb_refuse(err, errlen, "bad slots[%u].state %s (beyond members + spares = %" PRIu64 ")",
 				    i, sb_state_name(sl->state), slots);
 		if (sl->rebuild_pos > sl->data_size)
-			return fail(err, errlen, "bad slots[%u].rebuild_pos %" PRIu64 " (> data_size %" PRIu64 ")",
+			return sb_refuse(err, errlen, "bad slots[%u].rebuild_pos %" PRIu64 " (> data_size %" PRIu64 ")",
 				    i, sl->rebuild_pos, sl->data_size);
 	}
 	return 0;
@@ -292,23 +290,23 @@ int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t er
 
 	memset(s, 0, sizeof(*s));
 	if (!buf || len < SB_SIZE)
-		return fail(err, errlen, "short superblock (%zu bytes, need %u)", buf ? len : 0, SB_SIZE);
+		return sb_refuse(err, errlen, "short superblock (%zu bytes, need %u)", buf ? len : 0, SB_SIZE);
 	v = get_le32(buf + OFF_MAGIC);
 	if (v != SB_MAGIC)
-		return fail(err, errlen, "no fsvol superblock (bad magic 0x%08" PRIx32 ")", v);
+		return sb_refuse(err, errlen, "no fsvol superblock (bad magic 0x%08" PRIx32 ")", v);
 	v = get_le32(buf + OFF_VERSION);
 	if (v == 0 || v > SB_VERSION)
-		return fail(err, errlen, "unsupported version %" PRIu32 " (this build reads 1..%u)", v, SB_VERSION);
+		return sb_refuse(err, errlen, "unsupported version %" PRIu32 " (this build reads 1..%u)", v, SB_VERSION);
 	stored = get_le32(buf + OFF_CSUM);
 	computed = block_crc(buf);
 	if (stored != computed)
-		return fail(err, errlen, "checksum mismatch (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
+		return sb_refuse(err, errlen, "checksum mismatch (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
 			    stored, computed);
 	v = get_le32(buf + OFF_HDR_SIZE);
 	if (v != OFF_SLOTS)
-		return fail(err, errlen, "bad header_size %" PRIu32 " (version 1 has %d)", v, OFF_SLOTS);
+		return sb_refuse(err, errlen, "bad header_size %" PRIu32 " (version 1 has %d)", v, OFF_SLOTS);
 	if (!memchr(buf + OFF_NAME, 0, 32))
-		return fail(err, errlen, "bad name (not NUL-terminated within 32 bytes)");
+		return sb_refuse(err, errlen, "bad name (not NUL-terminated within 32 bytes)");
 
 	s->version = get_le32(buf + OFF_VERSION);
 	s->checksum = stored;
