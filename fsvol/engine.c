@@ -372,7 +372,9 @@ static int eng_run(struct vol *v, struct eng_ctx *c)
 		if (emul)
 			emul_wait(emul, &c->waiter);
 		now = stats_now();
-		int tracing = stats_trace_on(v->trace);
+		/* a request is traced whole or not at all: one that began before
+		 * someone opened the trace would leave orphan member records */
+		int tracing = c->trace_parent && stats_trace_on(v->trace);
 		for (unsigned k = done; k < done + batch; k++) {
 			struct eng_sub *s = &c->subs[k];
 			struct member *m = v->slot[s->slot];
