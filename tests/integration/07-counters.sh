@@ -201,7 +201,7 @@ for i in 0 1 2 3; do expect "$T/r5" "$i" flushes 1 "fsync on the volume"; done
 tracer=$!
 _push_cleanup pid "$tracer"
 for _ in $(seq 50); do [[ -s $T/trace.txt ]] && grep -q parity_write "$T/trace.txt" && break; dd_write "$T/r5" 4K 3; sleep 0.1; done
-wait "$tracer" || true
+timeout 10 tail --pid="$tracer" -f /dev/null || fail "fsvol trace -n 1 did not end after a traced request"
 got=$(awk 'NR > 1 { print $3, $4, $5, $7, $NF }' "$T/trace.txt" | head -5 | tr '\n' ';')
 [[ $got == "vol W 12288 4096 data;m0 R 12288 4096 old_data;m3 R 12288 4096 parity_read;m0 W 12288 4096 data;m3 W 12288 4096 parity_write;" ]] ||
 	fail "trace of a 4K raid5 write:"$'\n'"$(cat "$T/trace.txt")"
@@ -225,7 +225,7 @@ fsvol_mount --force "$T/r5" "$T"/c{0,2,3}
 tracer=$!
 _push_cleanup pid "$tracer"
 for _ in $(seq 50); do [[ -s $T/trace.json ]] && break; dd_read "$T/r5" 4K 16; sleep 0.1; done
-wait "$tracer" || true
+timeout 10 tail --pid="$tracer" -f /dev/null || fail "fsvol trace -n 1 did not end after a traced request"
 jq -e 'select(.dev == -1)' "$T/trace.json" >/dev/null || fail "no volume request traced"
 parent=$(jq -r 'select(.dev == -1) | .seq' "$T/trace.json" | head -1)
 subs=$(jq -c "select(.parent == $parent) | [.dev, .why]" "$T/trace.json" | sort | tr -d '\n')
