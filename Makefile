@@ -24,10 +24,11 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Wall -Wextra -Werror \
 LDFLAGS += $(OPT) -pthread
 LDLIBS  += $(PC_LIBS) -lm
 
-# Module sources: one concern per file. fsvol/main.c and fsvol/cmd_*.c make the CLI.
+# Module sources: one concern per file, fsvol/ in folders by concern
+# (core members model meta front util); fsvol/cli/ makes the `fsvol` command.
 LIB_SRCS := $(sort $(wildcard layout/*.c) $(wildcard stats/*.c) \
-	$(filter-out fsvol/main.c fsvol/cmd_%.c,$(wildcard fsvol/*.c)))
-CLI_SRCS := $(sort fsvol/main.c $(wildcard fsvol/cmd_*.c))
+	$(filter-out fsvol/cli/%,$(wildcard fsvol/*/*.c)))
+CLI_SRCS := $(sort $(wildcard fsvol/cli/*.c))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_LIB_SRCS := $(filter-out bench/main.c,$(BENCH_SRCS))
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bench/flags.h"
-#include "fsvol/size.h"
+#include "fsvol/util/size.h"
 
 int bench_flag_bad(struct bench_flag_ctx *c, const char *v, const char *fmt, ...)
 {

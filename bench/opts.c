@@ -11,7 +11,7 @@
 
 #include "bench/bench.h"
 #include "bench/flags.h"
-#include "fsvol/size.h"
+#include "fsvol/util/size.h"
 
 /* c->o is the struct bench_opts being filled */
 #define O(c) ((struct bench_opts *)(c)->o)

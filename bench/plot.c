@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bench/sweep.h"
-#include "fsvol/size.h"
+#include "fsvol/util/size.h"
 
 /* gnuplot on $PATH, as execvp would find it. */
 static int have_gnuplot(void)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "fsvol/size.h"
+#include "fsvol/util/size.h"
 
 const double bench_pct[BENCH_NPCT] = { 0, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 99.999, 99.9999,
 				       99.99999, 99.999999, 99.9999999, 100 };

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bench/run.h"
-#include "fsvol/volume.h"
+#include "fsvol/core/volume.h"
 
 /* The start gate: workers check in when set up, leave when the clock is set. */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -20,8 +20,8 @@
 
 #include "bench/flags.h"
 #include "bench/sweep.h"
-#include "fsvol/size.h"
-#include "fsvol/volume.h"
+#include "fsvol/util/size.h"
+#include "fsvol/core/volume.h"
 
 const char *const bench_wl_name[BENCH_WL_N] = { "seqread", "randread", "seqwrite", "randwrite" };
 

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "bench/run.h"
-#include "fsvol/volume.h"
+#include "fsvol/core/volume.h"
 
 static unsigned volume_workers(const struct bench_opts *o)
 {

@@ -1,5 +1,5 @@
 /* timer_probe: the release lateness this machine allows, as a reference for
- * the emulator's (fsvol/emul.c). One SCHED_FIFO thread with 1 ns timer slack
+ * the emulator's (fsvol/model/emul.c). One SCHED_FIFO thread with 1 ns timer slack
  * waits for deadlines the way the emulator's timer thread does: sleep until
  * EMUL_SPIN_NS before each, spin the rest; gaps between deadlines are
  * exponential with the given mean (completions of independent disks).
@@ -16,7 +16,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "fsvol/emul.h"
+#include "fsvol/model/emul.h"
 
 static uint64_t now_ns(void)
 {

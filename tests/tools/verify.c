@@ -11,7 +11,7 @@
  * raid1/raid10: prints "chunks N, copy mismatches N" (every copy vs copy 0).
  * Exit 0 when everything matches, 1 on any mismatch, 2 on a usage or I/O error.
  * Build: make build/bin/fsvol-verify */
-#include "fsvol/sb.h"
+#include "fsvol/meta/sb.h"
 #include "layout/layout.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* Unit tests for fsvol/sb.c and fsvol/assemble.c: CRC32C vectors, round trip,
+/* Unit tests for fsvol/meta/sb.c and fsvol/meta/assemble.c: CRC32C vectors, round trip,
  * fixed on-disk offsets, every corruption rejected, dump text, assembly rules. */
 #include <check.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fsvol/sb.h"
+#include "fsvol/meta/sb.h"
 #include "layout/layout.h"
 
 /* xorshift64*: deterministic, so a failure reproduces */

@@ -1,6 +1,6 @@
 /* size_parse and size_format: every form the CLI accepts, every one it must
  * refuse, overflow at each suffix, and format(parse(x)) round trips. */
-#include "fsvol/size.h"
+#include "fsvol/util/size.h"
 
 #include <check.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* test_spindle: the disk model against analytic expectations, in emulated time only.
- * Build: gcc -std=c11 -D_GNU_SOURCE -I. tests/unit/test_spindle.c fsvol/spindle.c
- *        fsvol/spindle_spec.c $(pkg-config --cflags --libs check) -lm -pthread */
-#include "fsvol/spindle.h"
+ * Build: gcc -std=c11 -D_GNU_SOURCE -I. tests/unit/test_spindle.c fsvol/model/spindle.c
+ *        fsvol/model/spindle_spec.c $(pkg-config --cflags --libs check) -lm -pthread */
+#include "fsvol/model/spindle.h"
 
 #include <check.h>
 #include <errno.h>

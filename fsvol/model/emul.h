@@ -13,7 +13,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "fsvol/spindle.h"
+#include "fsvol/model/spindle.h"
 
 struct emul;
 

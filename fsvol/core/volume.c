@@ -8,10 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsvol/emul.h"
-#include "fsvol/size.h"
-#include "fsvol/spindle.h"
-#include "fsvol/volume.h"
+#include "fsvol/model/emul.h"
+#include "fsvol/util/size.h"
+#include "fsvol/model/spindle.h"
+#include "fsvol/core/volume.h"
 #include "stats/stats.h"
 
 static void *aligned_block(void)

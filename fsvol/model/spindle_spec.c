@@ -1,7 +1,7 @@
 /* spindle_spec: the preset table, the model spec parser ("PRESET[:key=value,...]",
  * per-member "0=SPEC;1=SPEC"), and the describe/show printers. Figures and their
  * sources: docs/model.md. */
-#include "fsvol/spindle.h"
+#include "fsvol/model/spindle.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fsvol/cmd.h"
+#include "fsvol/cli/cmd.h"
 
 #define FSVOL_VERSION "0.1.0"
 

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsvol/cmd.h"
+#include "fsvol/cli/cmd.h"
 #include "stats/stats.h"
 
 static const struct cmd_opt stat_opts[] = {

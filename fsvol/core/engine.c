@@ -23,8 +23,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "fsvol/emul.h"
-#include "fsvol/volume.h"
+#include "fsvol/model/emul.h"
+#include "fsvol/core/volume.h"
 #include "layout/parity.h"
 #include "stats/stats.h"
 

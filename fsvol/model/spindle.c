@@ -1,7 +1,7 @@
 /* spindle: per-member disk model (HDD geometry, seek, rotation, read-ahead,
  * write-back; SSD channels) and the queue disciplines. Pure computation in
  * emulated ns; see docs/model.md for the derivations. */
-#include "fsvol/spindle.h"
+#include "fsvol/model/spindle.h"
 
 #include <assert.h>
 #include <math.h>

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsvol/member.h"
+#include "fsvol/members/member.h"
 
 static int file_open(struct member *m, const char *path, int direct, char *err, size_t errlen)
 {

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsvol/cmd.h"
-#include "fsvol/member.h"
-#include "fsvol/sb.h"
+#include "fsvol/cli/cmd.h"
+#include "fsvol/members/member.h"
+#include "fsvol/meta/sb.h"
 
 static const struct cmd_opt examine_opts[] = { { 0 } };
 

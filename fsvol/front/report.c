@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsvol/report.h"
+#include "fsvol/front/report.h"
 #include "stats/stats.h"
 
 /* Snapshot the volume and every slot into a view (volume first). */

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "fsvol/volume.h"
+#include "fsvol/core/volume.h"
 
 enum report_kind { REPORT_TABLE, REPORT_JSON, REPORT_DISKSTATS, REPORT_STATUS };
 

@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fsvol/cmd.h"
-#include "fsvol/size.h"
-#include "fsvol/spindle.h"
+#include "fsvol/cli/cmd.h"
+#include "fsvol/util/size.h"
+#include "fsvol/model/spindle.h"
 
 static const struct cmd_opt model_opts[] = {
 	{ "size", 's', "SIZE", "member size the figures assume (default 1G)" },

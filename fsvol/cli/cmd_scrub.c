@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsvol/cmd.h"
+#include "fsvol/cli/cmd.h"
 
 static const struct cmd_opt scrub_opts[] = {
 	{ "repair", 0, NULL, "rewrite parity/copies that disagree with the data" },

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fsvol/member.h"
-#include "fsvol/sb.h"
+#include "fsvol/members/member.h"
+#include "fsvol/meta/sb.h"
 #include "layout/layout.h"
 
 enum vol_read_policy {

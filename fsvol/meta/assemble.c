@@ -2,8 +2,8 @@
  * "Assembly"). Pure: works on superblocks the caller has read. Rules are
  * applied one at a time over every candidate, so which rule refuses a bad set
  * does not depend on the order the members were given in. */
-#include "fsvol/sb.h"
-#include "fsvol/sb_int.h"
+#include "fsvol/meta/sb.h"
+#include "fsvol/meta/sb_int.h"
 
 #include <errno.h>
 #include <inttypes.h>

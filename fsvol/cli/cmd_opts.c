@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fsvol/cmd.h"
-#include "fsvol/size.h"
+#include "fsvol/cli/cmd.h"
+#include "fsvol/util/size.h"
 
 #define CMD_MAX_OPTS 40
 

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "fsvol/volume.h"
+#include "fsvol/core/volume.h"
 
 struct ff_opts {
 	const char *mountpoint;

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsvol/cmd.h"
-#include "fsvol/size.h"
-#include "fsvol/volume.h"
+#include "fsvol/cli/cmd.h"
+#include "fsvol/util/size.h"
+#include "fsvol/core/volume.h"
 
 static const struct cmd_opt create_opts[] = {
 	{ "level", 'l', "LEVEL", "single, linear, raid0, raid1, raid10, raid4, raid5, raid6 (required)" },

@@ -1,6 +1,6 @@
 /* sb: superblock encode/decode/dump, CRC32C and UUIDs (format: docs/format.md). */
-#include "fsvol/sb.h"
-#include "fsvol/sb_int.h"
+#include "fsvol/meta/sb.h"
+#include "fsvol/meta/sb_int.h"
 
 #include <errno.h>
 #include <inttypes.h>

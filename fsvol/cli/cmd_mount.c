@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsvol/cmd.h"
-#include "fsvol/fuse_front.h"
-#include "fsvol/size.h"
-#include "fsvol/volume.h"
+#include "fsvol/cli/cmd.h"
+#include "fsvol/front/fuse_front.h"
+#include "fsvol/util/size.h"
+#include "fsvol/core/volume.h"
 
 static const struct cmd_opt mount_opts[] = {
 	{ "foreground", 'f', NULL, "stay in the foreground (Ctrl-C unmounts)" },

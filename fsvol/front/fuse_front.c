@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsvol/fuse_front.h"
-#include "fsvol/report.h"
+#include "fsvol/front/fuse_front.h"
+#include "fsvol/front/report.h"
 #include "stats/stats.h"
 
 #define FF_MAX_IO (1u << 20)

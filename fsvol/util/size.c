@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fsvol/size.h"
+#include "fsvol/util/size.h"
 
 int size_parse(const char *s, uint64_t *out)
 {

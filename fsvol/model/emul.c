@@ -20,7 +20,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "fsvol/emul.h"
+#include "fsvol/model/emul.h"
 #include "stats/stats.h"
 
 struct emul {

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fsvol/cmd.h"
-#include "fsvol/size.h"
-#include "fsvol/volume.h"
+#include "fsvol/cli/cmd.h"
+#include "fsvol/util/size.h"
+#include "fsvol/core/volume.h"
 
 static const struct cmd_opt map_opts[] = {
 	{ "level", 'l', "LEVEL", "geometry without members: the level" },
