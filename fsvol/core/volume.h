@@ -92,6 +92,8 @@ int vol_sync_start(struct vol *v, const char *what);
  * (fsvol mount --model, MNT/ctl "model SPEC"). -EBUSY while a model has
  * requests queued; -EINVAL with a message for a bad spec. */
 int vol_model(struct vol *v, const char *spec, char *err, size_t errlen);
+/* Start the model's timer thread (vol_start, or the first model set at run time). */
+int vol_model_start(struct vol *v);
 /* Flush, mark clean (unless readonly), close everything. */
 void vol_close(struct vol *v);
 
