@@ -41,6 +41,7 @@ LIB      := $(BUILD)/libfsvol.a
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
 	test_bench \
+	test_engine \
 	test_layout \
 	test_parity \
 	test_sb \
@@ -64,7 +65,8 @@ INTEGRATION_TESTS := \
 	tests/integration/11-resync.sh \
 	tests/integration/12-sweep.sh \
 	tests/integration/13-demo.sh \
-	tests/integration/14-blockdev.sh
+	tests/integration/14-blockdev.sh \
+	tests/integration/20-inflight.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

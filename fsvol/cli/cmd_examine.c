@@ -29,7 +29,7 @@ static int examine_one(const struct cmd *c, const char *path)
 		return cmd_err(c, "%s: too small to hold a superblock (%llu bytes)", path,
 			       (unsigned long long)m.size);
 	}
-	if (posix_memalign(&buf, 4096, SB_SIZE) || (r = m.ops->pread(&m, buf, SB_SIZE, 0))) {
+	if (posix_memalign(&buf, 4096, SB_SIZE) || (r = member_pread(&m, buf, SB_SIZE, 0))) {
 		free(buf);
 		member_close(&m);
 		return cmd_err(c, "%s: cannot read: %s", path, strerror(r ? -r : ENOMEM));

@@ -24,12 +24,17 @@ static const struct cmd_opt mount_opts[] = {
 	{ "page-cache", 0, NULL, "let the kernel cache MNT/volume (default: every request reaches fsvol)" },
 	{ "log", 0, "FILE", "append the daemon's messages to FILE" },
 	{ "model", 0, "SPEC", "emulated disks: hdd, hdd-legacy, ssd, nvme, none, PRESET:key=val,... or 0=SPEC,1=SPEC (see fsvol model list)" },
+	{ "fault", 0, "N=SPEC", "inject faults on member slot N (repeatable; e.g. 2=error=read,after=100; see docs/faults.md)" },
 	{ 0 },
 };
+
+#define MOUNT_MAX_FAULTS 64
 
 struct mount_args {
 	struct vol_opts vo;
 	struct ff_opts fo;
+	unsigned nfaults;
+	struct { unsigned slot; const char *spec; } fault[MOUNT_MAX_FAULTS];
 };
 
 static int parse_policy(const char *s, struct vol_opts *o)
@@ -79,6 +84,15 @@ static int mount_opt(int i, const char *arg, void *ctx)
 	case 5: a->fo.page_cache = 1; return 0;
 	case 6: a->fo.log = arg; return 0;
 	case 7: a->vo.model = arg; return 0;
+	case 8: {
+		char *end;
+		unsigned long n = strtoul(arg, &end, 10);
+		if (end == arg || *end != '=' || !end[1] || n >= SB_MAX_SLOTS || a->nfaults == MOUNT_MAX_FAULTS)
+			return cmd_err(&cmd_mount, "--fault %s: expected N=SPEC with N a member slot", arg), -1;
+		a->fault[a->nfaults].slot = (unsigned)n;
+		a->fault[a->nfaults++].spec = end + 1;
+		return 0;
+	}
 	}
 	return -1;
 }
@@ -106,6 +120,17 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	struct vol *v;
 	if (vol_open(&v, argv + first + 1, (unsigned)(argc - first - 1), &a.vo, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
+	for (unsigned i = 0; i < a.nfaults; i++) {
+		unsigned n = a.fault[i].slot;
+		if (n >= v->nslots || !v->slot[n]) {
+			vol_close(v);
+			return cmd_err(c, "--fault %u=%s: no member in slot %u", n, a.fault[i].spec, n);
+		}
+		if (member_fault_set(v->slot[n], a.fault[i].spec, err, sizeof(err))) {
+			vol_close(v);
+			return cmd_err(c, "--fault %u=%s", n, err);
+		}
+	}
 	uint64_t failed = atomic_load(&v->failed);
 	if (failed)
 		fprintf(stderr, "fsvol mount: volume is degraded (missing or failed member slots: 0x%llx)\n",
@@ -122,7 +147,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_mount = {
 	.name = "mount",
-	.usage = "[-f] [--buffered] [--read-policy P] [--stats LEVEL] [--model SPEC] MNT MEMBER...",
+	.usage = "[-f] [--buffered] [--read-policy P] [--stats LEVEL] [--model SPEC] [--fault N=SPEC] MNT MEMBER...",
 	.summary = "assemble a volume and serve it as MNT/volume (with MNT/stats, MNT/status, ...)",
 	.opts = mount_opts,
 	.run = mount_run,

@@ -28,7 +28,7 @@ static int read_sb(struct member *m, struct sb_candidate *c)
 	uint8_t *buf = aligned_block();
 	if (!buf)
 		return -ENOMEM;
-	int r = m->size < SB_SIZE ? -EIO : m->ops->pread(m, buf, SB_SIZE, 0);
+	int r = m->size < SB_SIZE ? -EIO : member_pread(m, buf, SB_SIZE, 0);
 	if (r < 0) {
 		c->read_error = r;
 		snprintf(c->why, sizeof(c->why), "%s", m->size < SB_SIZE ? "too small to hold a superblock" : strerror(-r));
@@ -45,9 +45,9 @@ static int write_sb(struct member *m, const struct sb *s)
 	if (!buf)
 		return -ENOMEM;
 	sb_encode(s, buf);
-	int r = m->ops->pwrite(m, buf, SB_SIZE, 0);
-	if (!r && fdatasync(m->fd) < 0)
-		r = -errno;
+	int r = member_pwrite(m, buf, SB_SIZE, 0);
+	if (!r)
+		r = member_flush(m);
 	free(buf);
 	return r;
 }
@@ -129,16 +129,26 @@ void vol_status(struct vol *v, FILE *f)
 	fprintf(f, "]\n      %llu bytes (%s), uuid %s, events %llu, %s\n",
 		(unsigned long long)g->capacity, cap, uuid, (unsigned long long)v->sb.events,
 		failed ? (layout_survives(g, failed) ? "degraded" : "failed") : "healthy");
-	for (unsigned i = 0; i < v->nslots; i++)
-		fprintf(f, "      m%u: %s %s\n", i, v->slot[i] ? v->slot[i]->path : "(missing)",
-			vol_slot_state(v, i));
+	for (unsigned i = 0; i < v->nslots; i++) {
+		char faults[512] = "none";
+		if (v->slot[i])
+			member_fault_describe(v->slot[i], faults, sizeof(faults));
+		fprintf(f, "      m%u: %s %s", i, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
+		if (strcmp(faults, "none"))
+			fprintf(f, " (faults: %s)", faults);
+		fputc('\n', f);
+	}
 	if (v->sync_what) {
 		uint64_t pos = atomic_load(&v->sync_pos), bad = atomic_load(&v->sync_bad);
-		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatches\n", v->sync_what,
+		uint64_t skipped = atomic_load(&v->sync_skipped);
+		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatches", v->sync_what,
 			v->sync_running ? "running" : v->sync_done ? "done" : "stopped",
 			v->sync_total ? 100.0 * (double)pos / (double)v->sync_total : 100.0,
 			(unsigned long long)pos, (unsigned long long)v->sync_total,
 			layout_is_parity(g) ? "stripes" : "chunks", (unsigned long long)bad);
+		if (skipped) /* honest: these could not be checked at all */
+			fprintf(f, ", %llu skipped (no redundancy to check against)", (unsigned long long)skipped);
+		fputc('\n', f);
 	}
 	if (v->model[0] && !v->emul)
 		fprintf(f, "      model %s\n", v->model);
@@ -159,10 +169,7 @@ static int vol_alloc(struct vol **out, const struct vol_opts *opts)
 		return -ENOMEM;
 	v->opts = *opts;
 	pthread_mutex_init(&v->state_lock, NULL);
-	pthread_mutex_init(&v->ctx_lock, NULL);
 	pthread_mutex_init(&v->sync_lock, NULL);
-	for (unsigned i = 0; i < VOL_LOCKS; i++)
-		pthread_rwlock_init(&v->locks[i], NULL);
 	*out = v;
 	return 0;
 }
@@ -172,7 +179,7 @@ static void vol_free(struct vol *v)
 	if (!v)
 		return;
 	emul_destroy(v->emul);
-	engine_destroy_contexts(v);
+	engine_fini(v);
 	for (unsigned i = 0; i < v->nmembers; i++) {
 		member_close(&v->members[i]);
 		free(v->members[i].spindle);
@@ -184,10 +191,7 @@ static void vol_free(struct vol *v)
 	if (v->trace)
 		stats_trace_destroy(v->trace);
 	free(v->members);
-	for (unsigned i = 0; i < VOL_LOCKS; i++)
-		pthread_rwlock_destroy(&v->locks[i]);
 	pthread_mutex_destroy(&v->state_lock);
-	pthread_mutex_destroy(&v->ctx_lock);
 	pthread_mutex_destroy(&v->sync_lock);
 	free(v);
 }
@@ -195,24 +199,25 @@ static void vol_free(struct vol *v)
 static void *sync_main(void *arg)
 {
 	struct vol *v = arg;
-	uint64_t bad = 0;
+	uint64_t bad = 0, skipped = 0;
 	int repair = strcmp(v->sync_what, "check") != 0, r = 0;
 	for (uint64_t u = 0; u < v->sync_total && !atomic_load(&v->sync_stop); u++) {
-		if ((r = engine_resync(v, u, repair, &bad)) < 0)
+		if ((r = engine_resync(v, u, repair, &bad, &skipped)) < 0)
 			break;
 		atomic_store(&v->sync_bad, bad);
+		atomic_store(&v->sync_skipped, skipped);
 		atomic_store(&v->sync_pos, u + 1);
 	}
 	pthread_mutex_lock(&v->sync_lock);
 	v->sync_done = !r && atomic_load(&v->sync_pos) == v->sync_total;
-	if (v->sync_done && repair)
+	if (v->sync_done && repair && !skipped)
 		v->was_dirty = 0; /* redundancy agrees with the data again */
 	v->sync_running = 0;
 	pthread_mutex_unlock(&v->sync_lock);
-	fprintf(stderr, "fsvol: %s %s: %llu of %llu units, %llu mismatches%s\n", v->sync_what,
-		v->sync_done ? "done" : "stopped", (unsigned long long)atomic_load(&v->sync_pos),
-		(unsigned long long)v->sync_total, (unsigned long long)bad,
-		repair && bad ? " repaired" : "");
+	fprintf(stderr, "fsvol: %s %s: %llu of %llu units, %llu mismatches%s, %llu skipped (no redundancy)\n",
+		v->sync_what, v->sync_done ? "done" : "stopped", (unsigned long long)atomic_load(&v->sync_pos),
+		(unsigned long long)v->sync_total, (unsigned long long)bad, repair && bad ? " repaired" : "",
+		(unsigned long long)skipped);
 	return NULL;
 }
 
@@ -232,6 +237,7 @@ int vol_sync_start(struct vol *v, const char *what)
 		v->sync_total = engine_resync_units(v);
 		atomic_store(&v->sync_pos, 0);
 		atomic_store(&v->sync_bad, 0);
+		atomic_store(&v->sync_skipped, 0);
 		atomic_store(&v->sync_stop, 0);
 		v->sync_done = 0;
 		v->sync_running = 1;
@@ -263,7 +269,7 @@ int vol_start(struct vol *v)
 	v->started = 1;
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
-	int r = engine_prepare(v, 4);
+	int r = 0;
 	/* Not shut down cleanly: a write may have reached some members and not
 	 * others. Bring the redundancy back in line, in the background (md). */
 	if (!r && v->was_dirty && !v->opts.readonly && engine_resync_units(v))
@@ -305,9 +311,11 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		if (r) {
 			cand[i].read_error = r;
 			snprintf(cand[i].why, sizeof(cand[i].why), "%s", strerror(-r));
-			m->fd = -1;
 			continue;
 		}
+		/* Faults can be set on a served member at any time (--fault, ctl). */
+		if (!opts->readonly && (r = member_fault_wrap(m)))
+			goto fail;
 		cand[i].size = m->size;
 		cand[i].dev = m->dev;
 		cand[i].ino = m->ino;
@@ -320,7 +328,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	v->was_dirty = !as.sb.clean;
 	v->nslots = as.sb.members + as.sb.spares;
 	v->data_offset = as.sb.data_offset;
-	if ((r = geom_from_sb(&as.sb, &v->geom, err, errlen)))
+	if ((r = geom_from_sb(&as.sb, &v->geom, err, errlen)) || (r = engine_init(v)))
 		goto fail;
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (as.slot_of[i] >= 0 && !opts->readonly && member_lock(&v->members[as.slot_of[i]])) {
@@ -409,6 +417,7 @@ void vol_close(struct vol *v)
 	if (!v)
 		return;
 	vol_sync_stop(v);
+	engine_drain(v);
 	if (!v->opts.readonly) {
 		engine_flush(v);
 		pthread_mutex_lock(&v->state_lock);
@@ -433,13 +442,9 @@ struct create_probe {
 static int create_probe(const struct vol_create *c, const char *path, uint64_t need,
 			struct create_probe *pr, struct member *m, char *err, size_t errlen)
 {
-	struct stat st;
 	memset(pr, 0, sizeof(*pr));
-	if (stat(path, &st) < 0) {
-		if (errno != ENOENT) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			return -errno;
-		}
+	int r = member_open(m, path, 0, err, errlen);
+	if (r == -ENOENT) {
 		if (!need) {
 			snprintf(err, errlen, "%s: does not exist; give -s SIZE to create it", path);
 			return -ENOENT;
@@ -447,7 +452,6 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 		pr->size = need;
 		return 0;
 	}
-	int r = member_open(m, path, 0, err, errlen);
 	if (r)
 		return r;
 	pr->exists = 1;
@@ -472,29 +476,23 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 	return 0;
 }
 
-/* Create (sparse) or grow a member file to size; then open it. */
+/* Create (sparse) or grow a member to size; then open it. */
 static int create_file(struct member *m, const char *path, const struct create_probe *pr,
 		       char *err, size_t errlen)
 {
+	int r;
 	if (!pr->exists) {
-		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || ftruncate(fd, (off_t)pr->size) < 0) {
-			int e = errno;
-			snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));
-			if (fd >= 0)
-				close(fd);
-			return -e;
-		}
-		close(fd);
+		if ((r = member_create(path, pr->size, err, errlen)))
+			return r;
 		return member_open(m, path, 0, err, errlen);
 	}
 	if (!m->is_blockdev && m->size < pr->size) {
-		if (ftruncate(m->fd, (off_t)pr->size) < 0) {
+		r = m->ops->grow ? m->ops->grow(m, pr->size) : -ENOTSUP;
+		if (r) {
 			snprintf(err, errlen, "%s: cannot grow to %llu bytes: %s", path,
-				 (unsigned long long)pr->size, strerror(errno));
-			return -errno;
+				 (unsigned long long)pr->size, strerror(-r));
+			return r;
 		}
-		m->size = pr->size;
 	}
 	return 0;
 }
@@ -532,8 +530,6 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 			}
 	if (!(ms = calloc(n, sizeof(*ms))))
 		return -ENOMEM;
-	for (unsigned i = 0; i < n; i++)
-		ms[i].fd = -1;
 	/* 1. Look, change nothing: every refusal happens before a file exists. */
 	for (unsigned i = 0; i < n; i++) {
 		if ((r = create_probe(c, paths[i], need, &pr[i], &ms[i], err, errlen)))

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fsvol/core/engine.h"
 #include "fsvol/members/member.h"
 #include "fsvol/meta/sb.h"
 #include "layout/layout.h"
@@ -32,12 +33,10 @@ struct vol_opts {
 	const char *model;     /* spindle model spec (fsvol mount --model), NULL = none */
 };
 
-struct eng_ctx;
+struct eng_state;
 struct emul;
 struct stats_dev;
 struct stats_trace;
-
-#define VOL_LOCKS 1024
 
 struct vol {
 	struct layout_geom geom;
@@ -50,10 +49,7 @@ struct vol {
 	atomic_uint_fast64_t failed;    /* bit i: slot i cannot be used */
 	uint64_t data_offset;
 	pthread_mutex_t state_lock;     /* superblock updates, member state changes */
-	pthread_rwlock_t locks[VOL_LOCKS]; /* stripe / region locks for writes */
-	pthread_mutex_t ctx_lock;
-	struct eng_ctx *ctx_free;       /* pool of per-request engine contexts */
-	struct eng_ctx *ctx_all;
+	struct eng_state *eng;          /* the engine's: family, stripe locks, request pool */
 	atomic_uint rr;                 /* round-robin cursor */
 	struct stats_dev *vstats;       /* above the mapping layer */
 	_Atomic int stats_level;        /* enum vol_stats_level, switchable at run time */
@@ -74,6 +70,7 @@ struct vol {
 	atomic_uint_fast64_t sync_pos;
 	uint64_t sync_total;
 	atomic_uint_fast64_t sync_bad;
+	atomic_uint_fast64_t sync_skipped; /* units without the redundancy to check */
 	int sync_done;                  /* the last one ran to the end */
 };
 
@@ -81,7 +78,7 @@ struct vol {
  * naming the culprit. Unless opts->readonly, marks the volume dirty on disk. */
 int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_opts *opts,
 	     char *err, size_t errlen);
-/* Start the volume's threads (model timer) and engine contexts; call in the
+/* Start the volume's threads (model timer, a pending resync); call in the
  * process that will serve I/O (after any fork). 0 or -errno. */
 int vol_start(struct vol *v);
 /* Start a background pass over the redundancy: "resync" or "repair" rewrite
@@ -97,26 +94,14 @@ int vol_model_start(struct vol *v);
 /* Flush, mark clean (unless readonly), close everything. */
 void vol_close(struct vol *v);
 
-/* Record that slot i failed (bump events on the survivors). */
+/* Record that slot i failed (bump events on the survivors): the one call by
+ * which the engine reports a member error (md's md_error). */
 void vol_fail_slot(struct vol *v, unsigned slot, int error);
 /* Write the current superblock state to every present member. 0 or -errno. */
 int vol_write_sbs(struct vol *v);
 const char *vol_slot_state(const struct vol *v, unsigned slot);
 /* Render MNT/status (mdstat-like) into f. */
 void vol_status(struct vol *v, FILE *f);
-
-/* Engine: len <= any size; off+len must be <= capacity. 0 or -errno. */
-int engine_read(struct vol *v, void *buf, uint64_t off, uint64_t len);
-int engine_write(struct vol *v, const void *buf, uint64_t off, uint64_t len);
-int engine_flush(struct vol *v);
-void engine_destroy_contexts(struct vol *v);
-/* Resync/check one unit (a parity stripe, or a chunk of a mirror): compare the
- * redundancy with the data, count disagreements in *mismatches, rewrite the
- * redundancy when repair. Units: engine_resync_units (0 without redundancy). */
-int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches);
-uint64_t engine_resync_units(const struct vol *v);
-/* Create n contexts ahead of time (rings + pre-touched arenas). */
-int engine_prepare(struct vol *v, unsigned n);
 
 /* create: write fresh superblocks on members (see fsvol create). */
 struct vol_create {

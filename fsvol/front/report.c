@@ -82,7 +82,7 @@ void report_reset(struct vol *v)
 
 int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
 {
-	char line[256], *save = NULL;
+	char line[1100], *save = NULL;
 	if (len >= sizeof(line)) {
 		snprintf(err, errlen, "ctl: command too long");
 		return -EINVAL;
@@ -98,9 +98,11 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 	}
 	/* one command per write: whatever follows it is refused, never ignored */
 	int bare = !strcmp(verb, "reset") || !strcmp(verb, "check") || !strcmp(verb, "repair");
-	if (bare ? arg != NULL : extra != NULL) {
+	int two = !strcmp(verb, "fault"); /* fault N SPEC */
+	char *more = two ? strtok_r(NULL, " \t\n", &save) : NULL;
+	if (bare ? arg != NULL : two ? more != NULL : extra != NULL) {
 		snprintf(err, errlen, "ctl: %s: unexpected '%s' (one command per write)", verb,
-			 bare ? arg : extra);
+			 bare ? arg : two ? more : extra);
 		return -EINVAL;
 	}
 	if (!strcmp(verb, "reset")) {
@@ -148,18 +150,27 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 				 layout_level_name(v->geom.level));
 		return r;
 	}
-	if (!strcmp(verb, "error")) {
-		/* fault injection: the member's I/O fails from now on, as a dying
-		 * disk's would; the engine fails it and serves from redundancy */
+	if (!strcmp(verb, "error") || !strcmp(verb, "fault")) {
+		/* fault injection on a member (members/member_fault.c); "error N"
+		 * is "fault N error=all": every I/O fails from now on, as a dying
+		 * disk's would, and the engine fails it and serves from redundancy */
 		char *end;
 		unsigned long i = arg ? strtoul(arg, &end, 10) : 0;
 		if (!arg || *end || i >= v->nslots || !v->slot[i]) {
-			snprintf(err, errlen, "ctl: error %s: expected the index of a present member", arg ? arg : "");
+			snprintf(err, errlen, "ctl: %s %s: expected the index of a present member", verb, arg ? arg : "");
 			return -EINVAL;
 		}
-		atomic_store(&v->slot[i]->inject_eio, 1);
-		return 0;
+		if (two && !extra) {
+			snprintf(err, errlen, "ctl: fault %s SPEC: the spec is missing (none, error=..., see docs/faults.md)",
+				 arg);
+			return -EINVAL;
+		}
+		char why[300];
+		int r = member_fault_set(v->slot[i], two ? extra : "error=all", why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
 	}
-	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail N, error N, check, repair)", verb);
+	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail N, error N, fault N SPEC, check, repair)", verb);
 	return -EINVAL;
 }
