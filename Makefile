@@ -66,7 +66,8 @@ INTEGRATION_TESTS := \
 	tests/integration/12-sweep.sh \
 	tests/integration/13-demo.sh \
 	tests/integration/14-blockdev.sh \
-	tests/integration/20-inflight.sh
+	tests/integration/20-inflight.sh \
+	tests/integration/21-recovery.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -1,5 +1,6 @@
 /* fsvol scrub: check (or repair) that parity and copies agree with the data,
- * like md's sync_action check/repair. Runs in the daemon; this waits for it. */
+ * like md's sync_action check/repair. Runs in the daemon; this waits for it.
+ * Exits 0 only when every unit was checked and none disagreed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -86,7 +87,12 @@ static int scrub_run(const struct cmd *c, int argc, char **argv)
 	if (isatty(2))
 		fputc('\n', stderr);
 	printf("%s", line);
-	return strstr(line, " done:") ? 0 : 1;
+	/* a clean bill only when it ran to the end, found nothing and skipped nothing */
+	unsigned long long bad = 0;
+	const char *m = strstr(line, "), ");
+	if (m)
+		sscanf(m + 3, "%llu mismatches", &bad);
+	return strstr(line, " done:") && !bad && !strstr(line, "skipped") ? 0 : 1;
 }
 
 const struct cmd cmd_scrub = {

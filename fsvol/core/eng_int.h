@@ -26,7 +26,8 @@
 /* A family's step: pieces were added and must be issued, or the segment is done. */
 enum { ENG_DONE = 0, ENG_ISSUE = 1 };
 
-enum eng_kind { ENG_K_READ = ENGINE_READ, ENG_K_WRITE = ENGINE_WRITE, ENG_K_FLUSH = ENGINE_FLUSH, ENG_K_RESYNC };
+enum eng_kind { ENG_K_READ = ENGINE_READ, ENG_K_WRITE = ENGINE_WRITE, ENG_K_FLUSH = ENGINE_FLUSH, ENG_K_RESYNC,
+		ENG_K_REBUILD };
 
 /* One contiguous run of memory for one member range (data-area offsets). */
 struct eng_piece {
@@ -115,6 +116,7 @@ struct eng_family {
 	int (*read)(struct eng_req *rq);   /* ENG_ISSUE, ENG_DONE or -errno */
 	int (*write)(struct eng_req *rq);
 	int (*resync)(struct eng_req *rq);
+	int (*rebuild)(struct eng_req *rq); /* the unit's part of rebuild_slot, from redundancy */
 	uint64_t (*resync_units)(const struct layout_geom *g);
 	void (*resync_range)(const struct layout_geom *g, uint64_t unit, uint64_t *off, uint64_t *len);
 	uint64_t (*lock_unit)(const struct layout_geom *g);
@@ -130,6 +132,12 @@ void *eng_alloc(struct eng_req *rq, size_t len);
 void eng_scratch_free(struct eng_req *rq);
 struct eng_plan *eng_plan_new(struct eng_req *rq);
 uint64_t eng_failed(const struct vol *v);
+/* The members to treat as failed at logical offset off (a rebuilding member
+ * is in sync below its checkpoint). */
+static inline uint64_t eng_failed_at(const struct eng_req *rq, uint64_t off)
+{
+	return vol_failed_at(rq->v, off);
+}
 
 /* locks.c: acquire in bucket order; 0 when rq was queued (it is kicked when
  * a bucket frees), 1 when every bucket is held. */

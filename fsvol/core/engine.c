@@ -409,7 +409,7 @@ static int seg_begin(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
 	const struct eng_family *fam = v->eng->fam;
-	if (rq->kind == ENG_K_RESYNC) {
+	if (rq->kind == ENG_K_RESYNC || rq->kind == ENG_K_REBUILD) {
 		fam->resync_range(&v->geom, rq->unit, &rq->seg_off, &rq->seg_len);
 		rq->seg_n = rq->seg_len;
 		eng_locks_set(&rq->lk, lock_unit(v), rq->seg_off, rq->seg_len, 1);
@@ -532,7 +532,11 @@ static int flush_step(struct eng_req *rq)
 	struct vol *v = rq->v;
 	if (rq->phase++)
 		return ENG_DONE;
+	/* a member being rebuilt holds what was written below its checkpoint */
 	uint64_t failed = eng_failed(v);
+	int rebuilding = atomic_load(&v->rebuild_slot);
+	if (rebuilding >= 0)
+		failed &= ~(1ull << rebuilding);
 	for (unsigned i = 0; i < v->geom.members; i++)
 		if (v->slot[i] && !(failed & (1ull << i)) && (v->slot[i]->caps & MEMBER_CAN_FLUSH)) {
 			int r = eng_piece(rq, i, MEMBER_FLUSH, STATS_WHY_DATA, 0, 0, NULL);
@@ -552,6 +556,8 @@ static int family_step(struct eng_req *rq)
 		return fam->write(rq);
 	case ENG_K_FLUSH:
 		return flush_step(rq);
+	case ENG_K_REBUILD:
+		return fam->rebuild(rq);
 	default:
 		return fam->resync(rq);
 	}
@@ -563,7 +569,8 @@ static void req_finish(struct eng_req *rq)
 	uint64_t now = stats_now();
 	chunk_free(rq->bounce);
 	rq->bounce = NULL;
-	if (!(rq->flags & ENG_F_INTERNAL) && rq->kind != ENG_K_RESYNC) {
+	int background = rq->kind == ENG_K_RESYNC || rq->kind == ENG_K_REBUILD;
+	if (!(rq->flags & ENG_F_INTERNAL) && !background) {
 		uint64_t len = rq->kind == ENG_K_FLUSH ? 0 : rq->len;
 		if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
 			stats_end(v->vstats, (enum stats_op)rq->kind, rq->off, len, rq->t0, now, rq->res);
@@ -576,12 +583,22 @@ static void req_finish(struct eng_req *rq)
 			stats_trace_add(v->trace, &rec);
 		}
 	}
+	if (background && rq->trace_parent) {
+		/* a background unit shows as one line, its member I/O under it */
+		struct stats_trace_rec rec = {
+			.seq = rq->trace_parent, .parent = 0, .t_start_ns = rq->t0, .latency_ns = now - rq->t0,
+			.offset = rq->seg_off, .length = rq->seg_len, .dev = -1,
+			.op = rq->kind == ENG_K_RESYNC && !rq->repair ? STATS_READ : STATS_WRITE,
+			.why = rq->kind == ENG_K_REBUILD ? STATS_WHY_REBUILD : STATS_WHY_DATA, .error = (int16_t)rq->res,
+		};
+		stats_trace_add(v->trace, &rec);
+	}
 	engine_done_fn done = rq->done;
 	void *arg = rq->arg;
 	int res = rq->res;
 	if (!(rq->flags & ENG_F_INTERNAL))
 		atomic_fetch_sub_explicit(&v->eng->active, 1, memory_order_release);
-	if (rq->kind == ENG_K_RESYNC) {
+	if (background) {
 		/* the waiter reads the counts from the request: hand it over */
 		done(arg, res);
 		return;
@@ -598,7 +615,7 @@ static void eng_step(struct eng_req *rq)
 	for (;;) {
 		switch (rq->state) {
 		case ST_START:
-			if (rq->res || (rq->kind != ENG_K_RESYNC && rq->progress >= rq->len && rq->kind != ENG_K_FLUSH) ||
+			if (rq->res || (rq->kind < ENG_K_RESYNC && rq->progress >= rq->len && rq->kind != ENG_K_FLUSH) ||
 			    (rq->kind == ENG_K_FLUSH && rq->progress)) {
 				rq->state = ST_FINISH;
 				break;
@@ -661,13 +678,17 @@ static void eng_step(struct eng_req *rq)
 			break;
 		case ST_SEG_END:
 			eng_scratch_free(rq);
+			/* the rebuilt unit is in sync from now on: say so before its
+			 * lock drops, so no write can slip past the target meanwhile */
+			if (rq->kind == ENG_K_REBUILD && !rq->res)
+				atomic_store_explicit(&v->rebuild_pos, rq->seg_off + rq->seg_len, memory_order_release);
 			if (rq->lk.want)
 				eng_locks_drop(v->eng->locks, rq);
 			if (!rq->res && rq->kind == ENG_K_READ && rq->seg_buf != rq->buf + rq->progress)
 				memcpy(rq->buf + rq->progress, rq->seg_buf + (rq->off + rq->progress - rq->seg_off),
 				       rq->seg_n);
 			rq->progress += rq->seg_n;
-			rq->state = rq->kind == ENG_K_RESYNC ? ST_FINISH : ST_START;
+			rq->state = rq->kind >= ENG_K_RESYNC ? ST_FINISH : ST_START;
 			break;
 		default:
 			req_finish(rq);
@@ -797,7 +818,8 @@ uint64_t engine_resync_units(const struct vol *v)
 	return v->eng->fam->resync_units(&v->geom);
 }
 
-int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches, uint64_t *skipped)
+/* A background unit (resync or rebuild), waited for. */
+static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, uint64_t *mismatches, uint64_t *skipped)
 {
 	if (unit >= engine_resync_units(v))
 		return -EINVAL;
@@ -808,9 +830,12 @@ int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches
 	int was = tl_may_block;
 	sem_init(&w.sem, 0, 0);
 	atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed);
-	rq->kind = ENG_K_RESYNC;
+	rq->kind = kind;
 	rq->unit = unit;
 	rq->repair = repair;
+	rq->t0 = stats_now();
+	if (stats_trace_on(v->trace))
+		rq->trace_parent = stats_trace_id(v->trace);
 	rq->done = waiter_done;
 	rq->arg = &w;
 	rq->why = STATS_WHY_DATA;
@@ -820,12 +845,35 @@ int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches
 	while (sem_wait(&w.sem) < 0 && errno == EINTR)
 		;
 	sem_destroy(&w.sem);
-	*mismatches += rq->mismatches;
+	if (mismatches)
+		*mismatches += rq->mismatches;
 	if (skipped)
 		*skipped += rq->skipped;
 	int r = w.res;
 	req_put(rq);
 	return r;
+}
+
+int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches, uint64_t *skipped)
+{
+	return engine_unit(v, ENG_K_RESYNC, unit, repair, mismatches, skipped);
+}
+
+int engine_rebuild(struct vol *v, uint64_t unit)
+{
+	if (atomic_load(&v->rebuild_slot) < 0)
+		return -EINVAL;
+	return engine_unit(v, ENG_K_REBUILD, unit, 0, NULL, NULL);
+}
+
+unsigned engine_active(const struct vol *v)
+{
+	return atomic_load_explicit(&v->eng->active, memory_order_relaxed);
+}
+
+void engine_unit_range(const struct vol *v, uint64_t unit, uint64_t *off, uint64_t *len)
+{
+	v->eng->fam->resync_range(&v->geom, unit, off, len);
 }
 
 int engine_init(struct vol *v)

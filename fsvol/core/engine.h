@@ -44,6 +44,14 @@ int engine_flush(struct vol *v);
  * redundancy when repair. Units: engine_resync_units (0 without redundancy). */
 int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches, uint64_t *skipped);
 uint64_t engine_resync_units(const struct vol *v);
+/* Rebuild one unit's part of the volume's rebuild slot from redundancy (a
+ * parity stripe, a mirror chunk); the slot is in sync below the unit's end
+ * from the moment it completes. 0 or -errno. */
+int engine_rebuild(struct vol *v, uint64_t unit);
+/* The logical range of a resync/rebuild unit. */
+void engine_unit_range(const struct vol *v, uint64_t unit, uint64_t *off, uint64_t *len);
+/* Requests in the engine now (the foreground, for throttling background work). */
+unsigned engine_active(const struct vol *v);
 
 /* Wait until every submitted request has completed (a front end stopping;
  * vol_close). */

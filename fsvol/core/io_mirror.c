@@ -70,12 +70,12 @@ static unsigned pick_copy(struct vol *v, uint64_t off, uint64_t len, uint64_t fa
 static int mirror_read(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
-	uint64_t failed = eng_failed(v), end = rq->seg_off + rq->seg_len;
+	uint64_t end = rq->seg_off + rq->seg_len;
 	if (rq->phase++)
 		return ENG_DONE;
 	for (uint64_t pos = rq->seg_off; pos < end;) {
 		struct layout_extent e;
-		if (pick_copy(v, pos, end - pos, failed, &e) == layout_copies(&v->geom))
+		if (pick_copy(v, pos, end - pos, eng_failed_at(rq, pos), &e) == layout_copies(&v->geom))
 			return -EIO;
 		if (v->opts.read_policy == VOL_READ_SPLIT && v->opts.split && e.length > v->opts.split)
 			e.length = v->opts.split; /* gmirror split: big reads spread over the copies */
@@ -90,12 +90,12 @@ static int mirror_read(struct eng_req *rq)
 static int mirror_write(struct eng_req *rq)
 {
 	const struct layout_geom *g = &rq->v->geom;
-	uint64_t failed = eng_failed(rq->v), end = rq->seg_off + rq->seg_len;
+	uint64_t end = rq->seg_off + rq->seg_len;
 	unsigned copies = layout_copies(g);
 	if (rq->phase++)
 		return ENG_DONE;
 	for (uint64_t pos = rq->seg_off; pos < end;) {
-		uint64_t step = end - pos;
+		uint64_t step = end - pos, failed = eng_failed_at(rq, pos);
 		unsigned written = 0;
 		struct layout_extent e;
 		for (unsigned cp = 0; cp < copies; cp++) {
@@ -128,11 +128,12 @@ static int mirror_resync(struct eng_req *rq)
 {
 	const struct layout_geom *g = &rq->v->geom;
 	unsigned copies = layout_copies(g);
-	uint64_t failed = eng_failed(rq->v), end = rq->seg_off + rq->seg_len;
+	uint64_t end = rq->seg_off + rq->seg_len;
 	struct layout_extent e[LAYOUT_MAX_MEMBERS];
 	for (;;) {
 		if (rq->rpos >= end)
 			return ENG_DONE;
+		uint64_t failed = eng_failed_at(rq, rq->rpos);
 		uint64_t win = end - rq->rpos < MIRROR_WINDOW ? end - rq->rpos : MIRROR_WINDOW;
 		for (unsigned k = 0; k < copies; k++) {
 			layout_locate(g, rq->rpos, k, &e[k]);
@@ -206,6 +207,54 @@ static int mirror_resync(struct eng_req *rq)
 	}
 }
 
+/* Rebuild the copy the rebuild slot holds of each window: phase 0 reads a
+ * copy that is in sync, phase 1 writes it to the rebuild slot. */
+static int mirror_rebuild(struct eng_req *rq)
+{
+	const struct layout_geom *g = &rq->v->geom;
+	unsigned copies = layout_copies(g), target = (unsigned)atomic_load(&rq->v->rebuild_slot);
+	uint64_t end = rq->seg_off + rq->seg_len;
+	struct layout_extent e[LAYOUT_MAX_MEMBERS];
+	for (;;) {
+		if (rq->rpos >= end)
+			return ENG_DONE;
+		uint64_t failed = eng_failed_at(rq, rq->rpos) | (1ull << target);
+		uint64_t win = end - rq->rpos < MIRROR_WINDOW ? end - rq->rpos : MIRROR_WINDOW;
+		unsigned src = copies, dst = copies;
+		for (unsigned k = 0; k < copies; k++) {
+			layout_locate(g, rq->rpos, k, &e[k]);
+			if (e[k].length < win)
+				win = e[k].length;
+			if (e[k].member == target)
+				dst = k;
+			else if (src == copies && !(failed & (1ull << e[k].member)))
+				src = k;
+		}
+		if (dst == copies) { /* the target holds no copy of this window */
+			rq->rpos += win;
+			continue;
+		}
+		if (src == copies)
+			return -EIO;
+		if (rq->phase == 0) {
+			eng_scratch_free(rq);
+			if (!(rq->fam_priv = eng_alloc(rq, win)))
+				return -ENOMEM;
+			rq->phase = 1;
+			int r = eng_piece(rq, e[src].member, MEMBER_READ, STATS_WHY_REBUILD, e[src].offset, win, rq->fam_priv);
+			return r ? r : ENG_ISSUE;
+		}
+		if (rq->phase == 1) {
+			rq->phase = 2;
+			int r = eng_piece(rq, target, MEMBER_WRITE, STATS_WHY_REBUILD, e[dst].offset, win, rq->fam_priv);
+			return r ? r : ENG_ISSUE;
+		}
+		eng_scratch_free(rq);
+		rq->rpos += win;
+		rq->phase = 0;
+	}
+}
+
 static uint64_t mirror_units(const struct layout_geom *g)
 {
 	return (g->capacity + g->chunk - 1) / g->chunk;
@@ -228,6 +277,7 @@ const struct eng_family eng_mirror = {
 	.read = mirror_read,
 	.write = mirror_write,
 	.resync = mirror_resync,
+	.rebuild = mirror_rebuild,
 	.resync_units = mirror_units,
 	.resync_range = mirror_range,
 	.lock_unit = mirror_lock_unit,

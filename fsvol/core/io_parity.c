@@ -117,10 +117,11 @@ static int read_reconstruct(struct eng_req *rq, struct eng_plan *pl)
 static int read_round(struct eng_req *rq)
 {
 	const struct layout_geom *g = &rq->v->geom;
-	uint64_t failed = eng_failed(rq->v), sbytes = stripe_bytes(g), end = rq->seg_off + rq->seg_len;
+	uint64_t sbytes = stripe_bytes(g), end = rq->seg_off + rq->seg_len;
 	uint64_t pos = rq->rpos, budget = 0;
 	while (pos < end) {
 		uint64_t send = (pos / sbytes + 1) * sbytes, plen = (send < end ? send : end) - pos;
+		uint64_t failed = eng_failed_at(rq, pos);
 		struct layout_extent e;
 		int healthy = 1, r;
 		for (uint64_t q = pos; failed && q < pos + plen; q += e.length) {
@@ -308,11 +309,12 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 static int write_round(struct eng_req *rq)
 {
 	const struct layout_geom *g = &rq->v->geom;
-	uint64_t failed = eng_failed(rq->v), sbytes = stripe_bytes(g), end = rq->seg_off + rq->seg_len;
+	uint64_t sbytes = stripe_bytes(g), end = rq->seg_off + rq->seg_len;
 	uint64_t pos = rq->rpos, budget = 0;
 	int r;
 	while (pos < end && rq->nplans < ENG_ROUND_PLANS) {
 		uint64_t send = (pos / sbytes + 1) * sbytes, plen = (send < end ? send : end) - pos;
+		uint64_t failed = eng_failed_at(rq, pos);
 		struct layout_plan p;
 		uint64_t need;
 		for (;;) {
@@ -378,7 +380,7 @@ static int parity_resync(struct eng_req *rq)
 {
 	const struct layout_geom *g = &rq->v->geom;
 	unsigned nd = g->data_members, np = layout_parity_count(g);
-	uint64_t failed = eng_failed(rq->v);
+	uint64_t failed = eng_failed_at(rq, rq->seg_off);
 	uint64_t win = g->chunk < PARITY_WINDOW ? g->chunk : PARITY_WINDOW;
 	struct layout_stripe st;
 	layout_stripe(g, rq->unit, &st);
@@ -453,6 +455,73 @@ static int parity_resync(struct eng_req *rq)
 	}
 }
 
+/* Rebuild the rebuild slot's column of one stripe, window by window: phase 0
+ * reads every other column that is present, phase 1 recovers what is lost
+ * (the target, and on raid6 maybe one more) and writes the target's part. */
+static int parity_rebuild(struct eng_req *rq)
+{
+	const struct layout_geom *g = &rq->v->geom;
+	unsigned nd = g->data_members, np = layout_parity_count(g), n = nd + np;
+	unsigned target = (unsigned)atomic_load(&rq->v->rebuild_slot);
+	uint64_t failed = eng_failed_at(rq, rq->seg_off) | (1ull << target);
+	uint64_t win = g->chunk < PARITY_WINDOW ? g->chunk : PARITY_WINDOW;
+	struct layout_stripe st;
+	unsigned col[LAYOUT_MAX_MEMBERS + 2], tcol = n;
+	layout_stripe(g, rq->unit, &st);
+	/* blocks: data in data-index order, then P, then Q (parity_recover's order) */
+	for (unsigned j = 0; j < nd; j++)
+		col[j] = st.data[j];
+	col[nd] = (unsigned)st.p;
+	if (np > 1)
+		col[nd + 1] = (unsigned)st.q;
+	for (unsigned j = 0; j < n; j++)
+		if (col[j] == target)
+			tcol = j;
+	if (tcol == n)
+		return ENG_DONE; /* cannot happen: every member holds a column of every stripe */
+	for (;;) {
+		uint64_t x = rq->rpos - rq->seg_off;
+		if (x >= g->chunk)
+			return ENG_DONE;
+		if (rq->phase == 0) {
+			eng_scratch_free(rq);
+			uint8_t **b = eng_alloc(rq, n * sizeof(*b));
+			if (!b)
+				return -ENOMEM;
+			rq->fam_priv = b;
+			for (unsigned j = 0; j < n; j++) {
+				if (!(b[j] = eng_alloc(rq, win)))
+					return -ENOMEM;
+				if (failed & (1ull << col[j]))
+					continue;
+				int r = eng_piece(rq, col[j], MEMBER_READ, STATS_WHY_REBUILD, st.member_offset + x, win, b[j]);
+				if (r)
+					return r;
+			}
+			rq->phase = 1;
+			return ENG_ISSUE;
+		}
+		if (rq->phase == 1) {
+			uint8_t **b = rq->fam_priv;
+			unsigned lost[2], nlost = 0;
+			for (unsigned j = 0; j < n; j++)
+				if (failed & (1ull << col[j])) {
+					if (nlost == np)
+						return -EIO; /* more lost than the level can rebuild */
+					lost[nlost++] = j;
+				}
+			if (parity_recover((void *const *)b, nd, np, lost, nlost, win))
+				return -EIO;
+			rq->phase = 2;
+			int r = eng_piece(rq, target, MEMBER_WRITE, STATS_WHY_REBUILD, st.member_offset + x, win, b[tcol]);
+			return r ? r : ENG_ISSUE;
+		}
+		eng_scratch_free(rq);
+		rq->rpos += win;
+		rq->phase = 0;
+	}
+}
+
 static uint64_t parity_units(const struct layout_geom *g)
 {
 	return g->stripes;
@@ -476,6 +545,7 @@ const struct eng_family eng_parity = {
 	.read = parity_read,
 	.write = parity_write,
 	.resync = parity_resync,
+	.rebuild = parity_rebuild,
 	.resync_units = parity_units,
 	.resync_range = parity_range,
 	.lock_unit = parity_lock_unit,

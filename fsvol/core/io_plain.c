@@ -67,6 +67,7 @@ const struct eng_family eng_plain = {
 	.read = plain_read,
 	.write = plain_write,
 	.resync = plain_resync,
+	.rebuild = plain_resync,
 	.resync_units = plain_units,
 	.resync_range = plain_range,
 	.lock_unit = plain_lock_unit,

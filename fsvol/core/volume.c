@@ -23,7 +23,7 @@ static void *aligned_block(void)
 	return p;
 }
 
-static int read_sb(struct member *m, struct sb_candidate *c)
+int vol_read_sb(struct member *m, struct sb_candidate *c)
 {
 	uint8_t *buf = aligned_block();
 	if (!buf)
@@ -73,7 +73,8 @@ int vol_write_sbs(struct vol *v)
 	v->sb.utime = (uint64_t)time(NULL);
 	for (unsigned i = 0; i < v->nslots; i++) {
 		struct member *m = v->slot[i];
-		if (!m || (i < v->geom.members && (failed & (1ull << i))))
+		/* a failed member is left alone; one being rebuilt is written */
+		if (!m || (i < v->geom.members && (failed & (1ull << i)) && (int)i != atomic_load(&v->rebuild_slot)))
 			continue;
 		struct sb s = v->sb;
 		s.index = i;
@@ -87,8 +88,12 @@ int vol_write_sbs(struct vol *v)
 
 const char *vol_slot_state(const struct vol *v, unsigned slot)
 {
+	if ((int)slot == atomic_load(&v->rebuild_slot))
+		return "rebuilding";
 	if (slot < v->geom.members && (atomic_load(&v->failed) & (1ull << slot)))
 		return v->slot[slot] ? "failed" : "missing";
+	if (!v->slot[slot] && v->sb.slots[slot].state == SB_EMPTY)
+		return "removed";
 	return sb_state_name(v->sb.slots[slot].state);
 }
 
@@ -96,7 +101,17 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 {
 	pthread_mutex_lock(&v->state_lock);
 	uint64_t bit = 1ull << slot;
-	if (!(atomic_load(&v->failed) & bit)) {
+	if ((int)slot == atomic_load(&v->rebuild_slot)) {
+		/* the member being rebuilt failed: the recovery stops, it stays failed */
+		atomic_store(&v->rebuild_slot, -1);
+		v->sb.slots[slot].state = SB_FAILED;
+		v->sb.slots[slot].rebuild_pos = 0;
+		v->sb.events++;
+		fprintf(stderr, "fsvol: member %u (%s), being rebuilt, failed: %s; recovery stopped\n", slot,
+			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error));
+		if (!v->opts.readonly)
+			vol_write_sbs(v);
+	} else if (!(atomic_load(&v->failed) & bit)) {
 		atomic_fetch_or(&v->failed, bit);
 		v->sb.slots[slot].state = SB_FAILED;
 		v->sb.events++;
@@ -107,6 +122,24 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 			vol_write_sbs(v);
 	}
 	pthread_mutex_unlock(&v->state_lock);
+	vol_recovery_kick(v); /* a spare at hand takes over at once */
+}
+
+/* mdstat's progress line: a bar, percent, position, finish estimate, speed. */
+static void vol_status_progress(struct vol *v, FILE *f)
+{
+	uint64_t pos = atomic_load(&v->sync_pos), total = v->sync_total, bytes = atomic_load(&v->sync_bytes);
+	double frac = total ? (double)pos / (double)total : 1, el = (double)(stats_now() - v->sync_t0) / 1e9;
+	double kibs = el > 0 ? (double)bytes / 1024 / el : 0;
+	double left = frac > 0 && frac < 1 ? el * (1 - frac) / frac : 0;
+	char bar[21];
+	unsigned fill = (unsigned)(frac * 20);
+	for (unsigned i = 0; i < 20; i++)
+		bar[i] = i < fill ? '=' : i == fill ? '>' : '.';
+	bar[20] = 0;
+	fprintf(f, "      [%s]  %s = %.1f%% (%llu/%llu) finish=%.1fmin speed=%.0fK/sec (min %u, max %u)\n", bar,
+		v->sync_what, 100 * frac, (unsigned long long)pos, (unsigned long long)total, left / 60, kibs,
+		atomic_load(&v->sync_speed_min), atomic_load(&v->sync_speed_max));
 }
 
 void vol_status(struct vol *v, FILE *f)
@@ -149,6 +182,8 @@ void vol_status(struct vol *v, FILE *f)
 		if (skipped) /* honest: these could not be checked at all */
 			fprintf(f, ", %llu skipped (no redundancy to check against)", (unsigned long long)skipped);
 		fputc('\n', f);
+		if (v->sync_running)
+			vol_status_progress(v, f);
 	}
 	if (v->model[0] && !v->emul)
 		fprintf(f, "      model %s\n", v->model);
@@ -170,6 +205,10 @@ static int vol_alloc(struct vol **out, const struct vol_opts *opts)
 	v->opts = *opts;
 	pthread_mutex_init(&v->state_lock, NULL);
 	pthread_mutex_init(&v->sync_lock, NULL);
+	atomic_init(&v->rebuild_slot, -1);
+	/* md's defaults, KiB/s */
+	atomic_init(&v->sync_speed_min, 1000);
+	atomic_init(&v->sync_speed_max, 200000);
 	*out = v;
 	return 0;
 }
@@ -196,73 +235,6 @@ static void vol_free(struct vol *v)
 	free(v);
 }
 
-static void *sync_main(void *arg)
-{
-	struct vol *v = arg;
-	uint64_t bad = 0, skipped = 0;
-	int repair = strcmp(v->sync_what, "check") != 0, r = 0;
-	for (uint64_t u = 0; u < v->sync_total && !atomic_load(&v->sync_stop); u++) {
-		if ((r = engine_resync(v, u, repair, &bad, &skipped)) < 0)
-			break;
-		atomic_store(&v->sync_bad, bad);
-		atomic_store(&v->sync_skipped, skipped);
-		atomic_store(&v->sync_pos, u + 1);
-	}
-	pthread_mutex_lock(&v->sync_lock);
-	v->sync_done = !r && atomic_load(&v->sync_pos) == v->sync_total;
-	if (v->sync_done && repair && !skipped)
-		v->was_dirty = 0; /* redundancy agrees with the data again */
-	v->sync_running = 0;
-	pthread_mutex_unlock(&v->sync_lock);
-	fprintf(stderr, "fsvol: %s %s: %llu of %llu units, %llu mismatches%s, %llu skipped (no redundancy)\n",
-		v->sync_what, v->sync_done ? "done" : "stopped", (unsigned long long)atomic_load(&v->sync_pos),
-		(unsigned long long)v->sync_total, (unsigned long long)bad, repair && bad ? " repaired" : "",
-		(unsigned long long)skipped);
-	return NULL;
-}
-
-int vol_sync_start(struct vol *v, const char *what)
-{
-	int r = 0;
-	if (!engine_resync_units(v))
-		return -EINVAL;
-	pthread_mutex_lock(&v->sync_lock);
-	if (v->sync_running) {
-		r = -EBUSY;
-	} else {
-		if (v->sync_joinable)
-			pthread_join(v->sync_thread, NULL);
-		v->sync_joinable = 0;
-		v->sync_what = what;
-		v->sync_total = engine_resync_units(v);
-		atomic_store(&v->sync_pos, 0);
-		atomic_store(&v->sync_bad, 0);
-		atomic_store(&v->sync_skipped, 0);
-		atomic_store(&v->sync_stop, 0);
-		v->sync_done = 0;
-		v->sync_running = 1;
-		if (pthread_create(&v->sync_thread, NULL, sync_main, v)) {
-			v->sync_running = 0;
-			r = -EAGAIN;
-		} else {
-			v->sync_joinable = 1;
-		}
-	}
-	pthread_mutex_unlock(&v->sync_lock);
-	return r;
-}
-
-static void vol_sync_stop(struct vol *v)
-{
-	atomic_store(&v->sync_stop, 1);
-	pthread_mutex_lock(&v->sync_lock);
-	int join = v->sync_joinable;
-	v->sync_joinable = 0;
-	pthread_mutex_unlock(&v->sync_lock);
-	if (join)
-		pthread_join(v->sync_thread, NULL);
-}
-
 int vol_start(struct vol *v)
 {
 	/* Threads do not survive fork: start them in the process that serves. */
@@ -274,6 +246,10 @@ int vol_start(struct vol *v)
 	 * others. Bring the redundancy back in line, in the background (md). */
 	if (!r && v->was_dirty && !v->opts.readonly && engine_resync_units(v))
 		r = vol_sync_start(v, "resync");
+	/* an interrupted recovery, or a spare and a failed member: rebuild
+	 * (first, as md does: the resync waits its turn) */
+	if (!r)
+		vol_recovery_kick(v);
 	return r;
 }
 
@@ -292,7 +268,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	}
 	if ((r = vol_alloc(&v, opts)))
 		return r;
-	v->members = calloc(n, sizeof(*v->members));
+	/* room for members added at run time: slots point into this array */
+	v->members = calloc(SB_MAX_SLOTS, sizeof(*v->members));
 	cand = calloc(n, sizeof(*cand));
 	if (!v->members || !cand) {
 		r = -ENOMEM;
@@ -319,7 +296,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		cand[i].size = m->size;
 		cand[i].dev = m->dev;
 		cand[i].ino = m->ino;
-		if ((r = read_sb(m, &cand[i])))
+		if ((r = vol_read_sb(m, &cand[i])))
 			goto fail;
 	}
 	if ((r = sb_assemble(cand, n, opts->force, &as, err, errlen)))
@@ -345,9 +322,18 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 			v->slot[i]->data_offset = v->data_offset;
 		}
 	uint64_t failed = 0;
-	for (unsigned i = 0; i < v->geom.members; i++)
+	for (unsigned i = 0; i < v->geom.members; i++) {
 		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)
 			failed |= 1ull << i;
+		if (v->slot[i] && v->sb.slots[i].state == SB_REBUILDING && atomic_load(&v->rebuild_slot) < 0) {
+			/* an interrupted recovery resumes from its saved checkpoint */
+			failed |= 1ull << i;
+			atomic_store(&v->rebuild_slot, (int)i);
+			atomic_store(&v->rebuild_pos, v->sb.slots[i].rebuild_pos);
+		} else if (v->sb.slots[i].state == SB_REBUILDING) {
+			failed |= 1ull << i;
+		}
+	}
 	atomic_store(&v->failed, failed);
 	if (!layout_survives(&v->geom, failed)) {
 		int len = snprintf(err, errlen, "%s cannot run without member slot(s)",
@@ -464,7 +450,7 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 	}
 	if (!c->force && m->size >= SB_SIZE) {
 		struct sb_candidate cand = { 0 };
-		read_sb(m, &cand);
+		vol_read_sb(m, &cand);
 		if (!cand.read_error && !cand.decode_error) {
 			char u[37];
 			sb_uuid_format(cand.sb.volume_uuid, u);

@@ -120,14 +120,38 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		return 0;
 	}
 	if (!strcmp(verb, "fail")) {
-		char *end;
-		unsigned long i = arg ? strtoul(arg, &end, 10) : 0;
-		if (!arg || *end || i >= v->geom.members) {
-			snprintf(err, errlen, "ctl: fail %s: expected a member index below %u", arg ? arg : "",
-				 v->geom.members);
+		int i = arg ? vol_slot_of(v, arg) : -1;
+		if (i < 0 || (unsigned)i >= v->geom.members) {
+			snprintf(err, errlen, "ctl: fail %s: expected a member slot below %u or a member's path",
+				 arg ? arg : "", v->geom.members);
 			return -EINVAL;
 		}
 		vol_fail_slot(v, (unsigned)i, -EIO);
+		return 0;
+	}
+	if (!strcmp(verb, "add") || !strcmp(verb, "re-add") || !strcmp(verb, "remove")) {
+		char why[400];
+		int r;
+		if (!arg) {
+			snprintf(err, errlen, "ctl: %s: the member is missing (%s)", verb,
+				 strcmp(verb, "remove") ? "an absolute path" : "a slot number or a path");
+			return -EINVAL;
+		}
+		r = !strcmp(verb, "add") ? vol_add(v, arg, why, sizeof(why))
+		    : !strcmp(verb, "re-add") ? vol_readd(v, arg, why, sizeof(why)) : vol_remove(v, arg, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	}
+	if (!strcmp(verb, "sync_speed_min") || !strcmp(verb, "sync_speed_max")) {
+		/* md's knobs, KiB/s, live */
+		char *end;
+		unsigned long n = arg ? strtoul(arg, &end, 10) : 0;
+		if (!arg || *end || !n || n > 100000000) {
+			snprintf(err, errlen, "ctl: %s %s: expected KiB/s from 1 to 100000000", verb, arg ? arg : "");
+			return -EINVAL;
+		}
+		atomic_store(!strcmp(verb, "sync_speed_min") ? &v->sync_speed_min : &v->sync_speed_max, (unsigned)n);
 		return 0;
 	}
 	if (!strcmp(verb, "model")) {
@@ -171,6 +195,6 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;
 	}
-	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail N, error N, fault N SPEC, check, repair)", verb);
+	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail M, add PATH, re-add PATH, remove M, sync_speed_min KIBS, sync_speed_max KIBS, error N, fault N SPEC, check, repair)", verb);
 	return -EINVAL;
 }

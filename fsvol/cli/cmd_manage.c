@@ -1,0 +1,161 @@
+/* fsvol fail / remove / add / re-add / detail: manage a mounted volume's
+ * members with mdadm's meanings. Each verb is a MNT/ctl command; these write
+ * it (with paths made absolute: the daemon runs in /). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsvol/cli/cmd.h"
+
+static const struct cmd_opt no_opts[] = { { 0 } };
+static const struct cmd_opt detail_opts[] = {
+	{ "test", 't', NULL, "exit 0 healthy, 1 degraded, 2 unusable, 4 status unreadable (mdadm --detail --test)" },
+	{ 0 },
+};
+
+static int no_opt(int i, const char *arg, void *ctx)
+{
+	(void)i, (void)arg, (void)ctx;
+	return 0;
+}
+
+/* Write "VERB ARG" to MNT/ctl. 0, or the errno. */
+static int ctl_write(const char *mnt, const char *verb, const char *arg)
+{
+	char path[PATH_MAX + 16], line[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/ctl", mnt);
+	int n = snprintf(line, sizeof(line), "%s %s", verb, arg);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	ssize_t w = write(fd, line, (size_t)n);
+	int e = w < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
+/* A member argument: a slot number as it is, a path made absolute. */
+static const char *member_arg(const char *a, char *buf, size_t len)
+{
+	char *end;
+	strtoul(a, &end, 10);
+	if ((*a && !*end) || strchr(a, ':') || a[0] == '/')
+		return a;
+	if (realpath(a, buf))
+		return buf;
+	char cwd[PATH_MAX];
+	snprintf(buf, len, "%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", a);
+	return buf;
+}
+
+static const char *why(int e)
+{
+	switch (e) {
+	case EINVAL: return "refused (see the daemon's log for why)";
+	case EBUSY: return "busy: only failed or spare members can be removed, one recovery at a time";
+	case ENOENT: return "no such member, or not an fsvol mount";
+	default: return strerror(e);
+	}
+}
+
+/* fsvol VERB MNT MEMBER...: one ctl write per member. */
+static int manage_run(const struct cmd *c, int argc, char **argv)
+{
+	int first, r = cmd_parse(c, argc, argv, &first, no_opt, NULL), bad = 0;
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (argc - first < 2)
+		return cmd_err(c, "need a mount point and a member"), 2;
+	const char *mnt = argv[first];
+	for (int i = first + 1; i < argc; i++) {
+		char buf[PATH_MAX + 2];
+		const char *m = member_arg(argv[i], buf, sizeof(buf));
+		int e = ctl_write(mnt, c->name, m);
+		if (e) {
+			cmd_err(c, "%s %s: %s", mnt, m, why(e));
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
+static int detail_opt(int i, const char *arg, void *ctx)
+{
+	(void)i, (void)arg;
+	*(int *)ctx = 1; /* --test */
+	return 0;
+}
+
+/* detail: MNT/status, and with --test an exit code from its state. */
+static int detail_run(const struct cmd *c, int argc, char **argv)
+{
+	int test = 0, first, r = cmd_parse(c, argc, argv, &first, detail_opt, &test);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (argc - first != 1)
+		return cmd_err(c, "need exactly one mount point"), 2;
+	char path[PATH_MAX + 16], line[4096];
+	snprintf(path, sizeof(path), "%s/status", argv[first]);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		cmd_err(c, "%s: %s", path, strerror(errno));
+		return test ? 4 : 1;
+	}
+	int state = 0, n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		fputs(line, stdout);
+		/* the second line ends with the volume's state */
+		if (++n == 2)
+			state = strstr(line, ", failed") ? 2 : strstr(line, ", degraded") ? 1 : 0;
+	}
+	fclose(f);
+	if (n < 2) {
+		cmd_err(c, "%s: not an fsvol status", path);
+		return test ? 4 : 1;
+	}
+	return test ? state : 0;
+}
+
+const struct cmd cmd_fail = {
+	.name = "fail",
+	.usage = "MNT MEMBER...",
+	.summary = "mark members failed (slot number or path), as mdadm --fail",
+	.opts = no_opts,
+	.run = manage_run,
+};
+
+const struct cmd cmd_add = {
+	.name = "add",
+	.usage = "MNT PATH...",
+	.summary = "add spares; a degraded volume starts rebuilding onto one at once",
+	.opts = no_opts,
+	.run = manage_run,
+};
+
+const struct cmd cmd_readd = {
+	.name = "re-add",
+	.usage = "MNT PATH...",
+	.summary = "take a former member back into its slot and rebuild it",
+	.opts = no_opts,
+	.run = manage_run,
+};
+
+const struct cmd cmd_remove = {
+	.name = "remove",
+	.usage = "MNT MEMBER...",
+	.summary = "remove failed or spare members (slot number or path)",
+	.opts = no_opts,
+	.run = manage_run,
+};
+
+const struct cmd cmd_detail = {
+	.name = "detail",
+	.usage = "[--test] MNT",
+	.summary = "the volume's level, state, members and recovery, as mdadm --detail",
+	.opts = detail_opts,
+	.run = detail_run,
+};
