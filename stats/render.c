@@ -37,7 +37,11 @@ static void json_str(FILE *f, const char *s)
 
 int stats_render_table(FILE *f, const struct stats_view_dev *v, size_t n)
 {
-	fprintf(f, "%-16s %-10s %10s %10s %10s %10s %11s %11s %5s %10s %10s %6s %5s\n", "DEVICE",
+	int w = 16; /* the device column fits the longest name */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].name && (int)strlen(v[i].name) + 2 > w)
+			w = (int)strlen(v[i].name) + 2;
+	fprintf(f, "%-*s %-10s %10s %10s %10s %10s %11s %11s %5s %10s %10s %6s %5s\n", w, "DEVICE",
 		"STATE", "READS", "WRITES", "MB_READ", "MB_WRITTEN", "READ_MS", "WRITE_MS", "INFL",
 		"BUSY_S", "QUEUE_S", "ERRORS", "SEQ%");
 	for (size_t i = 0; i < n; i++) {
@@ -47,9 +51,9 @@ int stats_render_table(FILE *f, const struct stats_view_dev *v, size_t n)
 		snprintf(name, sizeof(name), "%s%s", v[i].index >= 0 ? "  " : "",
 			 v[i].name ? v[i].name : "?");
 		fprintf(f,
-			"%-16s %-10s %10" PRIu64 " %10" PRIu64 " %10.1f %10.1f %11.1f %11.1f %5" PRIu64
+			"%-*s %-10s %10" PRIu64 " %10" PRIu64 " %10.1f %10.1f %11.1f %11.1f %5" PRIu64
 			" %10.3f %10.3f %6" PRIu64 " %5.1f\n",
-			name, v[i].state ? v[i].state : "-", s->reads, s->writes,
+			w, name, v[i].state ? v[i].state : "-", s->reads, s->writes,
 			(double)s->read_bytes / MIB, (double)s->write_bytes / MIB,
 			(double)s->read_ns / 1e6, (double)s->write_ns / 1e6, s->inflight,
 			(double)s->busy_ns / 1e9, (double)s->queue_ns / 1e9, s->errors,

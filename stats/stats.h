@@ -102,7 +102,7 @@ int stats_rates_compute(const struct stats_snap *prev, const struct stats_snap *
 
 /* ---- renderers (render.c): all write to a FILE* (open_memstream works) ---- */
 struct stats_view_dev {
-	const char *name;  /* "fsvol0", "fsvol0m1" */
+	const char *name;  /* "NAME" for the volume, "NAME.m1" for member 1 */
 	const char *path;  /* member path; may be NULL for the volume */
 	const char *state; /* "active|failed|spare|rebuilding|missing"; may be NULL */
 	int index;         /* -1 for the volume */
@@ -117,6 +117,20 @@ int stats_render_json(FILE *f, uint64_t uptime_ns, uint64_t since_reset_ns,
 		      const struct stats_view_dev *v, size_t n);
 #define STATS_DISKSTATS_MAJOR 240 /* "local/experimental use" in devices.txt */
 int stats_render_diskstats(FILE *f, const struct stats_view_dev *v, size_t n);
+
+/* Prometheus text format (prom.c), node_exporter's names under fsvol_:
+ * counters, io_now, latency and size histograms per device and op, and,
+ * when md is given, md-like volume state (node_exporter's mdadm names).
+ * The volume is v[0]; its name is the `volume` label. Names, labels and
+ * units: docs/counters.md. */
+struct stats_prom_md {
+	unsigned disks_required; /* members the level needs (spares not included) */
+	unsigned degraded;       /* of those, how many are not active */
+	const char *state;       /* "active", "inactive", "recovering", "resync" or "check" */
+	uint64_t blocks;         /* capacity in 1 KiB blocks */
+	uint64_t blocks_synced;  /* of a running resync/check; = blocks when none runs */
+};
+int stats_render_prom(FILE *f, const struct stats_view_dev *v, size_t n, const struct stats_prom_md *md);
 
 enum stats_fmt { STATS_FMT_IOSTAT, STATS_FMT_CSV, STATS_FMT_JSON, STATS_FMT_PERFMON };
 /* One interval for `fsvol stat`: prev[i] and cur[i] are the same device.

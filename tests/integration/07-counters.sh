@@ -75,7 +75,7 @@ EOF
 want=$(awk 'NR == 1 { print NF }' /proc/diskstats)
 awk -v want="$want" 'NF != want { bad = 1 } END { exit bad || NR != 5 }' "$T/r0/diskstats" ||
 	fail "diskstats lines must have $want fields (as /proc/diskstats), one per device"
-grep -q ' fsvol0m3 ' "$T/r0/diskstats" || fail "diskstats lacks fsvol0m3"
+grep -Eq ' fsvol-[0-9a-f]{8}\.m3 ' "$T/r0/diskstats" || fail "diskstats lacks member 3 (NAME.m3)"
 
 # a bad ctl write fails (EINVAL), changes nothing, and the log names the culprit
 ctl_refused() { # COMMAND CULPRIT
