@@ -19,6 +19,8 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 		return NULL;
 	sb_volume_name(&v->sb, names[0]);
 	d[0] = (struct stats_view_dev){ .name = names[0], .path = NULL, .state = NULL, .index = -1 };
+	int level = atomic_load(&v->stats_level);
+	d[0].not_counted = level == VOL_STATS_OFF;
 	stats_snapshot(v->vstats, now, &d[0].snap);
 	for (unsigned i = 0; i < v->nslots; i++) {
 		struct stats_view_dev *e = &d[i + 1];
@@ -27,6 +29,7 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 		e->path = v->slot[i] ? v->slot[i]->path : "(missing)";
 		e->state = vol_slot_state(v, i);
 		e->index = (int)i;
+		e->not_counted = level != VOL_STATS_ALL || !v->slot[i] || !v->slot[i]->stats;
 		if (v->slot[i] && v->slot[i]->stats)
 			stats_snapshot(v->slot[i]->stats, now, &e->snap);
 		else

@@ -110,8 +110,9 @@ jq -e '.interval_s as $t | .devices | length == 5 and all(.[]; ."areq-sz" == 64 
 	and ((.[0]."r/s" * $t - 8) | fabs) < 0.01 and all(.[1:][]; ((."r/s" * $t - 2) | fabs) < 0.01)' \
 	"$T/stat.json" >/dev/null || fail "fsvol stat after 8 reads of 64K: $(cat "$T/stat.json")"
 "$FSVOL" stat "$T/r0" >"$T/stat.txt"
-awk 'NR == 1 && $1 != "Device" { exit 1 } NR > 1 && NR <= 6 && $1 != (NR == 2 ? "fsvol0" : "fsvol0m" NR - 3) { exit 1 }' \
-	"$T/stat.txt" || fail "fsvol stat table: volume row, then members in order:"$'\n'"$(cat "$T/stat.txt")"
+awk -v name="$(jq -r .volume.name "$T/r0/stats.json")" 'NR == 1 && $1 != name { exit 1 } NR == 2 && $1 != "device" { exit 1 }
+	NR == 4 && $1 != "volume" { exit 1 } NR > 4 && NR <= 8 && $1 != "m" NR - 5 { exit 1 } END { exit NR < 8 }' \
+	"$T/stat.txt" || fail "fsvol stat table: title, header, units, volume row, then members in order:"$'\n'"$(cat "$T/stat.txt")"
 "$FSVOL" stat --csv "$T/r0" >"$T/stat.csv"
 awk -F, 'NR == 1 { n = NF } NF != n { exit 1 } END { exit NR != 6 }' "$T/stat.csv" ||
 	fail "fsvol stat --csv: a header and 5 rows of its width:"$'\n'"$(cat "$T/stat.csv")"
