@@ -66,7 +66,8 @@ INTEGRATION_TESTS := \
 	tests/integration/13-demo.sh \
 	tests/integration/14-blockdev.sh \
 	tests/integration/15-metrics.sh \
-	tests/integration/16-stat-tty.sh
+	tests/integration/16-stat-tty.sh \
+	tests/integration/17-syslog.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

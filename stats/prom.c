@@ -67,6 +67,8 @@ static void per_dev(FILE *f, const char *name, const char *type, const char *hel
 	family(f, name, type, help);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t x;
+		if (v[i].not_counted)
+			continue; /* unknown, not zero: the series is absent */
 		memcpy(&x, (const char *)&v[i].snap + off, sizeof(x));
 		fprintf(f, "%s{", name);
 		dev_labels(f, volume, &v[i]);
@@ -89,7 +91,7 @@ static void lat_histograms(FILE *f, const char *volume, const struct stats_view_
 	const char *name = "fsvol_disk_latency_seconds";
 	family(f, name, "histogram", "Completion latency of requests, by op (reads, writes, flushes).");
 	for (size_t i = 0; i < n; i++)
-		for (unsigned op = 0; op < STATS_NOPS; op++) {
+		for (unsigned op = 0; op < STATS_NOPS && !v[i].not_counted; op++) {
 			const uint64_t *h = v[i].snap.lat[op];
 			uint64_t cum = 0, sum_ns;
 			unsigned b = 0;
@@ -126,7 +128,7 @@ static void size_histograms(FILE *f, const char *volume, const struct stats_view
 	const char *name = "fsvol_disk_request_size_bytes";
 	family(f, name, "histogram", "Size of read and write requests (bucket bounds are exact).");
 	for (size_t i = 0; i < n; i++)
-		for (unsigned op = 0; op < 2; op++) {
+		for (unsigned op = 0; op < 2 && !v[i].not_counted; op++) {
 			const uint64_t *h = v[i].snap.size[op];
 			uint64_t cum = 0;
 			for (unsigned k = 0; k < STATS_SIZE_BUCKETS; k++) {
@@ -201,6 +203,13 @@ static void md_families(FILE *f, const char *volume, const struct stats_view_dev
 int stats_render_prom(FILE *f, const struct stats_view_dev *v, size_t n, const struct stats_prom_md *md)
 {
 	const char *volume = n && v[0].name ? v[0].name : "?";
+	family(f, "fsvol_disk_counted", "gauge",
+	       "1 when the device is counted; 0 when the stats level leaves it out (its fsvol_disk_ series are absent).");
+	for (size_t i = 0; i < n; i++) {
+		fputs("fsvol_disk_counted{", f);
+		dev_labels(f, volume, &v[i]);
+		fprintf(f, "} %d\n", !v[i].not_counted);
+	}
 	per_dev(f, "fsvol_disk_reads_completed_total", "counter", "Reads completed (failed ones included).",
 		volume, v, n, SNAP_OFF(reads), PROM_COUNT);
 	per_dev(f, "fsvol_disk_read_bytes_total", "counter", "Bytes read.", volume, v, n,

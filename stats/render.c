@@ -50,6 +50,10 @@ int stats_render_table(FILE *f, const struct stats_view_dev *v, size_t n)
 		char name[64];
 		snprintf(name, sizeof(name), "%s%s", v[i].index >= 0 ? "  " : "",
 			 v[i].name ? v[i].name : "?");
+		if (v[i].not_counted) { /* the stats level leaves it out: no made-up zeros */
+			fprintf(f, "%-*s %-10s %10s\n", w, name, v[i].state ? v[i].state : "-", "not counted");
+			continue;
+		}
 		fprintf(f,
 			"%-*s %-10s %10" PRIu64 " %10" PRIu64 " %10.1f %10.1f %11.1f %11.1f %5" PRIu64
 			" %10.3f %10.3f %6" PRIu64 " %5.1f\n",

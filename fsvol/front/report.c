@@ -17,14 +17,16 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 	uint64_t now = stats_now();
 	if (!d)
 		return NULL;
-	sb_volume_name(&v->sb, names[0]);
+	char vname[SB_NAME_MAX + 1];
+	sb_volume_name(&v->sb, vname);
+	snprintf(names[0], VIEW_NAME, "%s", vname);
 	d[0] = (struct stats_view_dev){ .name = names[0], .path = NULL, .state = NULL, .index = -1 };
 	int level = atomic_load(&v->stats_level);
 	d[0].not_counted = level == VOL_STATS_OFF;
 	stats_snapshot(v->vstats, now, &d[0].snap);
 	for (unsigned i = 0; i < v->nslots; i++) {
 		struct stats_view_dev *e = &d[i + 1];
-		snprintf(names[i + 1], VIEW_NAME, "%.31s.m%u", names[0], i);
+		snprintf(names[i + 1], VIEW_NAME, "%s.m%u", vname, i);
 		e->name = names[i + 1];
 		e->path = v->slot[i] ? v->slot[i]->path : "(missing)";
 		e->state = vol_slot_state(v, i);
