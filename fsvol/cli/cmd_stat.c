@@ -188,7 +188,12 @@ static int report(const struct stat_view *sv, const struct stats_doc *prev, cons
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
-	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S%z", &tm);
+	/* RFC 3339: the offset as +hh:mm */
+	size_t il = strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S%z", &tm);
+	if (il >= 5 && il + 1 < sizeof(iso)) {
+		memmove(iso + il - 1, iso + il - 2, 3);
+		iso[il - 2] = ':';
+	}
 	if (a->timestamp)
 		strftime(when, sizeof(when), "  %Y-%m-%d %H:%M:%S", &tm);
 	double span = cur->n ? (double)(cur->dev[0].snap.t_ns - prev->dev[0].snap.t_ns) / 1e9 : 0;
