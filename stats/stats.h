@@ -104,7 +104,8 @@ int stats_rates_compute(const struct stats_snap *prev, const struct stats_snap *
 struct stats_view_dev {
 	const char *name;  /* "NAME" for the volume, "NAME.m1" for member 1 */
 	const char *path;  /* member path; may be NULL for the volume */
-	const char *state; /* "active|failed|spare|rebuilding|missing"; may be NULL */
+	const char *state; /* member: "active|failed|spare|rebuilding|missing"; volume:
+			    * "active|degraded|failed"; may be NULL */
 	int index;         /* -1 for the volume */
 	int not_counted;   /* 1: the stats level leaves this device out (its
 			    * figures are "not counted", not zeros) */

@@ -46,7 +46,7 @@ static const struct top_col top_cols[] = {
 };
 #define NCOLS (sizeof(top_cols) / sizeof(top_cols[0]))
 #define DEV_W 6   /* "volume", "  m63" */
-#define STATE_W 7 /* "active", "rebuild" */
+#define STATE_W 8 /* "active", "degraded", "rebuild" */
 
 static double col_get(const struct stats_rates *r, unsigned c)
 {
@@ -112,7 +112,7 @@ static const char *state_color(const char *s)
 		return "";
 	if (!strcmp(s, "failed") || !strcmp(s, "missing"))
 		return C_RED;
-	if (!strcmp(s, "rebuilding"))
+	if (!strcmp(s, "rebuilding") || !strcmp(s, "degraded"))
 		return C_YELLOW;
 	return C_CYAN;
 }

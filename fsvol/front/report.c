@@ -20,7 +20,10 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 	char vname[SB_NAME_MAX + 1];
 	sb_volume_name(&v->sb, vname);
 	snprintf(names[0], VIEW_NAME, "%s", vname);
-	d[0] = (struct stats_view_dev){ .name = names[0], .path = NULL, .state = NULL, .index = -1 };
+	uint64_t failed = atomic_load(&v->failed);
+	d[0] = (struct stats_view_dev){ .name = names[0], .path = NULL, .index = -1,
+					.state = !failed ? "active"
+						 : layout_survives(&v->geom, failed) ? "degraded" : "failed" };
 	int level = atomic_load(&v->stats_level);
 	d[0].not_counted = level == VOL_STATS_OFF;
 	stats_snapshot(v->vstats, now, &d[0].snap);

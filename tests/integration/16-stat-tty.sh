@@ -77,7 +77,7 @@ rc=0; "$FSVOL" stat "$T/mnt" 1 2 3 2>/dev/null || rc=$?
 "$FSVOL" stat "$T/mnt" >"$T/volonly.txt"
 [[ $(grep -c '^  m[0-3] .*not counted' "$T/volonly.txt") == 4 ]] ||
 	fail "--stats volume: members not marked 'not counted':"$'\n'"$(cat "$T/volonly.txt")"
-grep -Eq '^volume +[0-9]' "$T/volonly.txt" || fail "--stats volume: the volume row lost its figures"
+grep -Eq '^volume +active +[0-9]' "$T/volonly.txt" || fail "--stats volume: the volume row lost its figures"
 [[ $("$FSVOL" stat --csv "$T/mnt" | awk -F, 'NR > 1 { print $5 }' | sort | uniq -c | tr -s ' ' | xargs) == "4 false 1 true" ]] ||
 	fail "CSV 'counted' column: $("$FSVOL" stat --csv "$T/mnt")"
 "$FSVOL" ctl "$T/mnt" stats all

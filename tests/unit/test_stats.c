@@ -706,7 +706,7 @@ START_TEST(test_render_views)
 		if (fm[k].fmt == STATS_FMT_JSON)
 			ck_assert_ptr_nonnull(strstr(buf, "\"time\":\"2026-01-02T03:04:05+0000\""));
 		if (fm[k].fmt == STATS_FMT_IOSTAT)
-			ck_assert_ptr_nonnull(strstr(buf, "\n  m1   failed  not counted"));
+			ck_assert_ptr_nonnull(strstr(buf, "\n  m1   failed   not counted"));
 		free(buf);
 	}
 	/* table: header + one row per device, members indented */
