@@ -136,6 +136,7 @@ grep -q '\[UUUU\]' "$T/r5/status" || fail "refused commands changed the volume: 
 # an accepted command: exit 0, and its effect shows in the metrics
 "$FSVOL" ctl "$T/r5" fail 1 || fail "fsvol ctl fail 1 failed"
 grep -q '^fsvol_md_degraded{volume="'"$name"'"} 1$' "$T/r5/metrics" || fail "fail 1: $(grep md_degraded "$T/r5/metrics")"
+[[ $(jq -r .volume.state "$T/r5/stats.json") == degraded ]] || fail "fail 1: stats.json volume state $(jq -r .volume.state "$T/r5/stats.json")"
 grep -q '^fsvol_md_disks{volume="'"$name"'",state="failed"} 1$' "$T/r5/metrics" || fail "fail 1: $(grep 'md_disks{' "$T/r5/metrics")"
 grep -q 'fsvol_member_info{.*member="1",path="[^"]*a1",state="failed"} 1' "$T/r5/metrics" ||
 	fail "fail 1: $(grep member_info "$T/r5/metrics")"
