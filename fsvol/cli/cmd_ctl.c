@@ -28,7 +28,7 @@ int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 	if (w >= 0 && (size_t)w != strlen(command))
 		e = EIO; /* the daemon takes a command whole or not at all */
 	if (e) {
-		ssize_t n = e == EINVAL ? read(fd, reason, len - 1) : -1;
+		ssize_t n = read(fd, reason, len - 1); /* EINVAL, EBUSY: the daemon says why */
 		if (n > 0) {
 			reason[n] = 0;
 			reason[strcspn(reason, "\n")] = 0;
