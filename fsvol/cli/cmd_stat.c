@@ -160,13 +160,27 @@ static void on_winch(int sig)
 }
 
 /* The report on a terminal: drawn over the last one from the top left,
- * each line cleared to its end, the rest of the screen cleared: no flicker. */
-static void paint(const char *buf, size_t len)
+ * each line cut to the width (a wrapped line would scroll the screen) and
+ * cleared to its end, the rest of the screen cleared: no flicker. */
+static void paint(const char *buf, size_t len, unsigned cols)
 {
+	unsigned col = 0;
 	fputs("\033[H", stdout);
 	for (size_t i = 0; i < len; i++) {
-		if (buf[i] == '\n')
+		if (buf[i] == '\033') { /* a colour: CSI ... letter, no width */
+			size_t j = i + 1;
+			while (j < len && !((buf[j] >= 'A' && buf[j] <= 'Z') || (buf[j] >= 'a' && buf[j] <= 'z')))
+				j++;
+			fwrite(buf + i, 1, j < len ? j - i + 1 : len - i, stdout);
+			i = j;
+			continue;
+		}
+		if (buf[i] == '\n') {
 			fputs("\033[K", stdout);
+			col = 0;
+		} else if (cols && ++col >= cols) {
+			continue; /* past the last column but one */
+		}
 		fputc(buf[i], stdout);
 	}
 	fputs("\033[J", stdout);
@@ -226,7 +240,7 @@ static int report(const struct stat_view *sv, const struct stats_doc *prev, cons
 		r = -EIO;
 	if (!r) {
 		if (sv->refresh)
-			paint(buf, len);
+			paint(buf, len, o.top.cols);
 		else
 			fwrite(buf, 1, len, stdout);
 		fflush(stdout);

@@ -56,6 +56,16 @@ s2=$(screen)
 awk 'length($0) > 120 { exit 1 }' <<<"$s2" || fail "wider than 120 columns:"$'\n'"$s2"
 grep -q 'areq-sz' <<<"$s2" || fail "120 columns without areq-sz:"$'\n'"$s2"
 [[ $(grep -c '^device ' <<<"$s2") == 1 ]] || fail "after the resize, not one header:"$'\n'"$s2"
+"${TM[@]}" kill-session -t stat
+# narrower than 80: lines are cut, never wrapped (a wrap would scroll the report)
+"${TM[@]}" new-session -d -s stat -x 60 -y 24 "$FSVOL stat $T/mnt 0.2; sleep 30"
+wait_screen '^device +state'
+sleep 0.5
+[[ $(screen | grep -c '^device ') == 1 && $("${TM[@]}" display -p -t stat '#{history_size}') == 0 ]] ||
+	fail "60 columns: the report wrapped or scrolled:"$'\n'"$(screen)"
+grep -Eq '^  m3 +active ' <<<"$(screen)" || fail "60 columns: rows lost:"$'\n'"$(screen)"
+[[ $(screen | sed -n 3p) =~ ^\ +IO/s ]] && screen | awk 'length($0) >= 60 { exit 1 }' ||
+	fail "60 columns: a line wrapped:"$'\n'"$(screen)"
 "${TM[@]}" kill-server
 
 # piped: plain lines (no escapes), one report per interval, each with its header
