@@ -67,7 +67,10 @@ INTEGRATION_TESTS := \
 	tests/integration/13-demo.sh \
 	tests/integration/14-blockdev.sh \
 	tests/integration/20-inflight.sh \
-	tests/integration/21-recovery.sh
+	tests/integration/21-recovery.sh \
+	tests/integration/22-metrics.sh \
+	tests/integration/23-stat-tty.sh \
+	tests/integration/24-syslog.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -14,7 +14,7 @@ static const struct cmd_opt create_opts[] = {
 	{ "size", 's', "SIZE", "data bytes per member; members that do not exist are created" },
 	{ "layout", 0, "ALG", "raid5/6: left-symmetric (default) ...; raid10: n2 (default), f2, o2" },
 	{ "spares", 0, "K", "the last K members are spares" },
-	{ "name", 'N', "NAME", "volume name (31 bytes at most)" },
+	{ "name", 'N', "NAME", "volume name in every output: 1-31 of A-Z a-z 0-9 _ . - (default fsvol-<8 hex of the UUID>)" },
 	{ "data-offset", 0, "OFF", "start of the data area on each member (default 1M)" },
 	{ "force", 'f', NULL, "overwrite members that already carry an fsvol superblock" },
 	{ "assume-clean", 0, NULL, "do not zero the data areas (parity/copies may not match)" },
@@ -52,11 +52,13 @@ static int create_opt(int i, const char *arg, void *ctx)
 			return cmd_err(&cmd_create, "--spares %s: not a count", arg), -1;
 		a->vc.spares = (unsigned)v;
 		return 0;
-	case 5:
-		if (strlen(arg) > 31)
-			return cmd_err(&cmd_create, "--name %s: longer than 31 bytes", arg), -1;
+	case 5: {
+		char why[160];
+		if (sb_name_check(arg, why, sizeof(why)))
+			return cmd_err(&cmd_create, "--name: %s", why), -1;
 		a->vc.name = arg;
 		return 0;
+	}
 	case 6: return cmd_size(&cmd_create, "--data-offset", arg, &a->vc.data_offset) ? -1 : 0;
 	case 7: a->vc.force = 1; return 0;
 	case 8: a->vc.assume_clean = 1; return 0;
@@ -67,7 +69,7 @@ static int create_opt(int i, const char *arg, void *ctx)
 static int create_run(const struct cmd *c, int argc, char **argv)
 {
 	struct create_args a = { 0 };
-	char err[512], cap[32], chunk[32];
+	char err[512], cap[32], chunk[32], name[SB_NAME_MAX + 1];
 	int first, r = cmd_parse(c, argc, argv, &first, create_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
@@ -94,7 +96,8 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		return cmd_err(c, "created, but cannot read it back: %s", err);
 	size_format(v->geom.capacity, cap, sizeof(cap));
 	size_format(v->geom.chunk, chunk, sizeof(chunk));
-	printf("fsvol: created %s%s%s, %u members%s, chunk %s, capacity %s (%llu bytes)\n",
+	sb_volume_name(&v->sb, name);
+	printf("fsvol: created %s: %s%s%s, %u members%s, chunk %s, capacity %s (%llu bytes)\n", name,
 	       layout_level_name(v->geom.level), layout_alg_name(&v->geom)[0] ? " " : "",
 	       layout_alg_name(&v->geom), v->geom.members, a.vc.spares ? " + spares" : "", chunk, cap,
 	       (unsigned long long)v->geom.capacity);
@@ -104,7 +107,7 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_create = {
 	.name = "create",
-	.usage = "-l LEVEL [-c CHUNK] [-s SIZE] [--layout ALG] [--spares K] MEMBER...",
+	.usage = "-l LEVEL [-c CHUNK] [-s SIZE] [--layout ALG] [--spares K] [--name NAME] MEMBER...",
 	.summary = "create a volume: write superblocks on member files or devices",
 	.opts = create_opts,
 	.run = create_run,

@@ -2,7 +2,6 @@
  * members with mdadm's meanings. Each verb is a MNT/ctl command; these write
  * it (with paths made absolute: the daemon runs in /). */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,21 +22,6 @@ static int no_opt(int i, const char *arg, void *ctx)
 	return 0;
 }
 
-/* Write "VERB ARG" to MNT/ctl. 0, or the errno. */
-static int ctl_write(const char *mnt, const char *verb, const char *arg)
-{
-	char path[PATH_MAX + 16], line[PATH_MAX + 64];
-	snprintf(path, sizeof(path), "%s/ctl", mnt);
-	int n = snprintf(line, sizeof(line), "%s %s", verb, arg);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	ssize_t w = write(fd, line, (size_t)n);
-	int e = w < 0 ? errno : 0;
-	close(fd);
-	return e;
-}
-
 /* A member argument: a slot number as it is, a path made absolute. */
 static const char *member_arg(const char *a, char *buf, size_t len)
 {
@@ -52,16 +36,6 @@ static const char *member_arg(const char *a, char *buf, size_t len)
 	return buf;
 }
 
-static const char *why(int e)
-{
-	switch (e) {
-	case EINVAL: return "refused (see the daemon's log for why)";
-	case EBUSY: return "busy: only failed or spare members can be removed, one recovery at a time";
-	case ENOENT: return "no such member, or not an fsvol mount";
-	default: return strerror(e);
-	}
-}
-
 /* fsvol VERB MNT MEMBER...: one ctl write per member. */
 static int manage_run(const struct cmd *c, int argc, char **argv)
 {
@@ -72,11 +46,11 @@ static int manage_run(const struct cmd *c, int argc, char **argv)
 		return cmd_err(c, "need a mount point and a member"), 2;
 	const char *mnt = argv[first];
 	for (int i = first + 1; i < argc; i++) {
-		char buf[PATH_MAX + 2];
+		char buf[PATH_MAX + 2], line[PATH_MAX + 64], reason[512];
 		const char *m = member_arg(argv[i], buf, sizeof(buf));
-		int e = ctl_write(mnt, c->name, m);
-		if (e) {
-			cmd_err(c, "%s %s: %s", mnt, m, why(e));
+		snprintf(line, sizeof(line), "%s %s", c->name, m);
+		if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) {
+			cmd_err(c, "%s", reason); /* the daemon's own words */
 			bad = 1;
 		}
 	}

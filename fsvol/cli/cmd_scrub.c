@@ -56,23 +56,16 @@ static int sync_line(const char *mnt, const char *what, char *out, size_t len)
 static int scrub_run(const struct cmd *c, int argc, char **argv)
 {
 	struct scrub_args a = { 0 };
-	char path[PATH_MAX + 16], line[512];
+	char line[512];
 	int first, r = cmd_parse(c, argc, argv, &first, scrub_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
 		return cmd_err(c, "need exactly one mount point");
 	const char *mnt = argv[first], *what = a.repair ? "repair" : "check";
-	snprintf(path, sizeof(path), "%s/ctl", mnt);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cmd_err(c, "%s: %s", path, strerror(errno));
-	ssize_t w = write(fd, what, strlen(what));
-	int e = errno;
-	close(fd);
-	if (w < 0)
-		return cmd_err(c, "%s: %s", mnt, e == EBUSY ? "a resync, check or repair is already running"
-					   : e == EINVAL ? "this level has no redundancy to check" : strerror(e));
+	char why[512];
+	if (cmd_ctl_send(mnt, what, why, sizeof(why))) /* the daemon's own reason */
+		return cmd_err(c, "%s: %s", mnt, why);
 	if (a.nowait)
 		return 0;
 	for (;;) {

@@ -8,7 +8,7 @@
 
 static const struct cmd *const cmds[] = {
 	&cmd_create, &cmd_examine, &cmd_mount, &cmd_umount, &cmd_status, &cmd_map, &cmd_layout, &cmd_model, &cmd_stat, &cmd_trace, &cmd_scrub,
-	&cmd_fail, &cmd_add, &cmd_readd, &cmd_remove, &cmd_detail,
+	&cmd_fail, &cmd_add, &cmd_readd, &cmd_remove, &cmd_detail, &cmd_ctl,
 };
 
 static void usage(FILE *f)

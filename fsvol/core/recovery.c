@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "fsvol/core/volume.h"
+#include "fsvol/util/log.h"
 #include "stats/stats.h"
 
 uint64_t vol_failed_at(const struct vol *v, uint64_t off)
@@ -69,7 +70,7 @@ static void take_over(struct vol *v, unsigned k, unsigned s)
 	atomic_store(&v->rebuild_pos, 0);
 	atomic_store(&v->rebuild_slot, (int)k);
 	v->sb.events++;
-	fprintf(stderr, "fsvol: spare %s takes over member %u (%s): recovery starts\n", spare->path, k,
+	fsvol_log(LOG_NOTICE, "spare %s takes over member %u (%s): recovery starts", spare->path, k,
 		old ? old->path : "missing");
 }
 
@@ -105,7 +106,7 @@ void vol_recovery_done(struct vol *v)
 		atomic_fetch_and(&v->failed, ~(1ull << k));
 		v->sb.events++;
 		vol_write_sbs(v);
-		fprintf(stderr, "fsvol: member %d (%s) is in sync: volume %s\n", k, v->slot[k]->path,
+		fsvol_log(LOG_NOTICE, "member %d (%s) is in sync: volume %s", k, v->slot[k]->path,
 			atomic_load(&v->failed) ? "still degraded" : "healthy");
 	}
 	pthread_mutex_unlock(&v->state_lock);
@@ -204,7 +205,7 @@ int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
 	v->sb.events++;
 	int r = vol_write_sbs(v);
 	pthread_mutex_unlock(&v->state_lock);
-	fprintf(stderr, "fsvol: %s added as a spare (slot %d)\n", path, s);
+	fsvol_log(LOG_NOTICE, "%s added as a spare (slot %d)", path, s);
 	if (r) {
 		snprintf(err, errlen, "%s: writing superblocks: %s", path, strerror(-r));
 		return r;
@@ -247,7 +248,7 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 		return r;
 	}
 	struct member *m = v->slot[s];
-	fprintf(stderr, "fsvol: %s (slot %d, %s) removed\n", m->path, s, st);
+	fsvol_log(LOG_NOTICE, "%s (slot %d, %s) removed", m->path, s, st);
 	/* the struct stays (its counters may be read right now); the backend goes */
 	v->slot[s] = NULL;
 	if ((unsigned)s < v->geom.members) {
@@ -321,7 +322,7 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 	v->sb.events++;
 	vol_write_sbs(v);
 	pthread_mutex_unlock(&v->state_lock);
-	fprintf(stderr, "fsvol: %s re-added as member %u: recovery starts\n", path, k);
+	fsvol_log(LOG_NOTICE, "%s re-added as member %u: recovery starts", path, k);
 	vol_recovery_kick(v);
 	return 0;
 }

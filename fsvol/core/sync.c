@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "fsvol/core/volume.h"
+#include "fsvol/util/log.h"
 #include "stats/stats.h"
 
 #define SYNC_CHECKPOINT_NS 1000000000ull /* how often a recovery's position is saved */
@@ -65,7 +66,7 @@ static int run_check(struct vol *v, const char *what)
 	int done = !r && atomic_load(&v->sync_pos) == v->sync_total;
 	if (done && repair && !skipped)
 		v->was_dirty = 0; /* redundancy agrees with the data again */
-	fprintf(stderr, "fsvol: %s %s: %llu of %llu units, %llu mismatches%s, %llu skipped (no redundancy)\n", what,
+	fsvol_log(LOG_NOTICE, "%s %s: %llu of %llu units, %llu mismatches%s, %llu skipped (no redundancy)", what,
 		done ? "done" : "stopped", (unsigned long long)atomic_load(&v->sync_pos),
 		(unsigned long long)v->sync_total, (unsigned long long)bad, repair && bad ? " repaired" : "",
 		(unsigned long long)skipped);
@@ -94,7 +95,7 @@ static int run_recovery(struct vol *v)
 		u++;
 	atomic_store(&v->sync_pos, u);
 	uint64_t start_bytes = off < pos ? off : pos;
-	fprintf(stderr, "fsvol: recovery of member %d (%s) %s at %llu of %llu units\n", slot,
+	fsvol_log(LOG_NOTICE, "recovery of member %d (%s) %s at %llu of %llu units", slot,
 		v->slot[slot] ? v->slot[slot]->path : "?", u ? "resumes" : "starts", (unsigned long long)u,
 		(unsigned long long)v->sync_total);
 	for (; u < v->sync_total && !atomic_load(&v->sync_stop); u++) {
@@ -118,7 +119,7 @@ static int run_recovery(struct vol *v)
 		vol_recovery_done(v);
 	else
 		save_checkpoint(v, slot);
-	fprintf(stderr, "fsvol: recovery of member %d %s: %llu of %llu units%s%s\n", slot, done ? "done" : "stopped",
+	fsvol_log(LOG_NOTICE, "recovery of member %d %s: %llu of %llu units%s%s", slot, done ? "done" : "stopped",
 		(unsigned long long)atomic_load(&v->sync_pos), (unsigned long long)v->sync_total,
 		r ? ": " : "", r ? strerror(-r) : "");
 	return done;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fsvol/model/emul.h"
+#include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
 #include "fsvol/model/spindle.h"
 #include "fsvol/core/volume.h"
@@ -107,7 +108,7 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 		v->sb.slots[slot].state = SB_FAILED;
 		v->sb.slots[slot].rebuild_pos = 0;
 		v->sb.events++;
-		fprintf(stderr, "fsvol: member %u (%s), being rebuilt, failed: %s; recovery stopped\n", slot,
+		fsvol_log(LOG_ERR, "member %u (%s), being rebuilt, failed: %s; recovery stopped", slot,
 			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error));
 		if (!v->opts.readonly)
 			vol_write_sbs(v);
@@ -115,7 +116,7 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 		atomic_fetch_or(&v->failed, bit);
 		v->sb.slots[slot].state = SB_FAILED;
 		v->sb.events++;
-		fprintf(stderr, "fsvol: member %u (%s) failed: %s; volume %s\n", slot,
+		fsvol_log(LOG_ERR, "member %u (%s) failed: %s; volume %s", slot,
 			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error),
 			layout_survives(&v->geom, atomic_load(&v->failed)) ? "degraded" : "FAILED");
 		if (!v->opts.readonly)
@@ -146,14 +147,15 @@ void vol_status(struct vol *v, FILE *f)
 {
 	const struct layout_geom *g = &v->geom;
 	uint64_t failed = atomic_load(&v->failed);
-	char chunk[32], cap[32], uuid[37];
+	char chunk[32], cap[32], uuid[37], name[SB_NAME_MAX + 1];
 	unsigned up = 0;
 	size_format(g->chunk, chunk, sizeof(chunk));
 	size_format(g->capacity, cap, sizeof(cap));
 	sb_uuid_format(v->sb.volume_uuid, uuid);
 	for (unsigned i = 0; i < g->members; i++)
 		up += !(failed & (1ull << i));
-	fprintf(f, "fsvol0 : active %s", layout_level_name(g->level));
+	sb_volume_name(&v->sb, name);
+	fprintf(f, "%s : active %s", name, layout_level_name(g->level));
 	if (layout_alg_name(g)[0])
 		fprintf(f, " %s", layout_alg_name(g));
 	fprintf(f, " chunk %s, %u members [%u/%u] [", chunk, g->members, g->members, up);
@@ -507,6 +509,8 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		snprintf(err, errlen, "size %llu: too large", (unsigned long long)c->size);
 		return -EINVAL;
 	}
+	if (c->name && (r = sb_name_check(c->name, err, errlen)))
+		return r;
 	need = c->size ? c->size + doff : 0;
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < i; j++)
@@ -562,6 +566,8 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.clean = 1;
 	if (c->name)
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
+	else
+		sb_volume_name(&s, s.name); /* a unique default, stored like a given one */
 	for (unsigned i = 0; i < n; i++) {
 		s.slots[i].state = i < members ? SB_ACTIVE : SB_SPARE;
 		sb_uuid_generate(s.slots[i].uuid);

@@ -3,7 +3,9 @@
  *   MNT/volume      the logical volume (direct_io unless page cache asked)
  *   MNT/stats       counters table          MNT/stats.json   the same as JSON
  *   MNT/diskstats   /proc/diskstats lines   MNT/status       mdstat-like
- *   MNT/ctl         control commands
+ *   MNT/ctl         control commands; opened read-write, a read after a
+ *                   refused write returns the reason (fsvol ctl shows it)
+ *   MNT/metrics     Prometheus text format
  *   MNT/trace, MNT/trace.json   live trace while open: text like blkparse, or JSON lines
  *
  * Text files are rendered once when opened (like procfs' seq files), so a
@@ -23,6 +25,7 @@
 #include "fsvol/core/bufpool.h"
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/front/report.h"
+#include "fsvol/util/log.h"
 #include "stats/stats.h"
 
 #define FF_MAX_IO (1u << 20)
@@ -30,7 +33,7 @@
 #define FF_IDLE_THREADS 4
 #define FF_MAX_BACKGROUND 4096 /* async direct I/O requests the kernel keeps in flight */
 
-enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_END };
+enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_METRICS, INO_END };
 
 static const struct ff_file {
 	const char *name;
@@ -42,9 +45,10 @@ static const struct ff_file {
 	[INO_JSON] = { "stats.json", S_IFREG | 0444, REPORT_JSON },
 	[INO_DISKSTATS] = { "diskstats", S_IFREG | 0444, REPORT_DISKSTATS },
 	[INO_STATUS] = { "status", S_IFREG | 0444, REPORT_STATUS },
-	[INO_CTL] = { "ctl", S_IFREG | 0200, -1 },
+	[INO_CTL] = { "ctl", S_IFREG | 0600, -1 },
 	[INO_TRACE] = { "trace", S_IFREG | 0444, -1 },
 	[INO_TRACE_JSON] = { "trace.json", S_IFREG | 0444, -1 },
+	[INO_METRICS] = { "metrics", S_IFREG | 0444, REPORT_METRICS },
 };
 
 /* An open text or trace file. fi->fh holds its id, not a pointer: the
@@ -290,6 +294,16 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			fuse_reply_err(req, EACCES);
 			return;
 		}
+		/* a handle to keep the last refusal's reason in, for a read */
+		struct ff_handle *h = calloc(1, sizeof(*h));
+		if (!h) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		pthread_mutex_init(&h->lock, NULL);
+		h->refs = 1;
+		fi->fh = ff_handle_add(f, h);
+		fi->nonseekable = 1;
 		fuse_reply_open(req, fi);
 		return;
 	}
@@ -345,7 +359,7 @@ static void ff_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			stats_trace_enable(f->v->trace, 0);
 		pthread_mutex_unlock(&f->trace_lock);
 	}
-	if (ino != INO_VOLUME && ino != INO_CTL && fi->fh)
+	if (ino != INO_VOLUME && fi->fh)
 		ff_handle_close(f, fi->fh);
 	fuse_reply_err(req, 0);
 }
@@ -446,6 +460,40 @@ static void ff_read_trace(fuse_req_t req, struct ff *f, struct ff_tracer *t, siz
 	free(out);
 }
 
+/* MNT/ctl read: the reason of the last refused write on this handle, once
+ * (like a sysfs reply); nothing after an accepted one. */
+static void ff_read_ctl(fuse_req_t req, struct ff *f, uint64_t id, size_t size)
+{
+	struct ff_handle *h = ff_handle_get(f, id);
+	if (!h) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	fuse_reply_buf(req, h->buf, h->len < size ? h->len : size);
+	free(h->buf);
+	h->buf = NULL;
+	h->len = 0;
+	pthread_mutex_unlock(&h->lock);
+	ff_handle_put(f, h);
+}
+
+/* Keep (or clear, when err is NULL) the reply a read of MNT/ctl returns. */
+static void ff_ctl_reply(struct ff *f, uint64_t id, const char *err)
+{
+	struct ff_handle *h = ff_handle_get(f, id);
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->lock);
+	free(h->buf);
+	h->buf = NULL;
+	h->len = 0;
+	if (err && (h->buf = malloc(strlen(err) + 2)))
+		h->len = (size_t)sprintf(h->buf, "%s\n", err);
+	pthread_mutex_unlock(&h->lock);
+	ff_handle_put(f, h);
+}
+
 static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct ff *f = ff_of(req);
@@ -463,7 +511,7 @@ static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		return;
 	}
 	if (ino == INO_CTL) {
-		fuse_reply_err(req, EACCES);
+		ff_read_ctl(req, f, fi->fh, size);
 		return;
 	}
 	struct ff_handle *h = ff_handle_get(f, fi->fh);
@@ -491,8 +539,9 @@ static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	if (ino == INO_CTL) {
 		char err[256];
 		int r = report_ctl(f->v, buf, size, err, sizeof(err));
+		ff_ctl_reply(f, fi->fh, r ? err : NULL);
 		if (r) {
-			fprintf(stderr, "fsvol: %s\n", err);
+			fsvol_log(LOG_WARNING, "%s", err);
 			fuse_reply_err(req, -r);
 		} else {
 			fuse_reply_write(req, size);
@@ -612,6 +661,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 			close(fd);
 		}
 	}
+	if (!o->foreground && !o->log)
+		fsvol_log_syslog(); /* stderr is /dev/null now: keep the messages */
 	cfg = fuse_loop_cfg_create();
 	if (!cfg) {
 		snprintf(err, errlen, "out of memory");

@@ -7,23 +7,34 @@
 #include "fsvol/front/report.h"
 #include "stats/stats.h"
 
-/* Snapshot the volume and every slot into a view (volume first). */
-static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][32])
+#define VIEW_NAME 48 /* NAME (31) + ".m63" */
+
+/* Snapshot the volume and every slot into a view (volume first). Devices
+ * are named NAME (the volume's) and NAME.mK (member K, as status says mK). */
+static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][VIEW_NAME])
 {
 	struct stats_view_dev *d = calloc(v->nslots + 1, sizeof(*d));
 	uint64_t now = stats_now();
 	if (!d)
 		return NULL;
-	snprintf(names[0], 32, "fsvol0");
-	d[0] = (struct stats_view_dev){ .name = names[0], .path = NULL, .state = NULL, .index = -1 };
+	char vname[SB_NAME_MAX + 1];
+	sb_volume_name(&v->sb, vname);
+	snprintf(names[0], VIEW_NAME, "%s", vname);
+	uint64_t failed = atomic_load(&v->failed);
+	d[0] = (struct stats_view_dev){ .name = names[0], .path = NULL, .index = -1,
+					.state = !failed ? "active"
+						 : layout_survives(&v->geom, failed) ? "degraded" : "failed" };
+	int level = atomic_load(&v->stats_level);
+	d[0].not_counted = level == VOL_STATS_OFF;
 	stats_snapshot(v->vstats, now, &d[0].snap);
 	for (unsigned i = 0; i < v->nslots; i++) {
 		struct stats_view_dev *e = &d[i + 1];
-		snprintf(names[i + 1], 32, "fsvol0m%u", i);
+		snprintf(names[i + 1], VIEW_NAME, "%s.m%u", vname, i);
 		e->name = names[i + 1];
 		e->path = v->slot[i] ? v->slot[i]->path : "(missing)";
 		e->state = vol_slot_state(v, i);
 		e->index = (int)i;
+		e->not_counted = level != VOL_STATS_ALL || !v->slot[i] || !v->slot[i]->stats;
 		if (v->slot[i] && v->slot[i]->stats)
 			stats_snapshot(v->slot[i]->stats, now, &e->snap);
 		else
@@ -33,9 +44,28 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 	return d;
 }
 
+/* md-like state for MNT/metrics, read as MNT/status reads it (no lock:
+ * each field is one atomic load or fixed after assembly). */
+static void md_state(struct vol *v, struct stats_prom_md *md)
+{
+	uint64_t failed = atomic_load(&v->failed);
+	uint64_t mask = v->geom.members >= 64 ? ~0ull : (1ull << v->geom.members) - 1;
+	md->disks_required = v->geom.members;
+	md->degraded = (unsigned)__builtin_popcountll(failed & mask);
+	md->blocks = v->geom.capacity / 1024;
+	md->blocks_synced = md->blocks;
+	md->state = "active";
+	if (v->sync_running && v->sync_what) {
+		uint64_t pos = atomic_load(&v->sync_pos);
+		md->state = !strcmp(v->sync_what, "check") ? "check" : "resync";
+		if (v->sync_total)
+			md->blocks_synced = (uint64_t)((double)md->blocks * (double)pos / (double)v->sync_total);
+	}
+}
+
 int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 {
-	char names[SB_MAX_SLOTS + 1][32];
+	char names[SB_MAX_SLOTS + 1][VIEW_NAME];
 	FILE *f = open_memstream(out, len);
 	size_t n = 0;
 	int r = 0;
@@ -55,7 +85,11 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 		}
 		if (kind == REPORT_TABLE)
 			r = stats_render_table(f, d, n);
-		else if (kind == REPORT_JSON)
+		else if (kind == REPORT_METRICS) {
+			struct stats_prom_md md;
+			md_state(v, &md);
+			r = stats_render_prom(f, d, n, &md);
+		} else if (kind == REPORT_JSON)
 			r = stats_render_json(f, d[0].snap.t_ns - v->start_ns,
 					      d[0].snap.t_ns - reset_ns, d, n);
 		else

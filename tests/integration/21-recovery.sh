@@ -130,7 +130,7 @@ mkdir -p "$d"
 fsvol_mount "$d/mnt" "$d/m0" "$d/m1"
 random_file "$d/data" $((16 * MiB))
 dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
-expect_fail_msg "busy" "$FSVOL" remove "$d/mnt" 0
+expect_fail_msg "only failed or spare members can be removed" "$FSVOL" remove "$d/mnt" 0
 "$FSVOL" fail "$d/mnt" "$d/m1"
 "$FSVOL" remove "$d/mnt" "$d/m1" || fail "removing a failed member failed"
 grep -q "m1: (missing) missing" "$d/mnt/status" || fail "slot 1 is not shown missing after remove"
@@ -140,7 +140,7 @@ dd if="$d/mnt/volume" of="$d/data" bs=1M iflag=direct status=none
 wait_recovered "$d/mnt"
 "$FSVOL" fail "$d/mnt" 0
 cmp "$d/data" "$d/mnt/volume" || fail "the re-added member does not hold the volume's data"
-expect_fail_msg "refused" "$FSVOL" add "$d/mnt" "$d/nonexistent"
+expect_fail_msg "nonexistent: No such file" "$FSVOL" add "$d/mnt" "$d/nonexistent"
 fsvol_umount "$d/mnt"
 
 # --- detail --test: 0 healthy, 1 degraded, 2 unusable, 4 unreadable; scrub's exit code
