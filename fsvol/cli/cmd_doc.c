@@ -14,6 +14,7 @@ static void man_command(FILE *f, const struct cmd *c)
 	snprintf(head, sizeof(head), "fsvol %s", c->name);
 	fprintf(f, ".SS %s\n", c->name);
 	char *save, *form = strtok_r(ops, "\n", &save);
+	fputs(".nh\n.ad l\n", f);
 	do {
 		fputs(".PP\n.B ", f);
 		roff_text(f, head);
@@ -29,7 +30,7 @@ static void man_command(FILE *f, const struct cmd *c)
 		if (form)
 			roff_syn_operands(f, form);
 	} while ((form = strtok_r(NULL, "\n", &save)));
-	fputs(".PP\n", f);
+	fputs(".ad b\n.hy\n.PP\n", f);
 	roff_line(f, c->summary);
 	if (c->more) {
 		fputs(".PP\n", f);
@@ -52,11 +53,11 @@ void cmd_man(FILE *f, const char *version)
 	fprintf(f, ".\\\" fsvol(8), generated from the option tables by 'fsvol --man'; do not edit.\n"
 		   ".TH FSVOL 8 \"\" \"fsvol %s\" \"System Administration\"\n", version);
 	fputs(".SH NAME\nfsvol \\- software RAID emulator with instrumentation\n"
-	      ".SH SYNOPSIS\n"
+	      ".SH SYNOPSIS\n.nh\n.ad l\n"
 	      ".B fsvol\n\\fICOMMAND\\fR [\\fIOPTION\\fR]... [\\fIOPERAND\\fR]...\n.br\n"
 	      ".B fsvol\n\\fB\\-\\-help\\fR | \\fBhelp\\fR [\\fICOMMAND\\fR] | \\fB\\-\\-version\\fR | "
 	      "\\fB\\-\\-man\\fR | \\fB\\-\\-bash\\-completion\\fR\n"
-	      ".SH DESCRIPTION\n"
+	      ".ad b\n.hy\n.SH DESCRIPTION\n"
 	      "fsvol builds a logical volume out of member files or block devices and maps every "
 	      "logical offset onto them with Linux md's layouts: single, linear, raid0, raid1, "
 	      "raid10 (near, far, offset), raid4, raid5 (md's four algorithms) and raid6. "

@@ -3,8 +3,7 @@
 #include <string.h>
 
 #include "fsvol/cli/cmd.h"
-
-#define FSVOL_VERSION "0.1.0"
+#include "fsvol/util/version.h"
 
 const struct cmd *const cmd_all[] = {
 	&cmd_create, &cmd_examine, &cmd_mount, &cmd_umount, &cmd_status, &cmd_map, &cmd_layout, &cmd_model, &cmd_stat, &cmd_trace, &cmd_scrub, NULL,
