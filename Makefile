@@ -68,7 +68,8 @@ INTEGRATION_TESTS := \
 	tests/integration/13-demo.sh \
 	tests/integration/14-blockdev.sh \
 	tests/integration/15-exit-codes.sh \
-	tests/integration/16-install.sh
+	tests/integration/16-install.sh \
+	tests/integration/17-doc-examples.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
