@@ -14,6 +14,7 @@
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
+#include "fsvol/model/spindle.h"
 
 static const struct cmd_opt mount_opts[] = {
 	{ "foreground", 'f', NULL, "stay in the foreground (Ctrl-C unmounts)" },
@@ -80,7 +81,17 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	case 5: a->fo.page_cache = 1; return 0;
 	case 6: a->fo.log = arg; return 0;
-	case 7: a->vo.model = arg; return 0;
+	case 7:
+		/* one spec for every member is checked here, so a typo is a usage
+		 * error; per-member specs ("0=hdd,1=ssd") need the assembled count */
+		if (!(arg[0] >= '0' && arg[0] <= '9')) {
+			struct spindle_params p;
+			char err[256];
+			if (spindle_parse(arg, &p, err, sizeof(err)))
+				return cmd_err(&cmd_mount, "--model %s", err), -1;
+		}
+		a->vo.model = arg;
+		return 0;
 	}
 	return -1;
 }

@@ -40,6 +40,7 @@ status 2 "$FSVOL" help frobnicate
 status 2 "$FSVOL" mount --no-such-option "$T/mnt" "${M[@]}"
 status 2 "$FSVOL" mount "$T/mnt"                       # no members
 status 2 "$FSVOL" mount --stats lots "$T/mnt" "${M[@]}"
+status 2 "$FSVOL" mount --model floppy "$T/mnt" "${M[@]}"
 status 2 "$FSVOL" create -s 8M "$T/c0"                 # no --level
 status 2 "$FSVOL" create -l raid7 -s 8M "$T/c0"
 status 2 "$FSVOL" create -l raid0                      # no members
