@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# 17-doc-examples: every shell example in README.md and docs/*.md runs.
+# 17-doc-examples: every shell example in README.md and docs/*.md runs, and
+# the docs' option tables match the parsers'.
 # The convention (README, docs/experiments.md): a block of commands is fenced
 # ```sh and runs as it is written, from an empty directory shared by the blocks
 # of one file, in their order; output and other text is fenced ```text (or
 # another language); a block too long for a test says so on its first line:
 # "# doc-test: skip (reason)". An untagged ``` fence fails the test, so a
 # command block cannot escape it. Each block runs under bash -e -o pipefail.
+# Also: every option README's command table names is one the command takes,
+# and docs/bench.md's flag table names the flags fsvol-bench --help lists.
 . "$(dirname "$0")/../lib.sh"
 requires_root "FUSE and loop mounts in the examples"
 requires jq
@@ -50,6 +53,31 @@ unmount_under() {
 		"$FSVOL" umount "$mp" >/dev/null 2>&1 || umount "$mp" || fail "cannot unmount $mp"
 	done < <(awk -v t="$1/" 'index($2, t) == 1 { print $2 }' /proc/self/mounts | tac)
 }
+
+# --- the docs' option tables against the parsers' tables -----------------------
+# README's command table: every option a row names is one the command takes.
+n=0
+while IFS= read -r syn; do
+	cmd=$(awk '{ print $2 }' <<<"$syn")
+	"$FSVOL" "$cmd" --help >"$T/help" || fail "README names 'fsvol $cmd', which has no --help"
+	for o in $(grep -oE -- '(^|[[ (])--?[a-zA-Z][a-z-]*' <<<"$syn" | tr -d '[( '); do
+		if [[ $o == --* ]]; then
+			grep -qE -- "$o( |$)" "$T/help" || fail "README: 'fsvol $cmd $o' is not an option of fsvol $cmd"
+		else
+			grep -qE -- "^ +$o, " "$T/help" || fail "README: 'fsvol $cmd $o' is not an option of fsvol $cmd"
+		fi
+		n=$((n + 1))
+	done
+done < <(sed -nE 's/^\| `(fsvol [a-z]+[^`]*)`.*/\1/p' "$ROOT/README.md")
+[[ $n -ge 20 ]] || fail "only $n options found in README's command table"
+# docs/bench.md's flag table and fsvol-bench --help name the same flags.
+sed -nE 's/^\| `(--?[a-zA-Z][a-z-]*).*/\1/p' "$ROOT/docs/bench.md" |
+	sed -E 's/^(-[a-zA-Z]).*/\1/' | sort -u >"$T/bench.doc"
+"$FSVOL_BUILD/bin/fsvol-bench" --help | grep -oE '^  (-[a-zA-Z]|--[a-z-]+)' | tr -d ' ' |
+	grep -vx -- -h | sort -u >"$T/bench.help"
+[[ $(wc -l <"$T/bench.help") -ge 20 ]] || fail "fsvol-bench --help lists few flags"
+diff "$T/bench.doc" "$T/bench.help" >"$T/bench.diff" ||
+	fail "docs/bench.md's flag table (<) and fsvol-bench --help (>) differ: $(cat "$T/bench.diff")"
 
 ran=0 skipped=0
 for doc in "$ROOT/README.md" "$ROOT"/docs/*.md; do
