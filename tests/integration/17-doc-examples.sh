@@ -14,6 +14,8 @@ requires_root "FUSE and loop mounts in the examples"
 requires jq
 requires fio
 requires mkfs.ext4
+# README's quick start mounts ext4 through a loop device
+losetup -f >/dev/null 2>&1 || { echo "SKIP: no free loop device"; exit 77; }
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export PATH="$FSVOL_BUILD/bin:$PATH"
