@@ -210,6 +210,7 @@ static const struct bench_flag sw_opts[] = {
 	{ 0, "json", BENCH_FLAG_NONE, NULL, "print the JSON document instead of the tables", set_json },
 	{ 0 },
 };
+const struct bench_flag *const bench_sweep_flags = sw_opts;
 
 void bench_sweep_usage(FILE *f)
 {

@@ -62,6 +62,9 @@ int bench_sweep_main(int argc, char **argv);
 /* 0 run; 1 --help printed; -EINVAL with a message naming the flag in err. */
 int bench_sweep_parse(struct bench_sweep_opts *o, int argc, char **argv, char *err, size_t errlen);
 void bench_sweep_usage(FILE *f);
+/* The sweep's flag table (--help, the man page, the completion). */
+struct bench_flag;
+extern const struct bench_flag *const bench_sweep_flags;
 
 /* The same figure a table shows, for plots: "members" sweeps versus "levels". */
 int bench_sweep_by_level(const struct bench_sweep *s);

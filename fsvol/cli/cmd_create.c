@@ -9,10 +9,13 @@
 #include "fsvol/core/volume.h"
 
 static const struct cmd_opt create_opts[] = {
-	{ "level", 'l', "LEVEL", "single, linear, raid0, raid1, raid10, raid4, raid5, raid6 (required)" },
+	{ "level", 'l', "LEVEL", "single, linear, raid0, raid1, raid10, raid4, raid5, raid6 (required)",
+	  CMD_OPT_REQUIRED, "single linear raid0 raid1 raid10 raid4 raid5 raid6" },
 	{ "chunk", 'c', "CHUNK", "chunk size, a power of two >= 4K (default 512K, as md)" },
 	{ "size", 's', "SIZE", "data bytes per member; members that do not exist are created" },
-	{ "layout", 0, "ALG", "raid5/6: left-symmetric (default) ...; raid10: n2 (default), f2, o2" },
+	{ "layout", 0, "ALG", "raid5/6: left-symmetric (default), right-symmetric, left-asymmetric, "
+	  "right-asymmetric; raid10: n2 (default), f2, o2", 0,
+	  "left-symmetric right-symmetric left-asymmetric right-asymmetric n2 f2 o2" },
 	{ "spares", 0, "K", "the last K members are spares" },
 	{ "name", 'N', "NAME", "volume name in every output: 1-31 of A-Z a-z 0-9 _ . - (default fsvol-<8 hex of the UUID>)" },
 	{ "data-offset", 0, "OFF", "start of the data area on each member (default 1M)" },
@@ -74,17 +77,17 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (!a.level)
-		return cmd_err(c, "--level is required (e.g. -l raid5)");
+		return cmd_uerr(c, "--level is required (e.g. -l raid5)");
 	if (layout_parse_level_msg(a.level, &a.vc.geom.level, err, sizeof(err)))
-		return cmd_err(c, "%s", err);
+		return cmd_uerr(c, "%s", err);
 	a.vc.geom.alg = layout_default_alg(a.vc.geom.level);
 	if (a.layout && layout_parse_alg_msg(a.vc.geom.level, a.layout, &a.vc.geom.alg, &a.vc.geom.copies,
 					     err, sizeof(err)))
-		return cmd_err(c, "%s", err);
+		return cmd_uerr(c, "%s", err);
 	if (!a.chunk_set)
 		a.vc.geom.chunk = 512 << 10;
 	if (first >= argc)
-		return cmd_err(c, "no members given");
+		return cmd_uerr(c, "no members given");
 	unsigned n = (unsigned)(argc - first);
 	r = vol_create(&a.vc, argv + first, n, err, sizeof(err));
 	if (r)
@@ -107,7 +110,7 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_create = {
 	.name = "create",
-	.usage = "-l LEVEL [-c CHUNK] [-s SIZE] [--layout ALG] [--spares K] [--name NAME] MEMBER...",
+	.operands = "MEMBER...",
 	.summary = "create a volume: write superblocks on member files or devices",
 	.opts = create_opts,
 	.run = create_run,

@@ -77,9 +77,11 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_ctl = {
 	.name = "ctl",
-	.usage = "MNT COMMAND [ARG]",
-	.summary = "send a control command (reset, stats LEVEL, model SPEC, fail N, error N, check, repair); "
-		   "prints the daemon's reason when refused",
+	.operands = "MNT COMMAND [ARG]",
+	.summary = "send a command to MNT/ctl; a refusal prints the daemon's reason",
+	.more = "commands: reset, stats LEVEL, model SPEC, fail M, add PATH, re-add PATH, "
+		"remove M, sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, "
+		"check, repair (README.md, \"Files in the mount\")",
 	.opts = ctl_opts,
 	.run = ctl_run,
 };

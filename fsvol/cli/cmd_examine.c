@@ -49,7 +49,7 @@ static int examine_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (first >= argc)
-		return cmd_err(c, "no members given");
+		return cmd_uerr(c, "no members given");
 	for (int i = first; i < argc; i++) {
 		if (i > first)
 			putchar('\n');
@@ -60,7 +60,7 @@ static int examine_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_examine = {
 	.name = "examine",
-	.usage = "MEMBER...",
+	.operands = "MEMBER...",
 	.summary = "print the superblock of members",
 	.opts = examine_opts,
 	.run = examine_run,

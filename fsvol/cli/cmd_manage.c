@@ -43,7 +43,7 @@ static int manage_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first < 2)
-		return cmd_err(c, "need a mount point and a member"), 2;
+		return cmd_uerr(c, "need a mount point and a member");
 	const char *mnt = argv[first];
 	for (int i = first + 1; i < argc; i++) {
 		char buf[PATH_MAX + 2], line[PATH_MAX + 64], reason[512];
@@ -71,7 +71,7 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
-		return cmd_err(c, "need exactly one mount point"), 2;
+		return cmd_uerr(c, "need exactly one mount point");
 	char path[PATH_MAX + 16], line[4096];
 	snprintf(path, sizeof(path), "%s/status", argv[first]);
 	FILE *f = fopen(path, "r");
@@ -96,7 +96,7 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_fail = {
 	.name = "fail",
-	.usage = "MNT MEMBER...",
+	.operands = "MNT MEMBER...",
 	.summary = "mark members failed (slot number or path), as mdadm --fail",
 	.opts = no_opts,
 	.run = manage_run,
@@ -104,7 +104,7 @@ const struct cmd cmd_fail = {
 
 const struct cmd cmd_add = {
 	.name = "add",
-	.usage = "MNT PATH...",
+	.operands = "MNT PATH...",
 	.summary = "add spares; a degraded volume starts rebuilding onto one at once",
 	.opts = no_opts,
 	.run = manage_run,
@@ -112,7 +112,7 @@ const struct cmd cmd_add = {
 
 const struct cmd cmd_readd = {
 	.name = "re-add",
-	.usage = "MNT PATH...",
+	.operands = "MNT PATH...",
 	.summary = "take a former member back into its slot and rebuild it",
 	.opts = no_opts,
 	.run = manage_run,
@@ -120,7 +120,7 @@ const struct cmd cmd_readd = {
 
 const struct cmd cmd_remove = {
 	.name = "remove",
-	.usage = "MNT MEMBER...",
+	.operands = "MNT MEMBER...",
 	.summary = "remove failed or spare members (slot number or path)",
 	.opts = no_opts,
 	.run = manage_run,
@@ -128,7 +128,7 @@ const struct cmd cmd_remove = {
 
 const struct cmd cmd_detail = {
 	.name = "detail",
-	.usage = "[--test] MNT",
+	.operands = "MNT",
 	.summary = "the volume's level, state, members and recovery, as mdadm --detail",
 	.opts = detail_opts,
 	.run = detail_run,

@@ -61,7 +61,7 @@ static int scrub_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
-		return cmd_err(c, "need exactly one mount point");
+		return cmd_uerr(c, "need exactly one mount point");
 	const char *mnt = argv[first], *what = a.repair ? "repair" : "check";
 	char why[512];
 	if (cmd_ctl_send(mnt, what, why, sizeof(why))) /* the daemon's own reason */
@@ -90,7 +90,7 @@ static int scrub_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_scrub = {
 	.name = "scrub",
-	.usage = "[--repair] [--no-wait] MNT",
+	.operands = "MNT",
 	.summary = "check that parity and copies agree with the data (and repair them)",
 	.opts = scrub_opts,
 	.run = scrub_run,

@@ -367,8 +367,8 @@ static int stat_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_stat = {
 	.name = "stat",
-	.usage = "[-w] [-t] [-i SEC] [-c COUNT] [--json|--csv|--perfmon] [-x] [--reset] MNT [INTERVAL [COUNT]]",
-	.summary = "iostat -x / gstat style view: the volume, then each member under it (refreshed in place on a terminal)",
+	.operands = "MNT [INTERVAL [COUNT]]",
+	.summary = "iostat -x / gstat view: the volume, then each member (in place on a terminal)",
 	.opts = stat_opts,
 	.run = stat_run,
 };
@@ -418,7 +418,7 @@ static int trace_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
-		return cmd_err(c, "need exactly one mount point");
+		return cmd_uerr(c, "need exactly one mount point");
 	snprintf(path, sizeof(path), "%s/%s", argv[first], a.json ? "trace.json" : "trace");
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -468,7 +468,7 @@ done:
 
 const struct cmd cmd_trace = {
 	.name = "trace",
-	.usage = "[-n COUNT] [--json] MNT",
+	.operands = "MNT",
 	.summary = "live trace: each volume request and the member requests it caused",
 	.opts = trace_opts,
 	.run = trace_run,
