@@ -7,7 +7,7 @@
 #include "fsvol/model/spindle.h"
 
 static const struct cmd_opt model_opts[] = {
-	{ "size", 's', "SIZE", "member size the figures assume (default 1G)" },
+	{ "size", 's', "SIZE", "member size the figures assume, on the spec's disk (default 1G)" },
 	{ 0 },
 };
 
@@ -40,20 +40,32 @@ static int model_run(const struct cmd *c, int argc, char **argv)
 			spindle_describe(&p, stdout);
 			putchar('\n');
 		}
+		/* adapters: what a disk's transfers share (adapter=NAME, @NAME=PRESET) */
+		for (const char *const *n = adapter_presets; *n; n++) {
+			struct adapter_params ap;
+			char spec[128];
+			if (adapter_parse(*n, &ap, err, sizeof(err)))
+				return cmd_err(c, "adapter %s: %s", *n, err);
+			adapter_format(&ap, spec, sizeof(spec));
+			printf("adapter %s: %s\n  %s\n", *n, adapter_help(*n), spec);
+		}
 		return 0;
 	}
-	if (first + 2 == argc && !strcmp(argv[first], "show")) {
+	if ((first + 2 == argc || first + 3 == argc) && !strcmp(argv[first], "show")) {
+		if (first + 3 == argc && model_opt(0, argv[first + 2], &size))
+			return 2;
 		if (spindle_parse(argv[first + 1], &p, err, sizeof(err)))
 			return cmd_err(c, "%s", err);
-		spindle_show(&p, size, stdout);
+		if (spindle_show(&p, size, stdout, err, sizeof(err)))
+			return cmd_err(c, "%s: %s", argv[first + 1], err);
 		return 0;
 	}
-	return cmd_err(c, "expected 'list' or 'show SPEC' (see fsvol model --help)");
+	return cmd_err(c, "expected 'list' or 'show SPEC [SIZE]' (see fsvol model --help)");
 }
 
 const struct cmd cmd_model = {
 	.name = "model",
-	.usage = "list | show SPEC [-s SIZE]",
+	.usage = "list | show SPEC [SIZE | -s SIZE]",
 	.summary = "emulated disk models: the presets, and the figures a spec implies",
 	.opts = model_opts,
 	.run = model_run,

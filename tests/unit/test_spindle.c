@@ -23,10 +23,14 @@ static void parse_ok(const char *spec, struct spindle_params *p)
 	ck_assert_msg(rc == 0, "'%s' rejected: %s", spec, err);
 }
 
+/* The member is the whole disk (capacity=member), as the tests of the disk's
+ * own geometry and service want. */
 static void init_spec(const char *spec, uint64_t member_bytes)
 {
 	struct spindle_params p;
-	parse_ok(spec, &p);
+	char whole[600];
+	snprintf(whole, sizeof(whole), "%s%ccapacity=member", spec, strchr(spec, ':') ? ',' : ':');
+	parse_ok(whole, &p);
 	spindle_init(&sp, &p, member_bytes);
 }
 
@@ -561,7 +565,15 @@ static const struct { const char *spec; const char *msg; } bad_specs[] = {
 	{ "ssd:rpm=7200", "rpm: not a parameter of ssd models" },
 	{ "ssd:channels=0", "channels: must be > 0" },
 	{ "ssd:bw=fast", "bw=fast: not a rate" },
-	{ "ssd:foo=1", "unknown key 'foo' (keys for ssd: overhead, read, write, channels, bw)" },
+	{ "ssd:foo=1", "unknown key 'foo' (keys for ssd: overhead, read, write, channels, bw, capacity" },
+	{ "hdd:capacity=1", "capacity: must be between 4096 and" },
+	{ "hdd:capacity=big", "capacity=big: not a size (bytes, or with K, M, G, T) or 'member'" },
+	{ "hdd:start=1.5", "start=1.5: a fraction of the stroke is below 1" },
+	{ "hdd:start=x", "start=x: not a size" },
+	{ "hdd:capacity=member,start=1M", "start: capacity=member makes the member the whole disk" },
+	{ "hdd:disk=0a", "disk=0a: a name is a letter" },
+	{ "hdd:adapter=a/b", "adapter=a/b: a name is a letter" },
+	{ "hdd:disk=abcdefghijklmnopq", "disk=abcdefghijklmnopq: a name" },
 	{ "nvme:sched=sstf", "sched: not a parameter of ssd models" },
 	{ "none:rpm=1", "none: takes no parameters" },
 };
@@ -595,6 +607,14 @@ static const struct {
 	{ "0=hdd:cache=0,1=ssd:rpm=1", 2, "member 1: rpm: not a parameter of ssd models" },
 	{ "floppy", 3, "unknown preset 'floppy'" },
 	{ "hdd", 0, "no members" },
+	{ "0-2=hdd", 2, "member 2: out of range" },
+	{ "1-0=hdd", 2, "members 1-0: the range runs backwards" },
+	{ "0-1=hdd;1=ssd", 2, "member 1: model given twice" },
+	{ "hdd;@a=floppy", 2, "adapter a: unknown adapter 'floppy' (adapters: fast-scsi2," },
+	{ "hdd;@a=fast-scsi2:rate=0MB/s", 2, "adapter a: adapter rate=0MB/s: not a rate" },
+	{ "hdd;@a=fast-scsi2:speed=1", 2, "unknown adapter key 'speed'" },
+	{ "hdd;@a=fast-scsi2;@a=sas-hba", 2, "adapter a: defined twice" },
+	{ "0=hdd;hdd", 2, "model spec 'hdd': expected MEMBER=SPEC" },
 };
 
 START_TEST(test_bad_multi)
@@ -633,7 +653,7 @@ START_TEST(test_presets)
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
 		spindle_describe(&p, f);
-		spindle_show(&p, 1 * GB, f);
+		ck_assert_int_eq(spindle_show(&p, 1 * GB, f, NULL, 0), 0);
 		fclose(f);
 		ck_assert_ptr_nonnull(strstr(text, spindle_presets[i]));
 		if (p.kind == SPINDLE_HDD) {
@@ -750,7 +770,7 @@ static void exercise(const char *spec)
 	for (unsigned m = 0; m < sizeof(edge_sizes) / sizeof(edge_sizes[0]); m++) {
 		uint64_t bytes = edge_sizes[m];
 		spindle_init(&sp, &p, bytes);
-		spindle_show(&p, bytes, null);
+		spindle_show(&p, bytes, null, NULL, 0);
 		double rnd = spindle_random_read_ns(&sp, 4096);
 		ck_assert_msg(isfinite(rnd) && rnd >= 0, "%s at %llu: random read %g", spec,
 			      (unsigned long long)bytes, rnd);
