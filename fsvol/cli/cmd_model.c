@@ -7,7 +7,7 @@
 #include "fsvol/model/spindle.h"
 
 static const struct cmd_opt model_opts[] = {
-	{ "size", 's', "SIZE", "member size the figures assume, on the spec's disk (default 1G)" },
+	{ "size", 's', "SIZE", "member size the figures assume, on the spec's disk (default: the whole disk; 1G with capacity=member)" },
 	{ 0 },
 };
 
@@ -26,7 +26,7 @@ static int model_opt(int i, const char *arg, void *ctx)
 
 static int model_run(const struct cmd *c, int argc, char **argv)
 {
-	uint64_t size = 1ull << 30;
+	uint64_t size = 0; /* not given: the whole disk, or 1G when the member is the disk */
 	char err[256];
 	struct spindle_params p;
 	int first, r = cmd_parse(c, argc, argv, &first, model_opt, &size);
@@ -56,6 +56,8 @@ static int model_run(const struct cmd *c, int argc, char **argv)
 			return 2;
 		if (spindle_parse(argv[first + 1], &p, err, sizeof(err)))
 			return cmd_err(c, "%s", err);
+		if (!size)
+			size = p.capacity_bytes ? p.capacity_bytes : 1ull << 30;
 		if (spindle_show(&p, size, stdout, err, sizeof(err)))
 			return cmd_err(c, "%s: %s", argv[first + 1], err);
 		return 0;
