@@ -122,11 +122,24 @@ int vol_model(struct vol *v, const char *spec, char *err, size_t errlen)
 	return r;
 }
 
-/* The adapters' counters, copied under the emulator's lock. */
+/* The adapters' counters, printed under the emulator's lock. */
 struct adapter_view {
 	struct vol *v;
 	FILE *f;
+	int json;
 };
+
+/* The members whose disk is on a, "0,1,2" (into on). */
+static void members_on(const struct vol *v, const struct adapter *a, char *on, size_t len)
+{
+	size_t used = 0;
+	on[0] = 0;
+	for (unsigned i = 0; i < v->geom.members && used < len; i++) {
+		struct member *m = v->slot[i];
+		if (m && m->spindle && m->spindle->disk->adapter == a)
+			used += (size_t)snprintf(on + used, len - used, "%s%u", used ? "," : "", i);
+	}
+}
 
 static int adapters_print(void *arg)
 {
@@ -135,14 +148,18 @@ static int adapters_print(void *arg)
 	for (unsigned k = 0; k < v->nadapters; k++) {
 		const struct adapter *a = &v->adapters[k];
 		struct adapter_stats st;
-		char on[200] = "";
-		size_t used = 0;
+		char on[200];
 		adapter_snapshot(a, &st);
-		for (unsigned i = 0; i < v->geom.members && used < sizeof(on); i++) {
-			struct member *m = v->slot[i];
-			if (m && m->spindle && m->spindle->disk->adapter == a)
-				used += (size_t)snprintf(on + used, sizeof(on) - used, "%s%u",
-							 used ? "," : "", i);
+		members_on(v, a, on, sizeof(on));
+		if (av->json) {
+			fprintf(av->f, "%s\n{\"name\":\"%s\",\"preset\":\"%s\",\"rate_Bps\":%llu,"
+				"\"overhead_ns\":%llu,\"members\":[%s],\"cmds\":%llu,\"bytes\":%llu,"
+				"\"busy_ns\":%llu,\"wait_ns\":%llu,\"waited\":%llu}", k ? "," : "",
+				a->name, a->p.preset, (unsigned long long)a->p.rate_Bps,
+				(unsigned long long)a->p.overhead_ns, on, (unsigned long long)st.cmds,
+				(unsigned long long)st.bytes, (unsigned long long)st.busy_ns,
+				(unsigned long long)st.wait_ns, (unsigned long long)st.waited);
+			continue;
 		}
 		fprintf(av->f, "      adapter %s (%s, %.1f MB/s, %.1f us/command), members %s:"
 			" %llu commands, %llu bytes, busy %.6f s, waited %.6f s (%llu commands)\n",
@@ -155,12 +172,24 @@ static int adapters_print(void *arg)
 	return 0;
 }
 
-void vol_model_status(struct vol *v, FILE *f)
+static void adapters_show(struct vol *v, FILE *f, int json)
 {
-	struct adapter_view av = { v, f };
+	struct adapter_view av = { v, f, json };
 	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
 	if (e)
 		emul_locked(e, adapters_print, &av);
 	else
 		adapters_print(&av);
+}
+
+void vol_model_status(struct vol *v, FILE *f)
+{
+	adapters_show(v, f, 0);
+}
+
+void vol_model_json(struct vol *v, FILE *f)
+{
+	fputs("\"adapters\":[", f);
+	adapters_show(v, f, 1);
+	fputs("]", f);
 }

@@ -98,6 +98,9 @@ int vol_model(struct vol *v, const char *spec, char *err, size_t errlen);
 int vol_model_start(struct vol *v);
 /* The adapters' counters, one line each, for MNT/status (nothing without adapters). */
 void vol_model_status(struct vol *v, FILE *f);
+/* The same as a JSON member, "adapters":[{...}], for stats.json (not wired yet:
+ * fsvol stat's strict reader, stats/json.c, must accept the key first). */
+void vol_model_json(struct vol *v, FILE *f);
 /* Flush, mark clean (unless readonly), close everything. */
 void vol_close(struct vol *v);
 

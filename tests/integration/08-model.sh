@@ -125,19 +125,20 @@ for i in 0 1 2 3; do
 		fail "member $i served $r of $total reads, not about a quarter"
 done
 grep -q "lateness p50" "$T/four/status" || fail "status does not report the model's lateness"
+"$FSVOL" stat "$T/four" | grep -q "lateness p50" || fail "fsvol stat does not show the model's lateness"
 fsvol_umount "$T/four"
 
 # four period disks on one Fast SCSI-2 adapter: sequential reads cannot pass
 # the bus's 10 MB/s (four disks alone stream ~20 MB/s); its counters show in status
-fsvol_mount --model=hdd-legacy:adapter=fast-scsi2 "$T/four" "$T"/p{0,1,2,3}
-fio --name=bus --filename="$T/four/volume" --rw=read --bs=256k --direct=1 --ioengine=io_uring \
+fsvol_mount --model=hdd-legacy:adapter=fast-scsi2 "$T/bus" "$T"/p{0,1,2,3}
+fio --name=bus --filename="$T/bus/volume" --rw=read --bs=256k --direct=1 --ioengine=io_uring \
 	--iodepth=16 --size=1G --time_based --runtime=3 --output-format=json --output="$T/bus.json"
 bw=$(jq '.jobs[0].read.bw_bytes' "$T/bus.json")
 note "sequential 256K QD16, 4 disks on one fast-scsi2 adapter: $bw B/s"
 awk -v b="$bw" 'BEGIN { exit !(b > 0 && b <= 10.2e6) }' || fail "one Fast SCSI-2 adapter delivered $bw B/s (> 10 MB/s)"
-grep -q "adapter fast-scsi2 (fast-scsi2, 10.0 MB/s, 15.0 us/command), members 0,1,2,3: [1-9]" "$T/four/status" ||
-	fail "status does not show the adapter's counters: $(grep adapter "$T/four/status")"
-"$FSVOL" stat "$T/four" | grep -q "lateness p50" || fail "fsvol stat does not show the model's lateness"
+grep -q "adapter fast-scsi2 (fast-scsi2, 10.0 MB/s, 15.0 us/command), members 0,1,2,3: [1-9]" "$T/bus/status" ||
+	fail "status does not show the adapter's counters: $(grep adapter "$T/bus/status")"
+"$FSVOL" stat -c 1 "$T/bus" | grep -q "^adapter fast-scsi2" || fail "fsvol stat does not show the adapter"
 
 # the model can change at run time through MNT/ctl (here: none -> hdd -> none)
 fsvol_umount "$T/one"
