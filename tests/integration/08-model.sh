@@ -139,6 +139,17 @@ awk -v b="$bw" 'BEGIN { exit !(b > 0 && b <= 10.2e6) }' || fail "one Fast SCSI-2
 grep -q "adapter fast-scsi2 (fast-scsi2, 10.0 MB/s, 15.0 us/command), members 0,1,2,3: [1-9]" "$T/bus/status" ||
 	fail "status does not show the adapter's counters: $(grep adapter "$T/bus/status")"
 "$FSVOL" stat -c 1 "$T/bus" | grep -q "^adapter fast-scsi2" || fail "fsvol stat does not show the adapter"
+fsvol_umount "$T/bus"
+
+# the same four members as partitions of one disk (disk=d): one arm serves
+# them all, so the stripe is no faster than a single disk
+fsvol_mount --model=hdd:disk=d "$T/shared" "$T"/p{0,1,2,3}
+fio --name=shared --filename="$T/shared/volume" --rw=randread --bs=64k --direct=1 --ioengine=io_uring \
+	--iodepth=16 --size=1G --time_based --runtime=4 --output-format=json --output="$T/shared.json"
+shared=$(iops "$T/shared.json")
+note "random 64K QD16: raid0 of 4 partitions of one disk $shared IOPS (1 disk $one, 4 disks $four)"
+awk -v a="$shared" -v b="$one" 'BEGIN { exit !(a > 0 && a <= 1.5 * b) }' ||
+	fail "four partitions of one emulated disk: $shared IOPS, expected about one disk's ($one)"
 
 # the model can change at run time through MNT/ctl (here: none -> hdd -> none)
 fsvol_umount "$T/one"
