@@ -621,6 +621,32 @@ START_TEST(test_small_member_seeks_short)
 }
 END_TEST
 
+/* The mean seek of a partition spanning many cylinders (summed over bands of
+ * them) against sampled pairs of its offsets, for partitions across the disk. */
+static const struct { const char *spec; uint64_t bytes; } part_cases[] = {
+	{ "hdd:start=0.3", 100 * GB },
+	{ "hdd:start=inner", 20 * GB },
+	{ "hdd:start=123456789K", 300 * GB },
+	{ "hdd-legacy:start=0.25", 500 * MIB_ },
+};
+
+START_TEST(test_partition_mean_seek)
+{
+	uint64_t m = part_cases[_i].bytes;
+	init_disk(&sp, part_cases[_i].spec, m);
+	double model = spindle_mean_seek_ns(&sp), seeks = 0;
+	int n = 40000;
+	for (int i = 0; i < n; i++) {
+		uint64_t a = spindle_cylinder(&sp, rand_block(m, 4096));
+		uint64_t b = spindle_cylinder(&sp, rand_block(m, 4096));
+		seeks += a == b ? 0 : spindle_seek_ns(&sp, a > b ? (double)(a - b) : (double)(b - a));
+	}
+	ck_assert_msg(fabs(seeks / n - model) < 0.03 * model, "%s: sampled %.3f ms, model %.3f ms",
+		      part_cases[_i].spec, seeks / n / MS, model / MS);
+	ck_assert_double_lt(model, spindle_disk_mean_seek_ns(&sp));
+}
+END_TEST
+
 /* Sequential throughput with read-ahead from member offset 0, emulated. */
 static double stream_rate(struct spindle *s, uint64_t len, int n)
 {
@@ -1231,6 +1257,8 @@ static Suite *spindle_suite(void)
 	tcase_add_test(model, test_seek_real_cylinders);
 	tcase_add_test(model, test_small_member_seeks_short);
 	tcase_add_test(model, test_inner_slower);
+	tcase_add_loop_test(model, test_partition_mean_seek, 0,
+			    sizeof(part_cases) / sizeof(part_cases[0]));
 	tcase_add_test(model, test_shared_head);
 	tcase_add_test(model, test_adapter_serialises);
 	tcase_add_test(model, test_adapter_gaps);
