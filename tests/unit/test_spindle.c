@@ -1141,12 +1141,13 @@ END_TEST
 static const char *const edge_keys[] = {
 	"overhead", "hit_overhead", "iface", "rpm", "heads", "zones", "seek_t2t", "seek_avg",
 	"seek_full", "seek_knee", "switch", "rate_outer", "rate_inner", "cache", "wcache",
-	"read", "write", "channels", "bw", "sched",
+	"read", "write", "channels", "bw", "sched", "capacity", "start", "disk", "adapter",
 };
 static const char *const edge_values[] = {
 	"0", "1", "-1", "1ns", "1000s", "999999999999999999999", "18446744073709551615",
 	"1B/s", "18446744073709551615B/s", "1e308", "0.0000001", "1T", "4096", "1024",
 	"32", "33", "100000", "0.3333", "nan", "inf", "", "sstf", "cscan", "1ms", "1GB/s",
+	"member", "inner", "0.5", "0.999999", "a", "fast-scsi2", "1000M",
 };
 static const uint64_t edge_sizes[] = { 512, 4096, 1ull << 20, 64ull << 30, 1000 * TB };
 
