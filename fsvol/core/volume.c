@@ -196,6 +196,7 @@ void vol_status(struct vol *v, FILE *f)
 		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us\n",
 			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000);
 	}
+	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
 
@@ -221,6 +222,7 @@ static void vol_free(struct vol *v)
 		return;
 	emul_destroy(v->emul);
 	engine_fini(v);
+	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
 		member_close(&v->members[i]);
 		free(v->members[i].spindle);
