@@ -298,7 +298,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		char why[sizeof(cand[i].why)];
 		cand[i].path = paths[i];
 		r = member_open(m, paths[i], !opts->buffered && !opts->readonly, why, sizeof(why));
-		if (r == -EINVAL && strstr(why, "O_DIRECT")) {
+		if (r == -EINVAL && (strstr(why, "O_DIRECT") || strstr(why, "not a regular file"))) {
 			snprintf(err, errlen, "%s", why);
 			goto fail;
 		}
@@ -477,7 +477,7 @@ static int create_file(struct member *m, const char *path, const struct create_p
 		       char *err, size_t errlen)
 {
 	if (!pr->exists) {
-		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0 || ftruncate(fd, (off_t)pr->size) < 0) {
 			int e = errno;
 			snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));

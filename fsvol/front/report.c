@@ -1,5 +1,6 @@
 /* report: what the mount's text files show (stats, stats.json, diskstats,
  * status) and the control commands written to MNT/ctl. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,11 +81,18 @@ void report_reset(struct vol *v)
 			stats_reset(v->slot[i]->stats, now);
 }
 
-int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
+int report_ctl_parse(const char *cmd, size_t len, struct report_cmd *c, char *err, size_t errlen)
 {
-	char line[256], *save = NULL;
+	char line[256], *save = NULL, *end;
+	memset(c, 0, sizeof(*c));
 	if (len >= sizeof(line)) {
 		snprintf(err, errlen, "ctl: command too long");
+		return -EINVAL;
+	}
+	/* commands are text: what follows a NUL would be ignored, so refuse it */
+	const char *nul = memchr(cmd, 0, len);
+	if (nul) {
+		snprintf(err, errlen, "ctl: a NUL byte at offset %zu (commands are text)", (size_t)(nul - cmd));
 		return -EINVAL;
 	}
 	memcpy(line, cmd, len);
@@ -103,44 +111,77 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 			 bare ? arg : extra);
 		return -EINVAL;
 	}
+	if (arg)
+		snprintf(c->arg, sizeof(c->arg), "%s", arg);
 	if (!strcmp(verb, "reset")) {
-		report_reset(v);
-		return 0;
-	}
-	if (!strcmp(verb, "stats")) {
-		enum stats_level l;
-		if (!arg || stats_parse_level(arg, &l)) {
+		c->verb = REPORT_CTL_RESET;
+	} else if (!strcmp(verb, "check")) {
+		c->verb = REPORT_CTL_CHECK;
+	} else if (!strcmp(verb, "repair")) {
+		c->verb = REPORT_CTL_REPAIR;
+	} else if (!strcmp(verb, "stats")) {
+		if (!arg || stats_parse_level(arg, &c->level)) {
 			snprintf(err, errlen, "ctl: stats %s: expected all, volume or off", arg ? arg : "");
 			return -EINVAL;
 		}
-		atomic_store(&v->stats_level, l == STATS_LEVEL_ALL ? VOL_STATS_ALL
-					      : l == STATS_LEVEL_VOLUME ? VOL_STATS_VOLUME : VOL_STATS_OFF);
-		return 0;
-	}
-	if (!strcmp(verb, "fail")) {
-		char *end;
-		unsigned long i = arg ? strtoul(arg, &end, 10) : 0;
-		if (!arg || *end || i >= v->geom.members) {
-			snprintf(err, errlen, "ctl: fail %s: expected a member index below %u", arg ? arg : "",
-				 v->geom.members);
+		c->verb = REPORT_CTL_STATS;
+	} else if (!strcmp(verb, "fail") || !strcmp(verb, "error")) {
+		int fail = !strcmp(verb, "fail");
+		unsigned long i = arg && isdigit((unsigned char)arg[0]) ? strtoul(arg, &end, 10) : 0;
+		if (!arg || !isdigit((unsigned char)arg[0]) || *end || i >= SB_MAX_SLOTS) {
+			snprintf(err, errlen, fail ? "ctl: fail %s: expected a member index"
+					   : "ctl: error %s: expected the index of a present member",
+				 arg ? arg : "");
 			return -EINVAL;
 		}
-		vol_fail_slot(v, (unsigned)i, -EIO);
-		return 0;
-	}
-	if (!strcmp(verb, "model")) {
+		c->verb = fail ? REPORT_CTL_FAIL : REPORT_CTL_ERROR;
+		c->index = (unsigned)i;
+	} else if (!strcmp(verb, "model")) {
 		if (!arg) {
 			snprintf(err, errlen, "ctl: model SPEC: the spec is missing (see fsvol model list)");
 			return -EINVAL;
 		}
+		c->verb = REPORT_CTL_MODEL;
+	} else {
+		snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail N, error N, check, repair)", verb);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
+{
+	struct report_cmd c;
+	int r = report_ctl_parse(cmd, len, &c, err, errlen);
+	if (r)
+		return r;
+	switch (c.verb) {
+	case REPORT_CTL_RESET:
+		report_reset(v);
+		return 0;
+	case REPORT_CTL_STATS:
+		atomic_store(&v->stats_level, c.level == STATS_LEVEL_ALL ? VOL_STATS_ALL
+					      : c.level == STATS_LEVEL_VOLUME ? VOL_STATS_VOLUME : VOL_STATS_OFF);
+		return 0;
+	case REPORT_CTL_FAIL:
+		if (c.index >= v->geom.members) {
+			snprintf(err, errlen, "ctl: fail %s: expected a member index below %u", c.arg,
+				 v->geom.members);
+			return -EINVAL;
+		}
+		vol_fail_slot(v, c.index, -EIO);
+		return 0;
+	case REPORT_CTL_MODEL: {
 		char why[400];
-		int r = vol_model(v, arg, why, sizeof(why));
+		r = vol_model(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: model %s", why);
 		return r;
 	}
-	if (!strcmp(verb, "check") || !strcmp(verb, "repair")) {
-		int r = vol_sync_start(v, !strcmp(verb, "check") ? "check" : "repair");
+	case REPORT_CTL_CHECK:
+	case REPORT_CTL_REPAIR: {
+		const char *verb = c.verb == REPORT_CTL_CHECK ? "check" : "repair";
+		r = vol_sync_start(v, verb);
 		if (r == -EBUSY)
 			snprintf(err, errlen, "ctl: %s: a resync, check or repair is already running", verb);
 		else if (r)
@@ -148,18 +189,15 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 				 layout_level_name(v->geom.level));
 		return r;
 	}
-	if (!strcmp(verb, "error")) {
+	case REPORT_CTL_ERROR:
 		/* fault injection: the member's I/O fails from now on, as a dying
 		 * disk's would; the engine fails it and serves from redundancy */
-		char *end;
-		unsigned long i = arg ? strtoul(arg, &end, 10) : 0;
-		if (!arg || *end || i >= v->nslots || !v->slot[i]) {
-			snprintf(err, errlen, "ctl: error %s: expected the index of a present member", arg ? arg : "");
+		if (c.index >= v->nslots || !v->slot[c.index]) {
+			snprintf(err, errlen, "ctl: error %s: expected the index of a present member", c.arg);
 			return -EINVAL;
 		}
-		atomic_store(&v->slot[i]->inject_eio, 1);
+		atomic_store(&v->slot[c.index]->inject_eio, 1);
 		return 0;
 	}
-	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail N, error N, check, repair)", verb);
 	return -EINVAL;
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "fsvol/core/volume.h"
+#include "stats/stats.h"
 
 enum report_kind { REPORT_TABLE, REPORT_JSON, REPORT_DISKSTATS, REPORT_STATUS };
 
@@ -14,6 +15,19 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 void report_reset(struct vol *v);
 /* Run one control command ("reset", "stats all|volume|off", "fail N").
  * 0, or -EINVAL with a message naming what was wrong. */
+/* One parsed control command (report_ctl_parse: pure, no volume needed). */
+enum report_ctl_verb {
+	REPORT_CTL_RESET, REPORT_CTL_STATS, REPORT_CTL_FAIL, REPORT_CTL_ERROR,
+	REPORT_CTL_MODEL, REPORT_CTL_CHECK, REPORT_CTL_REPAIR,
+};
+struct report_cmd {
+	enum report_ctl_verb verb;
+	enum stats_level level; /* stats */
+	unsigned index;         /* fail, error: below SB_MAX_SLOTS, not yet checked against the volume */
+	char arg[256];          /* the argument as written (model: the spec) */
+};
+/* Parse len bytes written to MNT/ctl. 0, or -EINVAL with a message. */
+int report_ctl_parse(const char *cmd, size_t len, struct report_cmd *c, char *err, size_t errlen);
 int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen);
 
 #endif

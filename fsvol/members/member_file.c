@@ -17,6 +17,12 @@
 static int file_open(struct member *m, const char *path, int direct, char *err, size_t errlen)
 {
 	struct stat st;
+	/* the type first: a FIFO or character device fails O_DIRECT with
+	 * EINVAL too, and is no member whatever the filesystem */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file or block device", path);
+		return -EINVAL;
+	}
 	int fd = open(path, O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0));
 	if (fd < 0 && direct && errno == EINVAL) {
 		snprintf(err, errlen, "%s: this filesystem does not support O_DIRECT; mount with --buffered", path);
