@@ -64,7 +64,9 @@ INTEGRATION_TESTS := \
 	tests/integration/11-resync.sh \
 	tests/integration/12-sweep.sh \
 	tests/integration/13-demo.sh \
-	tests/integration/14-blockdev.sh
+	tests/integration/14-blockdev.sh \
+	tests/integration/15-access.sh \
+	tests/integration/16-defects.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
