@@ -41,6 +41,7 @@ LIB      := $(BUILD)/libfsvol.a
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
 	test_bench \
+	test_ctl \
 	test_layout \
 	test_parity \
 	test_sb \
