@@ -126,16 +126,12 @@ int report_ctl_parse(const char *cmd, size_t len, struct report_cmd *c, char *er
 		}
 		c->verb = REPORT_CTL_STATS;
 	} else if (!strcmp(verb, "fail") || !strcmp(verb, "error")) {
-		int fail = !strcmp(verb, "fail");
-		unsigned long i = arg && isdigit((unsigned char)arg[0]) ? strtoul(arg, &end, 10) : 0;
-		if (!arg || !isdigit((unsigned char)arg[0]) || *end || i >= SB_MAX_SLOTS) {
-			snprintf(err, errlen, fail ? "ctl: fail %s: expected a member index"
-					   : "ctl: error %s: expected the index of a present member",
-				 arg ? arg : "");
-			return -EINVAL;
-		}
-		c->verb = fail ? REPORT_CTL_FAIL : REPORT_CTL_ERROR;
-		c->index = (unsigned)i;
+		c->verb = !strcmp(verb, "fail") ? REPORT_CTL_FAIL : REPORT_CTL_ERROR;
+		/* not a slot number: REPORT_CTL_NO_INDEX, refused against the volume
+		 * (whose message can say what the indexes are) */
+		unsigned long i = arg && isdigit((unsigned char)arg[0]) ? strtoul(arg, &end, 10) : SB_MAX_SLOTS;
+		c->index = arg && isdigit((unsigned char)arg[0]) && !*end && i < SB_MAX_SLOTS ? (unsigned)i
+											: REPORT_CTL_NO_INDEX;
 	} else if (!strcmp(verb, "model")) {
 		if (!arg) {
 			snprintf(err, errlen, "ctl: model SPEC: the spec is missing (see fsvol model list)");

@@ -20,10 +20,12 @@ enum report_ctl_verb {
 	REPORT_CTL_RESET, REPORT_CTL_STATS, REPORT_CTL_FAIL, REPORT_CTL_ERROR,
 	REPORT_CTL_MODEL, REPORT_CTL_CHECK, REPORT_CTL_REPAIR,
 };
+#define REPORT_CTL_NO_INDEX (~0u)
 struct report_cmd {
 	enum report_ctl_verb verb;
 	enum stats_level level; /* stats */
-	unsigned index;         /* fail, error: below SB_MAX_SLOTS, not yet checked against the volume */
+	unsigned index;         /* fail, error: below SB_MAX_SLOTS, not yet checked against the
+				 * volume, or REPORT_CTL_NO_INDEX (missing, not a number) */
 	char arg[256];          /* the argument as written (model: the spec) */
 };
 /* Parse len bytes written to MNT/ctl. 0, or -EINVAL with a message. */

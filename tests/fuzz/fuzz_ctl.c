@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(memchr(c.arg, 0, sizeof(c.arg)) != NULL);
 		FUZZ_ASSERT(c.verb <= REPORT_CTL_REPAIR);
 		if (c.verb == REPORT_CTL_FAIL || c.verb == REPORT_CTL_ERROR)
-			FUZZ_ASSERT(c.index < SB_MAX_SLOTS);
+			FUZZ_ASSERT(c.index < SB_MAX_SLOTS || c.index == REPORT_CTL_NO_INDEX);
 		if (c.verb == REPORT_CTL_MODEL)
 			FUZZ_ASSERT(c.arg[0] != 0);
 	}
