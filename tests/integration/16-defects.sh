@@ -29,8 +29,7 @@ MNT=$T/mnt
 fsvol_mount "$MNT" "${M[@]}"
 pid=$(daemon_pid "$MNT")
 "$FSVOL" status --timeout 5 "$MNT" | grep -q raid1 || fail "status of a live daemon"
-kill -STOP "$pid"
-sleep 1.2 # past the kernel's 1 s attribute cache: the next access asks the daemon
+kill -STOP "$pid" # opening MNT/status now waits for it in the kernel
 expect_fail_msg "did not answer within 2 s" timeout 30 "$FSVOL" status --timeout 2 "$MNT"
 expect_fail_msg "did not answer within 2 s" timeout 30 "$FSVOL" umount --timeout 2 "$MNT"
 kill -CONT "$pid"
