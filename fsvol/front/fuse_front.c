@@ -675,7 +675,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 		goto out_session;
 	}
 	if (fuse_session_mount(se, o->mountpoint)) {
-		snprintf(err, errlen, "cannot mount on %s (is /dev/fuse usable? is fuse3 installed?)", o->mountpoint);
+		snprintf(err, errlen, "cannot mount on %s (is /dev/fuse usable? is fuse3 installed?%s)", o->mountpoint,
+			 o->allow_other && getuid() ? " --allow-other needs user_allow_other in /etc/fuse.conf" : "");
 		goto out_signals;
 	}
 	/* Mounted: the parent returns now; the child serves. */
