@@ -285,7 +285,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		char why[sizeof(cand[i].why)];
 		cand[i].path = paths[i];
 		r = member_open(m, paths[i], !opts->buffered && !opts->readonly, why, sizeof(why));
-		if (r == -EINVAL && strstr(why, "O_DIRECT")) {
+		if (r == -EINVAL && (strstr(why, "O_DIRECT") || strstr(why, "not a regular file"))) {
 			snprintf(err, errlen, "%s", why);
 			goto fail;
 		}
