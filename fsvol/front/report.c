@@ -96,6 +96,10 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		snprintf(err, errlen, "ctl: empty command");
 		return -EINVAL;
 	}
+	/* "fail N force": the one verb with a flag (a failure beyond redundancy) */
+	int forced = !strcmp(verb, "fail") && extra && !strcmp(extra, "force");
+	if (forced)
+		extra = strtok_r(NULL, " \t\n", &save);
 	/* one command per write: whatever follows it is refused, never ignored */
 	int bare = !strcmp(verb, "reset") || !strcmp(verb, "check") || !strcmp(verb, "repair");
 	if (bare ? arg != NULL : extra != NULL) {
@@ -123,6 +127,15 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		if (!arg || *end || i >= v->geom.members) {
 			snprintf(err, errlen, "ctl: fail %s: expected a member index below %u", arg ? arg : "",
 				 v->geom.members);
+			return -EINVAL;
+		}
+		uint64_t after = atomic_load(&v->failed) | 1ull << i;
+		if (!forced && !layout_survives(&v->geom, after)) {
+			/* md refuses to fail the last working copy; a mistaken fail must not stop a volume */
+			snprintf(err, errlen, "ctl: fail %s: refused: %s cannot serve its data without member %lu%s; "
+				 "write 'fail %s force' to fail it anyway", arg, layout_level_name(v->geom.level), i,
+				 layout_copies(&v->geom) + layout_parity_count(&v->geom) > 1 ? " (too many already failed)"
+											: " (no redundancy)", arg);
 			return -EINVAL;
 		}
 		vol_fail_slot(v, (unsigned)i, -EIO);
@@ -160,6 +173,6 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		atomic_store(&v->slot[i]->inject_eio, 1);
 		return 0;
 	}
-	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail N, error N, check, repair)", verb);
+	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail N [force], error N, check, repair)", verb);
 	return -EINVAL;
 }
