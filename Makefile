@@ -64,14 +64,16 @@ INTEGRATION_TESTS := \
 	tests/integration/11-resync.sh \
 	tests/integration/12-sweep.sh \
 	tests/integration/13-demo.sh \
-	tests/integration/14-blockdev.sh
+	tests/integration/14-blockdev.sh \
+	tests/integration/15-assembly.sh \
+	tests/integration/16-crash.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
 BINS += $(BUILD)/bin/fsvol-bench
 endif
 # Helpers the integration tests run (independent checkers), not installed.
-TEST_TOOLS := $(BUILD)/bin/fsvol-verify
+TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite
 
 .PHONY: all deps check unit integration bench demo install uninstall clean
 all: $(BINS)
@@ -102,6 +104,10 @@ $(BUILD)/tests/test_bench: tests/unit/test_bench.c $(BENCH_LIB_OBJS) $(LIB)
 $(BUILD)/bin/fsvol-verify: tests/tools/verify.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/bin/fsvol-ackwrite: tests/tools/ackwrite.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe: $(BUILD)/bin/%: bench/tools/%.c $(LIB)
 	@mkdir -p $(dir $@)
