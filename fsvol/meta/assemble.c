@@ -405,7 +405,7 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		}
 	} else if (stale >= 0 && !force) {
 		return sb_refuse(err, errlen, "%s: stale (events %" PRIu64 ", volume at %" PRIu64
-			      "): it was failed or removed; re-add it or use --force",
+			      "): it was failed or removed; leave it out, or use --force to assemble without it",
 			      pname(&c[stale]), c[stale].sb.events, ref->events);
 	}
 	out->missing_mask = mask;

@@ -281,8 +281,13 @@ int main(int argc, char **argv)
 	if (!st.acked || !st.issued)
 		die("out of memory");
 	load_log(&st, argv[optind + 1]);
-	if (!wr)
-		return verify(&st);
+	if (!wr) {
+		rc = verify(&st);
+		free(st.acked);
+		free(st.issued);
+		close(st.fd);
+		return rc;
+	}
 
 	if ((st.logfd = open(argv[optind + 1], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0)
 		die("%s: %s", argv[optind + 1], strerror(errno));
@@ -301,5 +306,9 @@ int main(int argc, char **argv)
 			rc = w[i].err;
 	}
 	printf("acknowledged %" PRIu64 " writes; %s\n", total, rc ? strerror(rc) : "stopped at the limit");
+	free(st.acked);
+	free(st.issued);
+	close(st.logfd);
+	close(st.fd);
 	return 0;
 }
