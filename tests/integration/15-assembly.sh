@@ -8,7 +8,10 @@
 #   why) unless written `fail N force`;
 # - raid1 split brain: each half mounted alone and written; assembling both is
 #   refused naming both; --force keeps one and says the other was dropped;
-# - a member given twice (same path, hard link, symlink) names both arguments.
+# - a member given twice (same path, hard link, symlink) names both arguments;
+# - a superblock field that must agree (data_offset) differs with equal events:
+#   refused naming member and field, left out with --force; a volume_size that
+#   is not the geometry's capacity is refused even with --force.
 . "$(dirname "$0")/../lib.sh"
 
 # ctl_refused MNT CMD WHY: the write fails and the daemon log says WHY
@@ -114,5 +117,42 @@ expect_fail_msg "$T/t0 and $T/t0 both claim slot 0 (the same file, given twice)"
 	"$FSVOL" mount "$T/mnt" "$T/t0" "$T/t0" "$T/t1"
 expect_fail_msg "$T/t0 and $T/hard both claim slot 0" "$FSVOL" mount "$T/mnt" "$T/t0" "$T/hard"
 expect_fail_msg "$T/sym and $T/t0 both claim slot 0" "$FSVOL" mount "$T/mnt" "$T/sym" "$T/t1" "$T/t0"
+! mountpoint -q "$T/mnt" || fail "a refused mount left a mount"
+# --- a shared superblock field that differs, event counts equal ------------------
+# sb_set FILE OFFSET VALUE: the little-endian u64 at OFFSET, checksum fixed (docs/format.md)
+sb_set() {
+	/usr/bin/python3 - "$@" <<'PY'
+import struct, sys
+path, off, val = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def crc32c(data):
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1))
+    return crc ^ 0xffffffff
+with open(path, 'r+b') as f:
+    sb = bytearray(f.read(4096))
+    sb[off:off + 8] = struct.pack('<Q', val)
+    sb[8:12] = bytes(4)
+    sb[8:12] = struct.pack('<I', crc32c(bytes(sb)))
+    f.seek(0)
+    f.write(sb)
+PY
+}
+"$FSVOL" create -l raid1 -s 16M "$T"/g{0,1} >/dev/null
+sb_set "$T/g1" 80 $((2 * MiB)) # data_offset
+"$FSVOL" examine "$T/g1" | grep -q "Data Offset : 2097152" || fail "sb_set did not make a valid superblock"
+expect_fail_msg "$T/g1: disagrees with $T/g0 on data_offset (2097152, $T/g0 has 1048576)" \
+	"$FSVOL" mount "$T/mnt" "$T"/g{0,1}
+fsvol_mount --force "$T/mnt" "$T"/g{0,1} 2>"$T/force.err"
+grep -q "$T/g1: does not belong: data_offset 2097152" "$T/force.err" || fail "--force: $(cat "$T/force.err")"
+grep -q '\[U_\]' "$T/mnt/status" || fail "g1 was used: $(head -1 "$T/mnt/status")"
+fsvol_umount "$T/mnt"
+# volume_size must be the geometry's capacity, on every member alike
+"$FSVOL" create -l raid1 -s 16M "$T"/v{0,1} >/dev/null
+for m in "$T"/v{0,1}; do sb_set "$m" 88 $((32 * MiB)); done
+expect_fail_msg "volume_size 33554432 is not the capacity of its geometry (raid1, 2 members: 16777216)" \
+	"$FSVOL" mount --force "$T/mnt" "$T"/v{0,1}
 ! mountpoint -q "$T/mnt" || fail "a refused mount left a mount"
 echo "PASS"
