@@ -311,8 +311,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	/* members left out, or taken back by --force: the user must hear which */
 	for (unsigned i = 0; i < n && !opts->readonly; i++)
 		if (cand[i].note[0])
-			fprintf(stderr, "fsvol: %s%s: %s\n", cand[i].forced ? "warning: " : "", cand[i].path,
-				cand[i].note);
+			fprintf(stderr, "fsvol: warning: %s: %s\n", cand[i].path, cand[i].note);
 	v->sb = as.sb;
 	v->was_dirty = !as.sb.clean;
 	v->nslots = as.sb.members + as.sb.spares;
