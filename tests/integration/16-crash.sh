@@ -23,11 +23,12 @@ wait_resync() { # MNT: until a resync that a dirty mount started is done
 	fail "resync did not finish: $(cat "$1/status")"
 }
 
-# wait_acked LOG N: until LOG holds N acknowledged writes (the writer is running)
+# wait_acked LOG N WPID: until LOG holds N acknowledged writes, the writer running
 wait_acked() {
 	local i
-	for ((i = 0; i < 400; i++)); do
+	for ((i = 0; i < 1200; i++)); do
 		[[ $(grep -c '^A' "$1" 2>/dev/null) -ge $2 ]] && return 0
+		_alive "$3" || fail "the writer stopped before $2 acknowledged writes: $(grep -c '^A' "$1")"
 		sleep 0.05
 	done
 	fail "the writer did not reach $2 acknowledged writes: $(grep -c '^A' "$1")"
@@ -55,11 +56,11 @@ crash_loop() { # NAME NMEMBERS CREATE-ARGS...
 			wait_resync "$d/mnt"
 			check_clean "$d/mnt" "$d/log" "$name round $r"
 		fi
-		"$ACKW" write -j 4 -t 30 -s 7 "$d/mnt/volume" "$d/log" >"$d/w$r.out" 2>&1 &
+		"$ACKW" write -j 4 -t 300 -s 7 "$d/mnt/volume" "$d/log" >"$d/w$r.out" 2>&1 &
 		wpid=$!
 		track_pid "$wpid"
 		# kill after a varying number of acknowledged writes: mid-run, never the same point
-		wait_acked "$d/log" $(($(grep -c '^A' "$d/log" 2>/dev/null || true) + 100 + RANDOM % 300))
+		wait_acked "$d/log" $(($(grep -c '^A' "$d/log" 2>/dev/null || true) + 50 + RANDOM % 250)) "$wpid"
 		kill -KILL "$pid"
 		wait "$wpid" || fail "$name: round $r: writer failed: $(cat "$d/w$r.out")"
 		! grep -q "stopped at the limit" "$d/w$r.out" ||
