@@ -388,7 +388,8 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		if (!force)
 			return sb_refuse(err, errlen, "%s cannot run without member slot(s)%s (failed beyond "
 				      "redundancy; volume at events %" PRIu64 "): use --force to take back %s, "
-				      "the most recently failed; writes made after it failed are missing from it",
+				      "the most recently failed of the members it needs; writes made after "
+				      "it failed are missing from it",
 				      layout_level_name(g.level), slots, ref->events, names);
 		for (int k = 0; k < nb; k++) {
 			struct sb_candidate *b = &c[back[k]];

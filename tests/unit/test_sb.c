@@ -826,6 +826,38 @@ static void mut_no_geometry(struct vol *v) /* a level layout/ does not know (sb_
 		v->c[i].sb.level = 99;
 }
 
+static void mut_twice_unreadable(struct vol *v)
+{
+	v->c[0].read_error = -EIO;
+	v->c[4] = v->c[0];
+	v->c[4].path = "./m0";
+}
+/* raid10 near-2 of 4 (mirror pairs 0+1, 2+3): slot 1 failed, then 0, then 2;
+ * m3 is the newest. The newest failed (m2) is not needed: only m0 is taken back. */
+static void mut_beyond_raid10(struct vol *v)
+{
+	struct layout_geom g;
+	char why[160];
+
+	make_vol(v, 4, 0);
+	for (unsigned i = 0; i < v->n; i++) {
+		struct sb *s = &v->c[i].sb;
+		s->level = LAYOUT_RAID10;
+		s->layout = LAYOUT_R10_NEAR;
+		s->copies = 2;
+		ck_assert_msg(sb_geom(s, &g, why, sizeof(why)) == 0, "%s", why);
+		s->volume_size = g.capacity;
+		s->events = 7;
+		s->slots[0].state = s->slots[1].state = s->slots[2].state = SB_FAILED;
+	}
+	v->c[1].sb.events = 3; /* failed first: records nobody failed */
+	v->c[1].sb.slots[0].state = v->c[1].sb.slots[1].state = v->c[1].sb.slots[2].state = SB_ACTIVE;
+	v->c[0].sb.events = 4; /* then m0 */
+	v->c[0].sb.slots[0].state = v->c[0].sb.slots[2].state = SB_ACTIVE;
+	v->c[2].sb.events = 5; /* then m2 */
+	v->c[2].sb.slots[2].state = SB_ACTIVE;
+}
+
 static const struct {
 	const char *name;
 	void (*mut)(struct vol *);
@@ -877,6 +909,9 @@ static const struct {
 	{"failed member back forced", mut_failed_member_back, 1, 0, NULL, NULL, 1u << 3, 3, -1},
 	{"volume_size", mut_volume_size, 1, -EINVAL, ": volume_size 805371904 is not the capacity of its geometry (raid5, 4 members: 805306368)", NULL, 0, -1, -1},
 	{"no geometry", mut_no_geometry, 1, -EINVAL, ": superblock describes no valid geometry", NULL, 0, -1, -1},
+	{"given twice, unreadable", mut_twice_unreadable, 1, -EINVAL, "m0 and ./m0 are the same file (given twice)", NULL, 0, -1, -1},
+	{"beyond, raid10", mut_beyond_raid10, 0, -EINVAL, "raid10 cannot run without member slot(s) 0 1 2 (failed beyond redundancy; volume at events 7): use --force to take back m0 (events 4),", NULL, 0, -1, -1},
+	{"beyond, raid10 forced", mut_beyond_raid10, 1, 0, NULL, NULL, (1u << 1) | (1u << 2), 1, 0},
 };
 
 START_TEST(test_assemble_cases)
