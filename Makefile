@@ -78,7 +78,9 @@ INTEGRATION_TESTS := \
 	tests/integration/26-install.sh \
 	tests/integration/27-doc-examples.sh \
 	tests/integration/28-access.sh \
-	tests/integration/29-defects.sh
+	tests/integration/29-defects.sh \
+	tests/integration/30-assembly.sh \
+	tests/integration/31-crash.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -91,7 +93,7 @@ ifneq ($(BENCH_SRCS),)
 DOCS += $(BUILD)/man/fsvol-bench.1 $(BUILD)/completion/fsvol-bench
 endif
 # Helpers the integration tests run (independent checkers), not installed.
-TEST_TOOLS := $(BUILD)/bin/fsvol-verify
+TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite
 
 .PHONY: all deps check unit integration bench demo install uninstall clean
 all: $(BINS) $(DOCS)
@@ -134,6 +136,10 @@ $(BUILD)/tests/test_bench: tests/unit/test_bench.c $(BENCH_LIB_OBJS) $(LIB)
 $(BUILD)/bin/fsvol-verify: tests/tools/verify.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/bin/fsvol-ackwrite: tests/tools/ackwrite.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe: $(BUILD)/bin/%: bench/tools/%.c $(LIB)
 	@mkdir -p $(dir $@)

@@ -23,7 +23,7 @@
 static const struct cmd_opt mount_opts[] = {
 	{ "foreground", 'f', NULL, "stay in the foreground (Ctrl-C unmounts)" },
 	{ "buffered", 0, NULL, "open members without O_DIRECT (needed on filesystems without it)" },
-	{ "force", 0, NULL, "assemble even with stale or unreadable members (they count as missing)" },
+	{ "force", 0, NULL, "assemble with stale, unreadable or split-brain members left out; beyond redundancy, take back the most recently failed" },
 	{ "read-policy", 0, "POLICY", "raid1/raid10 reads: md (default), round-robin, prefer:N, split:SIZE", 0,
 	  "md round-robin prefer: split:" },
 	{ "stats", 0, "LEVEL", "counters: all (default), volume, off", 0, "all volume off" },

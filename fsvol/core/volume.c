@@ -56,15 +56,7 @@ static int write_sb(struct member *m, const struct sb *s)
 /* Geometry from a superblock: the same struct create filled in. */
 static int geom_from_sb(const struct sb *s, struct layout_geom *g, char *err, size_t errlen)
 {
-	memset(g, 0, sizeof(*g));
-	g->level = (enum layout_level)s->level;
-	g->alg = s->layout;
-	g->copies = s->copies;
-	g->members = s->members;
-	g->chunk = s->chunk;
-	for (unsigned i = 0; i < s->members && i < LAYOUT_MAX_MEMBERS; i++)
-		g->member_size[i] = s->slots[i].data_size;
-	return layout_init(g, err, errlen);
+	return sb_geom(s, g, err, errlen);
 }
 
 int vol_write_sbs(struct vol *v)
@@ -305,6 +297,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	}
 	if ((r = sb_assemble(cand, n, opts->force, &as, err, errlen)))
 		goto fail;
+	/* members left out, or taken back by --force: the user must hear which */
+	for (unsigned i = 0; i < n && !opts->readonly; i++)
+		if (cand[i].note[0])
+			fprintf(stderr, "fsvol: warning: %s: %s\n", cand[i].path, cand[i].note);
 	v->sb = as.sb;
 	v->was_dirty = !as.sb.clean;
 	v->nslots = as.sb.members + as.sb.spares;

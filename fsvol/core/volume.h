@@ -24,7 +24,7 @@ enum vol_stats_level { VOL_STATS_OFF, VOL_STATS_VOLUME, VOL_STATS_ALL };
 
 struct vol_opts {
 	int buffered;          /* members without O_DIRECT */
-	int force;             /* assemble stale/unreadable members as missing */
+	int force;             /* assemble stale/unreadable members as missing; take back beyond redundancy */
 	enum vol_read_policy read_policy;
 	unsigned prefer;       /* VOL_READ_PREFER */
 	uint64_t split;        /* VOL_READ_SPLIT */

@@ -261,11 +261,13 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 				 v->geom.members);
 			return -EINVAL;
 		}
-		/* a mistaken fail must not brick a volume: beyond redundancy, only when forced */
+		/* md refuses to fail the last working copy; a mistaken fail must not stop a volume */
 		uint64_t after = atomic_load(&v->failed) | (1ull << i);
 		if (!c.force && !layout_survives(&v->geom, after) && !(atomic_load(&v->failed) & (1ull << i))) {
-			snprintf(err, errlen, "ctl: fail %s: %s cannot run without member %d; 'fail %s force' if you mean it",
-				 c.arg, layout_level_name(v->geom.level), i, c.arg);
+			snprintf(err, errlen, "ctl: fail %s: refused: %s cannot serve its data without member %d%s; "
+				 "write 'fail %s force' to fail it anyway", c.arg, layout_level_name(v->geom.level), i,
+				 layout_copies(&v->geom) + layout_parity_count(&v->geom) > 1 ? " (too many already failed)"
+											: " (no redundancy)", c.arg);
 			return -EINVAL;
 		}
 		vol_fail_slot(v, (unsigned)i, -EIO);
