@@ -5,6 +5,7 @@
 CC      ?= cc
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib/fsvol
 SAN     ?= 0
 
 ifeq ($(SAN),1)
@@ -26,8 +27,9 @@ LDLIBS  += $(PC_LIBS) -lm
 
 # Module sources: one concern per file, fsvol/ in folders by concern
 # (core members model meta front util); fsvol/cli/ makes the `fsvol` command.
+NBD_PLUGIN_SRC := fsvol/front/nbd_plugin.c
 LIB_SRCS := $(sort $(wildcard layout/*.c) $(wildcard stats/*.c) \
-	$(filter-out fsvol/cli/%,$(wildcard fsvol/*/*.c)))
+	$(filter-out fsvol/cli/% $(NBD_PLUGIN_SRC),$(wildcard fsvol/*/*.c)))
 CLI_SRCS := $(sort $(wildcard fsvol/cli/*.c))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_LIB_SRCS := $(filter-out bench/main.c,$(BENCH_SRCS))
@@ -37,6 +39,10 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 BENCH_LIB_OBJS := $(BENCH_LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libfsvol.a
+# The NBD export: an nbdkit plugin, linked from position-independent objects
+# of the library (a separate object dir), run by `fsvol serve`.
+LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(BUILD)/pic/%.o)
+NBD_PLUGIN := $(BUILD)/lib/fsvol/fsvol-nbdkit.so
 
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
@@ -64,7 +70,8 @@ INTEGRATION_TESTS := \
 	tests/integration/11-resync.sh \
 	tests/integration/12-sweep.sh \
 	tests/integration/13-demo.sh \
-	tests/integration/14-blockdev.sh
+	tests/integration/14-blockdev.sh \
+	tests/integration/16-nbd-export.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -74,7 +81,7 @@ endif
 TEST_TOOLS := $(BUILD)/bin/fsvol-verify
 
 .PHONY: all deps check unit integration bench demo install uninstall clean
-all: $(BINS)
+all: $(BINS) $(NBD_PLUGIN)
 
 deps:
 	@scripts/deps.sh
@@ -82,6 +89,21 @@ deps:
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+# Where `fsvol serve` looks for the plugin when it is not beside the binary
+# (../lib/fsvol/); a sanitizer build preloads ASan's runtime into nbdkit.
+$(BUILD)/fsvol/cli/nbd_launch.o: CFLAGS += -DFSVOL_LIBDIR='"$(LIBDIR)"'
+ifeq ($(SAN),1)
+$(BUILD)/fsvol/cli/nbd_launch.o: CFLAGS += -DFSVOL_SAN_PRELOAD='"$(shell $(CC) -print-file-name=libasan.so)"'
+endif
+
+$(NBD_PLUGIN): $(BUILD)/pic/$(NBD_PLUGIN_SRC:.c=.o) $(LIB_PIC_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -118,25 +140,28 @@ check: deps
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 $$t; done
 
-integration: $(BINS) $(TEST_TOOLS)
+integration: $(BINS) $(NBD_PLUGIN) $(TEST_TOOLS)
 	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(INTEGRATION_TESTS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe
+	@$(MAKE) --no-print-directory $(BINS) $(NBD_PLUGIN) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe
 	@FSVOL_BUILD=$(BUILD) bench/run.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BINS)
 	@FSVOL_BUILD=$(BUILD) scripts/demo.sh
 
-install: $(BINS)
+install: $(BINS) $(NBD_PLUGIN)
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(LIBDIR)
+	install -m 0644 $(NBD_PLUGIN) $(DESTDIR)$(LIBDIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(NBD_PLUGIN))
 
 clean:
 	rm -rf build build-san
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(BUILD)/pic/fsvol/front/nbd_plugin.d

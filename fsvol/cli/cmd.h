@@ -33,6 +33,6 @@ int cmd_err(const struct cmd *c, const char *fmt, ...) __attribute__((format(pri
 int cmd_size(const struct cmd *c, const char *opt, const char *s, uint64_t *out);
 
 extern const struct cmd cmd_create, cmd_examine, cmd_mount, cmd_umount, cmd_status, cmd_map,
-	cmd_layout, cmd_model, cmd_stat, cmd_trace, cmd_scrub;
+	cmd_layout, cmd_model, cmd_stat, cmd_trace, cmd_scrub, cmd_serve;
 
 #endif

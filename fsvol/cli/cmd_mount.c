@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
+#include "fsvol/cli/nbd_launch.h"
+#include "fsvol/core/vol_opts.h"
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
@@ -24,36 +26,18 @@ static const struct cmd_opt mount_opts[] = {
 	{ "page-cache", 0, NULL, "let the kernel cache MNT/volume (default: every request reaches fsvol)" },
 	{ "log", 0, "FILE", "append the daemon's messages to FILE" },
 	{ "model", 0, "SPEC", "emulated disks: hdd, hdd-legacy, ssd, nvme, none, PRESET:key=val,... or 0=SPEC,1=SPEC (see fsvol model list)" },
+	{ "nbd", 0, "ADDR", "also export the volume over NBD on unix:PATH or [ADDR:]PORT (one daemon serves both)" },
+	{ "name", 0, "EXPORT", "with --nbd: the export name" },
+	{ "read-only", 'r', NULL, "with --nbd: export read-only (MNT/volume stays writable)" },
 	{ 0 },
 };
 
 struct mount_args {
 	struct vol_opts vo;
 	struct ff_opts fo;
+	struct nbd_launch nbd;  /* --nbd: the plugin's words */
+	int nbd_only;           /* an option that needs --nbd was given */
 };
-
-static int parse_policy(const char *s, struct vol_opts *o)
-{
-	char *end;
-	if (!strcmp(s, "md") || !strcmp(s, "default")) {
-		o->read_policy = VOL_READ_DEFAULT;
-	} else if (!strcmp(s, "round-robin") || !strcmp(s, "rr")) {
-		o->read_policy = VOL_READ_ROUNDROBIN;
-	} else if (!strncmp(s, "prefer:", 7)) {
-		unsigned long n = strtoul(s + 7, &end, 10);
-		if (!s[7] || *end || n >= SB_MAX_SLOTS)
-			return -1;
-		o->read_policy = VOL_READ_PREFER;
-		o->prefer = (unsigned)n;
-	} else if (!strncmp(s, "split:", 6)) {
-		if (size_parse(s + 6, &o->split) || o->split < 4096 || o->split % 4096)
-			return -1;
-		o->read_policy = VOL_READ_SPLIT;
-	} else {
-		return -1;
-	}
-	return 0;
-}
 
 static int mount_opt(int i, const char *arg, void *ctx)
 {
@@ -63,24 +47,42 @@ static int mount_opt(int i, const char *arg, void *ctx)
 	case 1: a->vo.buffered = 1; return 0;
 	case 2: a->vo.force = 1; return 0;
 	case 3:
-		if (parse_policy(arg, &a->vo))
+		if (vol_opts_parse_policy(arg, &a->vo))
 			return cmd_err(&cmd_mount, "--read-policy %s: expected md, round-robin, prefer:N or split:SIZE (a multiple of 4K)", arg), -1;
-		return 0;
+		return nbd_launch_kv(&a->nbd, "read-policy", arg);
 	case 4:
-		if (!strcmp(arg, "all"))
-			a->vo.stats = VOL_STATS_ALL;
-		else if (!strcmp(arg, "volume"))
-			a->vo.stats = VOL_STATS_VOLUME;
-		else if (!strcmp(arg, "off"))
-			a->vo.stats = VOL_STATS_OFF;
-		else
+		if (vol_opts_parse_stats(arg, &a->vo))
 			return cmd_err(&cmd_mount, "--stats %s: expected all, volume or off", arg), -1;
-		return 0;
+		return nbd_launch_kv(&a->nbd, "stats", arg);
 	case 5: a->fo.page_cache = 1; return 0;
 	case 6: a->fo.log = arg; return 0;
-	case 7: a->vo.model = arg; return 0;
+	case 7: a->vo.model = arg; return nbd_launch_kv(&a->nbd, "model", arg);
+	case 8:
+		if (nbd_launch_check_addr(&cmd_mount, arg))
+			return -1;
+		a->nbd.addr = arg;
+		return 0;
+	case 9: a->nbd_only = 1; return nbd_launch_kv(&a->nbd, "name", arg);
+	case 10: a->nbd_only = a->nbd.readonly = 1; return 0;
 	}
 	return -1;
+}
+
+/* --nbd: nbdkit runs the plugin, which serves MNT from a thread of its own. */
+static int mount_nbd(const struct cmd *c, struct mount_args *a, char *const *members, unsigned n)
+{
+	char mnt[PATH_MAX];
+	if (!realpath(a->fo.mountpoint, mnt))
+		return cmd_err(c, "mount point %s: %s", a->fo.mountpoint, strerror(errno));
+	a->nbd.members = members;
+	a->nbd.nmembers = n;
+	a->nbd.foreground = a->fo.foreground;
+	a->nbd.log = a->fo.log;
+	if (nbd_launch_kv(&a->nbd, "mount", mnt) || (a->vo.buffered && nbd_launch_kv(&a->nbd, "buffered", NULL)) ||
+	    (a->vo.force && nbd_launch_kv(&a->nbd, "force", NULL)) ||
+	    (a->fo.page_cache && nbd_launch_kv(&a->nbd, "page-cache", NULL)))
+		return cmd_err(c, "too many options");
+	return nbd_launch(c, &a->nbd);
 }
 
 static int mount_run(const struct cmd *c, int argc, char **argv)
@@ -103,6 +105,10 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	}
 	if (ff_check_mountpoint(a.fo.mountpoint, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
+	if (a.nbd.addr)
+		return mount_nbd(c, &a, argv + first + 1, (unsigned)(argc - first - 1));
+	if (a.nbd_only)
+		return cmd_err(c, "--name and --read-only need --nbd");
 	struct vol *v;
 	if (vol_open(&v, argv + first + 1, (unsigned)(argc - first - 1), &a.vo, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
@@ -122,7 +128,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_mount = {
 	.name = "mount",
-	.usage = "[-f] [--buffered] [--read-policy P] [--stats LEVEL] [--model SPEC] MNT MEMBER...",
+	.usage = "[-f] [--buffered] [--read-policy P] [--stats LEVEL] [--model SPEC] [--nbd ADDR [--name EXPORT] [-r]] MNT MEMBER...",
 	.summary = "assemble a volume and serve it as MNT/volume (with MNT/stats, MNT/status, ...)",
 	.opts = mount_opts,
 	.run = mount_run,

@@ -8,6 +8,7 @@
 
 static const struct cmd *const cmds[] = {
 	&cmd_create, &cmd_examine, &cmd_mount, &cmd_umount, &cmd_status, &cmd_map, &cmd_layout, &cmd_model, &cmd_stat, &cmd_trace, &cmd_scrub,
+	&cmd_serve,
 };
 
 static void usage(FILE *f)
