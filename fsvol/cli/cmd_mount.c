@@ -94,6 +94,8 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	if (argc - first < 2)
 		return cmd_err(c, "need a mount point and at least one member");
+	if (a.nbd_only && !a.nbd.addr)
+		return cmd_err(c, "--name and --read-only need --nbd");
 	a.fo.mountpoint = argv[first];
 	if (a.fo.log && a.fo.log[0] != '/') {
 		/* the daemon runs in /: keep the log where the user meant */
@@ -107,8 +109,6 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 		return cmd_err(c, "%s", err);
 	if (a.nbd.addr)
 		return mount_nbd(c, &a, argv + first + 1, (unsigned)(argc - first - 1));
-	if (a.nbd_only)
-		return cmd_err(c, "--name and --read-only need --nbd");
 	struct vol *v;
 	if (vol_open(&v, argv + first + 1, (unsigned)(argc - first - 1), &a.vo, err, sizeof(err)))
 		return cmd_err(c, "%s", err);

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +90,30 @@ int nbd_launch_check_addr(const struct cmd *c, const char *addr)
 	return 0;
 }
 
+/* A socket file nobody listens on (a server that ended: nbdkit leaves it
+ * behind) is removed; one in use, or another kind of file, is an error. */
+static int nbd_clear_socket(const struct cmd *c, const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode))
+		return cmd_err(c, "--nbd unix:%s: exists and is not a socket", path), -1;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return cmd_err(c, "socket: %s", strerror(errno)), -1;
+	int r = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	int e = errno;
+	close(fd);
+	if (r == 0)
+		return cmd_err(c, "--nbd unix:%s: a server is already listening there", path), -1;
+	if (e == ECONNREFUSED && unlink(path) == 0)
+		return 0;
+	return cmd_err(c, "--nbd unix:%s: %s", path, strerror(e)), -1;
+}
+
 /* The plugin: next to the binary's lib/ (build tree and install alike), else
  * the install path. */
 static int nbd_plugin_path(char *out, size_t len)
@@ -122,6 +148,8 @@ int nbd_launch(const struct cmd *c, struct nbd_launch *l)
 	argv[n++] = "nbdkit";
 	argv[n++] = "-f";
 	if (!strncmp(l->addr, "unix:", 5)) {
+		if (nbd_clear_socket(c, l->addr + 5))
+			return 1;
 		argv[n++] = "-U";
 		argv[n++] = nbd_launch_abs(l->addr + 5);
 	} else {

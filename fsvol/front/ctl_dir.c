@@ -69,6 +69,7 @@ static int ctl_dir_write_file(struct ctl_dir *c, const char *name, enum report_k
 	return r;
 }
 
+
 static void ctl_dir_refresh(struct ctl_dir *c)
 {
 	for (size_t i = 0; i < sizeof(ctl_dir_files) / sizeof(ctl_dir_files[0]); i++)
@@ -96,6 +97,8 @@ static void ctl_dir_command(struct ctl_dir *c, char *cmd, size_t len)
 	if (!len)
 		return;
 	int r = report_ctl(c->v, cmd, len, err, sizeof(err));
+	/* the files show the command's effect before its outcome is logged */
+	ctl_dir_refresh(c);
 	ctl_dir_log(c, cmd, r ? err : "ok");
 }
 
