@@ -45,7 +45,7 @@ static int serve_opt(int i, const char *arg, void *ctx)
 		r = nbd_launch_kv(&a->l, "name", arg);
 		break;
 	case 2: a->l.readonly = 1; return 0;
-	case 3: r = nbd_launch_kv(&a->l, "ctl-dir", nbd_launch_abs(arg)); break;
+	case 3: r = nbd_launch_kv(&a->l, "ctl-dir", arg); break;
 	case 4: a->l.foreground = 1; return 0;
 	case 5: a->l.pidfile = arg; return 0;
 	case 6: a->l.log = arg; return 0;

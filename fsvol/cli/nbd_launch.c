@@ -2,7 +2,8 @@
  * nbdkit always runs with -f: in the background it is this process's child,
  * and the plugin writes one byte to a pipe once it serves (the FUSE mount
  * included), so `fsvol serve` / `fsvol mount --nbd` return when ready, and
- * report nbdkit's own error otherwise. */
+ * report nbdkit's own error otherwise. nbdkit -f keeps the working
+ * directory, so relative paths mean what the user meant. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,28 +25,14 @@
 
 int nbd_launch_kv(struct nbd_launch *l, const char *key, const char *value)
 {
-	if (l->nkv >= NBD_LAUNCH_MAX_KV)
-		return -1;
 	size_t n = strlen(key) + (value ? strlen(value) : 1) + 2;
-	char *s = malloc(n);
-	if (!s)
+	if (l->nkv >= NBD_LAUNCH_MAX_KV || n > sizeof(l->kvmem) - l->kvused)
 		return -1;
+	char *s = l->kvmem + l->kvused;
+	l->kvused += n;
 	snprintf(s, n, "%s=%s", key, value ? value : "1");
 	l->kv[l->nkv++] = s;
 	return 0;
-}
-
-const char *nbd_launch_abs(const char *path)
-{
-	char cwd[PATH_MAX];
-	if (!path || path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		return path;
-	size_t n = strlen(cwd) + strlen(path) + 2;
-	char *s = malloc(n);
-	if (!s)
-		return path;
-	snprintf(s, n, "%s/%s", cwd, path);
-	return s;
 }
 
 /* Split [ADDR:]PORT; ADDR may be [IPv6]. 0 or -1. */
@@ -151,7 +138,7 @@ int nbd_launch(const struct cmd *c, struct nbd_launch *l)
 		if (nbd_clear_socket(c, l->addr + 5))
 			return 1;
 		argv[n++] = "-U";
-		argv[n++] = nbd_launch_abs(l->addr + 5);
+		argv[n++] = l->addr + 5;
 	} else {
 		nbd_split_addr(l->addr, host, sizeof(host), port, sizeof(port));
 		if (host[0]) {
@@ -165,7 +152,7 @@ int nbd_launch(const struct cmd *c, struct nbd_launch *l)
 		argv[n++] = "-r";
 	if (l->pidfile) {
 		argv[n++] = "-P";
-		argv[n++] = nbd_launch_abs(l->pidfile);
+		argv[n++] = l->pidfile;
 	}
 	argv[n++] = plugin;
 	for (unsigned i = 0; i < l->nmembers; i++) {
@@ -185,16 +172,11 @@ int nbd_launch(const struct cmd *c, struct nbd_launch *l)
 		argv[n++] = fdkv;
 		if (l->log) {
 			static char logkv[PATH_MAX + 8];
-			snprintf(logkv, sizeof(logkv), "log=%s", nbd_launch_abs(l->log));
+			snprintf(logkv, sizeof(logkv), "log=%s", l->log);
 			argv[n++] = logkv;
 		}
 	}
 	argv[n] = NULL;
-#ifdef FSVOL_SAN_PRELOAD
-	/* the plugin is built with ASan; nbdkit is not: its runtime must load first */
-	setenv("LD_PRELOAD", FSVOL_SAN_PRELOAD, 1);
-	setenv("ASAN_OPTIONS", "detect_leaks=0", 0);
-#endif
 	if (l->foreground) {
 		/* nbdkit becomes this process: signals and exit status are its own */
 		int e = (execvp("nbdkit", (char **)argv), errno);
@@ -225,6 +207,10 @@ int nbd_launch(const struct cmd *c, struct nbd_launch *l)
 	}
 	close(pfd[1]);
 	waitpid(pid, NULL, 0);
+	for (int i = 0; i < n; i++)
+		if (!strncmp(argv[i], "member=", 7))
+			free((char *)argv[i]);
+	free(argv);
 	char b;
 	ssize_t r;
 	while ((r = read(pfd[0], &b, 1)) < 0 && errno == EINTR)

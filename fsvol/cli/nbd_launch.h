@@ -14,6 +14,8 @@ struct nbd_launch {
 	const char *log;        /* the daemon's messages once it runs in the background */
 	const char *kv[NBD_LAUNCH_MAX_KV]; /* plugin key=value words, besides the members */
 	unsigned nkv;
+	char kvmem[16384];      /* where the words live (nothing to free) */
+	size_t kvused;
 	char *const *members;
 	unsigned nmembers;
 };
@@ -25,7 +27,5 @@ int nbd_launch_check_addr(const struct cmd *c, const char *addr);
 /* Start nbdkit; in the background, return once it serves (0) or failed
  * (its messages already on stderr; 1). In the foreground, only on failure. */
 int nbd_launch(const struct cmd *c, struct nbd_launch *l);
-/* Make a path absolute (the daemon's directory is not the caller's). */
-const char *nbd_launch_abs(const char *path);
 
 #endif

@@ -118,6 +118,8 @@ static int nbd_get_ready(void)
 			     (unsigned long long)failed);
 	if (nbd.ctl_dir && ctl_dir_open(&nbd.ctl, nbd.v, nbd.ctl_dir, nbd.ctl_ms, err, sizeof(err))) {
 		nbdkit_error("%s", err);
+		vol_close(nbd.v);
+		nbd.v = NULL;
 		return -1;
 	}
 	return 0;
