@@ -107,8 +107,14 @@ static void ctl_dir_read(struct ctl_dir *c)
 {
 	for (;;) {
 		ssize_t n = read(c->fifo, c->line + c->used, sizeof(c->line) - 1 - c->used);
-		if (n <= 0)
+		if (n <= 0) {
+			/* drained: a last command without its newline is whole too
+			 * (fsvol scrub writes "check" bare, as to MNT/ctl) */
+			if (c->used)
+				ctl_dir_command(c, c->line, c->used);
+			c->used = 0;
 			return;
+		}
 		c->used += (size_t)n;
 		char *nl;
 		while ((nl = memchr(c->line, '\n', c->used))) {
@@ -134,10 +140,8 @@ static void *ctl_dir_main(void *arg)
 			break;
 		if (n > 0 && p[1].revents)
 			break;
-		if (n > 0 && p[0].revents) {
-			/* a command without its newline yet waits for the rest */
+		if (n > 0 && p[0].revents)
 			ctl_dir_read(c);
-		}
 		ctl_dir_refresh(c);
 	}
 	return NULL;

@@ -80,7 +80,7 @@ cmp -n $((8 * MiB)) "$T/data" "$T/back" || fail "nbdcopy round trip differs"
 note "nbdcopy round trip equal"
 
 # counters and control in --ctl-dir: a reset through the FIFO, then exact counts
-echo reset >"$T/ctl/ctl"
+printf reset >"$T/ctl/ctl" # a bare word, no newline (fsvol scrub writes its verb so)
 wait_for logged "$T/ctl" "reset: ok"
 [[ $(jq -r .volume.writes "$T/ctl/stats.json") == 0 ]] || fail "ctl-dir: reset did not zero the writes"
 nbdcopy "$T/data" "$(uri "$S")" || fail "nbdcopy to the export failed"
@@ -88,7 +88,8 @@ wait_for json_is "$T/ctl/stats.json" .volume.write_bytes $((8 * MiB))
 echo "bogus words" >"$T/ctl/ctl"
 wait_for grep -q "^bogus words: ctl: " "$T/ctl/ctl.log"
 grep -q "^pid: $(cat "$S.pid")" "$T/ctl/status" || fail "ctl-dir status lacks the server's pid"
-note "ctl-dir: reset, exact write bytes, refused command logged"
+"$FSVOL" stat -c 1 "$T/ctl" | grep -q "^fsvol0m2 " || fail "fsvol stat cannot read the ctl-dir"
+note "ctl-dir: reset, exact write bytes, refused command logged, fsvol stat reads it"
 
 # fio's nbd engine, random writes with crc32c verify at QD32
 fio --name=nbdverify --ioengine=nbd --uri="$(uri "$S")" --rw=randwrite --bs=4k,64k \
