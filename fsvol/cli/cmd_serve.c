@@ -9,9 +9,9 @@
 
 static const struct cmd_opt serve_opts[] = {
 	{ "nbd", 0, "ADDR", "listen on unix:PATH or [ADDR:]PORT (required)" },
-	{ "name", 0, "EXPORT", "export name (default: the empty name; any name is refused but this one)" },
+	{ "name", 0, "EXPORT", "the export's name, listed to clients; other names are refused (default: empty, any name accepted)" },
 	{ "read-only", 'r', NULL, "export read-only" },
-	{ "ctl-dir", 0, "DIR", "write stats, stats.json, diskstats, status to DIR every second; commands go to the FIFO DIR/ctl" },
+	{ "ctl-dir", 0, "DIR", "counters and control: DIR/stats, stats.json, diskstats, status (rewritten every second); commands to the FIFO DIR/ctl, outcomes in DIR/ctl.log" },
 	{ "foreground", 'f', NULL, "stay in the foreground (Ctrl-C stops the server)" },
 	{ "pidfile", 0, "FILE", "write the server's pid to FILE once it serves" },
 	{ "log", 0, "FILE", "append the server's messages to FILE once it runs in the background" },
