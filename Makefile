@@ -52,7 +52,8 @@ UNIT_TESTS := \
 	test_sb \
 	test_size \
 	test_spindle \
-	test_stats
+	test_stats \
+	test_vol_opts
 UNIT_BINS := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 
 # Integration tests (real mounts, real tools), sorted and explicit.

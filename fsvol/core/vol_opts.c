@@ -21,9 +21,11 @@ int vol_opts_parse_policy(const char *s, struct vol_opts *o)
 		o->read_policy = VOL_READ_PREFER;
 		o->prefer = (unsigned)n;
 	} else if (!strncmp(s, "split:", 6)) {
-		if (size_parse(s + 6, &o->split) || o->split < 4096 || o->split % 4096)
-			return -EINVAL;
+		uint64_t split;
+		if (size_parse(s + 6, &split) || split < 4096 || split % 4096)
+			return -EINVAL; /* a refusal changes nothing */
 		o->read_policy = VOL_READ_SPLIT;
+		o->split = split;
 	} else {
 		return -EINVAL;
 	}
