@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,8 +53,9 @@ static struct {
 	struct vol *v;
 	void *zeros;
 	struct ctl_dir *ctl;
-	pthread_t fuse_thread;
-	int fuse_running;
+	pthread_t fuse_thread, watch_thread;
+	int fuse_running, watch_running;
+	volatile int stopping;
 	volatile int fuse_done, fuse_result;
 	char fuse_err[512];
 } nbd = { .ready_fd = -1, .vo = { .stats = VOL_STATS_ALL } };
@@ -154,6 +158,43 @@ static void *nbd_fuse_main(void *arg)
 	return NULL;
 }
 
+/* End every client connection: shutdown(2) on each connected socket (the
+ * listening ones accept connections; nothing else in the process is a
+ * socket). nbdkit 1.32 otherwise waits, at shutdown, for idle clients to
+ * hang up, and a kernel nbd-client never does: SIGTERM and fsvol umount
+ * would wait forever. Requests in flight finish first (nbdkit waits for
+ * its callbacks); a client sees the server go away. */
+static void nbd_drop_clients(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+		int fd = atoi(e->d_name), listening = 0;
+		socklen_t len = sizeof(listening);
+		if (fd <= 2 || fd == dirfd(d) || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+			continue;
+		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 && !listening)
+			shutdown(fd, SHUT_RDWR);
+	}
+	closedir(d);
+}
+
+/* Waits for the server's shutdown (a signal, or the FUSE mount gone). */
+static void *nbd_watch_main(void *arg)
+{
+	(void)arg;
+	/* nbdkit_nanosleep returns -1 early once the server is shutting down
+	 * (and logs "aborting sleep because of server shut down") */
+	while (!nbd.stopping && nbdkit_nanosleep(0, 200 * 1000 * 1000) == 0)
+		;
+	if (!nbd.stopping)
+		nbd_drop_clients();
+	return NULL;
+}
+
 /* Threads start here (they do not survive nbdkit's fork). */
 static int nbd_after_fork(void)
 {
@@ -177,6 +218,8 @@ static int nbd_after_fork(void)
 			return -1;
 		}
 	}
+	if (!pthread_create(&nbd.watch_thread, NULL, nbd_watch_main, NULL))
+		nbd.watch_running = 1;
 	if (nbd.ctl && ctl_dir_start(nbd.ctl)) {
 		nbdkit_error("%s: cannot start its thread", nbd.ctl_dir);
 		return -1;
@@ -223,6 +266,10 @@ static void nbd_fuse_stop(void)
 /* After the last connection: stop the mount, write the last counters, close clean. */
 static void nbd_cleanup(void)
 {
+	nbd.stopping = 1;
+	if (nbd.watch_running)
+		pthread_join(nbd.watch_thread, NULL);
+	nbd.watch_running = 0;
 	nbd_fuse_stop();
 	ctl_dir_close(nbd.ctl);
 	nbd.ctl = NULL;

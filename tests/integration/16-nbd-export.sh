@@ -43,6 +43,12 @@ wait_for() {
 	for ((i = 0; i < 100; i++)); do "$@" && return 0; sleep 0.1; done
 	fail "timed out waiting for: $*"
 }
+# hold SOCKET: a client that stays connected and idle (tracked); waits until it is in
+hold() {
+	/usr/bin/python3 "$PROBE" "$1" hold 120 >"$T/hold.out" 2>&1 &
+	track_pid $!
+	wait_for grep -q connected "$T/hold.out"
+}
 logged() { grep -qxF "$2" "$1/ctl.log" 2>/dev/null; }
 json_is() { [[ $(jq -r "$2" "$1") == "$3" ]]; } # FILE FILTER VALUE
 
@@ -110,11 +116,13 @@ jq -e '.members | all(.state == "active" and .errors == 0)' "$T/ctl/stats.json" 
 	fail "a member failed or counted errors after hostile requests"
 note "hostile requests: the server still serves, no member error"
 
-# SIGTERM: the server exits, the volume is closed clean, the last counters stay
+# SIGTERM: the server exits, even with a client connected and idle; the volume
+# is closed clean, the last counters stay
+hold "$S"
 stop "$S"
 "$FSVOL" examine "$T/m0" | grep -q "State : clean" || fail "volume not clean after the server stopped"
 [[ $(jq -r .volume.writes "$T/ctl/stats.json") -gt 0 ]] || fail "ctl-dir lost its last counters"
-note "SIGTERM: clean volume, last counters kept"
+note "SIGTERM with an idle client: clean volume, last counters kept"
 
 # --- export name and read-only
 serve "$S" --name vol5 -r "$T"/m{0,1,2}
@@ -148,7 +156,8 @@ nbdcopy "$(uri "$S")" "$T/back4" || fail "nbdcopy from the mount's export failed
 r1=$(jq -r .volume.read_bytes "$T/mnt/stats.json")
 [[ $((r1 - r0)) -ge $cap ]] || fail "MNT/stats.json: NBD reads not counted ($((r1 - r0)) bytes)"
 note "mount --nbd: NBD traffic in MNT/stats.json"
+hold "$S"
 fsvol_umount "$T/mnt"
 [[ ! -S $S ]] || ! nbdinfo --size "$(uri "$S")" 2>/dev/null || fail "the export outlived fsvol umount"
 "$FSVOL" examine "$T/m0" | grep -q "State : clean" || fail "volume not clean after fsvol umount"
-note "fsvol umount ends the export too; volume clean"
+note "fsvol umount ends the export too, an idle client connected; volume clean"

@@ -7,6 +7,8 @@ a unix socket, for tests that need what nbdinfo/nbdcopy will not send.
   nbd_probe.py SOCKET hostile       malformed and hostile requests; each must get
                                     an error reply or a disconnect, then a clean
                                     connection must still work
+  nbd_probe.py SOCKET hold SECONDS  connect, print "connected", stay idle (a client
+                                    that never hangs up, like a kernel nbd-client)
 Prints one line per case; exits 1 on the first wrong answer. Every socket
 operation has a timeout, so a hung server fails the test instead of hanging it.
 """
@@ -195,7 +197,20 @@ def hostile(path):
     ok("still serving: write and read back equal")
 
 
+def hold(path, secs):
+    s, _, _ = go(path)
+    print("connected", flush=True)
+    s.settimeout(secs)
+    try:
+        s.recv(1)  # returns when the server hangs up
+    except socket.timeout:
+        pass
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[2] == "hold":
+        hold(sys.argv[1], float(sys.argv[3]))
+        return
     if len(sys.argv) != 3 or sys.argv[2] not in ("multiconn", "hostile"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
