@@ -95,6 +95,7 @@ echo "bogus words" >"$T/ctl/ctl"
 wait_for grep -q "^bogus words: ctl: " "$T/ctl/ctl.log"
 grep -q "^pid: $(cat "$S.pid")" "$T/ctl/status" || fail "ctl-dir status lacks the server's pid"
 "$FSVOL" stat -c 1 "$T/ctl" | grep -q "^fsvol0m2 " || fail "fsvol stat cannot read the ctl-dir"
+"$FSVOL" stat -i 0.3 -c 3 "$T/ctl" >/dev/null || fail "fsvol stat -i 0.3 on the ctl-dir failed"
 note "ctl-dir: reset, exact write bytes, refused command logged, fsvol stat reads it"
 
 # fio's nbd engine, random writes with crc32c verify at QD32
