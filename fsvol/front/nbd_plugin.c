@@ -117,9 +117,13 @@ static int nbd_get_ready(void)
 		return -1;
 	}
 	uint64_t failed = atomic_load(&nbd.v->failed);
+	/* the user still sees stderr here, as with fsvol mount */
 	if (failed)
-		nbdkit_debug("volume is degraded (missing or failed member slots: 0x%llx)",
-			     (unsigned long long)failed);
+		fprintf(stderr, "fsvol: volume is degraded (missing or failed member slots: 0x%llx)\n",
+			(unsigned long long)failed);
+	if (nbd.v->was_dirty && layout_copies(&nbd.v->geom) + layout_parity_count(&nbd.v->geom) > 1)
+		fprintf(stderr, "fsvol: warning: the volume was not shut down cleanly; resyncing "
+				"parity and copies in the background (see status)\n");
 	if (nbd.ctl_dir && ctl_dir_open(&nbd.ctl, nbd.v, nbd.ctl_dir, nbd.ctl_ms, err, sizeof(err))) {
 		nbdkit_error("%s", err);
 		vol_close(nbd.v);
