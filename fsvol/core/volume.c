@@ -234,6 +234,8 @@ static void vol_free(struct vol *v)
 int vol_start(struct vol *v)
 {
 	/* Threads do not survive fork: start them in the process that serves. */
+	if (v->started)
+		return 0; /* once: the NBD export and its FUSE mount share the volume */
 	v->started = 1;
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
