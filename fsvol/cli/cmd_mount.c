@@ -204,10 +204,10 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	}
 	for (unsigned i = 0; i < a.nfaults; i++) {
 		unsigned n = a.fault[i].slot;
-		int bad = n >= v->nslots || !v->slot[n];
+		int bad = n >= vol_nslots(v) || !vol_member(v, n);
 		if (bad)
 			snprintf(err, sizeof(err), "--fault %u=%s: no member in slot %u", n, a.fault[i].spec, n);
-		else if (member_fault_set(v->slot[n], a.fault[i].spec, err + 64, sizeof(err) - 64))
+		else if (member_fault_set(vol_member(v, n), a.fault[i].spec, err + 64, sizeof(err) - 64))
 			bad = snprintf(err, 64, "--fault %u=", n) > 0, memmove(err + strlen(err), err + 64, strlen(err + 64) + 1);
 		if (bad) {
 			vol_close(v);
@@ -216,11 +216,11 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 			return cmd_err(c, "%s", err);
 		}
 	}
-	uint64_t failed = atomic_load(&v->failed);
+	uint64_t failed = vol_failed_mask(v);
 	if (failed)
 		fprintf(stderr, "fsvol mount: volume is degraded (missing or failed member slots: 0x%llx)\n",
 			(unsigned long long)failed);
-	if (v->was_dirty && layout_copies(&v->geom) + layout_parity_count(&v->geom) > 1)
+	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
 		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
 				"resyncing parity and copies in the background (see MNT/status)\n");
 	r = ff_serve(v, &a.fo, err, sizeof(err));

@@ -116,12 +116,12 @@ static int nbd_get_ready(void)
 		nbdkit_error("%s", err);
 		return -1;
 	}
-	uint64_t failed = atomic_load(&nbd.v->failed);
+	uint64_t failed = vol_failed_mask(nbd.v);
 	/* the user still sees stderr here, as with fsvol mount */
 	if (failed)
 		fprintf(stderr, "fsvol: volume is degraded (missing or failed member slots: 0x%llx)\n",
 			(unsigned long long)failed);
-	if (nbd.v->was_dirty && layout_copies(&nbd.v->geom) + layout_parity_count(&nbd.v->geom) > 1)
+	if (vol_was_dirty(nbd.v) && layout_copies(vol_geom(nbd.v)) + layout_parity_count(vol_geom(nbd.v)) > 1)
 		fprintf(stderr, "fsvol: warning: the volume was not shut down cleanly; resyncing "
 				"parity and copies in the background (see status)\n");
 	if (nbd.ctl_dir && ctl_dir_open(&nbd.ctl, nbd.v, nbd.ctl_dir, nbd.ctl_ms, err, sizeof(err))) {
@@ -312,7 +312,7 @@ static void *nbd_open(int readonly)
 static int64_t nbd_get_size(void *h)
 {
 	(void)h;
-	return (int64_t)nbd.v->geom.capacity;
+	return (int64_t)vol_geom(nbd.v)->capacity;
 }
 
 static const char *nbd_export_description(void *h)
@@ -337,8 +337,8 @@ static int nbd_can_fua(void *h)
 static int nbd_is_rotational(void *h)
 {
 	(void)h;
-	for (unsigned i = 0; i < nbd.v->nslots; i++) {
-		struct member *m = nbd.v->slot[i];
+	for (unsigned i = 0; i < vol_nslots(nbd.v); i++) {
+		struct member *m = vol_member(nbd.v, i);
 		if (m && atomic_load(&m->modeled) && m->spindle && m->spindle->p.kind == SPINDLE_HDD)
 			return 1;
 	}
@@ -349,7 +349,7 @@ static int nbd_is_rotational(void *h)
  * one chunk touches one member), else a page; maximum: 32 MiB. */
 static int nbd_block_size(void *h, uint32_t *minimum, uint32_t *preferred, uint32_t *maximum)
 {
-	const struct layout_geom *g = &nbd.v->geom;
+	const struct layout_geom *g = vol_geom(nbd.v);
 	(void)h;
 	*minimum = 512;
 	*preferred = 4096;
@@ -362,7 +362,7 @@ static int nbd_block_size(void *h, uint32_t *minimum, uint32_t *preferred, uint3
 /* nbdkit checks ranges against get_size already; checked again at this edge. */
 static int nbd_range(uint32_t count, uint64_t off)
 {
-	uint64_t cap = nbd.v->geom.capacity;
+	uint64_t cap = vol_geom(nbd.v)->capacity;
 	if (off > cap || count > cap - off) {
 		nbdkit_error("request [%llu, +%u) beyond the volume (%llu bytes)",
 			     (unsigned long long)off, count, (unsigned long long)cap);
