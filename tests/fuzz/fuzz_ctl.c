@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* a copy of exactly size bytes, so ASan sees any read past them */
 	char *buf = malloc(size ? size : 1), err[256];
-	struct report_cmd c;
+	static struct report_cmd c;
 	if (!buf)
 		abort();
 	memcpy(buf, data, size);
@@ -21,11 +21,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FUZZ_ASSERT(memchr(buf, 0, size) == NULL);
 		FUZZ_ASSERT(memchr(c.arg, 0, sizeof(c.arg)) != NULL);
-		FUZZ_ASSERT(c.verb <= REPORT_CTL_REPAIR);
-		if (c.verb == REPORT_CTL_FAIL || c.verb == REPORT_CTL_ERROR)
+		FUZZ_ASSERT(memchr(c.arg2, 0, sizeof(c.arg2)) != NULL);
+		FUZZ_ASSERT(c.verb <= REPORT_CTL_SPEED_MAX);
+		if (c.verb == REPORT_CTL_FAIL || c.verb == REPORT_CTL_ERROR || c.verb == REPORT_CTL_FAULT ||
+		    c.verb == REPORT_CTL_REMOVE)
 			FUZZ_ASSERT(c.index < SB_MAX_SLOTS || c.index == REPORT_CTL_NO_INDEX);
-		if (c.verb == REPORT_CTL_MODEL)
+		if (c.verb == REPORT_CTL_MODEL || c.verb == REPORT_CTL_ADD || c.verb == REPORT_CTL_READD)
 			FUZZ_ASSERT(c.arg[0] != 0);
+		if (c.verb == REPORT_CTL_FAULT)
+			FUZZ_ASSERT(c.arg2[0] != 0);
+		if (c.verb == REPORT_CTL_SPEED_MIN || c.verb == REPORT_CTL_SPEED_MAX)
+			FUZZ_ASSERT(c.number >= 1 && c.number <= 100000000);
 	}
 	free(buf);
 	return 0;
