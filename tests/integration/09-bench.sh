@@ -64,6 +64,33 @@ for run in "-B 128K:64K 2" "-f 64K 0"; do
 		fail "$flag $range: $v volume reads, member reads $got (all on member $want)"
 done
 
+# --- holes: a fresh volume reads never-written blocks; fsvol-bench says so once (stderr and
+# report) unless a model sets the timing, and stops saying so once the volume is written
+"$FSVOL" create -l raid0 -c 64K -s 8M "$T"/h{0,1} >/dev/null
+hm=$T/h0,$T/h1
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 --members "$hm" >"$T/h.txt" 2>"$T/h.err" || fail "holes run failed: $(cat "$T/h.err")"
+[[ $(grep -c "warning: .*never written (holes on m0,m1)" "$T/h.err") -eq 1 ]] ||
+	fail "no single holes warning on stderr: $(cat "$T/h.err")"
+grep -q "^WARNING: .*100% of the member blocks under this run's range were never written" "$T/h.txt" ||
+	fail "report lacks the holes warning"
+"$BENCH" -q --json -b 64K -r -o 2 -d 0.3 -W0 --members "$hm" 2>/dev/null | jq -e '.results.targets[0].holes_warning | test("never written")' 	>/dev/null || fail "JSON lacks holes_warning"
+# -f 64K reads only the first chunk: member 0
+"$BENCH" -q -b 64K -r -o 1 -d 0.3 -W0 -f 64K --members "$hm" 2>&1 >/dev/null | grep -q "(holes on m0)" ||
+	fail "a window on member 0 should name m0 alone"
+# a model sets the timing: no warning
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 --members "$hm" --model ssd >"$T/hm.txt" 2>"$T/hm.err" || fail "model run failed"
+! grep -qi "never written" "$T/hm.txt" "$T/hm.err" || fail "warned although a model sets the timing"
+# written once through a mount (dd over the whole volume): no warning, in-process or on MNT/volume
+fsvol_mount "$T/hmnt" "$T"/h{0,1}
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 -Sh "$T/hmnt/volume" 2>&1 >/dev/null | grep -q "never written (holes on m0,m1)" ||
+	fail "no holes warning on a fresh MNT/volume"
+dd if=/dev/urandom of="$T/hmnt/volume" bs=1M count=16 oflag=direct conv=notrunc status=none || fail "dd over the volume failed"
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 -Sh "$T/hmnt/volume" >"$T/hw.txt" 2>&1 || fail "run on the written mount failed"
+! grep -qi "never written" "$T/hw.txt" || fail "warned after the volume was written: $(grep -i warn "$T/hw.txt")"
+fsvol_umount "$T/hmnt"
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 --members "$hm" >"$T/hw2.txt" 2>&1 || fail "run after the write failed"
+! grep -qi "never written" "$T/hw2.txt" || fail "warned in-process after the volume was written"
+
 # --- raid5 in-process: small random writes cost member writes and reads
 "$FSVOL" create -l raid5 -c 64K -s 16M "$T"/c{0,1,2,3} >/dev/null
 "$BENCH" -q -b 4K -r -w 100 -o 2 -d 1 -W0 --members "$T/c0,$T/c1,$T/c2,$T/c3" >"$T/r5.txt" 2>"$T/r5.err" ||
