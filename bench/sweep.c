@@ -173,6 +173,10 @@ static int set_dist(struct bench_flag_ctx *c, const char *v)
 	return 0;
 }
 
+/* -f MAX: every run stays below volume offset MAX (a file of MAX bytes at the
+ * start of the volume), as fsvol-bench -f */
+static int set_f(struct bench_flag_ctx *c, const char *v) { return bench_flag_size(c, v, &SO(c)->run.max_off, 1, 1ull << 50); }
+
 static int set_no_fill(struct bench_flag_ctx *c, const char *v) { (void)v; SO(c)->no_fill = 1; return 0; }
 
 static int set_workloads(struct bench_flag_ctx *c, const char *v)
@@ -273,6 +277,8 @@ static const struct bench_flag sw_opts[] = {
 	{ 't', NULL, BENCH_FLAG_REQ, "N", "threads (default 1)", set_t },
 	{ 'z', NULL, BENCH_FLAG_REQ, "SEED", "random seed (default 0)", set_z },
 	{ 'S', NULL, BENCH_FLAG_OPT, "[u|h|b]", "-S/-Su/-Sh: O_DIRECT members (default); -Sb: page cache", set_S },
+	{ 'f', NULL, BENCH_FLAG_REQ, "MAX", "I/O below volume offset MAX, like a file of MAX bytes (default: the "
+					  "whole volume)", set_f },
 	{ 0, "dist", BENCH_FLAG_REQ, "D", "record distribution of the random workloads: uniform (default), "
 				     "normal:SIGMA, zipf:THETA, hot:DATA%/IO%", set_dist },
 	{ 0, "no-fill", BENCH_FLAG_NONE, NULL, "measure the volumes as create leaves them (sparse: reads of holes "
@@ -403,6 +409,11 @@ static int sweep_check(struct bench_sweep_opts *o, struct bench_flag_ctx *c)
 	for (unsigned i = 0; i < o->nblock; i++) {
 		if (o->run.direct && o->block[i] % 512) {
 			snprintf(c->err, c->errlen, "-b %llu: must be a multiple of 512 with O_DIRECT (or give -Sb)",
+				 (unsigned long long)o->block[i]);
+			return -EINVAL;
+		}
+		if (o->run.max_off && o->block[i] > o->run.max_off) {
+			snprintf(c->err, c->errlen, "-f %llu: smaller than -b %llu", (unsigned long long)o->run.max_off,
 				 (unsigned long long)o->block[i]);
 			return -EINVAL;
 		}
@@ -759,13 +770,18 @@ static void print_params(FILE *f, const struct bench_sweep_opts *o)
 	fprintf(f, "\n  %s I/Os, ", block);
 	for (unsigned i = 0; i < o->nqd; i++)
 		fprintf(f, "%s%u", i ? "," : "", o->qd[i]);
-	fprintf(f, " outstanding x %u thread%s, %g s per run after %g s warm-up, %s%s%s\n", o->run.threads,
-		o->run.threads == 1 ? "" : "s", o->run.duration, o->run.warmup,
+	char range[64] = "";
+	if (o->run.max_off) {
+		char mx[32];
+		size_format(o->run.max_off, mx, sizeof(mx));
+		snprintf(range, sizeof(range), ", I/O in the first %s (-f)", mx);
+	}
+	fprintf(f, " outstanding x %u thread%s%s, %g s per run after %g s warm-up, %s%s%s%s\n", o->run.threads,
+		o->run.threads == 1 ? "" : "s", range, o->run.duration, o->run.warmup,
 		o->run.direct ? "O_DIRECT members" : "members through the page cache",
 		o->no_fill ? ", NOT FILLED (reads of holes)" : ", filled before measuring",
-		o->run.dist.kind != BENCH_DIST_UNIFORM ? ", random records " : "");
-	if (o->run.dist.kind != BENCH_DIST_UNIFORM)
-		fprintf(f, "%s", bench_dist_name(&o->run.dist, d, sizeof(d)));
+		o->run.dist.kind != BENCH_DIST_UNIFORM ? ", random records " : "",
+		o->run.dist.kind != BENCH_DIST_UNIFORM ? bench_dist_name(&o->run.dist, d, sizeof(d)) : "");
 	fputc('\n', f);
 }
 
@@ -1047,6 +1063,7 @@ static int write_json(const struct bench_sweep *s, FILE *f)
 		(unsigned long long)o->block[0], o->run.duration, o->run.warmup, o->run.cooldown, o->qd[0],
 		o->run.threads, o->run.direct ? "true" : "false", (unsigned long long)o->run.seed,
 		o->no_fill ? "false" : "true");
+	fprintf(f, ",\"max_offset\":%llu", (unsigned long long)o->run.max_off);
 	/* the lists the series are made of (chunk, block, outstanding, model: the first of each above) */
 	fprintf(f, ",\"chunks\":[");
 	for (unsigned i = 0; i < o->nchunk; i++)
