@@ -607,6 +607,38 @@ static int fill_volume(char *const *paths, unsigned n, int direct, char *err, si
 	return r;
 }
 
+/* "N=" at p: a member index (fsvol's per-member model spec, "0=hdd;1=ssd"). */
+static int member_item(const char *p, unsigned long *idx)
+{
+	const char *e = p;
+	unsigned long v = 0;
+	while (*e >= '0' && *e <= '9' && v < 1000000)
+		v = v * 10 + (unsigned long)(*e++ - '0');
+	*idx = v;
+	return e > p && *e == '=';
+}
+
+/* A per-member spec names members a smaller volume of the sweep lacks: keep
+ * the items of members 0..n-1 ("0=a;1=b;3=c" on 2 members: "0=a;1=b"), so one
+ * spec serves every member count. Other specs pass unchanged. */
+static const char *model_for(const char *spec, unsigned n, char *buf, size_t len)
+{
+	unsigned long idx;
+	size_t k = 0;
+	if (!spec || !member_item(spec, &idx))
+		return spec;
+	for (const char *p = spec; *p;) {
+		const char *e = p;
+		/* an item ends at ';', or at a ',' that starts the next "N=" */
+		while (*e && *e != ';' && !(*e == ',' && member_item(e + 1, &idx)))
+			e++;
+		if (member_item(p, &idx) && idx < n && k + (size_t)(e - p) + 2 < len)
+			k += (size_t)snprintf(buf + k, len - k, "%s%.*s", k ? ";" : "", (int)(e - p), p);
+		p = *e ? e + 1 : e;
+	}
+	return k ? buf : spec;
+}
+
 static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n, unsigned ci,
 		      struct sw_progress *pg, char *err, size_t errlen)
 {
@@ -647,7 +679,7 @@ static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n
 			struct bench_result *res;
 			struct bench_sweep_row *row = &s->row[s->nrow];
 			enum bench_wl wl = o->wl[w];
-			char lab[160];
+			char lab[160], mspec[1024];
 			ro.block = se.block;
 			ro.outstanding = se.qd;
 			ro.random = BENCH_WL_RANDOM(wl);
@@ -660,7 +692,7 @@ static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n
 			ro.nmembers = n;
 			for (unsigned i = 0; i < n; i++)
 				ro.members[i] = paths[i];
-			ro.model = se.model;
+			ro.model = model_for(se.model, n, mspec, sizeof(mspec));
 			bench_sweep_series_label(o, k, lab, sizeof(lab));
 			if (pg->show) {
 				snprintf(pg->what, sizeof(pg->what), "%s, %u member%s, %s%s%s", layout_level_name(level), n,
