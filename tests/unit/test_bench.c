@@ -289,6 +289,80 @@ START_TEST(test_holes_ranges)
 }
 END_TEST
 
+/* The ends-only walk against every extent of the window, over levels, algorithms,
+ * widths and random windows (the walk assumes member offsets grow with the
+ * logical offset within each copy). */
+START_TEST(test_holes_ranges_brute)
+{
+	static const struct { enum layout_level l; const char *alg; unsigned n; } geo[] = {
+		{ LAYOUT_RAID0, NULL, 3 }, { LAYOUT_RAID0, NULL, 5 }, { LAYOUT_RAID1, NULL, 3 },
+		{ LAYOUT_RAID10, "n2", 3 }, { LAYOUT_RAID10, "f2", 4 }, { LAYOUT_RAID10, "o2", 5 },
+		{ LAYOUT_RAID10, "f3", 5 }, { LAYOUT_RAID4, NULL, 4 }, { LAYOUT_RAID5, "left-asymmetric", 5 },
+		{ LAYOUT_RAID5, NULL, 3 }, { LAYOUT_RAID6, NULL, 6 }, { LAYOUT_LINEAR, NULL, 4 },
+	};
+	uint64_t seed = 12345, K = 1024;
+	for (unsigned gi = 0; gi < sizeof(geo) / sizeof(geo[0]); gi++) {
+		struct layout_geom g;
+		char err[200];
+		memset(&g, 0, sizeof(g));
+		g.level = geo[gi].l;
+		g.alg = layout_default_alg(g.level);
+		if (geo[gi].alg)
+			ck_assert(layout_parse_alg(g.level, geo[gi].alg, &g.alg, &g.copies) == 0);
+		g.members = geo[gi].n;
+		g.chunk = 16 * K;
+		for (unsigned i = 0; i < g.members; i++)
+			g.member_size[i] = (4096 + 512 * i) * K; /* linear: unequal members */
+		ck_assert_msg(layout_init(&g, err, sizeof(err)) == 0, "%s", err);
+		for (int t = 0; t < 40; t++) {
+			uint64_t lo[LAYOUT_MAX_MEMBERS], hi[LAYOUT_MAX_MEMBERS], blo[LAYOUT_MAX_MEMBERS], bhi[LAYOUT_MAX_MEMBERS];
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t a = (seed >> 20) % g.capacity / 512 * 512;
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* half the windows short (a few rows), half up to the end */
+			uint64_t span = t % 2 ? 64 * g.chunk : g.capacity - a;
+			uint64_t b = a + 512 + (seed >> 20) % span / 512 * 512;
+			if (b > g.capacity)
+				b = g.capacity;
+			bench_holes_ranges(&g, a, b, lo, hi);
+			for (unsigned m = 0; m < g.members; m++)
+				blo[m] = UINT64_MAX, bhi[m] = 0;
+			for (uint64_t off = a; off < b;) {
+				struct layout_extent e;
+				uint64_t step = 0;
+				for (unsigned c = 0; c < layout_copies(&g); c++) {
+					ck_assert(layout_locate(&g, off, c, &e) == 0);
+					uint64_t len = e.length < b - off ? e.length : b - off;
+					if (e.offset < blo[e.member])
+						blo[e.member] = e.offset;
+					if (e.offset + len > bhi[e.member])
+						bhi[e.member] = e.offset + len;
+					if (!c)
+						step = e.length;
+				}
+				off += step;
+			}
+			if (layout_is_parity(&g)) {
+				uint64_t x = UINT64_MAX, y = 0;
+				for (unsigned m = 0; m < g.members; m++)
+					if (bhi[m]) {
+						x = blo[m] < x ? blo[m] : x;
+						y = bhi[m] > y ? bhi[m] : y;
+					}
+				for (unsigned m = 0; m < g.members; m++)
+					blo[m] = x / g.chunk * g.chunk, bhi[m] = (y + g.chunk - 1) / g.chunk * g.chunk;
+			}
+			for (unsigned m = 0; m < g.members; m++)
+				ck_assert_msg(hi[m] == bhi[m] && (!hi[m] || lo[m] == blo[m]),
+					      "%s %s n=%u window [%llu, %llu) m%u: [%llu, %llu), brute force [%llu, %llu)",
+					      layout_level_name(g.level), layout_alg_name(&g), g.members,
+					      (unsigned long long)a, (unsigned long long)b, m, (unsigned long long)lo[m],
+					      (unsigned long long)hi[m], (unsigned long long)blo[m], (unsigned long long)bhi[m]);
+		}
+	}
+}
+END_TEST
+
 static char tmpdir[] = "/var/tmp/test_bench.XXXXXX";
 
 START_TEST(test_holes_check)
@@ -719,6 +793,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("holes");
 	tcase_add_test(tc, test_holes_ranges);
+	tcase_add_test(tc, test_holes_ranges_brute);
 	tcase_add_test(tc, test_holes_check);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("patterns");
