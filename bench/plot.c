@@ -153,6 +153,29 @@ static void data_per_member(FILE *f, const struct bench_sweep *s, int util)
 	}
 }
 
+/* members sweep with several series: one line per series, its figures at the
+ * largest member count (per workload MB/s, IOPS, ms per I/O) */
+static void data_series(FILE *f, const struct bench_sweep *s)
+{
+	const struct bench_sweep_opts *o = s->o;
+	char lab[160];
+	fprintf(f, "# series");
+	for (unsigned w = 0; w < o->nwl; w++)
+		fprintf(f, " %s_mb_s %s_iops %s_avg_ms", bench_wl_name[o->wl[w]], bench_wl_name[o->wl[w]],
+			bench_wl_name[o->wl[w]]);
+	fputc('\n', f);
+	for (unsigned k = 0; k < bench_sweep_nseries(o); k++) {
+		fprintf(f, "\"%s\"", bench_sweep_series_label(o, k, lab, sizeof(lab)));
+		for (unsigned w = 0; w < o->nwl; w++) {
+			const struct bench_sweep_row *r = bench_sweep_find(s, k, o->level, o->mem_hi, o->wl[w]);
+			num(f, r ? r->fig.mb_s : NAN);
+			num(f, r ? r->fig.iops : NAN);
+			num(f, r ? r->fig.avg_ms : NAN);
+		}
+		fputc('\n', f);
+	}
+}
+
 static void data_share(FILE *f, const struct bench_sweep *s) { data_per_member(f, s, 0); }
 static void data_util(FILE *f, const struct bench_sweep *s) { data_per_member(f, s, 1); }
 
@@ -213,7 +236,7 @@ static void script(FILE *g, const struct bench_sweep *s, unsigned maxm)
 	snprintf(qd, sizeof(qd), "QD %u", o->qd[0] * o->run.threads);
 	/* the title names what is fixed; the legend what varies */
 	snprintf(what, sizeof(what), "%s%s, %s blocks, chunk %s, model %s, %s", o->nlevels ? "levels" : layout_level_name(o->level),
-		 o->nlevels ? "" : " stripe set", o->nblock > 1 ? "varied" : block, o->nchunk > 1 ? "varied" : chunk,
+		 !o->nlevels && o->level == LAYOUT_RAID0 ? " stripe set" : "", o->nblock > 1 ? "varied" : block, o->nchunk > 1 ? "varied" : chunk,
 		 o->nmodel > 1 ? "varied" : o->model[0] ? o->model[0] : "none", o->nqd > 1 ? "QD varied" : qd);
 	fprintf(g, "# fsvol-bench sweep plots: run `gnuplot plot.gp` in this directory.\n"
 		   "PNG = (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) ? "
@@ -280,6 +303,24 @@ static void script(FILE *g, const struct bench_sweep *s, unsigned maxm)
 		fputc('\n', g);
 		chart_end(g, "member_ios");
 	}
+	if (!o->nlevels && ns > 1) {
+		/* what varies on the x axis: record size, queue depth, model spec ... */
+		const char *chart[2] = { "series", "series_latency" };
+		const char *ylab[2] = { "throughput (MB/s)", "ms per I/O (application view)" };
+		for (int c = 0; c < 2; c++) {
+			snprintf(t, sizeof(t), "%s by series, %u member%s: %s", c ? "Time per I/O" : "Throughput", o->mem_hi,
+				 o->mem_hi == 1 ? "" : "s", what);
+			chart_begin(g, chart[c], t);
+			fprintf(g, "set style data histograms\nset style histogram clustered gap 1\nset boxwidth 0.9\n"
+				   "set yrange [0:*]\nset xtics rotate by 30 right\nset xlabel 'series'\nset ylabel '%s'\nplot ",
+				ylab[c]);
+			for (unsigned w = 0; w < o->nwl; w++)
+				fprintf(g, "%s'series.dat' using %u%s title '%s'", w ? ", " : "", 2 + 3 * w + 2 * (unsigned)c,
+					w ? "" : ":xtic(1)", bench_wl_name[o->wl[w]]);
+			fputc('\n', g);
+			chart_end(g, chart[c]);
+		}
+	}
 	snprintf(t, sizeof(t), "Share of member bytes per run: %s", what);
 	per_member_chart(g, s, "share", t, "share of member bytes (%)", 1, maxm);
 	/* %util below 100 on some members is why a stripe set scales less than linearly */
@@ -321,7 +362,8 @@ int bench_plot(const struct bench_sweep *s, const char *dir, FILE *msg)
 
 	if ((r = write_file(dir, bench_sweep_by_level(s) ? "levels.dat" : "sweep.dat",
 			    bench_sweep_by_level(s) ? data_levels : data_members, s)) ||
-	    (r = write_file(dir, "share.dat", data_share, s)) || (r = write_file(dir, "util.dat", data_util, s)))
+	    (r = write_file(dir, "share.dat", data_share, s)) || (r = write_file(dir, "util.dat", data_util, s)) ||
+	    (!bench_sweep_by_level(s) && bench_sweep_nseries(s->o) > 1 && (r = write_file(dir, "series.dat", data_series, s))))
 		goto fail;
 	snprintf(p, sizeof(p), "%s/plot.gp", dir);
 	if (!(f = fopen(p, "w"))) {
@@ -351,6 +393,8 @@ int bench_plot(const struct bench_sweep *s, const char *dir, FILE *msg)
 		}
 		fprintf(msg, " %s.png", charts[i]);
 	}
+	if (!bench_sweep_by_level(s) && bench_sweep_nseries(s->o) > 1)
+		fprintf(msg, " series.png series_latency.png");
 	fputc('\n', msg);
 	return 0;
 fail:

@@ -153,7 +153,9 @@ grep -q '^raid0,2,16384,65536,randread,m1,.*,4,1,random normal:0.2,"ssd:channels
 grep -q "^all runs:" "$T/ser.txt" || fail "no all-runs table for a multi-series sweep"
 grep -q "^== chunk 64K, ssd:channels=1,read=20ms, -b 16K, QD 4$" "$T/ser.txt" || fail "no series heading: $(grep '^==' "$T/ser.txt" | head -3)"
 if command -v gnuplot >/dev/null 2>&1; then
-	[[ -s $T/ser/util.png && -s $T/ser/throughput.png ]] || fail "no util / throughput plot"
+	[[ -s $T/ser/util.png && -s $T/ser/throughput.png && -s $T/ser/series.png ]] || fail "no util / throughput / series plot"
+	# series.dat: one line per series (16) with the figures at 2 members
+	[[ $(grep -vc '^#' "$T/ser/series.dat") -eq 16 ]] || fail "series.dat: $(cat "$T/ser/series.dat")"
 	grep -q "title 'randread, chunk 16K, ssd, -b 16K, QD 1: ideal'" "$T/ser/plot.gp" || fail "no ideal-scaling line in plot.gp"
 	# ideal = the 1-member figure times n: column 7 (ideal MB/s) on the 2-member line is 2 x column 2 on the 1-member line
 	awk '!/^#/ { mb[$1] = $2; id[$1] = $7 } END { exit !(id[2] > 1.99 * mb[1] && id[2] < 2.01 * mb[1]) }' "$T/ser/sweep.dat" ||
