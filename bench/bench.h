@@ -152,7 +152,7 @@ struct bench_target_result {
 	const char *engine;  /* "io_uring", "io_uring (registered buffers)", "fsvol in-process" */
 	unsigned workers;    /* OS threads driving it */
 	struct bench_below *below; /* NULL unless the target is an fsvol volume */
-	char holes[400];     /* fsvol volume without a model: the warning that it reads holes, or "" */
+	char holes[400];     /* the warning that the run reads holes (a sparse file, or members no model hides), or "" */
 };
 
 struct bench_result {
@@ -215,6 +215,8 @@ void bench_holes_ranges(const struct layout_geom *g, uint64_t lo, uint64_t hi, u
  * read). msg gets a warning, or "" when there are none. 0 or -errno. */
 int bench_holes_check(char *const *paths, unsigned n, uint64_t lo, uint64_t hi, int writes_only, char *msg,
 		      size_t len);
+/* The same for a plain file target: holes in [lo, hi) of the file itself. */
+int bench_holes_file(const char *path, uint64_t lo, uint64_t hi, char *msg, size_t len);
 /* A model spec that sets the timing of every member (not absent, not "none"). */
 int bench_model_hides(const char *spec);
 

@@ -158,6 +158,26 @@ int bench_holes_check(char *const *paths, unsigned n, uint64_t lo, uint64_t hi, 
 	return 0;
 }
 
+int bench_holes_file(const char *path, uint64_t lo, uint64_t hi, char *msg, size_t len)
+{
+	struct stat st;
+	msg[0] = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && lo < hi) {
+		uint64_t h = hole_bytes(fd, lo, hi);
+		if (h)
+			snprintf(msg, len,
+				 "%.3g%% of the range this run reads is holes (never written): they read as zeros "
+				 "at no cost, so these figures measure holes, not storage; write the file first "
+				 "(a new file made with -c SIZE is written out)",
+				 100.0 * (double)h / (double)(hi - lo));
+	}
+	close(fd);
+	return 0;
+}
+
 int bench_model_hides(const char *spec)
 {
 	return spec && *spec && !strstr(spec, "none");

@@ -438,6 +438,9 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			r = -ENOMEM;
 		if (!r && tr->below)
 			holes_warn(tr, &src[i], &o);
+		else if (!r && !o.nmembers && o.write_pct < 100)
+			bench_holes_file(tr->path, o.base, o.max_off && o.max_off < tr->size ? o.max_off : tr->size,
+					 tr->holes, sizeof(tr->holes));
 	}
 	res->nthreads = nt * o.threads;
 	if (!r && (!(w = calloc(nw, sizeof(*w))) ||

@@ -32,6 +32,15 @@ read -r wb _ < <(total_row "$T/f.txt" "Write IO")
 # percentiles monotonic, min..max
 awk '/^ *(min|[0-9]+th|[0-9]-nines|max) \|/ { gsub(/\|/, ""); if (NR0 && $4 + 0 < prev) bad = 1; prev = $4 + 0; NR0 = 1 }
 	END { exit bad }' "$T/f.txt" || fail "total latency percentiles not monotonic"
+! grep -qi "holes" "$T/f.err" "$T/f.txt" || fail "a file written out by -c was reported as holes"
+# a sparse file reads holes: warned once; a write-only run reads nothing: not warned
+truncate -s 8M "$T/sparse"
+"$BENCH" -q -b 4K -r -o 2 -d 0.3 -W0 "$T/sparse" 2>&1 >/dev/null | grep -q "sparse: 100% of the range this run reads is holes" ||
+	fail "no holes warning on a sparse file"
+"$BENCH" -q -b 4K -s -w 100 -o 2 -d 0.3 -W0 -f 4M "$T/sparse" >"$T/sw.txt" 2>&1 || fail "write run on the sparse file failed"
+! grep -qi "holes" "$T/sw.txt" || fail "a write-only run was warned about holes"
+"$BENCH" -q -b 4K -r -o 2 -d 0.3 -W0 "$T/sparse" 2>&1 >/dev/null | grep -q "sparse: 50% of the range" ||
+	fail "after writing the first half, half the range should be holes: $(cat "$T/sw.txt")"
 "$BENCH" -q --json -b 4K -r -o 4 -d 1 -W0 -z5 -L "$T/f" >"$T/f.json" || fail "--json run failed"
 jq -e '.results.total.total.ios > 0 and .results.total.total.bytes == .results.total.total.ios * 4096' \
 	"$T/f.json" >/dev/null || fail "JSON totals do not reconcile"
