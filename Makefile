@@ -5,6 +5,8 @@
 CC      ?= cc
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SAN     ?= 0
 
 ifeq ($(SAN),1)
@@ -41,6 +43,7 @@ LIB      := $(BUILD)/libfsvol.a
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
 	test_bench \
+	test_engine \
 	test_layout \
 	test_parity \
 	test_sb \
@@ -64,17 +67,31 @@ INTEGRATION_TESTS := \
 	tests/integration/11-resync.sh \
 	tests/integration/12-sweep.sh \
 	tests/integration/13-demo.sh \
-	tests/integration/14-blockdev.sh
+	tests/integration/14-blockdev.sh \
+	tests/integration/20-inflight.sh \
+	tests/integration/21-recovery.sh \
+	tests/integration/22-metrics.sh \
+	tests/integration/23-stat-tty.sh \
+	tests/integration/24-syslog.sh \
+	tests/integration/25-exit-codes.sh \
+	tests/integration/26-install.sh \
+	tests/integration/27-doc-examples.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
 BINS += $(BUILD)/bin/fsvol-bench
 endif
+# Man pages and bash completions, generated from the option tables by the
+# binaries themselves (--man, --bash-completion).
+DOCS := $(BUILD)/man/fsvol.8 $(BUILD)/completion/fsvol
+ifneq ($(BENCH_SRCS),)
+DOCS += $(BUILD)/man/fsvol-bench.1 $(BUILD)/completion/fsvol-bench
+endif
 # Helpers the integration tests run (independent checkers), not installed.
 TEST_TOOLS := $(BUILD)/bin/fsvol-verify
 
 .PHONY: all deps check unit integration bench demo install uninstall clean
-all: $(BINS)
+all: $(BINS) $(DOCS)
 
 deps:
 	@scripts/deps.sh
@@ -94,6 +111,18 @@ $(BUILD)/bin/fsvol: $(CLI_OBJS) $(LIB)
 $(BUILD)/bin/fsvol-bench: $(BENCH_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/man/fsvol.8: $(BUILD)/bin/fsvol
+	@mkdir -p $(dir $@)
+	$< --man >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/man/fsvol-bench.1: $(BUILD)/bin/fsvol-bench
+	@mkdir -p $(dir $@)
+	$< --man >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/completion/%: $(BUILD)/bin/%
+	@mkdir -p $(dir $@)
+	$< --bash-completion >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/test_bench: tests/unit/test_bench.c $(BENCH_LIB_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
@@ -129,12 +158,20 @@ demo: deps
 	@$(MAKE) --no-print-directory $(BINS)
 	@FSVOL_BUILD=$(BUILD) scripts/demo.sh
 
-install: $(BINS)
-	install -d $(DESTDIR)$(BINDIR)
+install: $(BINS) $(DOCS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(BUILD)/man/fsvol.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 $(filter $(BUILD)/completion/%,$(DOCS)) $(DESTDIR)$(BASHCOMPDIR)/
+ifneq ($(BENCH_SRCS),)
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(BUILD)/man/fsvol-bench.1 $(DESTDIR)$(MANDIR)/man1/
+endif
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
+	rm -f $(DESTDIR)$(MANDIR)/man8/fsvol.8 $(DESTDIR)$(MANDIR)/man1/fsvol-bench.1
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(filter $(BUILD)/completion/%,$(DOCS))))
 
 clean:
 	rm -rf build build-san

@@ -75,6 +75,14 @@ void bench_opts_free(struct bench_opts *o);
  * -EINVAL with a message naming the flag in err ("-b 3X: not a size"). */
 int bench_parse(struct bench_opts *o, int argc, char **argv, char *err, size_t errlen);
 void bench_usage(FILE *f);
+/* The flag table bench_parse uses, and the operands its synopsis shows. */
+struct bench_flag;
+extern const struct bench_flag *const bench_run_flags;
+#define BENCH_OPERANDS "TARGET..."
+/* man.c: fsvol-bench(1) in roff and a bash completion script, from the flag
+ * tables of the run and the sweep (fsvol-bench --man, --bash-completion). */
+void bench_man(FILE *f, const char *version);
+void bench_bash_completion(FILE *f);
 const char *bench_dist_name(const struct bench_dist *d, char *buf, size_t len);
 
 /* ---- access patterns (pattern.c) ----

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench/flags.h"
+#include "fsvol/util/roff.h"
 #include "fsvol/util/size.h"
 
 int bench_flag_bad(struct bench_flag_ctx *c, const char *v, const char *fmt, ...)
@@ -92,6 +93,79 @@ void bench_flags_usage(const struct bench_flag *t, FILE *f)
 		fprintf(f, "  %-22s %s\n", left, d->help);
 	}
 	fprintf(f, "  %-22s %s\n", "-h, --help", "show this help");
+}
+
+/* The spelling a synopsis uses: "-b", "--dist"; and its value, attached for
+ * optional values ("-r[ALIGN]"). */
+static const char *syn_name(const struct bench_flag *d, char *buf, size_t len)
+{
+	if (d->sname)
+		snprintf(buf, len, "-%c", d->sname);
+	else
+		snprintf(buf, len, "--%s", d->lname);
+	return buf;
+}
+
+/* One word of a synopsis at *col, wrapped before 80 columns to indent. */
+static void syn_word(FILE *f, const char *w, size_t *col, size_t indent)
+{
+	size_t n = strlen(w);
+	if (*col + 1 + n > 80 && *col > indent) {
+		fprintf(f, "\n%*s", (int)indent, "");
+		*col = indent;
+	} else {
+		fputc(' ', f);
+		(*col)++;
+	}
+	fputs(w, f);
+	*col += n;
+}
+
+void bench_flags_synopsis(const struct bench_flag *t, const char *prog, const char *operands, FILE *f)
+{
+	size_t indent = strlen("usage: ") + strlen(prog) + 1;
+	size_t col = (size_t)fprintf(f, "usage: %s", prog);
+	char ops[256], *save, *w;
+	for (const struct bench_flag *d = t; d->set; d++) {
+		char name[48], item[128];
+		snprintf(item, sizeof(item), "[%s%s%s]", syn_name(d, name, sizeof(name)),
+			 d->arg == BENCH_FLAG_REQ ? " " : "",
+			 d->arg != BENCH_FLAG_NONE && d->argname ? d->argname : "");
+		syn_word(f, item, &col, indent);
+	}
+	snprintf(ops, sizeof(ops), "%s", operands ? operands : "");
+	for (w = strtok_r(ops, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		syn_word(f, w, &col, indent);
+	fputc('\n', f);
+}
+
+void bench_flags_man_synopsis(const struct bench_flag *t, const char *prog, const char *operands, FILE *f)
+{
+	fputs(".PP\n.B ", f);
+	roff_text(f, prog);
+	fputc('\n', f);
+	for (const struct bench_flag *d = t; d->set; d++) {
+		char name[48];
+		roff_syn_opt(f, syn_name(d, name, sizeof(name)), d->arg != BENCH_FLAG_NONE ? d->argname : NULL,
+			     d->arg == BENCH_FLAG_OPT, 0);
+	}
+	if (operands && *operands)
+		roff_syn_operands(f, operands);
+}
+
+void bench_flags_man(const struct bench_flag *t, FILE *f)
+{
+	for (const struct bench_flag *d = t; d->set; d++) {
+		char names[64];
+		if (d->sname && d->lname)
+			snprintf(names, sizeof(names), "-%c, --%s", d->sname, d->lname);
+		else if (d->sname)
+			snprintf(names, sizeof(names), "-%c", d->sname);
+		else
+			snprintf(names, sizeof(names), "--%s", d->lname);
+		roff_opt(f, names, d->arg != BENCH_FLAG_NONE ? d->argname : NULL, d->arg == BENCH_FLAG_OPT, d->help);
+	}
+	roff_opt(f, "-h, --help", NULL, 0, "show the usage text and exit");
 }
 
 int bench_flags_parse(const struct bench_flag *t, int argc, char **argv, struct bench_flag_ctx *c,

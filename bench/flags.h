@@ -2,7 +2,7 @@
  * diskspd style: values may be attached ("-b64K", "-r4K") or, for flags that
  * need one, the next argument ("-b 64K"); optional values must be attached;
  * long flags take "--name VALUE" or "--name=VALUE". One table drives the
- * parser and --help. */
+ * parser, --help (synopsis included) and the man page. */
 #ifndef FSVOL_BENCH_FLAGS_H
 #define FSVOL_BENCH_FLAGS_H
 
@@ -51,5 +51,12 @@ int bench_flags_parse(const struct bench_flag *table, int argc, char **argv, str
 		      void (*usage)(FILE *f));
 /* The flags part of --help, one line per table entry. */
 void bench_flags_usage(const struct bench_flag *table, FILE *f);
+/* "usage: PROG [-b SIZE] [-r[ALIGN]] ... OPERANDS" from the table, wrapped at
+ * 80 columns. */
+void bench_flags_synopsis(const struct bench_flag *table, const char *prog, const char *operands, FILE *f);
+/* The same in roff for a man page's SYNOPSIS (bench/man.c), and one .TP
+ * paragraph per flag for its OPTIONS. */
+void bench_flags_man_synopsis(const struct bench_flag *table, const char *prog, const char *operands, FILE *f);
+void bench_flags_man(const struct bench_flag *table, FILE *f);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "bench/bench.h"
 #include "bench/sweep.h"
+#include "fsvol/util/version.h"
 
 int main(int argc, char **argv)
 {
@@ -18,6 +19,19 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "sweep"))
 		return bench_sweep_main(argc - 1, argv + 1);
+	/* generated documents (the Makefile installs them) */
+	if (argc == 2 && !strcmp(argv[1], "--man")) {
+		bench_man(stdout, FSVOL_VERSION);
+		return fflush(stdout) ? 1 : 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--bash-completion")) {
+		bench_bash_completion(stdout);
+		return fflush(stdout) ? 1 : 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("fsvol-bench %s\n", FSVOL_VERSION);
+		return 0;
+	}
 	bench_opts_default(&o);
 	rc = bench_parse(&o, argc, argv, err, sizeof(err));
 	if (rc == 1) {

@@ -271,13 +271,17 @@ static const struct bench_flag opts[] = {
 	{ 0 },
 };
 
+const struct bench_flag *const bench_run_flags = opts;
+
 void bench_usage(FILE *f)
 {
-	fprintf(f, "usage: fsvol-bench [flags] TARGET...\n"
+	bench_flags_synopsis(opts, "fsvol-bench", BENCH_OPERANDS, f);
+	fprintf(f, "       fsvol-bench sweep [flags] (see fsvol-bench sweep --help)\n"
 		   "  diskspd-style load generator; TARGET is a file, a block device, an fsvol\n"
 		   "  MNT/volume, or (with --members) a volume opened in-process.\n"
 		   "flags:\n");
 	bench_flags_usage(opts, f);
+	fprintf(f, "Exit status: 0 done, 1 failed, 2 usage error. 'fsvol-bench --man' prints the manual page.\n");
 }
 
 void bench_opts_default(struct bench_opts *o)

@@ -176,7 +176,7 @@ static int open_volume(struct bench_target *t, const struct bench_opts *o, char 
 	int r = vol_open(&t->vol, (char *const *)o->members, o->nmembers, &vo, err, errlen);
 	if (r)
 		return r;
-	if ((r = vol_start(t->vol)) || (r = engine_prepare(t->vol, o->threads * o->outstanding))) {
+	if ((r = vol_start(t->vol))) {
 		err_set(err, errlen, "starting the volume: %s", strerror(-r));
 		return r;
 	}

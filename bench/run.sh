@@ -143,6 +143,9 @@ if [ -x "$here/$build/bin/fsvol-bench" ]; then
 	row "fsvol-bench vs fio, raw file, 1M seq QD2" "$(awk -v x="$a" 'BEGIN{printf "%.0f MB/s", x/1e6}')" "$(awk -v x="$b" 'BEGIN{printf "%.0f MB/s", x/1e6}')" "$(ratio "$a" "$b")"
 fi
 
+# The asynchronous core: memory, the FUSE front end, the in-process engine.
+. "$here/bench/core.sh"
+
 if [ -x "$here/$build/bin/parity_bench" ]; then
 	echo
 	echo "parity kernels vs memcpy (64 KiB chunks):"

@@ -21,6 +21,7 @@
 #include "bench/flags.h"
 #include "bench/sweep.h"
 #include "fsvol/util/size.h"
+#include "fsvol/core/engine.h"
 #include "fsvol/core/volume.h"
 
 const char *const bench_wl_name[BENCH_WL_N] = { "seqread", "randread", "seqwrite", "randwrite" };
@@ -289,6 +290,7 @@ static const struct bench_flag sw_opts[] = {
 	{ 0, "json", BENCH_FLAG_NONE, NULL, "print the JSON document instead of the tables", set_json },
 	{ 0 },
 };
+const struct bench_flag *const bench_sweep_flags = sw_opts;
 
 void bench_sweep_usage(FILE *f)
 {
@@ -573,12 +575,12 @@ static int fill_volume(char *const *paths, unsigned n, int direct, char *err, si
 	int r = vol_open(&v, paths, n, &vo, err, errlen);
 	if (r)
 		return r;
-	if ((r = vol_start(v)) || (r = engine_prepare(v, 1))) {
+	if ((r = vol_start(v))) {
 		snprintf(err, errlen, "starting the volume: %s", strerror(-r));
 		vol_close(v);
 		return r;
 	}
-	/* the largest multiple of a full stripe up to 1 MiB (the engine's largest request) */
+	/* full stripes, up to 1 MiB a request (no read-modify-write, a bounded buffer) */
 	uint64_t stripe = v->geom.chunk * (v->geom.data_members ? v->geom.data_members : 1), len = 1 << 20;
 	if (stripe <= len)
 		len = len / stripe * stripe;
@@ -595,6 +597,7 @@ static int fill_volume(char *const *paths, unsigned n, int direct, char *err, si
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
 		memcpy(buf + i, &x, 8);
 	}
+	engine_thread_may_block(1); /* a synchronous caller: file members' I/O runs here */
 	for (uint64_t off = 0; !r && off < v->geom.capacity; off += len) {
 		uint64_t k = v->geom.capacity - off < len ? v->geom.capacity - off : len;
 		if ((r = engine_write(v, buf, off, k)))

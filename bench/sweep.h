@@ -90,6 +90,9 @@ int bench_sweep_parse(struct bench_sweep_opts *o, int argc, char **argv, char *e
 void bench_sweep_usage(FILE *f);
 /* The defaults the parser starts from (bench_sweep_parse does not set them). */
 void bench_sweep_defaults(struct bench_sweep_opts *o);
+/* The sweep's flag table (--help, the man page, the completion). */
+struct bench_flag;
+extern const struct bench_flag *const bench_sweep_flags;
 
 /* The same figure a table shows, for plots: "members" sweeps versus "levels". */
 int bench_sweep_by_level(const struct bench_sweep *s);

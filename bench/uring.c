@@ -156,6 +156,14 @@ wait:
 		}
 	}
 out:
+	/* Registered files are dropped only when the ring is torn down, and
+	 * the kernel tears a ring down in a worker after close(): the target
+	 * (a FUSE MNT/volume) stayed open past exit and umount got EBUSY.
+	 * Unregistering is synchronous. */
+	if (fixed) {
+		io_uring_unregister_buffers(&ring);
+		io_uring_unregister_files(&ring);
+	}
 	if (ring_ok)
 		io_uring_queue_exit(&ring);
 	free(bufs);

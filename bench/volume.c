@@ -1,9 +1,15 @@
 /* volume: the engine for an fsvol volume opened in-process (--members).
- * engine_read/engine_write block until the I/O is done, so each of the
- * -o outstanding I/Os of a thread is its own OS thread (t x o workers).
- * The slots of one thread draw I/O numbers from one shared counter, so the
- * thread's sequence (offsets in order of issue) is the same as with io_uring. */
+ *
+ * One OS thread per -t thread keeps its -o I/Os in flight through the
+ * asynchronous engine (engine_submit), as fio's io_uring engine does with a
+ * ring: no thread waits per I/O. A completion may arrive on any thread (the
+ * model's clock, a member's ring); it only stamps the time and hands the slot
+ * back, so the worker alone accounts and issues. The worker does not let
+ * member I/O block it (engine_thread_may_block(0)): file members go through
+ * their ring, so the queue depth is real.
+ */
 #include <errno.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,15 +17,42 @@
 #include "bench/run.h"
 #include "fsvol/core/volume.h"
 
+struct vslot {
+	struct vworker *vw;
+	struct vslot *next;
+	char *buf;
+	uint64_t off, t0, t1, ready; /* ready: may be issued again (think time) */
+	int is_write, res;
+};
+
+struct vworker {
+	sem_t sem;
+	_Atomic(struct vslot *) done; /* completed slots, pushed by any thread */
+};
+
 static unsigned volume_workers(const struct bench_opts *o)
 {
-	return o->outstanding;
+	(void)o;
+	return 1;
 }
 
-static void think(uint64_t us)
+static void slot_done(void *arg, int res)
 {
-	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000 * 1000) };
-	while (nanosleep(&ts, &ts) && errno == EINTR)
+	struct vslot *s = arg;
+	struct vworker *vw = s->vw;
+	s->t1 = stats_now();
+	s->res = res;
+	struct vslot *head = atomic_load_explicit(&vw->done, memory_order_relaxed);
+	do
+		s->next = head;
+	while (!atomic_compare_exchange_weak_explicit(&vw->done, &head, s, memory_order_release, memory_order_relaxed));
+	sem_post(&vw->sem);
+}
+
+static void wait_until(sem_t *sem, uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) };
+	while (sem_clockwait(sem, CLOCK_MONOTONIC, &ts) < 0 && errno == EINTR)
 		;
 }
 
@@ -30,35 +63,83 @@ static void *volume_worker(void *arg)
 	struct bench_clock *c = w->clk;
 	struct vol *v = w->tgt->vol;
 	_Atomic uint64_t *next_k = &w->tgt->next_k[w->thread % o->threads];
-	char *buf = bench_buffers(o, 1, o->seed + w->thread * 1024 + w->slot);
+	unsigned n = o->outstanding, inflight = 0;
+	struct vworker vw;
+	struct vslot *slots = calloc(n, sizeof(*slots)), *idle = NULL;
+	char *bufs = bench_buffers(o, n, o->seed + w->thread * 1024);
 
-	if (!buf)
-		bench_fail(w, -ENOMEM, "out of memory for a buffer of %llu bytes", (unsigned long long)o->block);
-	bench_wait_start(w);
-	while (buf && !w->error) {
-		uint64_t off, k = atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed);
-		int is_write;
-		bench_pattern_at(&w->pat, k, &off, &is_write);
-		uint64_t t0 = stats_now();
-		if (t0 >= c->t_end || atomic_load_explicit(&c->stop, memory_order_relaxed))
-			break;
-		int r = is_write ? engine_write(v, buf, off, o->block) : engine_read(v, buf, off, o->block);
-		uint64_t t1 = stats_now();
-		if (r) {
-			bench_fail(w, r, "%s at offset %llu: %s", is_write ? "write" : "read",
-				   (unsigned long long)off, strerror(-r));
-			break;
-		}
-		bench_account(w, is_write, o->block, t0, t1);
-		if (o->think_us)
-			think(o->think_us);
+	sem_init(&vw.sem, 0, 0);
+	atomic_init(&vw.done, NULL);
+	engine_thread_may_block(0);
+	if (!slots || !bufs)
+		bench_fail(w, -ENOMEM, "out of memory for %u buffers of %llu bytes", n, (unsigned long long)o->block);
+	for (unsigned i = 0; slots && bufs && i < n; i++) {
+		slots[i].vw = &vw;
+		slots[i].buf = bufs + (size_t)i * o->block;
+		slots[i].next = idle;
+		idle = &slots[i];
 	}
-	free(buf);
+	bench_wait_start(w);
+	for (;;) {
+		uint64_t now = stats_now(), wake = UINT64_MAX;
+		int issuing = !w->error && now < c->t_end && !atomic_load_explicit(&c->stop, memory_order_relaxed);
+		/* issue every idle slot whose think time is over */
+		struct vslot *later = NULL;
+		while (idle) {
+			struct vslot *s = idle;
+			idle = s->next;
+			if (!issuing)
+				continue;
+			if (s->ready > now) {
+				s->next = later;
+				later = s;
+				wake = s->ready < wake ? s->ready : wake;
+				continue;
+			}
+			bench_pattern_at(&w->pat, atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed), &s->off,
+					 &s->is_write);
+			s->t0 = stats_now();
+			inflight++;
+			int r = engine_submit(v, s->is_write ? ENGINE_WRITE : ENGINE_READ, s->buf, s->off, o->block, slot_done, s);
+			if (r)
+				slot_done(s, r);
+		}
+		idle = later;
+		if (!inflight && (!issuing || !idle))
+			break;
+		if (wake != UINT64_MAX && !inflight)
+			wait_until(&vw.sem, wake);
+		else if (wake != UINT64_MAX)
+			wait_until(&vw.sem, wake < c->t_end ? wake : c->t_end);
+		else
+			while (sem_wait(&vw.sem) < 0 && errno == EINTR)
+				;
+		/* account what completed, on this thread only */
+		struct vslot *done = atomic_exchange_explicit(&vw.done, NULL, memory_order_acquire);
+		while (done) {
+			struct vslot *s = done;
+			done = s->next;
+			inflight--;
+			if (s->res) {
+				if (!w->error)
+					bench_fail(w, s->res, "%s at offset %llu: %s", s->is_write ? "write" : "read",
+						   (unsigned long long)s->off, strerror(-s->res));
+			} else {
+				bench_account(w, s->is_write, o->block, s->t0, s->t1);
+			}
+			s->ready = s->t1 + o->think_us * 1000;
+			s->next = idle;
+			idle = s;
+		}
+	}
+	sem_destroy(&vw.sem);
+	free(bufs);
+	free(slots);
 	return NULL;
 }
 
 const struct bench_engine_ops bench_volume_ops = {
-	.name = "fsvol in-process (one blocking thread per outstanding I/O)",
+	.name = "fsvol in-process (asynchronous engine, -o in flight per thread)",
 	.workers_per_thread = volume_workers,
 	.worker = volume_worker,
 };

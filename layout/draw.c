@@ -36,11 +36,12 @@ static void cell(const struct layout_geom *g, unsigned m, uint64_t row, char *bu
 
 static void header(FILE *f, const struct layout_geom *g)
 {
-	char ch[32], cap[32];
+	char ch[32], cap[48], bytes[32];
 	unsigned n = g->members;
 
 	layout_fmt_size(g->chunk, 1, ch, sizeof(ch));
-	layout_fmt_size(g->capacity, 1, cap, sizeof(cap));
+	layout_fmt_size(g->capacity, 1, bytes, sizeof(bytes));
+	snprintf(cap, sizeof(cap), "capacity %s", bytes);
 	switch (g->level) {
 	case LAYOUT_SINGLE:
 		fprintf(f, "single, 1 member, %s (identity: volume offset = member offset)\n", cap);

@@ -380,7 +380,7 @@ static int hist_field(struct jp *j, const char *key, void *vctx)
 static const char *const dev_keys[] = {
 	"t_ns", "reads", "writes", "flushes", "read_bytes", "write_bytes", "read_ns",
 	"write_ns", "flush_ns", "inflight", "busy_ns", "queue_ns", "errors", "seq_reads",
-	"seq_writes", "name", "index", "path", "state", "histograms",
+	"seq_writes", "name", "index", "path", "state", "histograms", "counted",
 };
 #define OFF(f) offsetof(struct stats_snap, f)
 static const size_t dev_u64[] = {
@@ -389,7 +389,7 @@ static const size_t dev_u64[] = {
 	OFF(errors), OFF(seq_reads), OFF(seq_writes),
 };
 #define NU64 NKEYS(dev_u64)
-enum { K_NAME = 15, K_INDEX, K_PATH, K_STATE, K_HIST, NDEVKEYS };
+enum { K_NAME = 15, K_INDEX, K_PATH, K_STATE, K_HIST, K_COUNTED, NDEVKEYS };
 _Static_assert(K_NAME == sizeof(dev_u64) / sizeof(dev_u64[0]), "dev_keys and dev_u64 agree");
 _Static_assert(NDEVKEYS == sizeof(dev_keys) / sizeof(dev_keys[0]), "every key listed");
 
@@ -423,6 +423,15 @@ static int dev_field(struct jp *j, const char *key, void *vctx)
 			return -EINVAL;
 		if (c->d->index < 0)
 			return fail(j, "negative member index");
+		return 0;
+	case K_COUNTED:
+		ws(j);
+		if (is_lit(j, "true"))
+			c->d->not_counted = 0;
+		else if (is_lit(j, "false"))
+			c->d->not_counted = 1;
+		else
+			return fail(j, "expected true or false");
 		return 0;
 	case K_HIST: {
 		struct hist_ctx h = {.s = &c->d->snap};

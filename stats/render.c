@@ -37,7 +37,11 @@ static void json_str(FILE *f, const char *s)
 
 int stats_render_table(FILE *f, const struct stats_view_dev *v, size_t n)
 {
-	fprintf(f, "%-16s %-10s %10s %10s %10s %10s %11s %11s %5s %10s %10s %6s %5s\n", "DEVICE",
+	int w = 16; /* the device column fits the longest name */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].name && (int)strlen(v[i].name) + 2 > w)
+			w = (int)strlen(v[i].name) + 2;
+	fprintf(f, "%-*s %-10s %10s %10s %10s %10s %11s %11s %5s %10s %10s %6s %5s\n", w, "DEVICE",
 		"STATE", "READS", "WRITES", "MB_READ", "MB_WRITTEN", "READ_MS", "WRITE_MS", "INFL",
 		"BUSY_S", "QUEUE_S", "ERRORS", "SEQ%");
 	for (size_t i = 0; i < n; i++) {
@@ -46,10 +50,14 @@ int stats_render_table(FILE *f, const struct stats_view_dev *v, size_t n)
 		char name[64];
 		snprintf(name, sizeof(name), "%s%s", v[i].index >= 0 ? "  " : "",
 			 v[i].name ? v[i].name : "?");
+		if (v[i].not_counted) { /* the stats level leaves it out: no made-up zeros */
+			fprintf(f, "%-*s %-10s %10s\n", w, name, v[i].state ? v[i].state : "-", "not counted");
+			continue;
+		}
 		fprintf(f,
-			"%-16s %-10s %10" PRIu64 " %10" PRIu64 " %10.1f %10.1f %11.1f %11.1f %5" PRIu64
+			"%-*s %-10s %10" PRIu64 " %10" PRIu64 " %10.1f %10.1f %11.1f %11.1f %5" PRIu64
 			" %10.3f %10.3f %6" PRIu64 " %5.1f\n",
-			name, v[i].state ? v[i].state : "-", s->reads, s->writes,
+			w, name, v[i].state ? v[i].state : "-", s->reads, s->writes,
 			(double)s->read_bytes / MIB, (double)s->write_bytes / MIB,
 			(double)s->read_ns / 1e6, (double)s->write_ns / 1e6, s->inflight,
 			(double)s->busy_ns / 1e9, (double)s->queue_ns / 1e9, s->errors,
@@ -84,6 +92,7 @@ static void json_dev(FILE *f, const struct stats_view_dev *d, int member)
 	json_str(f, d->path);
 	fputs(",\"state\":", f);
 	json_str(f, d->state);
+	fprintf(f, ",\"counted\":%s", d->not_counted ? "false" : "true");
 	fprintf(f,
 		",\"t_ns\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64
 		",\"flushes\":%" PRIu64 ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64
@@ -202,23 +211,17 @@ static double pm_get(const struct stats_rates *r, unsigned i)
 	return v;
 }
 
-static void row_iostat(FILE *f, const char *name, const struct stats_rates *r)
+static void row_csv(FILE *f, const struct stats_interval_opts *o, const struct stats_view_dev *d,
+		    const struct stats_rates *r)
 {
-	fprintf(f,
-		"%-16s %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %7.2f %6.2f %8.3f %8.3f %8.3f "
-		"%6.1f\n",
-		name, r->r_s, r->w_s, r->rmb_s, r->wmb_s, r->areq_kb, r->r_await_ms, r->w_await_ms,
-		r->aqu_sz, r->util_pct, r->p50_ms, r->p99_ms, r->p999_ms, r->seq_pct);
-}
-
-static void row_csv(FILE *f, double t_s, const struct stats_view_dev *d, const struct stats_rates *r)
-{
-	fprintf(f, "%.3f,", t_s);
+	fprintf(f, "%.3f,", o->t_s);
+	csv_field(f, o->time);
+	fputc(',', f);
 	csv_field(f, d->name);
 	fprintf(f,
-		",%d,%.3f,%.3f,%.3f,%.6f,%.6f,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f,%.6f,%.3f,%.6f,%.6f,%.6f,"
+		",%d,%s,%.3f,%.3f,%.3f,%.6f,%.6f,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f,%.6f,%.3f,%.6f,%.6f,%.6f,"
 		"%.2f\n",
-		d->index, r->r_s, r->w_s, r->f_s, r->rmb_s, r->wmb_s, r->areq_kb, r->rareq_kb,
+		d->index, d->not_counted ? "false" : "true", r->r_s, r->w_s, r->f_s, r->rmb_s, r->wmb_s, r->areq_kb, r->rareq_kb,
 		r->wareq_kb, r->r_await_ms, r->w_await_ms, r->f_await_ms, r->aqu_sz, r->util_pct,
 		r->p50_ms, r->p99_ms, r->p999_ms, r->seq_pct);
 }
@@ -228,24 +231,33 @@ static void row_json(FILE *f, const struct stats_view_dev *d, const struct stats
 	fputs("{\"name\":", f);
 	json_str(f, d->name);
 	fprintf(f,
-		",\"index\":%d,\"r/s\":%.3f,\"w/s\":%.3f,\"f/s\":%.3f,\"rMB/s\":%.6f,"
+		",\"index\":%d,\"counted\":%s,\"r/s\":%.3f,\"w/s\":%.3f,\"f/s\":%.3f,\"rMB/s\":%.6f,"
 		"\"wMB/s\":%.6f,\"areq-sz\":%.3f,\"rareq-sz\":%.3f,\"wareq-sz\":%.3f,"
 		"\"r_await\":%.6f,\"w_await\":%.6f,\"f_await\":%.6f,\"aqu-sz\":%.6f,"
 		"\"%%util\":%.3f,\"p50\":%.6f,\"p99\":%.6f,\"p99.9\":%.6f,\"seq%%\":%.2f,"
 		"\"perfmon\":{",
-		d->index, r->r_s, r->w_s, r->f_s, r->rmb_s, r->wmb_s, r->areq_kb, r->rareq_kb,
-		r->wareq_kb, r->r_await_ms, r->w_await_ms, r->f_await_ms, r->aqu_sz, r->util_pct,
-		r->p50_ms, r->p99_ms, r->p999_ms, r->seq_pct);
+		d->index, d->not_counted ? "false" : "true", r->r_s, r->w_s, r->f_s, r->rmb_s, r->wmb_s,
+		r->areq_kb, r->rareq_kb, r->wareq_kb, r->r_await_ms, r->w_await_ms, r->f_await_ms,
+		r->aqu_sz, r->util_pct, r->p50_ms, r->p99_ms, r->p999_ms, r->seq_pct);
 	for (unsigned i = 0; i < NPM; i++)
 		fprintf(f, "%s\"%s\":%.6f", i ? "," : "", pm_counters[i].name, pm_get(r, i));
 	fputs("}}", f);
 }
 
-int stats_render_interval(FILE *f, enum stats_fmt fmt, const struct stats_view_dev *prev,
-			  const struct stats_view_dev *cur, size_t n, double t_s, int header)
+int stats_render_interval(FILE *f, const struct stats_interval_opts *o, const struct stats_view_dev *prev,
+			  const struct stats_view_dev *cur, size_t n)
 {
+	enum stats_fmt fmt = o->fmt;
+	int header = o->header;
 	if ((unsigned)fmt > STATS_FMT_PERFMON)
 		return -EINVAL;
+	if (fmt == STATS_FMT_IOSTAT) {
+		struct stats_top_opts top = o->top;
+		top.header = header;
+		int r = stats_render_top(f, &top, prev, cur, n);
+		fputc('\n', f);
+		return r ? r : done(f);
+	}
 	struct stats_rates *rates = calloc(n ? n : 1, sizeof(*rates));
 	if (!rates)
 		return -ENOMEM;
@@ -256,27 +268,19 @@ int stats_render_interval(FILE *f, enum stats_fmt fmt, const struct stats_view_d
 		}
 	switch (fmt) {
 	case STATS_FMT_IOSTAT:
-		if (header)
-			fprintf(f,
-				"%-16s %9s %9s %8s %8s %8s %8s %8s %7s %6s %8s %8s %8s %6s\n",
-				"Device", "r/s", "w/s", "rMB/s", "wMB/s", "areq-sz", "r_await",
-				"w_await", "aqu-sz", "%util", "p50", "p99", "p99.9", "seq%");
-		for (size_t i = 0; i < n; i++)
-			row_iostat(f, cur[i].name ? cur[i].name : "?", &rates[i]);
-		fputc('\n', f);
 		break;
 	case STATS_FMT_CSV:
 		if (header)
-			fputs("timestamp,device,index,r/s,w/s,f/s,rMB/s,wMB/s,areq-sz,rareq-sz,"
-			      "wareq-sz,r_await,w_await,f_await,aqu-sz,%util,p50_ms,p99_ms,"
-			      "p99.9_ms,seq%\n",
+			fputs("timestamp,time,device,index,counted,r/s,w/s,f/s,rMB/s,wMB/s,areq-sz,rareq-sz,"
+			      "wareq-sz,r_await,w_await,f_await,aqu-sz,%util,p50,p99,p99.9,seq%\n",
 			      f);
 		for (size_t i = 0; i < n; i++)
-			row_csv(f, t_s, &cur[i], &rates[i]);
+			row_csv(f, o, &cur[i], &rates[i]);
 		break;
 	case STATS_FMT_JSON:
-		fprintf(f, "{\"timestamp\":%.3f,\"interval_s\":%.6f,\"devices\":[", t_s,
-			n ? rates[0].interval_s : 0.0);
+		fprintf(f, "{\"timestamp\":%.3f,\"time\":", o->t_s);
+		json_str(f, o->time ? o->time : "");
+		fprintf(f, ",\"interval_s\":%.6f,\"devices\":[", n ? rates[0].interval_s : 0.0);
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				fputc(',', f);

@@ -102,10 +102,13 @@ int stats_rates_compute(const struct stats_snap *prev, const struct stats_snap *
 
 /* ---- renderers (render.c): all write to a FILE* (open_memstream works) ---- */
 struct stats_view_dev {
-	const char *name;  /* "fsvol0", "fsvol0m1" */
+	const char *name;  /* "NAME" for the volume, "NAME.m1" for member 1 */
 	const char *path;  /* member path; may be NULL for the volume */
-	const char *state; /* "active|failed|spare|rebuilding|missing"; may be NULL */
+	const char *state; /* member: "active|failed|spare|rebuilding|missing"; volume:
+			    * "active|degraded|failed"; may be NULL */
 	int index;         /* -1 for the volume */
+	int not_counted;   /* 1: the stats level leaves this device out (its
+			    * figures are "not counted", not zeros) */
 	struct stats_snap snap;
 };
 /* A view is an array: the volume first, then its members. Each returns 0 or
@@ -118,12 +121,48 @@ int stats_render_json(FILE *f, uint64_t uptime_ns, uint64_t since_reset_ns,
 #define STATS_DISKSTATS_MAJOR 240 /* "local/experimental use" in devices.txt */
 int stats_render_diskstats(FILE *f, const struct stats_view_dev *v, size_t n);
 
+/* Prometheus text format (prom.c), node_exporter's names under fsvol_:
+ * counters, io_now, latency and size histograms per device and op, and,
+ * when md is given, md-like volume state (node_exporter's mdadm names).
+ * The volume is v[0]; its name is the `volume` label. Names, labels and
+ * units: docs/counters.md. */
+struct stats_prom_md {
+	unsigned disks_required; /* members the level needs (spares not included) */
+	unsigned degraded;       /* of those, how many are not active */
+	const char *state;       /* "active", "inactive", "recovering", "resync" or "check" */
+	uint64_t blocks;         /* capacity in 1 KiB blocks */
+	uint64_t blocks_synced;  /* of a running resync/check; = blocks when none runs */
+};
+int stats_render_prom(FILE *f, const struct stats_view_dev *v, size_t n, const struct stats_prom_md *md);
+
+/* The `fsvol stat` table (top.c), gstat-like: a header of iostat -x names,
+ * a row of their units, the volume row then "  mK" member rows; a device
+ * that is not counted says so instead of showing zeros. The columns fit
+ * 80 characters; cols > 80 adds more while they fit, wide adds them all. */
+struct stats_top_opts {
+	unsigned cols;      /* terminal width; 0: the 80-column set */
+	unsigned max_rows;  /* device rows at most (a terminal's height); 0: all */
+	int wide;           /* every column, whatever the width */
+	int color;          /* ANSI colours (a TTY) */
+	int header;         /* the header and units rows */
+	const char *title;  /* a first line (volume name, time), or NULL */
+};
+int stats_render_top(FILE *f, const struct stats_top_opts *o, const struct stats_view_dev *prev,
+		     const struct stats_view_dev *cur, size_t n);
+
 enum stats_fmt { STATS_FMT_IOSTAT, STATS_FMT_CSV, STATS_FMT_JSON, STATS_FMT_PERFMON };
+struct stats_interval_opts {
+	enum stats_fmt fmt;
+	int header;         /* CSV: once per run; the table and PerfMon: per interval */
+	double t_s;         /* "timestamp" (CSV, JSON): seconds since mount */
+	const char *time;   /* "time" (CSV, JSON): wall clock, ISO 8601; NULL: "" */
+	struct stats_top_opts top; /* STATS_FMT_IOSTAT (its header is the one above) */
+};
 /* One interval for `fsvol stat`: prev[i] and cur[i] are the same device.
- * t_s is the timestamp column (CSV, JSON); header != 0 prints the header
- * (CSV: once per run; iostat/PerfMon: per interval). */
-int stats_render_interval(FILE *f, enum stats_fmt fmt, const struct stats_view_dev *prev,
-			  const struct stats_view_dev *cur, size_t n, double t_s, int header);
+ * Figures carry one name everywhere (iostat's: r/s, rMB/s, r_await, aqu-sz,
+ * %util, ...); units and formulas: docs/counters.md. */
+int stats_render_interval(FILE *f, const struct stats_interval_opts *o, const struct stats_view_dev *prev,
+			  const struct stats_view_dev *cur, size_t n);
 
 /* ---- stats.json reader (json.c) ---- */
 struct stats_doc {
@@ -146,6 +185,7 @@ enum stats_why {
 	STATS_WHY_RECONSTRUCT, /* degraded read: rebuild a lost chunk */
 	STATS_WHY_MIRROR,      /* extra copy of a mirrored write */
 	STATS_WHY_ALIGN,       /* read for an unaligned write */
+	STATS_WHY_REBUILD,     /* recovery: reading redundancy, writing the new member */
 	STATS_WHY_COUNT
 };
 const char *stats_why_name(enum stats_why w);

@@ -1,22 +1,34 @@
 /* cmd: the fsvol CLI's subcommands and their option tables. The tables
- * drive both the parser and --help, so usage text cannot drift. */
+ * drive the parser, --help (synopsis included), the man page and the bash
+ * completion, so none of them can drift from what the parser accepts. */
 #ifndef FSVOL_CMD_H
 #define FSVOL_CMD_H
 
 #include <stdint.h>
 #include <stdio.h>
 
+/* Exit statuses, the same for every command (README "Exit codes"). */
+enum { CMD_EXIT_OK = 0, CMD_EXIT_FAIL = 1, CMD_EXIT_USAGE = 2 };
+
+/* cmd_opt.flags */
+#define CMD_OPT_REQUIRED 1u /* shown without brackets in the synopsis */
+
 struct cmd_opt {
 	const char *lname; /* long name, without -- */
 	int sname;         /* short letter, or 0 */
 	const char *arg;   /* argument name, NULL for a flag */
 	const char *help;
+	unsigned flags;    /* CMD_OPT_* */
+	const char *values; /* words the completion offers for the argument, space-separated */
 };
 
 struct cmd {
 	const char *name;
-	const char *usage;   /* after "fsvol NAME " */
+	const char *operands; /* synopsis after the options ("MNT MEMBER..."); forms split by '\n' */
+	const char *usage;    /* old hand-written synopsis: only its operands are used, when
+			       * .operands is NULL (the bracketed "[-x ...]" groups are dropped) */
 	const char *summary;
+	const char *more;     /* optional notes after the options, in --help and the man page */
 	const struct cmd_opt *opts; /* terminated by an all-zero entry */
 	int (*run)(const struct cmd *c, int argc, char **argv);
 };
@@ -27,12 +39,32 @@ struct cmd {
 int cmd_parse(const struct cmd *c, int argc, char **argv, int *first,
 	      int (*on)(int i, const char *arg, void *ctx), void *ctx);
 void cmd_usage(const struct cmd *c, FILE *f);
-/* Print "fsvol NAME: message" to stderr; returns 1 (the exit status). */
+/* The synopsis lines ("usage: fsvol NAME [-f] ... MNT"), wrapped at 80 columns. */
+void cmd_synopsis(const struct cmd *c, FILE *f);
+/* The operands part of the synopsis, one form per line (see struct cmd). */
+void cmd_operands(const struct cmd *c, char *out, size_t len);
+/* Print "fsvol NAME: message" to stderr; returns CMD_EXIT_FAIL (1): the
+ * command was well formed but could not be done. */
 int cmd_err(const struct cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a usage error (a wrong operand, a missing option); returns
+ * CMD_EXIT_USAGE (2). */
+int cmd_uerr(const struct cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse a size option value; prints an error naming the option. */
 int cmd_size(const struct cmd *c, const char *opt, const char *s, uint64_t *out);
 
 extern const struct cmd cmd_create, cmd_examine, cmd_mount, cmd_umount, cmd_status, cmd_map,
-	cmd_layout, cmd_model, cmd_stat, cmd_trace, cmd_scrub;
+	cmd_layout, cmd_model, cmd_stat, cmd_trace, cmd_scrub, cmd_fail, cmd_add, cmd_readd, cmd_remove,
+	cmd_detail, cmd_ctl;
+
+/* Write one command to MNT/ctl. 0, or -errno with the reason in reason:
+ * the daemon's own words for a refused command (EINVAL), else the error. */
+int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len);
+
+/* The commands, in the order --help lists them (main.c), NULL-terminated. */
+extern const struct cmd *const cmd_all[];
+
+/* cmd_doc.c: fsvol(8) in roff, and a bash completion script, from the tables. */
+void cmd_man(FILE *f, const char *version);
+void cmd_bash_completion(FILE *f);
 
 #endif

@@ -9,12 +9,15 @@
 #include "fsvol/core/volume.h"
 
 static const struct cmd_opt create_opts[] = {
-	{ "level", 'l', "LEVEL", "single, linear, raid0, raid1, raid10, raid4, raid5, raid6 (required)" },
+	{ "level", 'l', "LEVEL", "single, linear, raid0, raid1, raid10, raid4, raid5, raid6 (required)",
+	  CMD_OPT_REQUIRED, "single linear raid0 raid1 raid10 raid4 raid5 raid6" },
 	{ "chunk", 'c', "CHUNK", "chunk size, a power of two >= 4K (default 512K, as md)" },
 	{ "size", 's', "SIZE", "data bytes per member; members that do not exist are created" },
-	{ "layout", 0, "ALG", "raid5/6: left-symmetric (default) ...; raid10: n2 (default), f2, o2" },
+	{ "layout", 0, "ALG", "raid5/6: left-symmetric (default), right-symmetric, left-asymmetric, "
+	  "right-asymmetric; raid10: n2 (default), f2, o2", 0,
+	  "left-symmetric right-symmetric left-asymmetric right-asymmetric n2 f2 o2" },
 	{ "spares", 0, "K", "the last K members are spares" },
-	{ "name", 'N', "NAME", "volume name (31 bytes at most)" },
+	{ "name", 'N', "NAME", "volume name in every output: 1-31 of A-Z a-z 0-9 _ . - (default fsvol-<8 hex of the UUID>)" },
 	{ "data-offset", 0, "OFF", "start of the data area on each member (default 1M)" },
 	{ "force", 'f', NULL, "overwrite members that already carry an fsvol superblock" },
 	{ "assume-clean", 0, NULL, "do not zero the data areas (parity/copies may not match)" },
@@ -52,11 +55,13 @@ static int create_opt(int i, const char *arg, void *ctx)
 			return cmd_err(&cmd_create, "--spares %s: not a count", arg), -1;
 		a->vc.spares = (unsigned)v;
 		return 0;
-	case 5:
-		if (strlen(arg) > 31)
-			return cmd_err(&cmd_create, "--name %s: longer than 31 bytes", arg), -1;
+	case 5: {
+		char why[160];
+		if (sb_name_check(arg, why, sizeof(why)))
+			return cmd_err(&cmd_create, "--name: %s", why), -1;
 		a->vc.name = arg;
 		return 0;
+	}
 	case 6: return cmd_size(&cmd_create, "--data-offset", arg, &a->vc.data_offset) ? -1 : 0;
 	case 7: a->vc.force = 1; return 0;
 	case 8: a->vc.assume_clean = 1; return 0;
@@ -67,22 +72,22 @@ static int create_opt(int i, const char *arg, void *ctx)
 static int create_run(const struct cmd *c, int argc, char **argv)
 {
 	struct create_args a = { 0 };
-	char err[512], cap[32], chunk[32];
+	char err[512], cap[32], chunk[32], name[SB_NAME_MAX + 1];
 	int first, r = cmd_parse(c, argc, argv, &first, create_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (!a.level)
-		return cmd_err(c, "--level is required (e.g. -l raid5)");
+		return cmd_uerr(c, "--level is required (e.g. -l raid5)");
 	if (layout_parse_level_msg(a.level, &a.vc.geom.level, err, sizeof(err)))
-		return cmd_err(c, "%s", err);
+		return cmd_uerr(c, "%s", err);
 	a.vc.geom.alg = layout_default_alg(a.vc.geom.level);
 	if (a.layout && layout_parse_alg_msg(a.vc.geom.level, a.layout, &a.vc.geom.alg, &a.vc.geom.copies,
 					     err, sizeof(err)))
-		return cmd_err(c, "%s", err);
+		return cmd_uerr(c, "%s", err);
 	if (!a.chunk_set)
 		a.vc.geom.chunk = 512 << 10;
 	if (first >= argc)
-		return cmd_err(c, "no members given");
+		return cmd_uerr(c, "no members given");
 	unsigned n = (unsigned)(argc - first);
 	r = vol_create(&a.vc, argv + first, n, err, sizeof(err));
 	if (r)
@@ -94,7 +99,8 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		return cmd_err(c, "created, but cannot read it back: %s", err);
 	size_format(v->geom.capacity, cap, sizeof(cap));
 	size_format(v->geom.chunk, chunk, sizeof(chunk));
-	printf("fsvol: created %s%s%s, %u members%s, chunk %s, capacity %s (%llu bytes)\n",
+	sb_volume_name(&v->sb, name);
+	printf("fsvol: created %s: %s%s%s, %u members%s, chunk %s, capacity %s (%llu bytes)\n", name,
 	       layout_level_name(v->geom.level), layout_alg_name(&v->geom)[0] ? " " : "",
 	       layout_alg_name(&v->geom), v->geom.members, a.vc.spares ? " + spares" : "", chunk, cap,
 	       (unsigned long long)v->geom.capacity);
@@ -104,7 +110,7 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_create = {
 	.name = "create",
-	.usage = "-l LEVEL [-c CHUNK] [-s SIZE] [--layout ALG] [--spares K] MEMBER...",
+	.operands = "MEMBER...",
 	.summary = "create a volume: write superblocks on member files or devices",
 	.opts = create_opts,
 	.run = create_run,

@@ -29,7 +29,7 @@ static int examine_one(const struct cmd *c, const char *path)
 		return cmd_err(c, "%s: too small to hold a superblock (%llu bytes)", path,
 			       (unsigned long long)m.size);
 	}
-	if (posix_memalign(&buf, 4096, SB_SIZE) || (r = m.ops->pread(&m, buf, SB_SIZE, 0))) {
+	if (posix_memalign(&buf, 4096, SB_SIZE) || (r = member_pread(&m, buf, SB_SIZE, 0))) {
 		free(buf);
 		member_close(&m);
 		return cmd_err(c, "%s: cannot read: %s", path, strerror(r ? -r : ENOMEM));
@@ -49,7 +49,7 @@ static int examine_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (first >= argc)
-		return cmd_err(c, "no members given");
+		return cmd_uerr(c, "no members given");
 	for (int i = first; i < argc; i++) {
 		if (i > first)
 			putchar('\n');
@@ -60,7 +60,7 @@ static int examine_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_examine = {
 	.name = "examine",
-	.usage = "MEMBER...",
+	.operands = "MEMBER...",
 	.summary = "print the superblock of members",
 	.opts = examine_opts,
 	.run = examine_run,

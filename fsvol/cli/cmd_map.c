@@ -9,22 +9,27 @@
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
 
+#define LEVELS "single linear raid0 raid1 raid10 raid4 raid5 raid6"
+#define ALGS "left-symmetric right-symmetric left-asymmetric right-asymmetric n2 f2 o2"
+/* Without -s the figures assume members of this size; the output says so. */
+#define DEFAULT_MEMBER_SIZE (1ull << 30)
+
 static const struct cmd_opt map_opts[] = {
-	{ "level", 'l', "LEVEL", "geometry without members: the level" },
+	{ "level", 'l', "LEVEL", "geometry without members: the level", 0, LEVELS },
 	{ "members", 'n', "N", "number of members" },
 	{ "chunk", 'c', "CHUNK", "chunk size (default 512K)" },
-	{ "size", 's', "SIZE", "data bytes per member (default 1G)" },
-	{ "layout", 0, "ALG", "raid5/6 algorithm or raid10 layout" },
+	{ "size", 's', "SIZE", "data bytes per member (default 1G); sets the capacity shown" },
+	{ "layout", 0, "ALG", "raid5/6 algorithm or raid10 layout", 0, ALGS },
 	{ "json", 0, NULL, "print JSON: {\"extents\":[...],\"parity\":[...]}" },
 	{ 0 },
 };
 
 static const struct cmd_opt layout_opts[] = {
-	{ "level", 'l', "LEVEL", "the level (required)" },
-	{ "members", 'n', "N", "number of members (required)" },
+	{ "level", 'l', "LEVEL", "the level (required)", CMD_OPT_REQUIRED, LEVELS },
+	{ "members", 'n', "N", "number of members (required)", CMD_OPT_REQUIRED },
 	{ "chunk", 'c', "CHUNK", "chunk size (default 512K)" },
-	{ "size", 's', "SIZE", "data bytes per member (default 1G)" },
-	{ "layout", 0, "ALG", "raid5/6 algorithm or raid10 layout" },
+	{ "size", 's', "SIZE", "data bytes per member (default 1G); sets the capacity shown" },
+	{ "layout", 0, "ALG", "raid5/6 algorithm or raid10 layout", 0, ALGS },
 	{ "rows", 0, "R", "rows to draw (default: one full rotation)" },
 	{ 0 },
 };
@@ -67,40 +72,43 @@ static int geom_opt(int i, const char *arg, void *ctx)
 	return -1;
 }
 
-/* Geometry from -l/-n/-c/-s/--layout. Prints the error; returns 0 or 1. */
+/* Geometry from -l/-n/-c/-s/--layout. Prints the error; returns 0 or 2 (all
+ * its errors are about the command line). */
 static int geom_build(struct geom_args *a, struct layout_geom *g)
 {
 	char err[256];
 	memset(g, 0, sizeof(*g));
 	if (!a->level)
-		return cmd_err(a->c, "--level is required without members");
+		return cmd_uerr(a->c, "--level is required without members");
 	if (layout_parse_level_msg(a->level, &g->level, err, sizeof(err)))
-		return cmd_err(a->c, "%s", err);
+		return cmd_uerr(a->c, "%s", err);
 	if (!a->n)
-		return cmd_err(a->c, "-n N (members) is required");
+		return cmd_uerr(a->c, "-n N (members) is required");
 	g->alg = layout_default_alg(g->level);
 	if (a->layout && layout_parse_alg_msg(g->level, a->layout, &g->alg, &g->copies, err, sizeof(err)))
-		return cmd_err(a->c, "%s", err);
+		return cmd_uerr(a->c, "%s", err);
 	g->members = a->n;
 	g->chunk = a->chunk ? a->chunk : 512 << 10;
 	for (unsigned i = 0; i < a->n; i++)
-		g->member_size[i] = a->size ? a->size : 1ull << 30;
+		g->member_size[i] = a->size ? a->size : DEFAULT_MEMBER_SIZE;
 	if (layout_init(g, err, sizeof(err)))
-		return cmd_err(a->c, "%s", err);
+		return cmd_uerr(a->c, "%s", err);
 	return 0;
 }
 
-static void print_header(const struct layout_geom *g)
+/* default_size: the capacity comes from the default -s, so say so. */
+static void print_header(const struct layout_geom *g, int default_size)
 {
 	char chunk[32], cap[32];
 	size_format(g->chunk, chunk, sizeof(chunk));
 	size_format(g->capacity, cap, sizeof(cap));
-	printf("%s%s%s, %u members, chunk %s, capacity %s\n", layout_level_name(g->level),
-	       layout_alg_name(g)[0] ? " " : "", layout_alg_name(g), g->members, chunk, cap);
+	printf("%s%s%s, %u members, chunk %s, capacity %s%s\n", layout_level_name(g->level),
+	       layout_alg_name(g)[0] ? " " : "", layout_alg_name(g), g->members, chunk, cap,
+	       default_size ? " (members of 1G, the default -s)" : "");
 }
 
 static int map_print(const struct layout_geom *g, uint64_t off, uint64_t len, int json,
-		     uint64_t data_offset)
+		     uint64_t data_offset, int default_size)
 {
 	unsigned copies = layout_copies(g);
 	const char *sep = "";
@@ -108,7 +116,7 @@ static int map_print(const struct layout_geom *g, uint64_t off, uint64_t len, in
 		printf("{\"extents\":[");
 	else {
 		char o[32], l[32];
-		print_header(g);
+		print_header(g, default_size);
 		size_format(off, o, sizeof(o));
 		size_format(len, l, sizeof(l));
 		printf("logical %s +%s\n  %14s %10s %7s %14s %5s%s\n", o, l, "logical", "length", "member",
@@ -198,13 +206,13 @@ static int map_run(const struct cmd *c, int argc, char **argv)
 	       size_parse(argv[argc - 1 - nsize], &off) != -EINVAL)
 		nsize++;
 	if (nsize == 0)
-		return cmd_err(c, "need OFFSET [LENGTH] after the geometry or members");
+		return cmd_uerr(c, "need OFFSET [LENGTH] after the geometry or members");
 	if (cmd_size(c, "OFFSET", argv[argc - nsize], &off) ||
 	    (nsize == 2 && cmd_size(c, "LENGTH", argv[argc - 1], &len)))
-		return 1;
+		return CMD_EXIT_USAGE;
 	int nmembers = nops - nsize;
 	if (nmembers > 0 && a.level)
-		return cmd_err(c, "give either members or -l/-n, not both");
+		return cmd_uerr(c, "give either members or -l/-n, not both");
 	if (nmembers > 0) {
 		char err[512];
 		struct vol *v;
@@ -215,23 +223,25 @@ static int map_run(const struct cmd *c, int argc, char **argv)
 		doff = v->data_offset;
 		vol_close(v);
 	} else if (geom_build(&a, &g)) {
-		return 1;
+		return CMD_EXIT_USAGE;
 	}
 	if (len == 0)
-		return cmd_err(c, "LENGTH 0: nothing to map");
+		return cmd_uerr(c, "LENGTH 0: nothing to map");
 	if (off >= g.capacity || len > g.capacity - off) {
 		char cap[32];
 		size_format(g.capacity, cap, sizeof(cap));
-		return cmd_err(c, "range %llu+%llu lies beyond the capacity (%s)", (unsigned long long)off,
-			       (unsigned long long)len, cap);
+		return cmd_uerr(c, "range %llu+%llu lies beyond the capacity (%s%s)", (unsigned long long)off,
+				(unsigned long long)len, cap,
+				!nmembers && !a.size ? ", members of 1G: the default -s" : "");
 	}
-	return map_print(&g, off, len, a.json, doff);
+	return map_print(&g, off, len, a.json, doff, !nmembers && !a.size);
 }
 
 const struct cmd cmd_map = {
 	.name = "map",
-	.usage = "[--json] (MEMBER... | -l LEVEL -n N [-c CHUNK] [-s SIZE] [--layout ALG]) OFFSET [LENGTH]",
+	.operands = "[MEMBER...] OFFSET [LENGTH]",
 	.summary = "show where logical bytes live: member, member offset, copy, parity",
+	.more = "Give either the MEMBERs of a volume, or a geometry: -l and -n (and -c, -s, --layout).",
 	.opts = map_opts,
 	.run = map_run,
 };
@@ -244,16 +254,18 @@ static int layout_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (first != argc)
-		return cmd_err(c, "unexpected operand '%s'", argv[first]);
+		return cmd_uerr(c, "unexpected operand '%s'", argv[first]);
 	if (geom_build(&a, &g))
-		return 1;
+		return CMD_EXIT_USAGE;
 	layout_draw(stdout, &g, (unsigned)a.rows);
+	if (!a.size)
+		printf("(the capacity is for members of 1G, the default -s; -s SIZE gives yours)\n");
 	return 0;
 }
 
 const struct cmd cmd_layout = {
 	.name = "layout",
-	.usage = "-l LEVEL -n N [-c CHUNK] [--layout ALG] [--rows R]",
+	.operands = "",
 	.summary = "draw the layout grid: stripes by members, data, parity and copies",
 	.opts = layout_opts,
 	.run = layout_run,

@@ -1,4 +1,4 @@
-/* fsvol model list | show SPEC: the spindle presets and what a spec implies. */
+/* fsvol model list | show SPEC [SIZE]: the spindle presets and what a spec implies. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,21 +7,27 @@
 #include "fsvol/model/spindle.h"
 
 static const struct cmd_opt model_opts[] = {
-	{ "size", 's', "SIZE", "member size the figures assume (default 1G)" },
+	{ "size", 's', "SIZE", "member size the figures assume (default 1G; also the operand SIZE)" },
 	{ 0 },
 };
+
+/* The member size, from -s or the operand SIZE: at least 4K (the figures are
+ * for 4K reads). what names it in the message. */
+static int model_size(const char *what, const char *arg, uint64_t *size)
+{
+	if (cmd_size(&cmd_model, what, arg, size))
+		return -1;
+	if (*size < 4096) {
+		cmd_err(&cmd_model, "%s %s: must be at least 4K", what, arg);
+		return -1;
+	}
+	return 0;
+}
 
 static int model_opt(int i, const char *arg, void *ctx)
 {
 	(void)i;
-	uint64_t *size = ctx;
-	if (cmd_size(&cmd_model, "--size", arg, size))
-		return -1;
-	if (*size < 4096) { /* the figures are for 4K reads */
-		cmd_err(&cmd_model, "--size %s: must be at least 4K", arg);
-		return -1;
-	}
-	return 0;
+	return model_size("--size", arg, ctx);
 }
 
 static int model_run(const struct cmd *c, int argc, char **argv)
@@ -32,7 +38,8 @@ static int model_run(const struct cmd *c, int argc, char **argv)
 	int first, r = cmd_parse(c, argc, argv, &first, model_opt, &size);
 	if (r)
 		return r > 0 ? 0 : 2;
-	if (first < argc && !strcmp(argv[first], "list") && first + 1 == argc) {
+	int nops = argc - first;
+	if (nops == 1 && !strcmp(argv[first], "list")) {
 		for (const char *const *n = spindle_presets; *n; n++) {
 			if (spindle_parse(*n, &p, err, sizeof(err)))
 				return cmd_err(c, "preset %s: %s", *n, err);
@@ -42,19 +49,24 @@ static int model_run(const struct cmd *c, int argc, char **argv)
 		}
 		return 0;
 	}
-	if (first + 2 == argc && !strcmp(argv[first], "show")) {
+	if ((nops == 2 || nops == 3) && !strcmp(argv[first], "show")) {
+		if (nops == 3 && model_size("SIZE", argv[first + 2], &size))
+			return CMD_EXIT_USAGE;
 		if (spindle_parse(argv[first + 1], &p, err, sizeof(err)))
-			return cmd_err(c, "%s", err);
+			return cmd_uerr(c, "%s", err);
 		spindle_show(&p, size, stdout);
 		return 0;
 	}
-	return cmd_err(c, "expected 'list' or 'show SPEC' (see fsvol model --help)");
+	return cmd_uerr(c, "expected 'list' or 'show SPEC [SIZE]' (see fsvol model --help)");
 }
 
 const struct cmd cmd_model = {
 	.name = "model",
-	.usage = "list | show SPEC [-s SIZE]",
+	.operands = "list\nshow SPEC [SIZE]",
 	.summary = "emulated disk models: the presets, and the figures a spec implies",
+	.more = "SPEC is a preset (hdd, hdd-legacy, ssd, nvme, none) with optional key=value changes: "
+		"PRESET:key=val,... (fsvol model list shows every key). SIZE (or -s) is the member size "
+		"the figures assume: a small member uses a few cylinders of the disk.",
 	.opts = model_opts,
 	.run = model_run,
 };

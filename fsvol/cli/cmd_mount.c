@@ -14,22 +14,30 @@
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
+#include "fsvol/model/spindle.h"
 
 static const struct cmd_opt mount_opts[] = {
 	{ "foreground", 'f', NULL, "stay in the foreground (Ctrl-C unmounts)" },
 	{ "buffered", 0, NULL, "open members without O_DIRECT (needed on filesystems without it)" },
 	{ "force", 0, NULL, "assemble even with stale or unreadable members (they count as missing)" },
-	{ "read-policy", 0, "POLICY", "raid1/raid10 reads: md (default), round-robin, prefer:N, split:SIZE" },
-	{ "stats", 0, "LEVEL", "counters: all (default), volume, off" },
+	{ "read-policy", 0, "POLICY", "raid1/raid10 reads: md (default), round-robin, prefer:N, split:SIZE", 0,
+	  "md round-robin prefer: split:" },
+	{ "stats", 0, "LEVEL", "counters: all (default), volume, off", 0, "all volume off" },
 	{ "page-cache", 0, NULL, "let the kernel cache MNT/volume (default: every request reaches fsvol)" },
 	{ "log", 0, "FILE", "append the daemon's messages to FILE" },
-	{ "model", 0, "SPEC", "emulated disks: hdd, hdd-legacy, ssd, nvme, none, PRESET:key=val,... or 0=SPEC,1=SPEC (see fsvol model list)" },
+	{ "model", 0, "SPEC", "emulated disks: hdd, hdd-legacy, ssd, nvme, none, PRESET:key=val,... or 0=SPEC,1=SPEC (see fsvol model list)",
+	  0, "hdd hdd-legacy ssd nvme none" },
+	{ "fault", 0, "N=SPEC", "inject faults on member slot N (repeatable; e.g. 2=error=read,after=100; see docs/faults.md)" },
 	{ 0 },
 };
+
+#define MOUNT_MAX_FAULTS 64
 
 struct mount_args {
 	struct vol_opts vo;
 	struct ff_opts fo;
+	unsigned nfaults;
+	struct { unsigned slot; const char *spec; } fault[MOUNT_MAX_FAULTS];
 };
 
 static int parse_policy(const char *s, struct vol_opts *o)
@@ -78,7 +86,26 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	case 5: a->fo.page_cache = 1; return 0;
 	case 6: a->fo.log = arg; return 0;
-	case 7: a->vo.model = arg; return 0;
+	case 7:
+		/* one spec for every member is checked here, so a typo is a usage
+		 * error; per-member specs ("0=hdd,1=ssd") need the assembled count */
+		if (!(arg[0] >= '0' && arg[0] <= '9')) {
+			struct spindle_params p;
+			char err[256];
+			if (spindle_parse(arg, &p, err, sizeof(err)))
+				return cmd_err(&cmd_mount, "--model %s", err), -1;
+		}
+		a->vo.model = arg;
+		return 0;
+	case 8: {
+		char *end;
+		unsigned long n = strtoul(arg, &end, 10);
+		if (end == arg || *end != '=' || !end[1] || n >= SB_MAX_SLOTS || a->nfaults == MOUNT_MAX_FAULTS)
+			return cmd_err(&cmd_mount, "--fault %s: expected N=SPEC with N a member slot", arg), -1;
+		a->fault[a->nfaults].slot = (unsigned)n;
+		a->fault[a->nfaults++].spec = end + 1;
+		return 0;
+	}
 	}
 	return -1;
 }
@@ -91,7 +118,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first < 2)
-		return cmd_err(c, "need a mount point and at least one member");
+		return cmd_uerr(c, "need a mount point and at least one member");
 	a.fo.mountpoint = argv[first];
 	if (a.fo.log && a.fo.log[0] != '/') {
 		/* the daemon runs in /: keep the log where the user meant */
@@ -106,6 +133,17 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	struct vol *v;
 	if (vol_open(&v, argv + first + 1, (unsigned)(argc - first - 1), &a.vo, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
+	for (unsigned i = 0; i < a.nfaults; i++) {
+		unsigned n = a.fault[i].slot;
+		if (n >= v->nslots || !v->slot[n]) {
+			vol_close(v);
+			return cmd_err(c, "--fault %u=%s: no member in slot %u", n, a.fault[i].spec, n);
+		}
+		if (member_fault_set(v->slot[n], a.fault[i].spec, err, sizeof(err))) {
+			vol_close(v);
+			return cmd_err(c, "--fault %u=%s", n, err);
+		}
+	}
 	uint64_t failed = atomic_load(&v->failed);
 	if (failed)
 		fprintf(stderr, "fsvol mount: volume is degraded (missing or failed member slots: 0x%llx)\n",
@@ -122,7 +160,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_mount = {
 	.name = "mount",
-	.usage = "[-f] [--buffered] [--read-policy P] [--stats LEVEL] [--model SPEC] MNT MEMBER...",
+	.operands = "MNT MEMBER...",
 	.summary = "assemble a volume and serve it as MNT/volume (with MNT/stats, MNT/status, ...)",
 	.opts = mount_opts,
 	.run = mount_run,
@@ -206,7 +244,7 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
-		return cmd_err(c, "need exactly one mount point");
+		return cmd_uerr(c, "need exactly one mount point");
 	const char *mnt = argv[first];
 	if (!is_fsvol_mount(mnt))
 		return cmd_err(c, "%s: not an fsvol mount", mnt);
@@ -245,7 +283,7 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_umount = {
 	.name = "umount",
-	.usage = "MNT",
+	.operands = "MNT",
 	.summary = "unmount a volume and wait until its daemon has closed it cleanly",
 	.opts = umount_opts,
 	.run = umount_run,
@@ -268,7 +306,7 @@ static int status_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
-		return cmd_err(c, "need exactly one mount point");
+		return cmd_uerr(c, "need exactly one mount point");
 	if (!is_fsvol_mount(argv[first]))
 		return cmd_err(c, "%s: not an fsvol mount", argv[first]);
 	snprintf(path, sizeof(path), "%s/status", argv[first]);
@@ -284,7 +322,7 @@ static int status_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_status = {
 	.name = "status",
-	.usage = "MNT",
+	.operands = "MNT",
 	.summary = "show level, members and their states (like /proc/mdstat)",
 	.opts = status_opts,
 	.run = status_run,

@@ -1,4 +1,5 @@
-/* cmd_opts: option-table parsing and usage for every subcommand. */
+/* cmd_opts: option-table parsing, and the usage text made from the same
+ * tables (synopsis, options, notes). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -9,36 +10,148 @@
 #include "fsvol/util/size.h"
 
 #define CMD_MAX_OPTS 40
+#define CMD_WIDTH 80
+#define NBSP '\1'
+
+/* Words (split at spaces) printed from column col, wrapped before CMD_WIDTH
+ * and continued at column indent. Returns the column after the last word. */
+static size_t put_words(FILE *f, const char *s, size_t col, size_t indent, int first_glued)
+{
+	while (*s) {
+		while (*s == ' ')
+			s++;
+		size_t n = strcspn(s, " ");
+		if (!n)
+			break;
+		if (!first_glued && col > indent && col + 1 + n > CMD_WIDTH) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (!first_glued) {
+			fputc(' ', f);
+			col++;
+		}
+		for (size_t i = 0; i < n; i++) /* NBSP: a space that does not break */
+			fputc(s[i] == NBSP ? ' ' : s[i], f);
+		col += n;
+		s += n;
+		first_glued = 0;
+	}
+	return col;
+}
+
+void cmd_operands(const struct cmd *c, char *out, size_t len)
+{
+	size_t n = 0;
+	if (c->operands || !c->usage) {
+		snprintf(out, len, "%s", c->operands ? c->operands : "");
+		return;
+	}
+	/* transitional: "[-i SEC] [--json|--csv] MNT" -> "MNT" */
+	for (const char *s = c->usage; *s && n + 1 < len; s++) {
+		if (s[0] == '[' && s[1] == '-') {
+			const char *e = strchr(s, ']');
+			if (!e)
+				break;
+			s = e;
+			continue;
+		}
+		if (*s == ' ' && (n == 0 || out[n - 1] == ' '))
+			continue;
+		out[n++] = *s;
+	}
+	while (n && out[n - 1] == ' ')
+		n--;
+	out[n] = 0;
+}
+
+/* One option as the synopsis shows it: "[-c CHUNK]", "[--json]", "-l LEVEL"
+ * (the space is an NBSP, so the item stays on one line). */
+static void opt_item(const struct cmd_opt *o, char *out, size_t len)
+{
+	int req = o->flags & CMD_OPT_REQUIRED;
+	char name[48];
+	if (o->sname)
+		snprintf(name, sizeof(name), "-%c", o->sname);
+	else
+		snprintf(name, sizeof(name), "--%s", o->lname);
+	snprintf(out, len, "%s%s%s%s%s", req ? "" : "[", name, o->arg ? "\1" : "", o->arg ? o->arg : "",
+		 req ? "" : "]");
+}
+
+void cmd_synopsis(const struct cmd *c, FILE *f)
+{
+	char ops[512], head[64];
+	cmd_operands(c, ops, sizeof(ops));
+	int nhead = snprintf(head, sizeof(head), "fsvol %s", c->name);
+	size_t indent = 7 + (size_t)nhead + 1;
+	char *save, *form = strtok_r(ops, "\n", &save);
+	int line = 0;
+	do {
+		size_t col = (size_t)fprintf(f, "%s%s", line++ ? "       " : "usage: ", head);
+		for (const struct cmd_opt *o = c->opts; o && o->lname; o++) {
+			char item[96];
+			opt_item(o, item, sizeof(item));
+			col = put_words(f, item, col, indent, 0);
+		}
+		if (form)
+			put_words(f, form, col, indent, 0);
+		fputc('\n', f);
+	} while ((form = strtok_r(NULL, "\n", &save)));
+}
+
+/* "  -c, --chunk CHUNK          help text", the help wrapped at CMD_WIDTH. */
+static void opt_line(FILE *f, int sname, const char *lname, const char *arg, const char *help)
+{
+	char left[64];
+	int n = 0;
+	if (sname)
+		n = snprintf(left, sizeof(left), "-%c, ", sname);
+	else
+		n = snprintf(left, sizeof(left), "    ");
+	snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s", lname, arg ? " " : "", arg ? arg : "");
+	int w = fprintf(f, "  %-28s ", left);
+	put_words(f, help, (size_t)w, 31, 1);
+	fputc('\n', f);
+}
 
 void cmd_usage(const struct cmd *c, FILE *f)
 {
-	fprintf(f, "usage: fsvol %s %s\n  %s\n", c->name, c->usage, c->summary);
-	if (!c->opts || !c->opts[0].lname)
-		return;
+	cmd_synopsis(c, f);
+	fprintf(f, "  %s\n", c->summary);
 	fprintf(f, "options:\n");
-	for (const struct cmd_opt *o = c->opts; o->lname; o++) {
-		char left[64];
-		int n = 0;
-		if (o->sname)
-			n = snprintf(left, sizeof(left), "-%c, ", o->sname);
-		else
-			n = snprintf(left, sizeof(left), "    ");
-		snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s", o->lname, o->arg ? " " : "",
-			 o->arg ? o->arg : "");
-		fprintf(f, "  %-28s %s\n", left, o->help);
+	for (const struct cmd_opt *o = c->opts; o && o->lname; o++)
+		opt_line(f, o->sname, o->lname, o->arg, o->help);
+	opt_line(f, 'h', "help", NULL, "show this help");
+	if (c->more) {
+		fputs("  ", f);
+		put_words(f, c->more, 2, 2, 1);
+		fputc('\n', f);
 	}
-	fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
+}
+
+static void vmsg(const struct cmd *c, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "fsvol %s: ", c->name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
 }
 
 int cmd_err(const struct cmd *c, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "fsvol %s: ", c->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(c, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
+	return CMD_EXIT_FAIL;
+}
+
+int cmd_uerr(const struct cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(c, fmt, ap);
+	va_end(ap);
+	return CMD_EXIT_USAGE;
 }
 
 int cmd_size(const struct cmd *c, const char *opt, const char *s, uint64_t *out)

@@ -1,5 +1,6 @@
 /* fsvol scrub: check (or repair) that parity and copies agree with the data,
- * like md's sync_action check/repair. Runs in the daemon; this waits for it. */
+ * like md's sync_action check/repair. Runs in the daemon; this waits for it.
+ * Exits 0 only when every unit was checked and none disagreed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -55,23 +56,16 @@ static int sync_line(const char *mnt, const char *what, char *out, size_t len)
 static int scrub_run(const struct cmd *c, int argc, char **argv)
 {
 	struct scrub_args a = { 0 };
-	char path[PATH_MAX + 16], line[512];
+	char line[512];
 	int first, r = cmd_parse(c, argc, argv, &first, scrub_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
-		return cmd_err(c, "need exactly one mount point");
+		return cmd_uerr(c, "need exactly one mount point");
 	const char *mnt = argv[first], *what = a.repair ? "repair" : "check";
-	snprintf(path, sizeof(path), "%s/ctl", mnt);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cmd_err(c, "%s: %s", path, strerror(errno));
-	ssize_t w = write(fd, what, strlen(what));
-	int e = errno;
-	close(fd);
-	if (w < 0)
-		return cmd_err(c, "%s: %s", mnt, e == EBUSY ? "a resync, check or repair is already running"
-					   : e == EINVAL ? "this level has no redundancy to check" : strerror(e));
+	char why[512];
+	if (cmd_ctl_send(mnt, what, why, sizeof(why))) /* the daemon's own reason */
+		return cmd_err(c, "%s: %s", mnt, why);
 	if (a.nowait)
 		return 0;
 	for (;;) {
@@ -86,12 +80,17 @@ static int scrub_run(const struct cmd *c, int argc, char **argv)
 	if (isatty(2))
 		fputc('\n', stderr);
 	printf("%s", line);
-	return strstr(line, " done:") ? 0 : 1;
+	/* a clean bill only when it ran to the end, found nothing and skipped nothing */
+	unsigned long long bad = 0;
+	const char *m = strstr(line, "), ");
+	if (m)
+		sscanf(m + 3, "%llu mismatches", &bad);
+	return strstr(line, " done:") && !bad && !strstr(line, "skipped") ? 0 : 1;
 }
 
 const struct cmd cmd_scrub = {
 	.name = "scrub",
-	.usage = "[--repair] [--no-wait] MNT",
+	.operands = "MNT",
 	.summary = "check that parity and copies agree with the data (and repair them)",
 	.opts = scrub_opts,
 	.run = scrub_run,

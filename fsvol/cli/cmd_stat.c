@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,13 +17,15 @@
 #include "stats/stats.h"
 
 static const struct cmd_opt stat_opts[] = {
-	{ "interval", 'i', "SEC", "report every SEC seconds (fractions allowed)" },
-	{ "count", 'c', "COUNT", "stop after COUNT reports" },
+	{ "interval", 'i', "SEC", "report every SEC seconds (fractions allowed); also the first number after MNT" },
+	{ "count", 'c', "COUNT", "stop after COUNT reports; also the second number after MNT" },
 	{ "json", 0, NULL, "one JSON object per interval" },
 	{ "csv", 0, NULL, "CSV rows (header once)" },
 	{ "perfmon", 0, NULL, "Windows PerfMon counter names and definitions" },
 	{ "extended", 'x', NULL, "iostat -x columns (the default view; accepted for habit)" },
 	{ "reset", 0, NULL, "zero the counters first (writes 'reset' to MNT/ctl)" },
+	{ "wide", 'w', NULL, "every column (f/s, areq-sz, f_await, p50, p99.9, seq%), whatever the width" },
+	{ "timestamp", 't', NULL, "print the wall-clock time of each report" },
 	{ 0 },
 };
 
@@ -29,31 +33,52 @@ struct stat_args {
 	double interval;
 	long count;
 	enum stats_fmt fmt;
-	int reset;
+	int reset, wide, timestamp;
 };
+
+static int parse_interval(const char *what, const char *arg, double *out)
+{
+	char *end;
+	*out = strtod(arg, &end);
+	if (!*arg || *end || !(*out >= 0.01) || *out > 86400)
+		return cmd_err(&cmd_stat, "%s %s: expected seconds between 0.01 and 86400", what, arg), -1;
+	return 0;
+}
+
+static int parse_count(const char *what, const char *arg, long *out)
+{
+	char *end;
+	*out = strtol(arg, &end, 10);
+	if (!*arg || *end || *out <= 0)
+		return cmd_err(&cmd_stat, "%s %s: expected a positive number", what, arg), -1;
+	return 0;
+}
 
 static int stat_opt(int i, const char *arg, void *ctx)
 {
 	struct stat_args *a = ctx;
-	char *end;
 	switch (i) {
-	case 0:
-		a->interval = strtod(arg, &end);
-		if (!*arg || *end || !(a->interval >= 0.01) || a->interval > 86400)
-			return cmd_err(&cmd_stat, "--interval %s: expected seconds between 0.01 and 86400", arg), -1;
-		return 0;
-	case 1:
-		a->count = strtol(arg, &end, 10);
-		if (!*arg || *end || a->count <= 0)
-			return cmd_err(&cmd_stat, "--count %s: expected a positive number", arg), -1;
-		return 0;
+	case 0: return parse_interval("--interval", arg, &a->interval);
+	case 1: return parse_count("--count", arg, &a->count);
 	case 2: a->fmt = STATS_FMT_JSON; return 0;
 	case 3: a->fmt = STATS_FMT_CSV; return 0;
 	case 4: a->fmt = STATS_FMT_PERFMON; return 0;
 	case 5: return 0;
 	case 6: a->reset = 1; return 0;
+	case 7: a->wide = 1; return 0;
+	case 8: a->timestamp = 1; return 0;
 	}
 	return -1;
+}
+
+/* A number operand: iostat's INTERVAL [COUNT] */
+static int is_number(const char *s)
+{
+	char *end;
+	if (!*s)
+		return 0;
+	(void)strtod(s, &end);
+	return !*end;
 }
 
 static int read_file(const char *path, char **buf, size_t *len)
@@ -113,7 +138,7 @@ static int snap_read(const struct cmd *c, const char *mnt, struct stats_doc *doc
 
 /* With emulated disks: the model's release lateness (MNT/status), so the
  * timing error is always in sight next to the figures it affects. */
-static void model_line(const char *mnt)
+static void model_line(FILE *out, const char *mnt)
 {
 	char path[PATH_MAX + 16], line[512];
 	snprintf(path, sizeof(path), "%s/status", mnt);
@@ -122,30 +147,147 @@ static void model_line(const char *mnt)
 		return;
 	while (fgets(line, sizeof(line), f))
 		if (strstr(line, "lateness"))
-			printf("%s", line + strspn(line, " "));
+			fprintf(out, "%s", line + strspn(line, " "));
 	fclose(f);
+}
+
+static volatile sig_atomic_t winch;
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	winch = 1;
+}
+
+/* The report on a terminal: drawn over the last one from the top left,
+ * each line cut to the width (a wrapped line would scroll the screen) and
+ * cleared to its end, the rest of the screen cleared: no flicker. */
+static void paint(const char *buf, size_t len, unsigned cols)
+{
+	unsigned col = 0;
+	fputs("\033[H", stdout);
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '\033') { /* a colour: CSI ... letter, no width */
+			size_t j = i + 1;
+			while (j < len && !((buf[j] >= 'A' && buf[j] <= 'Z') || (buf[j] >= 'a' && buf[j] <= 'z')))
+				j++;
+			fwrite(buf + i, 1, j < len ? j - i + 1 : len - i, stdout);
+			i = j;
+			continue;
+		}
+		if (buf[i] == '\n') {
+			fputs("\033[K", stdout);
+			col = 0;
+		} else if (cols && ++col >= cols) {
+			continue; /* past the last column but one */
+		}
+		fputc(buf[i], stdout);
+	}
+	fputs("\033[J", stdout);
+}
+
+struct stat_view {
+	const struct stat_args *a;
+	const char *mnt;
+	int tty, refresh, color;
+};
+
+/* One report of prev -> cur on stdout. k: its number (CSV's header once). */
+static int report(const struct stat_view *sv, const struct stats_doc *prev, const struct stats_doc *cur,
+		  long k)
+{
+	const struct stat_args *a = sv->a;
+	char when[64] = "", iso[64] = "", title[256];
+	struct winsize ws = { 0 };
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	/* RFC 3339: the offset as +hh:mm */
+	size_t il = strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S%z", &tm);
+	if (il >= 5 && il + 1 < sizeof(iso)) {
+		memmove(iso + il - 1, iso + il - 2, 3);
+		iso[il - 2] = ':';
+	}
+	if (a->timestamp)
+		strftime(when, sizeof(when), "  %Y-%m-%d %H:%M:%S", &tm);
+	double span = cur->n ? (double)(cur->dev[0].snap.t_ns - prev->dev[0].snap.t_ns) / 1e9 : 0;
+	snprintf(title, sizeof(title), "%s%s  over %.2f s", cur->n && cur->dev[0].name ? cur->dev[0].name : "?",
+		 when, span);
+	struct stats_interval_opts o = {
+		.fmt = a->fmt,
+		.header = a->fmt == STATS_FMT_CSV ? k == 0 : 1,
+		.t_s = (double)cur->uptime_ns / 1e9,
+		.time = iso,
+		.top = { .wide = a->wide, .color = sv->color, .title = title },
+	};
+	if (sv->tty && ioctl(1, TIOCGWINSZ, &ws) == 0) {
+		o.top.cols = ws.ws_col;
+		/* keep the header on screen: title, 2 header rows, model line */
+		if (sv->refresh && ws.ws_row > 6)
+			o.top.max_rows = ws.ws_row - 5u;
+	}
+	if (a->timestamp && a->fmt == STATS_FMT_PERFMON)
+		printf("%s\n", when + 2);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return -ENOMEM;
+	int r = stats_render_interval(m, &o, prev->dev, cur->dev, cur->n);
+	if (!r && (a->fmt == STATS_FMT_IOSTAT || a->fmt == STATS_FMT_PERFMON))
+		model_line(m, sv->mnt);
+	if (fclose(m))
+		r = -EIO;
+	if (!r) {
+		if (sv->refresh)
+			paint(buf, len, o.top.cols);
+		else
+			fwrite(buf, 1, len, stdout);
+		fflush(stdout);
+	}
+	free(buf);
+	return r;
 }
 
 static int stat_run(const struct cmd *c, int argc, char **argv)
 {
 	struct stat_args a = { .fmt = STATS_FMT_IOSTAT };
 	struct stats_doc prev = { 0 }, cur = { 0 };
+	const char *mnt = NULL;
+	int nums = 0;
 	int first, r = cmd_parse(c, argc, argv, &first, stat_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
-	if (argc - first != 1)
-		return cmd_err(c, "need exactly one mount point");
-	const char *mnt = argv[first];
-	if (a.reset) {
-		char path[PATH_MAX + 16];
-		snprintf(path, sizeof(path), "%s/ctl", mnt);
-		int fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "reset\n", 6) != 6) {
-			if (fd >= 0)
-				close(fd);
-			return cmd_err(c, "%s: %s", path, strerror(errno));
+	/* fsvol stat [options] MNT [INTERVAL [COUNT]], numbers anywhere among
+	 * the operands as iostat takes them ("-x 1 3 MNT" too) */
+	for (int i = first; i < argc; i++) {
+		if (!is_number(argv[i])) {
+			if (mnt) {
+				cmd_err(c, "%s: one mount point only (%s given first)", argv[i], mnt);
+				return 2;
+			}
+			mnt = argv[i];
+		} else if (nums == 0) {
+			if (parse_interval("INTERVAL", argv[i], &a.interval))
+				return 2;
+			nums++;
+		} else if (nums == 1) {
+			if (parse_count("COUNT", argv[i], &a.count))
+				return 2;
+			nums++;
+		} else {
+			cmd_err(c, "%s: too many numbers (INTERVAL [COUNT])", argv[i]);
+			return 2;
 		}
-		close(fd);
+	}
+	if (!mnt) {
+		cmd_err(c, "need a mount point (fsvol stat [OPTIONS] MNT [INTERVAL [COUNT]])");
+		return 2;
+	}
+	if (a.reset) {
+		char why[512];
+		if (cmd_ctl_send(mnt, "reset", why, sizeof(why)))
+			return cmd_err(c, "%s", why);
 		if (!a.interval && !a.count)
 			return 0;
 	}
@@ -164,22 +306,25 @@ static int stat_run(const struct cmd *c, int argc, char **argv)
 					(cur.since_reset_ns ? cur.since_reset_ns : 1);
 	}
 	int prev_owned = 0; /* prev.dev borrows cur's strings until the first swap */
-	int tty = isatty(1) && a.interval && a.fmt != STATS_FMT_CSV && a.fmt != STATS_FMT_JSON;
+	struct stat_view sv = { .a = &a, .mnt = mnt };
+	const char *term = getenv("TERM");
+	sv.tty = isatty(1) && a.fmt == STATS_FMT_IOSTAT;
+	sv.refresh = sv.tty && a.interval && a.count != 1;
+	sv.color = sv.tty && !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
+	if (sv.refresh) {
+		struct sigaction sa = { .sa_handler = on_winch }; /* no SA_RESTART: wake the sleep */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGWINCH, &sa, NULL);
+		fputs("\033[H\033[2J", stdout);
+	}
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int status = 0;
 	for (long k = 0;; k++) {
-		if (tty)
-			fputs("\033[H\033[J", stdout); /* refresh in place, like gstat */
-		double t_s = (double)cur.uptime_ns / 1e9;
-		if (stats_render_interval(stdout, a.fmt, prev.dev, cur.dev, cur.n, t_s,
-					  a.fmt == STATS_FMT_CSV ? k == 0 : 1)) {
+		if (report(&sv, &prev, &cur, k)) {
 			status = cmd_err(c, "cannot render the report");
 			break;
 		}
-		if (a.fmt == STATS_FMT_IOSTAT || a.fmt == STATS_FMT_PERFMON)
-			model_line(mnt);
-		fflush(stdout);
 		if ((a.count && k + 1 >= a.count) || !a.interval)
 			break;
 		/* Sleep to the next tick of a fixed schedule: no drift. */
@@ -191,7 +336,11 @@ static int stat_run(const struct cmd *c, int argc, char **argv)
 			due.tv_nsec -= 1000000000L;
 		}
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL) == EINTR)
-			;
+			if (winch) { /* resized: lay the same report out again at once */
+				winch = 0;
+				fputs("\033[2J", stdout);
+				report(&sv, &prev, &cur, k);
+			}
 		if (prev_owned)
 			stats_doc_free(&prev);
 		else
@@ -218,8 +367,8 @@ static int stat_run(const struct cmd *c, int argc, char **argv)
 
 const struct cmd cmd_stat = {
 	.name = "stat",
-	.usage = "[-i SEC] [-c COUNT] [--json|--csv|--perfmon] [-x] [--reset] MNT",
-	.summary = "iostat -x / gstat style view: the volume, then each member under it",
+	.operands = "MNT [INTERVAL [COUNT]]",
+	.summary = "iostat -x / gstat view: the volume, then each member (in place on a terminal)",
 	.opts = stat_opts,
 	.run = stat_run,
 };
@@ -269,7 +418,7 @@ static int trace_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
-		return cmd_err(c, "need exactly one mount point");
+		return cmd_uerr(c, "need exactly one mount point");
 	snprintf(path, sizeof(path), "%s/%s", argv[first], a.json ? "trace.json" : "trace");
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -319,7 +468,7 @@ done:
 
 const struct cmd cmd_trace = {
 	.name = "trace",
-	.usage = "[-n COUNT] [--json] MNT",
+	.operands = "MNT",
 	.summary = "live trace: each volume request and the member requests it caused",
 	.opts = trace_opts,
 	.run = trace_run,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fsvol/model/emul.h"
+#include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
 #include "fsvol/model/spindle.h"
 #include "fsvol/core/volume.h"
@@ -23,12 +24,12 @@ static void *aligned_block(void)
 	return p;
 }
 
-static int read_sb(struct member *m, struct sb_candidate *c)
+int vol_read_sb(struct member *m, struct sb_candidate *c)
 {
 	uint8_t *buf = aligned_block();
 	if (!buf)
 		return -ENOMEM;
-	int r = m->size < SB_SIZE ? -EIO : m->ops->pread(m, buf, SB_SIZE, 0);
+	int r = m->size < SB_SIZE ? -EIO : member_pread(m, buf, SB_SIZE, 0);
 	if (r < 0) {
 		c->read_error = r;
 		snprintf(c->why, sizeof(c->why), "%s", m->size < SB_SIZE ? "too small to hold a superblock" : strerror(-r));
@@ -45,9 +46,9 @@ static int write_sb(struct member *m, const struct sb *s)
 	if (!buf)
 		return -ENOMEM;
 	sb_encode(s, buf);
-	int r = m->ops->pwrite(m, buf, SB_SIZE, 0);
-	if (!r && fdatasync(m->fd) < 0)
-		r = -errno;
+	int r = member_pwrite(m, buf, SB_SIZE, 0);
+	if (!r)
+		r = member_flush(m);
 	free(buf);
 	return r;
 }
@@ -78,7 +79,8 @@ int vol_write_sbs(struct vol *v)
 	v->sb.utime = (uint64_t)time(NULL);
 	for (unsigned i = 0; i < v->nslots; i++) {
 		struct member *m = v->slot[i];
-		if (!m || (i < v->geom.members && (failed & (1ull << i))))
+		/* a failed member is left alone; one being rebuilt is written */
+		if (!m || (i < v->geom.members && (failed & (1ull << i)) && (int)i != atomic_load(&v->rebuild_slot)))
 			continue;
 		struct sb s = v->sb;
 		s.index = i;
@@ -92,8 +94,12 @@ int vol_write_sbs(struct vol *v)
 
 const char *vol_slot_state(const struct vol *v, unsigned slot)
 {
+	if ((int)slot == atomic_load(&v->rebuild_slot))
+		return "rebuilding";
 	if (slot < v->geom.members && (atomic_load(&v->failed) & (1ull << slot)))
 		return v->slot[slot] ? "failed" : "missing";
+	if (!v->slot[slot] && v->sb.slots[slot].state == SB_EMPTY)
+		return "removed";
 	return sb_state_name(v->sb.slots[slot].state);
 }
 
@@ -101,31 +107,60 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 {
 	pthread_mutex_lock(&v->state_lock);
 	uint64_t bit = 1ull << slot;
-	if (!(atomic_load(&v->failed) & bit)) {
+	if ((int)slot == atomic_load(&v->rebuild_slot)) {
+		/* the member being rebuilt failed: the recovery stops, it stays failed */
+		atomic_store(&v->rebuild_slot, -1);
+		v->sb.slots[slot].state = SB_FAILED;
+		v->sb.slots[slot].rebuild_pos = 0;
+		v->sb.events++;
+		fsvol_log(LOG_ERR, "member %u (%s), being rebuilt, failed: %s; recovery stopped", slot,
+			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error));
+		if (!v->opts.readonly)
+			vol_write_sbs(v);
+	} else if (!(atomic_load(&v->failed) & bit)) {
 		atomic_fetch_or(&v->failed, bit);
 		v->sb.slots[slot].state = SB_FAILED;
 		v->sb.events++;
-		fprintf(stderr, "fsvol: member %u (%s) failed: %s; volume %s\n", slot,
+		fsvol_log(LOG_ERR, "member %u (%s) failed: %s; volume %s", slot,
 			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error),
 			layout_survives(&v->geom, atomic_load(&v->failed)) ? "degraded" : "FAILED");
 		if (!v->opts.readonly)
 			vol_write_sbs(v);
 	}
 	pthread_mutex_unlock(&v->state_lock);
+	vol_recovery_kick(v); /* a spare at hand takes over at once */
+}
+
+/* mdstat's progress line: a bar, percent, position, finish estimate, speed. */
+static void vol_status_progress(struct vol *v, FILE *f)
+{
+	uint64_t pos = atomic_load(&v->sync_pos), total = v->sync_total, bytes = atomic_load(&v->sync_bytes);
+	double frac = total ? (double)pos / (double)total : 1, el = (double)(stats_now() - v->sync_t0) / 1e9;
+	double kibs = el > 0 ? (double)bytes / 1024 / el : 0;
+	double left = frac > 0 && frac < 1 ? el * (1 - frac) / frac : 0;
+	char bar[21];
+	unsigned fill = (unsigned)(frac * 20);
+	for (unsigned i = 0; i < 20; i++)
+		bar[i] = i < fill ? '=' : i == fill ? '>' : '.';
+	bar[20] = 0;
+	fprintf(f, "      [%s]  %s = %.1f%% (%llu/%llu) finish=%.1fmin speed=%.0fK/sec (min %u, max %u)\n", bar,
+		v->sync_what, 100 * frac, (unsigned long long)pos, (unsigned long long)total, left / 60, kibs,
+		atomic_load(&v->sync_speed_min), atomic_load(&v->sync_speed_max));
 }
 
 void vol_status(struct vol *v, FILE *f)
 {
 	const struct layout_geom *g = &v->geom;
 	uint64_t failed = atomic_load(&v->failed);
-	char chunk[32], cap[32], uuid[37];
+	char chunk[32], cap[32], uuid[37], name[SB_NAME_MAX + 1];
 	unsigned up = 0;
 	size_format(g->chunk, chunk, sizeof(chunk));
 	size_format(g->capacity, cap, sizeof(cap));
 	sb_uuid_format(v->sb.volume_uuid, uuid);
 	for (unsigned i = 0; i < g->members; i++)
 		up += !(failed & (1ull << i));
-	fprintf(f, "fsvol0 : active %s", layout_level_name(g->level));
+	sb_volume_name(&v->sb, name);
+	fprintf(f, "%s : active %s", name, layout_level_name(g->level));
 	if (layout_alg_name(g)[0])
 		fprintf(f, " %s", layout_alg_name(g));
 	fprintf(f, " chunk %s, %u members [%u/%u] [", chunk, g->members, g->members, up);
@@ -134,16 +169,28 @@ void vol_status(struct vol *v, FILE *f)
 	fprintf(f, "]\n      %llu bytes (%s), uuid %s, events %llu, %s\n",
 		(unsigned long long)g->capacity, cap, uuid, (unsigned long long)v->sb.events,
 		failed ? (layout_survives(g, failed) ? "degraded" : "failed") : "healthy");
-	for (unsigned i = 0; i < v->nslots; i++)
-		fprintf(f, "      m%u: %s %s\n", i, v->slot[i] ? v->slot[i]->path : "(missing)",
-			vol_slot_state(v, i));
+	for (unsigned i = 0; i < v->nslots; i++) {
+		char faults[512] = "none";
+		if (v->slot[i])
+			member_fault_describe(v->slot[i], faults, sizeof(faults));
+		fprintf(f, "      m%u: %s %s", i, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
+		if (strcmp(faults, "none"))
+			fprintf(f, " (faults: %s)", faults);
+		fputc('\n', f);
+	}
 	if (v->sync_what) {
 		uint64_t pos = atomic_load(&v->sync_pos), bad = atomic_load(&v->sync_bad);
-		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatches\n", v->sync_what,
+		uint64_t skipped = atomic_load(&v->sync_skipped);
+		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatches", v->sync_what,
 			v->sync_running ? "running" : v->sync_done ? "done" : "stopped",
 			v->sync_total ? 100.0 * (double)pos / (double)v->sync_total : 100.0,
 			(unsigned long long)pos, (unsigned long long)v->sync_total,
 			layout_is_parity(g) ? "stripes" : "chunks", (unsigned long long)bad);
+		if (skipped) /* honest: these could not be checked at all */
+			fprintf(f, ", %llu skipped (no redundancy to check against)", (unsigned long long)skipped);
+		fputc('\n', f);
+		if (v->sync_running)
+			vol_status_progress(v, f);
 	}
 	if (v->model[0] && !v->emul)
 		fprintf(f, "      model %s\n", v->model);
@@ -164,10 +211,11 @@ static int vol_alloc(struct vol **out, const struct vol_opts *opts)
 		return -ENOMEM;
 	v->opts = *opts;
 	pthread_mutex_init(&v->state_lock, NULL);
-	pthread_mutex_init(&v->ctx_lock, NULL);
 	pthread_mutex_init(&v->sync_lock, NULL);
-	for (unsigned i = 0; i < VOL_LOCKS; i++)
-		pthread_rwlock_init(&v->locks[i], NULL);
+	atomic_init(&v->rebuild_slot, -1);
+	/* md's defaults, KiB/s */
+	atomic_init(&v->sync_speed_min, 1000);
+	atomic_init(&v->sync_speed_max, 200000);
 	*out = v;
 	return 0;
 }
@@ -177,7 +225,7 @@ static void vol_free(struct vol *v)
 	if (!v)
 		return;
 	emul_destroy(v->emul);
-	engine_destroy_contexts(v);
+	engine_fini(v);
 	for (unsigned i = 0; i < v->nmembers; i++) {
 		member_close(&v->members[i]);
 		free(v->members[i].spindle);
@@ -189,77 +237,9 @@ static void vol_free(struct vol *v)
 	if (v->trace)
 		stats_trace_destroy(v->trace);
 	free(v->members);
-	for (unsigned i = 0; i < VOL_LOCKS; i++)
-		pthread_rwlock_destroy(&v->locks[i]);
 	pthread_mutex_destroy(&v->state_lock);
-	pthread_mutex_destroy(&v->ctx_lock);
 	pthread_mutex_destroy(&v->sync_lock);
 	free(v);
-}
-
-static void *sync_main(void *arg)
-{
-	struct vol *v = arg;
-	uint64_t bad = 0;
-	int repair = strcmp(v->sync_what, "check") != 0, r = 0;
-	for (uint64_t u = 0; u < v->sync_total && !atomic_load(&v->sync_stop); u++) {
-		if ((r = engine_resync(v, u, repair, &bad)) < 0)
-			break;
-		atomic_store(&v->sync_bad, bad);
-		atomic_store(&v->sync_pos, u + 1);
-	}
-	pthread_mutex_lock(&v->sync_lock);
-	v->sync_done = !r && atomic_load(&v->sync_pos) == v->sync_total;
-	if (v->sync_done && repair)
-		v->was_dirty = 0; /* redundancy agrees with the data again */
-	v->sync_running = 0;
-	pthread_mutex_unlock(&v->sync_lock);
-	fprintf(stderr, "fsvol: %s %s: %llu of %llu units, %llu mismatches%s\n", v->sync_what,
-		v->sync_done ? "done" : "stopped", (unsigned long long)atomic_load(&v->sync_pos),
-		(unsigned long long)v->sync_total, (unsigned long long)bad,
-		repair && bad ? " repaired" : "");
-	return NULL;
-}
-
-int vol_sync_start(struct vol *v, const char *what)
-{
-	int r = 0;
-	if (!engine_resync_units(v))
-		return -EINVAL;
-	pthread_mutex_lock(&v->sync_lock);
-	if (v->sync_running) {
-		r = -EBUSY;
-	} else {
-		if (v->sync_joinable)
-			pthread_join(v->sync_thread, NULL);
-		v->sync_joinable = 0;
-		v->sync_what = what;
-		v->sync_total = engine_resync_units(v);
-		atomic_store(&v->sync_pos, 0);
-		atomic_store(&v->sync_bad, 0);
-		atomic_store(&v->sync_stop, 0);
-		v->sync_done = 0;
-		v->sync_running = 1;
-		if (pthread_create(&v->sync_thread, NULL, sync_main, v)) {
-			v->sync_running = 0;
-			r = -EAGAIN;
-		} else {
-			v->sync_joinable = 1;
-		}
-	}
-	pthread_mutex_unlock(&v->sync_lock);
-	return r;
-}
-
-static void vol_sync_stop(struct vol *v)
-{
-	atomic_store(&v->sync_stop, 1);
-	pthread_mutex_lock(&v->sync_lock);
-	int join = v->sync_joinable;
-	v->sync_joinable = 0;
-	pthread_mutex_unlock(&v->sync_lock);
-	if (join)
-		pthread_join(v->sync_thread, NULL);
 }
 
 int vol_start(struct vol *v)
@@ -268,11 +248,15 @@ int vol_start(struct vol *v)
 	v->started = 1;
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
-	int r = engine_prepare(v, 4);
+	int r = 0;
 	/* Not shut down cleanly: a write may have reached some members and not
 	 * others. Bring the redundancy back in line, in the background (md). */
 	if (!r && v->was_dirty && !v->opts.readonly && engine_resync_units(v))
 		r = vol_sync_start(v, "resync");
+	/* an interrupted recovery, or a spare and a failed member: rebuild
+	 * (first, as md does: the resync waits its turn) */
+	if (!r)
+		vol_recovery_kick(v);
 	return r;
 }
 
@@ -291,7 +275,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	}
 	if ((r = vol_alloc(&v, opts)))
 		return r;
-	v->members = calloc(n, sizeof(*v->members));
+	/* room for members added at run time: slots point into this array */
+	v->members = calloc(SB_MAX_SLOTS, sizeof(*v->members));
 	cand = calloc(n, sizeof(*cand));
 	if (!v->members || !cand) {
 		r = -ENOMEM;
@@ -310,13 +295,15 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		if (r) {
 			cand[i].read_error = r;
 			snprintf(cand[i].why, sizeof(cand[i].why), "%s", strerror(-r));
-			m->fd = -1;
 			continue;
 		}
+		/* Faults can be set on a served member at any time (--fault, ctl). */
+		if (!opts->readonly && (r = member_fault_wrap(m)))
+			goto fail;
 		cand[i].size = m->size;
 		cand[i].dev = m->dev;
 		cand[i].ino = m->ino;
-		if ((r = read_sb(m, &cand[i])))
+		if ((r = vol_read_sb(m, &cand[i])))
 			goto fail;
 	}
 	if ((r = sb_assemble(cand, n, opts->force, &as, err, errlen)))
@@ -325,7 +312,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	v->was_dirty = !as.sb.clean;
 	v->nslots = as.sb.members + as.sb.spares;
 	v->data_offset = as.sb.data_offset;
-	if ((r = geom_from_sb(&as.sb, &v->geom, err, errlen)))
+	if ((r = geom_from_sb(&as.sb, &v->geom, err, errlen)) || (r = engine_init(v)))
 		goto fail;
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (as.slot_of[i] >= 0 && !opts->readonly && member_lock(&v->members[as.slot_of[i]])) {
@@ -342,9 +329,18 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 			v->slot[i]->data_offset = v->data_offset;
 		}
 	uint64_t failed = 0;
-	for (unsigned i = 0; i < v->geom.members; i++)
+	for (unsigned i = 0; i < v->geom.members; i++) {
 		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)
 			failed |= 1ull << i;
+		if (v->slot[i] && v->sb.slots[i].state == SB_REBUILDING && atomic_load(&v->rebuild_slot) < 0) {
+			/* an interrupted recovery resumes from its saved checkpoint */
+			failed |= 1ull << i;
+			atomic_store(&v->rebuild_slot, (int)i);
+			atomic_store(&v->rebuild_pos, v->sb.slots[i].rebuild_pos);
+		} else if (v->sb.slots[i].state == SB_REBUILDING) {
+			failed |= 1ull << i;
+		}
+	}
 	atomic_store(&v->failed, failed);
 	if (!layout_survives(&v->geom, failed)) {
 		int len = snprintf(err, errlen, "%s cannot run without member slot(s)",
@@ -414,6 +410,7 @@ void vol_close(struct vol *v)
 	if (!v)
 		return;
 	vol_sync_stop(v);
+	engine_drain(v);
 	if (!v->opts.readonly) {
 		engine_flush(v);
 		pthread_mutex_lock(&v->state_lock);
@@ -438,13 +435,9 @@ struct create_probe {
 static int create_probe(const struct vol_create *c, const char *path, uint64_t need,
 			struct create_probe *pr, struct member *m, char *err, size_t errlen)
 {
-	struct stat st;
 	memset(pr, 0, sizeof(*pr));
-	if (stat(path, &st) < 0) {
-		if (errno != ENOENT) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			return -errno;
-		}
+	int r = member_open(m, path, 0, err, errlen);
+	if (r == -ENOENT) {
 		if (!need) {
 			snprintf(err, errlen, "%s: does not exist; give -s SIZE to create it", path);
 			return -ENOENT;
@@ -452,7 +445,6 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 		pr->size = need;
 		return 0;
 	}
-	int r = member_open(m, path, 0, err, errlen);
 	if (r)
 		return r;
 	pr->exists = 1;
@@ -465,7 +457,7 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 	}
 	if (!c->force && m->size >= SB_SIZE) {
 		struct sb_candidate cand = { 0 };
-		read_sb(m, &cand);
+		vol_read_sb(m, &cand);
 		if (!cand.read_error && !cand.decode_error) {
 			char u[37];
 			sb_uuid_format(cand.sb.volume_uuid, u);
@@ -477,29 +469,23 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 	return 0;
 }
 
-/* Create (sparse) or grow a member file to size; then open it. */
+/* Create (sparse) or grow a member to size; then open it. */
 static int create_file(struct member *m, const char *path, const struct create_probe *pr,
 		       char *err, size_t errlen)
 {
+	int r;
 	if (!pr->exists) {
-		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || ftruncate(fd, (off_t)pr->size) < 0) {
-			int e = errno;
-			snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));
-			if (fd >= 0)
-				close(fd);
-			return -e;
-		}
-		close(fd);
+		if ((r = member_create(path, pr->size, err, errlen)))
+			return r;
 		return member_open(m, path, 0, err, errlen);
 	}
 	if (!m->is_blockdev && m->size < pr->size) {
-		if (ftruncate(m->fd, (off_t)pr->size) < 0) {
+		r = m->ops->grow ? m->ops->grow(m, pr->size) : -ENOTSUP;
+		if (r) {
 			snprintf(err, errlen, "%s: cannot grow to %llu bytes: %s", path,
-				 (unsigned long long)pr->size, strerror(errno));
-			return -errno;
+				 (unsigned long long)pr->size, strerror(-r));
+			return r;
 		}
-		m->size = pr->size;
 	}
 	return 0;
 }
@@ -528,6 +514,8 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		snprintf(err, errlen, "size %llu: too large", (unsigned long long)c->size);
 		return -EINVAL;
 	}
+	if (c->name && (r = sb_name_check(c->name, err, errlen)))
+		return r;
 	need = c->size ? c->size + doff : 0;
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < i; j++)
@@ -537,8 +525,6 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 			}
 	if (!(ms = calloc(n, sizeof(*ms))))
 		return -ENOMEM;
-	for (unsigned i = 0; i < n; i++)
-		ms[i].fd = -1;
 	/* 1. Look, change nothing: every refusal happens before a file exists. */
 	for (unsigned i = 0; i < n; i++) {
 		if ((r = create_probe(c, paths[i], need, &pr[i], &ms[i], err, errlen)))
@@ -585,6 +571,8 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.clean = 1;
 	if (c->name)
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
+	else
+		sb_volume_name(&s, s.name); /* a unique default, stored like a given one */
 	for (unsigned i = 0; i < n; i++) {
 		s.slots[i].state = i < members ? SB_ACTIVE : SB_SPARE;
 		sb_uuid_generate(s.slots[i].uuid);

@@ -3,7 +3,9 @@
  *   MNT/volume      the logical volume (direct_io unless page cache asked)
  *   MNT/stats       counters table          MNT/stats.json   the same as JSON
  *   MNT/diskstats   /proc/diskstats lines   MNT/status       mdstat-like
- *   MNT/ctl         control commands
+ *   MNT/ctl         control commands; opened read-write, a read after a
+ *                   refused write returns the reason (fsvol ctl shows it)
+ *   MNT/metrics     Prometheus text format
  *   MNT/trace, MNT/trace.json   live trace while open: text like blkparse, or JSON lines
  *
  * Text files are rendered once when opened (like procfs' seq files), so a
@@ -20,15 +22,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsvol/core/bufpool.h"
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/front/report.h"
+#include "fsvol/util/log.h"
 #include "stats/stats.h"
 
 #define FF_MAX_IO (1u << 20)
-#define FF_MAX_THREADS 256 /* enough for an application queue depth of 256 */
+#define FF_MAX_THREADS 256 /* threads block only for real member I/O, never for a model */
 #define FF_IDLE_THREADS 4
+#define FF_MAX_BACKGROUND 4096 /* async direct I/O requests the kernel keeps in flight */
 
-enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_END };
+enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_METRICS, INO_END };
 
 static const struct ff_file {
 	const char *name;
@@ -40,9 +45,10 @@ static const struct ff_file {
 	[INO_JSON] = { "stats.json", S_IFREG | 0444, REPORT_JSON },
 	[INO_DISKSTATS] = { "diskstats", S_IFREG | 0444, REPORT_DISKSTATS },
 	[INO_STATUS] = { "status", S_IFREG | 0444, REPORT_STATUS },
-	[INO_CTL] = { "ctl", S_IFREG | 0200, -1 },
+	[INO_CTL] = { "ctl", S_IFREG | 0600, -1 },
 	[INO_TRACE] = { "trace", S_IFREG | 0444, -1 },
 	[INO_TRACE_JSON] = { "trace.json", S_IFREG | 0444, -1 },
+	[INO_METRICS] = { "metrics", S_IFREG | 0444, REPORT_METRICS },
 };
 
 /* An open text or trace file. fi->fh holds its id, not a pointer: the
@@ -61,18 +67,10 @@ struct ff_handle {
 	struct ff_tracer *tracer;
 };
 
-/* A reply buffer: aligned, pre-touched, sized for the largest request. */
-struct ff_buf {
-	struct ff_buf *next;
-	void *mem;
-};
-
 struct ff {
 	struct vol *v;
 	struct ff_opts o;
 	time_t t0;
-	pthread_mutex_t buf_lock;
-	struct ff_buf *bufs;
 	pthread_mutex_t handle_lock;
 	struct ff_handle *handles;
 	uint64_t next_handle;
@@ -125,9 +123,10 @@ static void ff_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_write = FF_MAX_IO;
 	conn->max_readahead = FF_MAX_IO;
 	/* Async direct I/O (aio, io_uring) arrives as background requests: the
-	 * kernel's default of 12 in flight would cap an application's queue. */
-	conn->max_background = FF_MAX_THREADS;
-	conn->congestion_threshold = FF_MAX_THREADS * 3 / 4;
+	 * kernel's default of 12 in flight would cap an application's queue.
+	 * Requests wait as objects (no thread each), so thousands may. */
+	conn->max_background = FF_MAX_BACKGROUND;
+	conn->congestion_threshold = FF_MAX_BACKGROUND * 3 / 4;
 	if (conn->capable & FUSE_CAP_ASYNC_DIO)
 		conn->want |= FUSE_CAP_ASYNC_DIO; /* let aio/io_uring clients keep a queue */
 	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
@@ -295,6 +294,16 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			fuse_reply_err(req, EACCES);
 			return;
 		}
+		/* a handle to keep the last refusal's reason in, for a read */
+		struct ff_handle *h = calloc(1, sizeof(*h));
+		if (!h) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		pthread_mutex_init(&h->lock, NULL);
+		h->refs = 1;
+		fi->fh = ff_handle_add(f, h);
+		fi->nonseekable = 1;
 		fuse_reply_open(req, fi);
 		return;
 	}
@@ -350,36 +359,60 @@ static void ff_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			stats_trace_enable(f->v->trace, 0);
 		pthread_mutex_unlock(&f->trace_lock);
 	}
-	if (ino != INO_VOLUME && ino != INO_CTL && fi->fh)
+	if (ino != INO_VOLUME && fi->fh)
 		ff_handle_close(f, fi->fh);
 	fuse_reply_err(req, 0);
 }
 
-static struct ff_buf *ff_buf_get(struct ff *f)
+/* A volume request on its way: replied to from its completion, on whatever
+ * thread finishes it. */
+struct ff_io {
+	fuse_req_t req;
+	void *buf;
+	size_t cap, size;
+	int op;
+};
+
+static void ff_io_done(void *arg, int res)
 {
-	pthread_mutex_lock(&f->buf_lock);
-	struct ff_buf *b = f->bufs;
-	if (b)
-		f->bufs = b->next;
-	pthread_mutex_unlock(&f->buf_lock);
-	if (b)
-		return b;
-	if (!(b = malloc(sizeof(*b))))
-		return NULL;
-	if (posix_memalign(&b->mem, 4096, FF_MAX_IO)) {
-		free(b);
-		return NULL;
-	}
-	memset(b->mem, 0, FF_MAX_IO); /* fresh pages are slow: touch them once */
-	return b;
+	struct ff_io *io = arg;
+	if (res)
+		fuse_reply_err(io->req, res == -EINVAL ? EINVAL : res == -ENOMEM ? ENOMEM
+				      : res == -ENOSPC || res == -EDQUOT ? -res : EIO);
+	else if (io->op == ENGINE_READ)
+		fuse_reply_buf(io->req, io->buf, io->size);
+	else if (io->op == ENGINE_WRITE)
+		fuse_reply_write(io->req, io->size);
+	else
+		fuse_reply_err(io->req, 0);
+	bufpool_put(io->buf, io->cap);
+	free(io);
 }
 
-static void ff_buf_put(struct ff *f, struct ff_buf *b)
+/* Hand a volume request to the engine; the reply follows from ff_io_done.
+ * A write's payload is copied: libfuse reuses its buffer when we return (and
+ * it is not aligned for O_DIRECT members anyway). */
+static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, uint64_t off, size_t size)
 {
-	pthread_mutex_lock(&f->buf_lock);
-	b->next = f->bufs;
-	f->bufs = b;
-	pthread_mutex_unlock(&f->buf_lock);
+	struct ff_io *io = malloc(sizeof(*io));
+	void *buf = NULL;
+	size_t cap = 0;
+	if (io && size && !(buf = bufpool_get(size, &cap))) {
+		free(io);
+		io = NULL;
+	}
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	*io = (struct ff_io){ .req = req, .buf = buf, .cap = cap, .size = size, .op = op };
+	if (op == ENGINE_WRITE)
+		memcpy(buf, data, size);
+	/* this is a FUSE worker: it may block while a file member's I/O runs */
+	engine_thread_may_block(1);
+	int r = engine_submit(v, op, buf, off, size, ff_io_done, io);
+	if (r)
+		ff_io_done(io, r);
 }
 
 static int ff_has_parent(const struct stats_trace_rec *r, size_t n, uint64_t seq)
@@ -427,6 +460,40 @@ static void ff_read_trace(fuse_req_t req, struct ff *f, struct ff_tracer *t, siz
 	free(out);
 }
 
+/* MNT/ctl read: the reason of the last refused write on this handle, once
+ * (like a sysfs reply); nothing after an accepted one. */
+static void ff_read_ctl(fuse_req_t req, struct ff *f, uint64_t id, size_t size)
+{
+	struct ff_handle *h = ff_handle_get(f, id);
+	if (!h) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	fuse_reply_buf(req, h->buf, h->len < size ? h->len : size);
+	free(h->buf);
+	h->buf = NULL;
+	h->len = 0;
+	pthread_mutex_unlock(&h->lock);
+	ff_handle_put(f, h);
+}
+
+/* Keep (or clear, when err is NULL) the reply a read of MNT/ctl returns. */
+static void ff_ctl_reply(struct ff *f, uint64_t id, const char *err)
+{
+	struct ff_handle *h = ff_handle_get(f, id);
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->lock);
+	free(h->buf);
+	h->buf = NULL;
+	h->len = 0;
+	if (err && (h->buf = malloc(strlen(err) + 2)))
+		h->len = (size_t)sprintf(h->buf, "%s\n", err);
+	pthread_mutex_unlock(&h->lock);
+	ff_handle_put(f, h);
+}
+
 static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct ff *f = ff_of(req);
@@ -440,21 +507,11 @@ static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 			size = (size_t)(cap - (uint64_t)off); /* short read at the end */
 		if (size > FF_MAX_IO)
 			size = FF_MAX_IO;
-		struct ff_buf *b = ff_buf_get(f);
-		if (!b) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		int r = engine_read(f->v, b->mem, (uint64_t)off, size);
-		if (r)
-			fuse_reply_err(req, r == -EINVAL ? EINVAL : EIO);
-		else
-			fuse_reply_buf(req, b->mem, size);
-		ff_buf_put(f, b);
+		ff_submit(req, f->v, ENGINE_READ, NULL, (uint64_t)off, size);
 		return;
 	}
 	if (ino == INO_CTL) {
-		fuse_reply_err(req, EACCES);
+		ff_read_ctl(req, f, fi->fh, size);
 		return;
 	}
 	struct ff_handle *h = ff_handle_get(f, fi->fh);
@@ -482,8 +539,9 @@ static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	if (ino == INO_CTL) {
 		char err[256];
 		int r = report_ctl(f->v, buf, size, err, sizeof(err));
+		ff_ctl_reply(f, fi->fh, r ? err : NULL);
 		if (r) {
-			fprintf(stderr, "fsvol: %s\n", err);
+			fsvol_log(LOG_WARNING, "%s", err);
 			fuse_reply_err(req, -r);
 		} else {
 			fuse_reply_write(req, size);
@@ -500,11 +558,7 @@ static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_err(req, (uint64_t)off >= cap ? ENOSPC : EFBIG);
 		return;
 	}
-	int r = engine_write(f->v, buf, (uint64_t)off, size);
-	if (r)
-		fuse_reply_err(req, r == -ENOMEM ? ENOMEM : EIO);
-	else
-		fuse_reply_write(req, size);
+	ff_submit(req, f->v, ENGINE_WRITE, buf, (uint64_t)off, size);
 }
 
 static void ff_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -518,8 +572,10 @@ static void ff_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 {
 	(void)datasync;
 	(void)fi;
-	int r = ino == INO_VOLUME ? engine_flush(ff_of(req)->v) : 0;
-	fuse_reply_err(req, r ? EIO : 0);
+	if (ino == INO_VOLUME)
+		ff_submit(req, ff_of(req)->v, ENGINE_FLUSH, NULL, 0, 0);
+	else
+		fuse_reply_err(req, 0);
 }
 
 static void ff_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -580,7 +636,6 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	struct fuse_loop_config *cfg = NULL;
 	int r = -EIO;
 
-	pthread_mutex_init(&f.buf_lock, NULL);
 	pthread_mutex_init(&f.handle_lock, NULL);
 	pthread_mutex_init(&f.trace_lock, NULL);
 	se = fuse_session_new(&args, &ff_ops, sizeof(ff_ops), &f);
@@ -606,6 +661,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 			close(fd);
 		}
 	}
+	if (!o->foreground && !o->log)
+		fsvol_log_syslog(); /* stderr is /dev/null now: keep the messages */
 	cfg = fuse_loop_cfg_create();
 	if (!cfg) {
 		snprintf(err, errlen, "out of memory");
@@ -625,6 +682,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	/* > 0 is the signal that ended the loop (SIGTERM, SIGINT, SIGHUP): a
 	 * clean stop, like an unmount */
 	r = fuse_session_loop_mt(se, cfg);
+	/* requests still in the engine reply through this session: let them */
+	engine_drain(v);
 	if (r < 0)
 		snprintf(err, errlen, "serving %s failed: %s", o->mountpoint, strerror(-r));
 	r = r < 0 ? -EIO : 0;
@@ -639,13 +698,6 @@ out_session:
 out:
 	fuse_opt_free_args(&args);
 	pthread_mutex_destroy(&f.trace_lock);
-	while (f.bufs) {
-		struct ff_buf *b = f.bufs;
-		f.bufs = b->next;
-		free(b->mem);
-		free(b);
-	}
-	pthread_mutex_destroy(&f.buf_lock);
 	while (f.handles) {
 		struct ff_handle *h = f.handles;
 		f.handles = h->next;

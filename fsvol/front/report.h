@@ -6,7 +6,7 @@
 
 #include "fsvol/core/volume.h"
 
-enum report_kind { REPORT_TABLE, REPORT_JSON, REPORT_DISKSTATS, REPORT_STATUS };
+enum report_kind { REPORT_TABLE, REPORT_JSON, REPORT_DISKSTATS, REPORT_STATUS, REPORT_METRICS };
 
 /* Render into a malloc'd buffer (*out, *len). 0 or -errno. */
 int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len);

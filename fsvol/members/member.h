@@ -1,41 +1,88 @@
-/* member: one member of a volume (a "spindle") and its backend.
- * A backend is one file implementing a const struct member_ops. */
+/* member: one member of a volume (a "spindle") and the backend that does its I/O.
+ *
+ * A backend is one file implementing a const struct member_ops, listed in the
+ * table of members/member.c that picks it by the member's name:
+ *
+ *   /path/to/file, /dev/sdX   file    regular files and block devices (io_uring)
+ *   mem:NAME[:SIZE]           memory  process memory, for tests and experiments
+ *   (any, wrapped)            fault   errors, bad ranges, flaky periods, delay,
+ *                                     corruption, over any backend (member_fault.c)
+ *   nbd://... (to come)       nbd     a network block device through libnbd
+ *
+ * Data I/O is asynchronous, in fio's queue/commit manner: the engine queues
+ * every member I/O of a batch, then commits each member once; every I/O then
+ * completes exactly once through io->done, either before commit returns or
+ * later from a backend's own thread. All offsets are bytes on the member.
+ */
 #ifndef FSVOL_MEMBER_H
 #define FSVOL_MEMBER_H
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 struct member;
 
+enum member_op { MEMBER_READ = 0, MEMBER_WRITE = 1, MEMBER_FLUSH = 2 };
+
+/* Capabilities (member->caps), discovered at open. */
+#define MEMBER_CAN_FLUSH 0x01u  /* flush makes completed writes durable */
+#define MEMBER_CAN_ZERO 0x02u   /* zero() is cheaper than writing zeros */
+#define MEMBER_CAN_BLOCK 0x04u  /* commit may block the caller for the I/O (see nowait) */
+#define MEMBER_ROTATIONAL 0x08u /* a spinning disk (a block device's own flag) */
+
+/* One member I/O. The caller fills op, off, len, iov/niov, done (and nowait);
+ * the backend sets res (0, or -errno; a short transfer is -EIO) before done. */
+struct member_io {
+	uint8_t op;               /* enum member_op */
+	uint8_t nowait;           /* the caller must not block: a CAN_BLOCK backend
+				   * hands the I/O to its own thread instead */
+	unsigned niov;
+	uint64_t off, len;        /* len 0 for a flush */
+	struct iovec *iov;
+	int res;
+	void (*done)(struct member_io *io); /* exactly once, any thread */
+	void *owner;              /* the caller's */
+	struct member_io *next;   /* the backend's queue link */
+	void *bpriv[2];           /* the backend's (a wrapper keeps the caller's done here) */
+};
+
 struct member_ops {
 	const char *name;
-	/* Open path for read/write. direct: O_DIRECT. Fills m->fd, m->size,
-	 * m->align. Returns 0 or -errno with a message naming the path in err. */
-	int (*open)(struct member *m, const char *path, int direct, char *err, size_t errlen);
+	const char *prefix;       /* names this backend opens ("mem:"); NULL: the default */
+	/* Open name for I/O; fill m->size, m->align, m->caps, m->dev/ino and
+	 * m->priv. 0, or -errno with a message naming the member in err. */
+	int (*open)(struct member *m, const char *name, int direct, char *err, size_t errlen);
 	void (*close)(struct member *m);
-	/* Data I/O is submitted by the engine through io_uring on m->fd
-	 * (readv/writev/fsync): every backend so far has a file descriptor. */
-	/* Synchronous I/O outside the hot path (superblocks): 0 or -errno. */
-	int (*pread)(struct member *m, void *buf, size_t len, uint64_t off);
-	int (*pwrite)(struct member *m, const void *buf, size_t len, uint64_t off);
-	/* Make the data area read as zeros (fresh volume): punch hole / BLKZEROOUT. */
+	/* Queue io (see struct member_io); nothing need start before commit. */
+	void (*queue)(struct member *m, struct member_io *io);
+	/* Start what this thread queued on m. */
+	void (*commit)(struct member *m);
+	/* Make [off, off+len) read as zeros (a fresh volume). 0 or -errno. */
 	int (*zero)(struct member *m, uint64_t off, uint64_t len);
+	/* Create name with size bytes (fsvol create), or grow it. Optional. */
+	int (*create)(const char *name, uint64_t size, char *err, size_t errlen);
+	int (*grow)(struct member *m, uint64_t size);
+	/* Claim the member for this process: -EWOULDBLOCK when another holds it. */
+	int (*lock)(struct member *m);
 };
 
 extern const struct member_ops member_file_ops;
+extern const struct member_ops member_mem_ops;
+extern const struct member_ops member_fault_ops;
 
 struct member {
 	const struct member_ops *ops;
+	void *priv;                /* the backend's */
 	char path[4096];
-	int fd;
-	int direct;         /* opened with O_DIRECT */
-	int is_blockdev;
-	uint64_t size;      /* bytes of the file or device */
-	uint64_t dev, ino;  /* identity, to catch the same member given twice */
-	unsigned align;     /* required buffer/offset alignment for I/O */
-	int slot;           /* superblock slot, -1 before assembly */
+	unsigned caps;             /* MEMBER_CAN_* */
+	int direct;                /* file: opened with O_DIRECT */
+	int is_blockdev;           /* a fixed-size device: never grown */
+	uint64_t size;             /* bytes of the member */
+	uint64_t dev, ino;         /* identity, to catch the same member given twice */
+	unsigned align;            /* required buffer/offset alignment for I/O */
+	int slot;                  /* superblock slot, -1 before assembly */
 	uint64_t data_offset;
 	/* read balancing state (raid1/raid10) */
 	atomic_uint pending;
@@ -43,14 +90,31 @@ struct member {
 	struct stats_dev *stats;   /* below-the-mapping counters */
 	struct spindle *spindle;   /* emulated disk (allocated once, kept till close) */
 	atomic_int modeled;        /* 1: completions wait for the spindle model */
-	atomic_int inject_eio;     /* fault injection: every I/O fails with EIO */
 };
 
-/* Open with the file backend (regular file or block device). */
-int member_open(struct member *m, const char *path, int direct, char *err, size_t errlen);
+/* The backend that opens name (by prefix; plain paths are files). */
+const struct member_ops *member_backend(const char *name);
+/* Open name with its backend. 0 or -errno with a message in err. */
+int member_open(struct member *m, const char *name, int direct, char *err, size_t errlen);
 void member_close(struct member *m);
-/* Claim the member for this process (flock): -EWOULDBLOCK when another
- * mounted volume holds it. */
 int member_lock(struct member *m);
+/* Create name with size bytes through its backend (-ENOTSUP when it cannot). */
+int member_create(const char *name, uint64_t size, char *err, size_t errlen);
+
+/* Synchronous I/O through the backend, for superblocks and tools: 0 or -errno. */
+int member_pread(struct member *m, void *buf, size_t len, uint64_t off);
+int member_pwrite(struct member *m, const void *buf, size_t len, uint64_t off);
+int member_flush(struct member *m);
+/* Queue, commit and wait for one io (it may complete on another thread). */
+int member_io_sync(struct member *m, struct member_io *io);
+
+/* Fault injection (member_fault.c): wrap m's backend so faults can be set on it
+ * at any time; with no spec set, I/O passes through untouched. */
+int member_fault_wrap(struct member *m);
+/* Set the faults of a wrapped member from a spec (docs/faults.md); "none"
+ * clears them. 0, or -EINVAL with a message naming the key in err. */
+int member_fault_set(struct member *m, const char *spec, char *err, size_t errlen);
+/* The member's current fault spec, canonical ("none" when clear). */
+void member_fault_describe(struct member *m, char *buf, size_t len);
 
 #endif

@@ -1,22 +1,73 @@
-/* member_file: regular files and block devices. Data I/O goes through the
- * engine's io_uring rings on the fd; this file opens, sizes and does the
- * synchronous superblock I/O. */
+/* member_file: regular files and block devices.
+ *
+ * Two ways to run a batch, chosen by the caller's io->nowait:
+ * - a caller that may block (a FUSE worker, a synchronous wrapper) runs the
+ *   batch in commit: one I/O as a plain syscall (it beats a ring round trip,
+ *   and io-wq's hand-off where the file cannot do nowait, e.g. tmpfs), several
+ *   through this thread's own ring, submitted together and reaped together;
+ * - a caller that must not block (the model's clock, a completion thread, an
+ *   asynchronous load generator) hands the batch to one shared ring whose
+ *   reaper thread completes it.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <liburing.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fsvol/members/member.h"
 
+#define FILE_RING 256u
+#define FILE_ASYNC_RING 1024u
+
+struct file_priv {
+	int fd;
+};
+
+static int file_fd(const struct member *m)
+{
+	return ((const struct file_priv *)m->priv)->fd;
+}
+
+/* ---- open, close, create ---- */
+
+static int file_rotational(const struct stat *st)
+{
+	char path[128], c = '0';
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/rotational", major(st->st_rdev),
+		 minor(st->st_rdev));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '0';
+		close(fd);
+	}
+	return c == '1';
+}
+
 static int file_open(struct member *m, const char *path, int direct, char *err, size_t errlen)
 {
 	struct stat st;
+	/* Look before opening: O_DIRECT on a FIFO or a character device fails
+	 * with a message about O_DIRECT that would mislead. */
+	if (stat(path, &st) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file or block device", path);
+		return -EINVAL;
+	}
 	int fd = open(path, O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0));
 	if (fd < 0 && direct && errno == EINVAL) {
 		snprintf(err, errlen, "%s: this filesystem does not support O_DIRECT; mount with --buffered", path);
@@ -33,6 +84,7 @@ static int file_open(struct member *m, const char *path, int direct, char *err, 
 		close(fd);
 		return -e;
 	}
+	m->caps = MEMBER_CAN_FLUSH | MEMBER_CAN_ZERO | MEMBER_CAN_BLOCK;
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t bytes;
 		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0) {
@@ -45,68 +97,77 @@ static int file_open(struct member *m, const char *path, int direct, char *err, 
 		m->is_blockdev = 1;
 		m->dev = st.st_rdev;
 		m->ino = 0;
-	} else if (S_ISREG(st.st_mode)) {
+		if (file_rotational(&st))
+			m->caps |= MEMBER_ROTATIONAL;
+	} else {
 		m->size = (uint64_t)st.st_size;
-		m->is_blockdev = 0;
 		m->dev = st.st_dev;
 		m->ino = st.st_ino;
-	} else {
-		snprintf(err, errlen, "%s: not a regular file or block device", path);
-		close(fd);
-		return -EINVAL;
 	}
-	m->fd = fd;
+	struct file_priv *p = malloc(sizeof(*p));
+	if (!p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	p->fd = fd;
+	m->priv = p;
 	m->direct = direct;
 	/* 4 KiB covers every logical block size we meet (512e and 4Kn). */
 	m->align = 4096;
-	snprintf(m->path, sizeof(m->path), "%s", path);
 	return 0;
 }
 
 static void file_close(struct member *m)
 {
-	if (m->fd >= 0)
-		close(m->fd);
-	m->fd = -1;
+	struct file_priv *p = m->priv;
+	if (p) {
+		close(p->fd);
+		free(p);
+	}
+	m->priv = NULL;
 }
 
-static int file_pread(struct member *m, void *buf, size_t len, uint64_t off)
+static int file_create(const char *path, uint64_t size, char *err, size_t errlen)
 {
-	size_t done = 0;
-	while (done < len) {
-		ssize_t r = pread(m->fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -EIO; /* short member: the caller checked sizes */
-		done += (size_t)r;
+	/* a member holds a raw volume: only its owner reads it (like md's 0660 root:disk) */
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return -e;
 	}
+	close(fd);
 	return 0;
 }
 
-static int file_pwrite(struct member *m, const void *buf, size_t len, uint64_t off)
+static int file_grow(struct member *m, uint64_t size)
 {
-	size_t done = 0;
-	while (done < len) {
-		ssize_t r = pwrite(m->fd, (const char *)buf + done, len - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		done += (size_t)r;
-	}
+	if (m->is_blockdev)
+		return -EINVAL;
+	if (ftruncate(file_fd(m), (off_t)size) < 0)
+		return -errno;
+	m->size = size;
 	return 0;
+}
+
+static int file_lock(struct member *m)
+{
+	/* An advisory lock for as long as the fd is open (the daemon's life). */
+	return flock(file_fd(m), LOCK_EX | LOCK_NB) < 0 ? -errno : 0;
 }
 
 static int file_zero(struct member *m, uint64_t off, uint64_t len)
 {
+	int fd = file_fd(m);
 	if (m->is_blockdev) {
 		uint64_t range[2] = { off, len };
-		return ioctl(m->fd, BLKZEROOUT, range) < 0 ? -errno : 0;
+		return ioctl(fd, BLKZEROOUT, range) < 0 ? -errno : 0;
 	}
-	if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0)
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0)
 		return 0;
 	if (errno != EOPNOTSUPP)
 		return -errno;
@@ -114,39 +175,252 @@ static int file_zero(struct member *m, uint64_t off, uint64_t len)
 	static const char zeros[1 << 16] __attribute__((aligned(4096)));
 	for (uint64_t o = 0; o < len; o += sizeof(zeros)) {
 		size_t n = len - o < sizeof(zeros) ? (size_t)(len - o) : sizeof(zeros);
-		int r = file_pwrite(m, zeros, n, off + o);
+		int r = member_pwrite(m, zeros, n, off + o);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
+/* ---- data I/O ---- */
+
+/* A short transfer means the member is shorter than its superblock says. */
+static int file_result(const struct member_io *io, int res)
+{
+	if (res >= 0 && io->op != MEMBER_FLUSH && (uint64_t)res != io->len)
+		return -EIO;
+	return res < 0 ? res : 0;
+}
+
+static void file_prep(struct io_uring_sqe *sqe, struct member_io *io)
+{
+	int fd = file_fd(io->bpriv[0]);
+	if (io->op == MEMBER_READ)
+		io_uring_prep_readv(sqe, fd, io->iov, io->niov, io->off);
+	else if (io->op == MEMBER_WRITE)
+		io_uring_prep_writev(sqe, fd, io->iov, io->niov, io->off);
+	else
+		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+	io_uring_sqe_set_data(sqe, io);
+}
+
+static void file_sync_one(struct member_io *io)
+{
+	int fd = file_fd(io->bpriv[0]);
+	ssize_t r;
+	do {
+		if (io->op == MEMBER_READ)
+			r = preadv(fd, io->iov, (int)io->niov, (off_t)io->off);
+		else if (io->op == MEMBER_WRITE)
+			r = pwritev(fd, io->iov, (int)io->niov, (off_t)io->off);
+		else
+			r = fdatasync(fd);
+	} while (r < 0 && errno == EINTR);
+	io->res = file_result(io, r < 0 ? -errno : (int)r);
+}
+
+/* This thread's queue and ring (blocking callers). */
+static __thread struct member_io *tl_head, *tl_last;
+static __thread struct io_uring *tl_ring;
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+static void tl_ring_free(void *p)
+{
+	io_uring_queue_exit(p);
+	free(p);
+}
+
+static void tl_key_make(void)
+{
+	pthread_key_create(&tl_key, tl_ring_free);
+}
+
+static struct io_uring *tl_ring_get(void)
+{
+	if (tl_ring)
+		return tl_ring;
+	pthread_once(&tl_once, tl_key_make);
+	struct io_uring *r = malloc(sizeof(*r));
+	if (!r || io_uring_queue_init(FILE_RING, r, 0) < 0) {
+		free(r);
+		return NULL;
+	}
+	pthread_setspecific(tl_key, r);
+	return tl_ring = r;
+}
+
+/* Run n queued I/Os (blocking): submit together, reap together. */
+static void file_run_batch(struct member_io *list, unsigned n)
+{
+	struct io_uring *ring = n > 1 ? tl_ring_get() : NULL;
+	if (!ring) {
+		for (struct member_io *io = list, *next; io; io = next) {
+			next = io->next;
+			file_sync_one(io);
+			io->done(io);
+		}
+		return;
+	}
+	while (list) {
+		unsigned k = 0;
+		struct member_io *first = list;
+		for (; list && k < FILE_RING; k++) {
+			struct member_io *io = list;
+			list = io->next;
+			file_prep(io_uring_get_sqe(ring), io);
+		}
+		int r;
+		while ((r = io_uring_submit_and_wait(ring, k)) == -EINTR || r == -EAGAIN || r == -EBUSY)
+			;
+		if (r < 0) {
+			/* The ring is unusable: drop it (and what it holds unsent), run
+			 * this part one by one. */
+			pthread_setspecific(tl_key, NULL);
+			tl_ring_free(ring);
+			tl_ring = NULL;
+			for (struct member_io *io = first; io != list;) {
+				struct member_io *next = io->next;
+				file_sync_one(io);
+				io->done(io);
+				io = next;
+			}
+			file_run_batch(list, 1);
+			return;
+		}
+		for (unsigned got = 0; got < k;) {
+			struct io_uring_cqe *cqe;
+			int w = io_uring_wait_cqe(ring, &cqe);
+			if (w == -EINTR)
+				continue;
+			if (w < 0)
+				break;
+			struct member_io *io = io_uring_cqe_get_data(cqe);
+			io->res = file_result(io, cqe->res);
+			io_uring_cqe_seen(ring, cqe);
+			got++;
+			io->done(io);
+		}
+	}
+}
+
+/* The shared ring for callers that must not block, and its reaper. */
+static struct {
+	pthread_once_t once;
+	int ok;
+	pthread_mutex_t lock;
+	struct io_uring ring;
+	pthread_t reaper;
+} file_async = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void *file_reaper(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		int w = io_uring_wait_cqe(&file_async.ring, &cqe);
+		if (w == -EINTR || w == -EAGAIN)
+			continue;
+		if (w < 0)
+			return NULL;
+		struct member_io *io = io_uring_cqe_get_data(cqe);
+		io->res = file_result(io, cqe->res);
+		io_uring_cqe_seen(&file_async.ring, cqe);
+		io->done(io);
+	}
+}
+
+static void file_async_init(void)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE, .cq_entries = 8 * FILE_ASYNC_RING };
+	if (io_uring_queue_init_params(FILE_ASYNC_RING, &file_async.ring, &p) < 0)
+		return;
+	if (pthread_create(&file_async.reaper, NULL, file_reaper, NULL)) {
+		io_uring_queue_exit(&file_async.ring);
+		return;
+	}
+	pthread_detach(file_async.reaper);
+	file_async.ok = 1;
+}
+
+static void file_run_async(struct member_io *list)
+{
+	pthread_once(&file_async.once, file_async_init);
+	if (!file_async.ok) {
+		file_run_batch(list, 1); /* no ring: run them here, one by one */
+		return;
+	}
+	struct member_io *refused = NULL;
+	pthread_mutex_lock(&file_async.lock);
+	for (struct member_io *io = list, *next; io; io = next) {
+		next = io->next;
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&file_async.ring);
+		if (!sqe) {
+			io_uring_submit(&file_async.ring);
+			sqe = io_uring_get_sqe(&file_async.ring);
+		}
+		if (!sqe) {
+			io->next = refused;
+			refused = io;
+			continue;
+		}
+		file_prep(sqe, io);
+	}
+	io_uring_submit(&file_async.ring);
+	pthread_mutex_unlock(&file_async.lock);
+	/* completions may submit more: never under the lock */
+	for (struct member_io *io = refused, *next; io; io = next) {
+		next = io->next;
+		io->res = -EAGAIN;
+		io->done(io);
+	}
+}
+
+static void file_queue(struct member *m, struct member_io *io)
+{
+	io->bpriv[0] = m;
+	io->next = NULL;
+	if (tl_last)
+		tl_last->next = io;
+	else
+		tl_head = io;
+	tl_last = io;
+}
+
+static void file_commit(struct member *m)
+{
+	(void)m;
+	/* Whatever this thread queued (on any file member) goes out now. */
+	struct member_io *list = tl_head, *wait = NULL, **wt = &wait, *nowait = NULL, **nt = &nowait;
+	unsigned nwait = 0;
+	tl_head = tl_last = NULL;
+	for (struct member_io *io = list, *next; io; io = next) {
+		next = io->next;
+		io->next = NULL;
+		if (io->nowait) {
+			*nt = io;
+			nt = &io->next;
+		} else {
+			*wt = io;
+			wt = &io->next;
+			nwait++;
+		}
+	}
+	if (nowait)
+		file_run_async(nowait);
+	if (wait)
+		file_run_batch(wait, nwait);
+}
+
 const struct member_ops member_file_ops = {
 	.name = "file",
+	.prefix = NULL,
 	.open = file_open,
 	.close = file_close,
-	.pread = file_pread,
-	.pwrite = file_pwrite,
+	.queue = file_queue,
+	.commit = file_commit,
 	.zero = file_zero,
+	.create = file_create,
+	.grow = file_grow,
+	.lock = file_lock,
 };
-
-int member_open(struct member *m, const char *path, int direct, char *err, size_t errlen)
-{
-	memset(m, 0, sizeof(*m));
-	m->fd = -1;
-	m->slot = -1;
-	m->ops = &member_file_ops;
-	return m->ops->open(m, path, direct, err, errlen);
-}
-
-int member_lock(struct member *m)
-{
-	/* An advisory lock for as long as the fd is open (the daemon's life). */
-	return flock(m->fd, LOCK_EX | LOCK_NB) < 0 ? -errno : 0;
-}
-
-void member_close(struct member *m)
-{
-	if (m->ops)
-		m->ops->close(m);
-}

@@ -2,6 +2,7 @@
 #include "fsvol/meta/sb.h"
 #include "fsvol/meta/sb_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -378,6 +379,37 @@ void sb_uuid_format(const uint8_t uuid[16], char out[37])
 		*o++ = hex[uuid[i] & 15];
 	}
 	*o = '\0';
+}
+
+int sb_name_check(const char *name, char *err, size_t errlen)
+{
+	size_t n = strlen(name);
+	if (n == 0)
+		return sb_refuse(err, errlen, "name '': empty");
+	if (n > SB_NAME_MAX)
+		return sb_refuse(err, errlen, "name '%s': longer than %d bytes", name, SB_NAME_MAX);
+	if (!isalnum((unsigned char)name[0]))
+		return sb_refuse(err, errlen, "name '%s': must start with a letter or a digit", name);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (!isalnum(c) && c != '_' && c != '.' && c != '-')
+			return sb_refuse(err, errlen,
+					 "name '%s': character %zu ('%c') is not allowed (letters, digits, '_', '.', '-')",
+					 name, i + 1, isprint(c) ? c : '?');
+	}
+	return 0;
+}
+
+void sb_volume_name(const struct sb *s, char out[SB_NAME_MAX + 1])
+{
+	size_t n = strnlen(s->name, sizeof(s->name) - 1);
+	if (n && !sb_name_check(s->name, NULL, 0)) {
+		memcpy(out, s->name, n);
+		out[n] = 0;
+		return;
+	}
+	snprintf(out, SB_NAME_MAX + 1, "fsvol-%02x%02x%02x%02x", s->volume_uuid[0], s->volume_uuid[1],
+		 s->volume_uuid[2], s->volume_uuid[3]);
 }
 
 const char *sb_state_name(unsigned state)

@@ -74,6 +74,15 @@ void sb_uuid_generate(uint8_t uuid[16]);         /* random v4, from getrandom() 
 void sb_uuid_format(const uint8_t uuid[16], char out[37]);
 const char *sb_state_name(unsigned state);       /* "active", "failed", ... */
 
+/* Volume names: 1..31 bytes of [A-Za-z0-9_.-], starting with a letter or a
+ * digit, so a name is safe as a file name, a diskstats device and a
+ * Prometheus label. 0, or -EINVAL with a reason naming the name. */
+#define SB_NAME_MAX 31
+int sb_name_check(const char *name, char *err, size_t errlen);
+/* The volume's name: the stored one, or (volumes created before names, or
+ * without one) "fsvol-" and the first 8 hex digits of the volume UUID. */
+void sb_volume_name(const struct sb *s, char out[SB_NAME_MAX + 1]);
+
 /* Assembly: decide, from the superblocks read off the given members (in any
  * order), which member plays which slot. Pure: the caller does the reading. */
 struct sb_candidate {

@@ -3,8 +3,9 @@
  * The timer thread owns the spindles and the heap; I/O threads never share a
  * lock with it. They push requests onto a lock-free stack and kick a
  * semaphore; the timer thread takes the whole stack, queues and dispatches,
- * and releases each waiter through its own semaphore. So a preempted I/O
- * thread (two cores, hundreds of threads) can never hold up a release.
+ * and calls each request's release at its emulated time, with no lock held.
+ * So a preempted I/O thread can never hold up a release, and no thread waits
+ * for a request.
  *
  * Sleeping wake-ups here are ~55 us late on average even with 1 ns timer
  * slack, so the thread sleeps until EMUL_SPIN_NS before a deadline and spins
@@ -81,15 +82,8 @@ static struct emul_io *heap_pop(struct emul *e)
 	return top;
 }
 
-static void release(struct emul_io *io)
-{
-	struct emul_waiter *w = io->w;
-	if (atomic_fetch_sub_explicit(&w->pending, 1, memory_order_acq_rel) == 1)
-		sem_post(&w->done);
-}
-
 /* Start what the spindle can start at time t. */
-static void dispatch(struct emul *e, struct spindle *sp, uint64_t t)
+static void dispatch(struct emul *e, struct spindle *sp, uint64_t t, struct emul_io ***due)
 {
 	struct spindle_req *r;
 	while ((r = spindle_dispatch(sp, t))) {
@@ -98,13 +92,15 @@ static void dispatch(struct emul *e, struct spindle *sp, uint64_t t)
 			/* Out of memory: release at once rather than lose the request. */
 			io->r.done_ns = t;
 			spindle_complete(sp, r);
-			release(io);
+			io->next = NULL;
+			**due = io;
+			*due = &io->next;
 		}
 	}
 }
 
 /* Queue what the I/O threads pushed, oldest first (the stack is LIFO). */
-static void take_incoming(struct emul *e)
+static void take_incoming(struct emul *e, struct emul_io ***due)
 {
 	struct emul_io *list = atomic_exchange_explicit(&e->incoming, NULL, memory_order_acquire);
 	struct emul_io *rev = NULL;
@@ -117,7 +113,7 @@ static void take_incoming(struct emul *e)
 	for (struct emul_io *io = rev, *next; io; io = next) {
 		next = io->next;
 		spindle_enqueue(io->sp, &io->r);
-		dispatch(e, io->sp, io->r.arrival_ns);
+		dispatch(e, io->sp, io->r.arrival_ns, due);
 	}
 }
 
@@ -137,10 +133,11 @@ static void *emul_main(void *arg)
 	struct sched_param sp = { .sched_priority = 1 };
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	while (!atomic_load(&e->stop)) {
+		struct emul_io *out = NULL, **tail = &out;
 		pthread_mutex_lock(&e->work);
 		while (sem_trywait(&e->kick) == 0)
 			; /* every push is seen by the take below */
-		take_incoming(e);
+		take_incoming(e, &tail);
 		uint64_t now = stats_now(), due = UINT64_MAX;
 		while (e->n) {
 			struct emul_io *io = e->heap[0];
@@ -152,14 +149,23 @@ static void *emul_main(void *arg)
 			e->released++;
 			spindle_complete(io->sp, &io->r);
 			struct spindle *s = io->sp;
-			release(io);
+			io->next = NULL;
+			*tail = io;
+			tail = &io->next;
 			/* The member's next request starts when this one finished
 			 * in emulated time, not when we got round to it. */
-			dispatch(e, s, due);
+			dispatch(e, s, due, &tail);
 			due = UINT64_MAX;
 			now = stats_now();
 		}
 		pthread_mutex_unlock(&e->work);
+		/* Releases run without the lock: they may submit more. */
+		for (struct emul_io *io = out, *next; io; io = next) {
+			next = io->next;
+			io->release(io);
+		}
+		if (out)
+			continue; /* releases took time: look at the clock again */
 		/* Posts only wake us; take_incoming finds every push anyway. */
 		if (due == UINT64_MAX) {
 			while (sem_wait(&e->kick) < 0 && errno == EINTR)
@@ -204,43 +210,15 @@ void emul_destroy(struct emul *e)
 	free(e);
 }
 
-void emul_waiter_init(struct emul_waiter *w)
-{
-	sem_init(&w->done, 0, 0);
-	atomic_init(&w->pending, 0);
-}
-
-void emul_waiter_destroy(struct emul_waiter *w)
-{
-	sem_destroy(&w->done);
-}
-
-void emul_begin(struct emul_waiter *w)
-{
-	/* The extra count keeps the timer from signalling a half-submitted batch. */
-	atomic_fetch_add_explicit(&w->pending, 1, memory_order_relaxed);
-}
-
 void emul_submit(struct emul *e, struct emul_io *io)
 {
 	io->r.cookie = io;
-	atomic_fetch_add_explicit(&io->w->pending, 1, memory_order_relaxed);
 	struct emul_io *head = atomic_load_explicit(&e->incoming, memory_order_relaxed);
 	do
 		io->next = head;
 	while (!atomic_compare_exchange_weak_explicit(&e->incoming, &head, io, memory_order_release,
 						      memory_order_relaxed));
 	sem_post(&e->kick);
-}
-
-void emul_wait(struct emul *e, struct emul_waiter *w)
-{
-	(void)e;
-	/* Dropping our count: if requests remain, the timer posts exactly once,
-	 * when the last is released. */
-	if (atomic_fetch_sub_explicit(&w->pending, 1, memory_order_acq_rel) != 1)
-		while (sem_wait(&w->done) < 0 && errno == EINTR)
-			;
 }
 
 int emul_locked(struct emul *e, int (*fn)(void *arg), void *arg)

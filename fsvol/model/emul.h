@@ -9,7 +9,6 @@
 #ifndef FSVOL_EMUL_H
 #define FSVOL_EMUL_H
 
-#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -22,30 +21,19 @@ struct emul;
  * bench/tools/timer_probe measures this machine's floor with the same rule. */
 #define EMUL_SPIN_NS 60000u
 
-/* Whoever waits for a batch of emulated completions (an engine context). */
-struct emul_waiter {
-	sem_t done;           /* posted once per batch, when its last request is released */
-	atomic_uint pending;  /* requests not yet released, + 1 while the batch is open */
-};
-
 struct emul_io {
 	struct spindle_req r; /* offset, length, write, arrival_ns set by the caller */
 	struct spindle *sp;
-	struct emul_waiter *w;
+	/* Called on the emulator's thread (no lock held) at the emulated completion
+	 * time r.done_ns; it must not block. */
+	void (*release)(struct emul_io *io);
 	struct emul_io *next; /* on the way to the timer thread */
 };
 
 int emul_create(struct emul **out);
 void emul_destroy(struct emul *e);
-void emul_waiter_init(struct emul_waiter *w);
-void emul_waiter_destroy(struct emul_waiter *w);
-
-/* A batch: emul_begin, any number of emul_submit, then emul_wait (always). */
-void emul_begin(struct emul_waiter *w);
-/* Queue io on its spindle (arrival = io->r.arrival_ns). */
+/* Queue io on its spindle (arrival = io->r.arrival_ns); io->release follows. */
 void emul_submit(struct emul *e, struct emul_io *io);
-/* Close the batch; block until every io submitted in it has been released. */
-void emul_wait(struct emul *e, struct emul_waiter *w);
 
 /* Run fn(arg) with the emulator's lock held: nothing is submitted, dispatched
  * or released meanwhile (to change models at run time). Returns fn's value. */

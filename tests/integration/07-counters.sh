@@ -75,7 +75,7 @@ EOF
 want=$(awk 'NR == 1 { print NF }' /proc/diskstats)
 awk -v want="$want" 'NF != want { bad = 1 } END { exit bad || NR != 5 }' "$T/r0/diskstats" ||
 	fail "diskstats lines must have $want fields (as /proc/diskstats), one per device"
-grep -q ' fsvol0m3 ' "$T/r0/diskstats" || fail "diskstats lacks fsvol0m3"
+grep -Eq ' fsvol-[0-9a-f]{8}\.m3 ' "$T/r0/diskstats" || fail "diskstats lacks member 3 (NAME.m3)"
 
 # a bad ctl write fails (EINVAL), changes nothing, and the log names the culprit
 ctl_refused() { # COMMAND CULPRIT
@@ -86,8 +86,8 @@ ctl_refused "reset now" "reset: unexpected 'now'"
 ctl_refused "repair all" "repair: unexpected 'all'"
 ctl_refused "stats off please" "stats: unexpected 'please'"
 ctl_refused "stats sometimes" "stats sometimes: expected all, volume or off"
-ctl_refused "fail 4" "fail 4: expected a member index below 4"
-ctl_refused "fail -1" "fail -1: expected a member index below 4"
+ctl_refused "fail 4" "fail 4: expected a member slot below 4"
+ctl_refused "fail -1" "fail -1: expected a member slot below 4"
 ctl_refused "error 1x" "error 1x: expected the index of a present member"
 ctl_refused "rebuild" "unknown command 'rebuild'"
 ctl_refused "$(head -c 4096 /dev/zero | tr '\0' a)" "ctl: command too long"
@@ -110,8 +110,9 @@ jq -e '.interval_s as $t | .devices | length == 5 and all(.[]; ."areq-sz" == 64 
 	and ((.[0]."r/s" * $t - 8) | fabs) < 0.01 and all(.[1:][]; ((."r/s" * $t - 2) | fabs) < 0.01)' \
 	"$T/stat.json" >/dev/null || fail "fsvol stat after 8 reads of 64K: $(cat "$T/stat.json")"
 "$FSVOL" stat "$T/r0" >"$T/stat.txt"
-awk 'NR == 1 && $1 != "Device" { exit 1 } NR > 1 && NR <= 6 && $1 != (NR == 2 ? "fsvol0" : "fsvol0m" NR - 3) { exit 1 }' \
-	"$T/stat.txt" || fail "fsvol stat table: volume row, then members in order:"$'\n'"$(cat "$T/stat.txt")"
+awk -v name="$(jq -r .volume.name "$T/r0/stats.json")" 'NR == 1 && $1 != name { exit 1 } NR == 2 && $1 != "device" { exit 1 }
+	NR == 4 && $1 != "volume" { exit 1 } NR > 4 && NR <= 8 && $1 != "m" NR - 5 { exit 1 } END { exit NR < 8 }' \
+	"$T/stat.txt" || fail "fsvol stat table: title, header, units, volume row, then members in order:"$'\n'"$(cat "$T/stat.txt")"
 "$FSVOL" stat --csv "$T/r0" >"$T/stat.csv"
 awk -F, 'NR == 1 { n = NF } NF != n { exit 1 } END { exit NR != 6 }' "$T/stat.csv" ||
 	fail "fsvol stat --csv: a header and 5 rows of its width:"$'\n'"$(cat "$T/stat.csv")"

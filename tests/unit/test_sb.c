@@ -498,6 +498,54 @@ static char *dump_to_string(const struct sb *s, const char *path)
 	return mem;
 }
 
+/* volume names: the accepted charset and length, and the default */
+static const struct {
+	const char *name;
+	int ok;
+	const char *why; /* part of the reason when refused */
+} name_cases[] = {
+	{ "fsvol0", 1, NULL },
+	{ "data_1.x-y", 1, NULL },
+	{ "0123456789012345678901234567890", 1, NULL }, /* 31 bytes */
+	{ "01234567890123456789012345678901", 0, "longer than 31 bytes" },
+	{ "", 0, "empty" },
+	{ "-x", 0, "must start with a letter or a digit" },
+	{ ".x", 0, "must start with a letter or a digit" },
+	{ "a b", 0, "character 2 (' ')" },
+	{ "a/b", 0, "character 2 ('/')" },
+	{ "a\"b", 0, "character 2 ('\"')" },
+	{ "a\nb", 0, "character 2 ('?')" },
+	{ "\xc3\xa9t\xc3\xa9", 0, "must start" },
+};
+
+START_TEST(test_names)
+{
+	char err[160] = "";
+	int r = sb_name_check(name_cases[_i].name, err, sizeof(err));
+	ck_assert_int_eq(r, name_cases[_i].ok ? 0 : -EINVAL);
+	if (!name_cases[_i].ok)
+		ck_assert_msg(strstr(err, name_cases[_i].why) != NULL, "%s", err);
+}
+END_TEST
+
+START_TEST(test_default_name)
+{
+	struct sb s;
+	char out[SB_NAME_MAX + 1];
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < 16; i++)
+		s.volume_uuid[i] = (uint8_t)(0xa0 + i);
+	sb_volume_name(&s, out);
+	ck_assert_str_eq(out, "fsvol-a0a1a2a3");
+	snprintf(s.name, sizeof(s.name), "given");
+	sb_volume_name(&s, out);
+	ck_assert_str_eq(out, "given");
+	snprintf(s.name, sizeof(s.name), "bad name"); /* from an older writer: not used as is */
+	sb_volume_name(&s, out);
+	ck_assert_str_eq(out, "fsvol-a0a1a2a3");
+}
+END_TEST
+
 START_TEST(test_dump)
 {
 	struct sb s, d;
@@ -840,6 +888,8 @@ static Suite *sb_suite(void)
 	tcase_add_test(t, test_garbage);
 	tcase_add_test(t, test_uuid);
 	tcase_add_test(t, test_dump);
+	tcase_add_loop_test(t, test_names, 0, sizeof(name_cases) / sizeof(name_cases[0]));
+	tcase_add_test(t, test_default_name);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("assemble");

@@ -461,6 +461,7 @@ static struct stats_view_dev *make_view(void)
 		v[i].path = paths[i];
 		v[i].state = states[i];
 		v[i].index = i - 1;
+		v[i].not_counted = i == 2; /* member 1: as if left out by the stats level */
 		stats_snapshot(d, 2000000000ull + (uint64_t)i, &v[i].snap);
 		stats_dev_destroy(d);
 	}
@@ -500,6 +501,7 @@ START_TEST(test_json_roundtrip)
 			ck_assert(str_eq(doc.dev[i].path, v[i].path));
 			ck_assert(str_eq(doc.dev[i].state, v[i].state));
 			ck_assert_int_eq(doc.dev[i].index, v[i].index);
+			ck_assert_int_eq(doc.dev[i].not_counted, v[i].not_counted);
 			ck_assert_int_eq(memcmp(&doc.dev[i].snap, &v[i].snap, sizeof(v[i].snap)), 0);
 		}
 		stats_doc_free(&doc);
@@ -603,6 +605,8 @@ static const struct {
 	{"\"state\":\"active\"", "\"state\":active"},
 	{"\"name\":\"fsvol0\",", ""},              /* missing key */
 	{"]}\n", "]}x"},                           /* trailing garbage */
+	{"\"counted\":true", "\"counted\":1"},      /* not a boolean */
+	{"\"counted\":false,", ""},                /* counted missing */
 };
 
 static char *replace_once(const char *s, const char *from, const char *to)
@@ -679,7 +683,7 @@ START_TEST(test_render_views)
 		int header;
 		size_t lines;
 	} fm[] = {
-		{STATS_FMT_IOSTAT, 1, NVIEW + 2}, {STATS_FMT_IOSTAT, 0, NVIEW + 1},
+		{STATS_FMT_IOSTAT, 1, NVIEW + 3}, {STATS_FMT_IOSTAT, 0, NVIEW + 1},
 		{STATS_FMT_CSV, 1, NVIEW + 1},    {STATS_FMT_CSV, 0, NVIEW},
 		{STATS_FMT_JSON, 0, 1},           {STATS_FMT_PERFMON, 1, 19 + 2},
 	};
@@ -687,15 +691,22 @@ START_TEST(test_render_views)
 		char *buf = NULL;
 		size_t len;
 		FILE *f = open_memstream(&buf, &len);
-		ck_assert_int_eq(stats_render_interval(f, fm[k].fmt, prev, cur, NVIEW, 1.5,
-						       fm[k].header), 0);
+		struct stats_interval_opts o = {.fmt = fm[k].fmt, .header = fm[k].header, .t_s = 1.5,
+						.time = "2026-01-02T03:04:05+0000"};
+		ck_assert_int_eq(stats_render_interval(f, &o, prev, cur, NVIEW), 0);
 		fclose(f);
 		ck_assert_msg(count_lines(buf) == fm[k].lines, "fmt %d: %zu lines\n%s", fm[k].fmt,
 			      count_lines(buf), buf);
 		if (fm[k].fmt == STATS_FMT_PERFMON)
 			ck_assert_ptr_nonnull(strstr(buf, "Avg. Disk Queue Length"));
 		if (fm[k].fmt == STATS_FMT_CSV && fm[k].header)
-			ck_assert(strncmp(buf, "timestamp,device,", 17) == 0);
+			ck_assert(strncmp(buf, "timestamp,time,device,index,counted,r/s,", 40) == 0);
+		if (fm[k].fmt == STATS_FMT_CSV)
+			ck_assert_ptr_nonnull(strstr(buf, ",2026-01-02T03:04:05+0000,fsvol0m1,1,false,"));
+		if (fm[k].fmt == STATS_FMT_JSON)
+			ck_assert_ptr_nonnull(strstr(buf, "\"time\":\"2026-01-02T03:04:05+0000\""));
+		if (fm[k].fmt == STATS_FMT_IOSTAT)
+			ck_assert_ptr_nonnull(strstr(buf, "\n  m1   failed   not counted"));
 		free(buf);
 	}
 	/* table: header + one row per device, members indented */
@@ -707,9 +718,150 @@ START_TEST(test_render_views)
 	ck_assert_uint_eq(count_lines(buf), NVIEW + 1);
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol0 "));
 	ck_assert_ptr_nonnull(strstr(buf, "\n  fsvol0m1 "));
+	ck_assert_ptr_nonnull(strstr(buf, "not counted\n"));
 	free(buf);
 	free(prev);
 	free(cur);
+}
+END_TEST
+
+/* the width of the longest line of s */
+static size_t max_line(const char *s)
+{
+	size_t w = 0, cur = 0;
+	for (; *s; s++) {
+		if (*s == '\n') {
+			w = cur > w ? cur : w;
+			cur = 0;
+		} else {
+			cur++;
+		}
+	}
+	return cur > w ? cur : w;
+}
+
+static char *render_top(const struct stats_top_opts *o, const struct stats_view_dev *prev,
+			const struct stats_view_dev *cur, size_t n)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_int_eq(stats_render_top(f, o, prev, cur, n), 0);
+	fclose(f);
+	return buf;
+}
+
+/* the stat table: 80 columns by default, more columns as the width allows,
+ * all with wide, units under the names, the rows cut to max_rows */
+START_TEST(test_top_layout)
+{
+	struct stats_view_dev *cur = make_view(), *prev = calloc(NVIEW, sizeof(*prev));
+	for (int i = 0; i < NVIEW; i++)
+		prev[i].snap.t_ns = cur[i].snap.t_ns - 1000000000ull;
+	struct stats_top_opts o = {.header = 1, .title = "fsvol0  over 1.00 s"};
+	char *b80 = render_top(&o, prev, cur, NVIEW);
+	ck_assert_msg(max_line(b80) <= 79, "%zu columns:\n%s", max_line(b80), b80);
+	ck_assert_uint_eq(count_lines(b80), NVIEW + 3);
+	ck_assert_ptr_nonnull(strstr(b80, "r/s"));
+	ck_assert_ptr_nonnull(strstr(b80, "r_await"));
+	ck_assert_ptr_nonnull(strstr(b80, "%util"));
+	ck_assert_ptr_null(strstr(b80, "p99.9"));
+	ck_assert_ptr_null(strstr(b80, "seq%"));
+	/* the units row names a unit under every figure */
+	const char *units = strchr(strchr(b80, '\n') + 1, '\n') + 1;
+	ck_assert(strncmp(units, "      ", 6) == 0);
+	ck_assert_ptr_nonnull(strstr(units, "IO/s"));
+	ck_assert(strstr(units, "ms") && strstr(units, "MB/s") && strstr(units, "reqs"));
+	o.cols = 120;
+	char *b120 = render_top(&o, prev, cur, NVIEW);
+	ck_assert_msg(max_line(b120) <= 119 && max_line(b120) > max_line(b80), "%s", b120);
+	ck_assert_ptr_nonnull(strstr(b120, "p50"));
+	ck_assert_ptr_nonnull(strstr(b120, "areq-sz"));
+	o.cols = 0;
+	o.wide = 1;
+	char *bw = render_top(&o, prev, cur, NVIEW);
+	ck_assert(strstr(bw, "p99.9") && strstr(bw, "seq%") && strstr(bw, "f_await"));
+	o.wide = 0;
+	o.max_rows = 3; /* volume, m0, then a "more" line */
+	char *bcut = render_top(&o, prev, cur, NVIEW);
+	ck_assert_uint_eq(count_lines(bcut), 3 + 3);
+	ck_assert_ptr_nonnull(strstr(bcut, "(2 more members"));
+	o.max_rows = 0;
+	o.color = 1;
+	char *bc = render_top(&o, prev, cur, NVIEW);
+	ck_assert_ptr_nonnull(strstr(bc, "\033[31mfailed"));
+	ck_assert_ptr_null(strstr(b80, "\033"));
+	free(b80);
+	free(b120);
+	free(bw);
+	free(bcut);
+	free(bc);
+	free(prev);
+	free(cur);
+}
+END_TEST
+
+/* Prometheus text: node_exporter's names, cumulative histograms that end
+ * in the op's count, exact seconds */
+START_TEST(test_prom)
+{
+	struct stats_view_dev *v = make_view();
+	struct stats_prom_md md = {.disks_required = 3, .degraded = 1, .state = "resync",
+				   .blocks = 1000, .blocks_synced = 250};
+	char *buf = NULL, want[256];
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_int_eq(stats_render_prom(f, v, NVIEW, &md), 0);
+	fclose(f);
+	snprintf(want, sizeof(want),
+		 "\nfsvol_disk_reads_completed_total{device=\"fsvol0m0\",volume=\"fsvol0\",layer=\"member\",member=\"0\"} %llu\n",
+		 (unsigned long long)v[1].snap.reads);
+	ck_assert_msg(strstr(buf, want) != NULL, "%s", want);
+	snprintf(want, sizeof(want),
+		 "\nfsvol_disk_read_time_seconds_total{device=\"fsvol0\",volume=\"fsvol0\",layer=\"volume\"} %llu.%09llu\n",
+		 (unsigned long long)(v[0].snap.read_ns / 1000000000u),
+		 (unsigned long long)(v[0].snap.read_ns % 1000000000u));
+	ck_assert_msg(strstr(buf, want) != NULL, "%s", want);
+	ck_assert_ptr_nonnull(strstr(buf, "# TYPE fsvol_disk_io_now gauge\n"));
+	ck_assert_ptr_null(strstr(buf, "fsvol_disk_reads_completed_total{device=\"fsvol0m1\""));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_disk_counted{device=\"fsvol0m1\",volume=\"fsvol0\",layer=\"member\",member=\"1\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_disk_counted{device=\"fsvol0\",volume=\"fsvol0\",layer=\"volume\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "# TYPE fsvol_disk_latency_seconds histogram\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_disks{volume=\"fsvol0\",state=\"failed\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_degraded{volume=\"fsvol0\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_state{volume=\"fsvol0\",state=\"resync\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_state{volume=\"fsvol0\",state=\"active\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_blocks_synced{volume=\"fsvol0\"} 250\n"));
+	/* a label value with a quote, a backslash and a newline is escaped */
+	ck_assert_ptr_nonnull(strstr(buf, "path=\"/tmp/q\\\"uote\\\\d\\n\""));
+	/* every latency histogram: cumulative, +Inf = _count = the op's count */
+	for (int i = 0; i < NVIEW; i++)
+		for (int op = 0; op < STATS_NOPS; op++) {
+			static const char *const opn[] = {"read", "write", "flush"};
+			uint64_t want_n = op == 0 ? v[i].snap.reads : op == 1 ? v[i].snap.writes : v[i].snap.flushes;
+			char key[160];
+			snprintf(key, sizeof(key), "fsvol_disk_latency_seconds_bucket{device=\"%s\",", v[i].name);
+			unsigned long long last = 0, val = 0;
+			int seen = 0;
+			for (const char *p = strstr(buf, key); p; p = strstr(p + 1, key)) {
+				char opk[32];
+				snprintf(opk, sizeof(opk), "op=\"%s\",le=", opn[op]);
+				const char *eol = strchr(p, '\n');
+				const char *o = strstr(p, opk);
+				if (!o || o > eol)
+					continue;
+				val = strtoull(strstr(p, "} ") + 2, NULL, 10);
+				ck_assert_uint_ge(val, last);
+				last = val;
+				seen++;
+			}
+			/* member 1 is not counted: its series are absent, not zero */
+			ck_assert_int_eq(seen, v[i].not_counted ? 0 : 20);
+			if (!v[i].not_counted)
+				ck_assert_uint_eq(val, want_n);
+		}
+	free(buf);
+	free(v);
 }
 END_TEST
 
@@ -979,6 +1131,8 @@ int main(void)
 	tcase_add_loop_test(c, test_json_reject_edits, 0, N(edits));
 	tcase_add_test(c, test_diskstats);
 	tcase_add_test(c, test_render_views);
+	tcase_add_test(c, test_top_layout);
+	tcase_add_test(c, test_prom);
 	tcase_set_timeout(c, 60);
 	suite_add_tcase(s, c);
 

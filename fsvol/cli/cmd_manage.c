@@ -1,0 +1,135 @@
+/* fsvol fail / remove / add / re-add / detail: manage a mounted volume's
+ * members with mdadm's meanings. Each verb is a MNT/ctl command; these write
+ * it (with paths made absolute: the daemon runs in /). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsvol/cli/cmd.h"
+
+static const struct cmd_opt no_opts[] = { { 0 } };
+static const struct cmd_opt detail_opts[] = {
+	{ "test", 't', NULL, "exit 0 healthy, 1 degraded, 2 unusable, 4 status unreadable (mdadm --detail --test)" },
+	{ 0 },
+};
+
+static int no_opt(int i, const char *arg, void *ctx)
+{
+	(void)i, (void)arg, (void)ctx;
+	return 0;
+}
+
+/* A member argument: a slot number as it is, a path made absolute. */
+static const char *member_arg(const char *a, char *buf, size_t len)
+{
+	char *end;
+	strtoul(a, &end, 10);
+	if ((*a && !*end) || strchr(a, ':') || a[0] == '/')
+		return a;
+	if (realpath(a, buf))
+		return buf;
+	char cwd[PATH_MAX];
+	snprintf(buf, len, "%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", a);
+	return buf;
+}
+
+/* fsvol VERB MNT MEMBER...: one ctl write per member. */
+static int manage_run(const struct cmd *c, int argc, char **argv)
+{
+	int first, r = cmd_parse(c, argc, argv, &first, no_opt, NULL), bad = 0;
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (argc - first < 2)
+		return cmd_uerr(c, "need a mount point and a member");
+	const char *mnt = argv[first];
+	for (int i = first + 1; i < argc; i++) {
+		char buf[PATH_MAX + 2], line[PATH_MAX + 64], reason[512];
+		const char *m = member_arg(argv[i], buf, sizeof(buf));
+		snprintf(line, sizeof(line), "%s %s", c->name, m);
+		if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) {
+			cmd_err(c, "%s", reason); /* the daemon's own words */
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
+static int detail_opt(int i, const char *arg, void *ctx)
+{
+	(void)i, (void)arg;
+	*(int *)ctx = 1; /* --test */
+	return 0;
+}
+
+/* detail: MNT/status, and with --test an exit code from its state. */
+static int detail_run(const struct cmd *c, int argc, char **argv)
+{
+	int test = 0, first, r = cmd_parse(c, argc, argv, &first, detail_opt, &test);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (argc - first != 1)
+		return cmd_uerr(c, "need exactly one mount point");
+	char path[PATH_MAX + 16], line[4096];
+	snprintf(path, sizeof(path), "%s/status", argv[first]);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		cmd_err(c, "%s: %s", path, strerror(errno));
+		return test ? 4 : 1;
+	}
+	int state = 0, n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		fputs(line, stdout);
+		/* the second line ends with the volume's state */
+		if (++n == 2)
+			state = strstr(line, ", failed") ? 2 : strstr(line, ", degraded") ? 1 : 0;
+	}
+	fclose(f);
+	if (n < 2) {
+		cmd_err(c, "%s: not an fsvol status", path);
+		return test ? 4 : 1;
+	}
+	return test ? state : 0;
+}
+
+const struct cmd cmd_fail = {
+	.name = "fail",
+	.operands = "MNT MEMBER...",
+	.summary = "mark members failed (slot number or path), as mdadm --fail",
+	.opts = no_opts,
+	.run = manage_run,
+};
+
+const struct cmd cmd_add = {
+	.name = "add",
+	.operands = "MNT PATH...",
+	.summary = "add spares; a degraded volume starts rebuilding onto one at once",
+	.opts = no_opts,
+	.run = manage_run,
+};
+
+const struct cmd cmd_readd = {
+	.name = "re-add",
+	.operands = "MNT PATH...",
+	.summary = "take a former member back into its slot and rebuild it",
+	.opts = no_opts,
+	.run = manage_run,
+};
+
+const struct cmd cmd_remove = {
+	.name = "remove",
+	.operands = "MNT MEMBER...",
+	.summary = "remove failed or spare members (slot number or path)",
+	.opts = no_opts,
+	.run = manage_run,
+};
+
+const struct cmd cmd_detail = {
+	.name = "detail",
+	.operands = "MNT",
+	.summary = "the volume's level, state, members and recovery, as mdadm --detail",
+	.opts = detail_opts,
+	.run = detail_run,
+};

@@ -1,0 +1,15 @@
+/* bufpool: aligned, pre-touched I/O buffers by power-of-two class, kept for
+ * reuse up to a bound and given back beyond it (for the engine and the front
+ * ends, whose requests outlive the thread that received them). */
+#ifndef FSVOL_BUFPOOL_H
+#define FSVOL_BUFPOOL_H
+
+#include <stddef.h>
+
+/* A buffer of at least len bytes, 4 KiB aligned; its capacity in *cap. NULL
+ * when out of memory. */
+void *bufpool_get(size_t len, size_t *cap);
+/* Give back a buffer bufpool_get returned with capacity cap. */
+void bufpool_put(void *p, size_t cap);
+
+#endif

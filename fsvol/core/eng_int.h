@@ -1,0 +1,153 @@
+/* eng_int: what the engine (engine.c) shares with its per-family I/O
+ * (io_plain.c, io_mirror.c, io_parity.c) and its stripe locks (locks.c).
+ * Nothing outside fsvol/core includes this. */
+#ifndef FSVOL_ENG_INT_H
+#define FSVOL_ENG_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "fsvol/core/bufpool.h"
+#include "fsvol/core/engine.h"
+#include "fsvol/core/volume.h"
+#include "fsvol/members/member.h"
+#include "fsvol/model/emul.h"
+#include "layout/layout.h"
+
+#define ENG_ALIGN 4096u
+#define ENG_SEG (1u << 20)            /* a request is served in segments of at most this */
+#define ENG_MAX_TRIES 4               /* replans after member failures */
+#define ENG_ROUND_PLANS 8u            /* parity stripes planned per round */
+#define ENG_ROUND_BUDGET (4u << 20)   /* scratch bytes a parity round may take */
+#define ENG_LOCKS 1024u               /* hashed stripe/region locks */
+
+/* A family's step: pieces were added and must be issued, or the segment is done. */
+enum { ENG_DONE = 0, ENG_ISSUE = 1 };
+
+enum eng_kind { ENG_K_READ = ENGINE_READ, ENG_K_WRITE = ENGINE_WRITE, ENG_K_FLUSH = ENGINE_FLUSH, ENG_K_RESYNC,
+		ENG_K_REBUILD };
+
+/* One contiguous run of memory for one member range (data-area offsets). */
+struct eng_piece {
+	unsigned slot;
+	uint8_t op, why;
+	uint64_t off, len;
+	void *buf;
+};
+
+/* One member I/O after merging adjacent pieces. */
+struct eng_mio {
+	struct member_io io;     /* to the backend */
+	struct emul_io eio;      /* to the model, when the member has one */
+	struct eng_req *rq;
+	unsigned slot;
+	uint8_t op, why, emulated;
+	uint64_t off, len, t0;   /* data-area offset */
+	atomic_int parts;        /* backend + model: the last one completes it */
+};
+
+/* A parity stripe planned in a round, with its buffers. */
+struct eng_plan {
+	struct layout_plan p;
+	void *rbuf[LAYOUT_PLAN_MAX_IO];
+	const uint8_t *src;      /* write: the new bytes of logical src_off.. */
+	uint64_t src_off;
+};
+
+/* Scratch memory of a request, returned when the round or segment ends. */
+struct eng_chunk {
+	struct eng_chunk *next;
+	size_t cap, used;
+	uint8_t *mem;
+};
+
+struct eng_lockset {
+	uint64_t bits[ENG_LOCKS / 64];
+	unsigned next;           /* acquisition resumes at this bucket */
+	uint8_t excl, held, want;
+};
+
+struct eng_req {
+	struct vol *v;
+	struct eng_req *next;    /* run queue, lock wait list, free list */
+	int kind;
+	unsigned flags;
+	uint8_t *buf;            /* the caller's */
+	uint64_t off, len;
+	engine_done_fn done;
+	void *arg;
+	int res, state, tries;
+	uint64_t t0, trace_parent, progress;
+	atomic_uint pending;     /* member I/Os or children in flight, +1 while issuing */
+	atomic_uint_fast64_t failed_now; /* members that erred in the last batch */
+	atomic_int member_err, host_err;
+	/* the segment being served: aligned [seg_off, seg_off + seg_len) in seg_buf */
+	uint64_t seg_off, seg_len, seg_n;
+	uint8_t *seg_buf;
+	struct eng_chunk *bounce;
+	int why;                 /* why plain data pieces are read (DATA, ALIGN) */
+	struct eng_lockset lk;
+	/* the family's progress through the segment */
+	int phase;
+	uint64_t rpos, rend;
+	unsigned nplans, cap_plans;
+	struct eng_plan *plans;
+	struct eng_chunk *scratch;
+	void *fam_priv;          /* the family's, in scratch */
+	/* the batch */
+	unsigned npieces, cap_pieces, nmio, cap_mio, cap_iov;
+	struct eng_piece *pieces;
+	struct eng_mio *mio;
+	struct iovec *iov;
+	/* resync */
+	uint64_t unit, mismatches, skipped;
+	int repair;
+	struct eng_req *parent;  /* a child (edge reads of an unaligned write) */
+};
+
+#define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */
+#define ENG_F_NOLOCK 0x2u        /* the parent holds the locks */
+
+/* A RAID family's I/O: one file per family, one const table each. */
+struct eng_family {
+	const char *name;
+	int (*read)(struct eng_req *rq);   /* ENG_ISSUE, ENG_DONE or -errno */
+	int (*write)(struct eng_req *rq);
+	int (*resync)(struct eng_req *rq);
+	int (*rebuild)(struct eng_req *rq); /* the unit's part of rebuild_slot, from redundancy */
+	uint64_t (*resync_units)(const struct layout_geom *g);
+	void (*resync_range)(const struct layout_geom *g, uint64_t unit, uint64_t *off, uint64_t *len);
+	uint64_t (*lock_unit)(const struct layout_geom *g);
+	int parity;              /* writes exclude each other; degraded reads lock */
+};
+
+extern const struct eng_family eng_plain, eng_mirror, eng_parity;
+const struct eng_family *eng_family_of(const struct layout_geom *g);
+
+/* engine.c, for the families */
+int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, uint64_t len, void *buf);
+void *eng_alloc(struct eng_req *rq, size_t len);
+void eng_scratch_free(struct eng_req *rq);
+struct eng_plan *eng_plan_new(struct eng_req *rq);
+uint64_t eng_failed(const struct vol *v);
+/* The members to treat as failed at logical offset off (a rebuilding member
+ * is in sync below its checkpoint). */
+static inline uint64_t eng_failed_at(const struct eng_req *rq, uint64_t off)
+{
+	return vol_failed_at(rq->v, off);
+}
+
+/* locks.c: acquire in bucket order; 0 when rq was queued (it is kicked when
+ * a bucket frees), 1 when every bucket is held. */
+struct eng_locktab;
+int eng_locks_create(struct eng_locktab **out);
+void eng_locks_destroy(struct eng_locktab *t);
+void eng_locks_set(struct eng_lockset *l, uint64_t unit, uint64_t off, uint64_t len, int excl);
+int eng_locks_take(struct eng_locktab *t, struct eng_req *rq);
+void eng_locks_drop(struct eng_locktab *t, struct eng_req *rq);
+void eng_kick(struct eng_req *rq);
+
+
+#endif

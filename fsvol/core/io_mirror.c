@@ -1,0 +1,285 @@
+/* io_mirror: raid1 and raid10, where every byte has several copies.
+ * A read goes to one copy (chosen by the read policy), a write to every
+ * copy that is present; resync compares the copies with the first present. */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "fsvol/core/eng_int.h"
+
+#define MIRROR_WINDOW (256u << 10) /* resync compares this much at a time */
+
+/* Which copy serves a read at off; its extent in *e (clipped to len), or
+ * copies when none is present. */
+static unsigned pick_copy(struct vol *v, uint64_t off, uint64_t len, uint64_t failed, struct layout_extent *e)
+{
+	unsigned copies = layout_copies(&v->geom), best = copies, i;
+	struct layout_extent ex[LAYOUT_MAX_MEMBERS];
+	for (i = 0; i < copies; i++)
+		layout_locate(&v->geom, off, i, &ex[i]);
+	switch (v->opts.read_policy) {
+	case VOL_READ_PREFER:
+		for (i = 0; i < copies; i++)
+			if (ex[i].member == v->opts.prefer && !(failed & (1ull << ex[i].member)))
+				best = i;
+		break;
+	case VOL_READ_ROUNDROBIN:
+	case VOL_READ_SPLIT: {
+		unsigned start = atomic_fetch_add_explicit(&v->rr, 1, memory_order_relaxed);
+		for (unsigned k = 0; k < copies && best == copies; k++) {
+			i = (start + k) % copies;
+			if (!(failed & (1ull << ex[i].member)))
+				best = i;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	if (best == copies) {
+		/* md: a copy whose head sits where this read starts keeps the stream;
+		 * else the fewest pending; ties to the nearest head. */
+		unsigned bpend = ~0u;
+		uint64_t bdist = UINT64_MAX;
+		for (i = 0; i < copies; i++) {
+			struct member *m = v->slot[ex[i].member];
+			if ((failed & (1ull << ex[i].member)) || !m)
+				continue;
+			uint64_t head = atomic_load_explicit(&m->head, memory_order_relaxed);
+			if (head == ex[i].offset && head != 0) {
+				best = i;
+				break;
+			}
+			unsigned pend = atomic_load_explicit(&m->pending, memory_order_relaxed);
+			uint64_t dist = head > ex[i].offset ? head - ex[i].offset : ex[i].offset - head;
+			if (pend < bpend || (pend == bpend && dist < bdist)) {
+				best = i;
+				bpend = pend;
+				bdist = dist;
+			}
+		}
+	}
+	if (best == copies)
+		return copies;
+	*e = ex[best];
+	if (e->length > len)
+		e->length = len;
+	return best;
+}
+
+static int mirror_read(struct eng_req *rq)
+{
+	struct vol *v = rq->v;
+	uint64_t end = rq->seg_off + rq->seg_len;
+	if (rq->phase++)
+		return ENG_DONE;
+	for (uint64_t pos = rq->seg_off; pos < end;) {
+		struct layout_extent e;
+		if (pick_copy(v, pos, end - pos, eng_failed_at(rq, pos), &e) == layout_copies(&v->geom))
+			return -EIO;
+		if (v->opts.read_policy == VOL_READ_SPLIT && v->opts.split && e.length > v->opts.split)
+			e.length = v->opts.split; /* gmirror split: big reads spread over the copies */
+		int r = eng_piece(rq, e.member, MEMBER_READ, rq->why, e.offset, e.length, rq->seg_buf + (pos - rq->seg_off));
+		if (r)
+			return r;
+		pos += e.length;
+	}
+	return ENG_ISSUE;
+}
+
+static int mirror_write(struct eng_req *rq)
+{
+	const struct layout_geom *g = &rq->v->geom;
+	uint64_t end = rq->seg_off + rq->seg_len;
+	unsigned copies = layout_copies(g);
+	if (rq->phase++)
+		return ENG_DONE;
+	for (uint64_t pos = rq->seg_off; pos < end;) {
+		uint64_t step = end - pos, failed = eng_failed_at(rq, pos);
+		unsigned written = 0;
+		struct layout_extent e;
+		for (unsigned cp = 0; cp < copies; cp++) {
+			int r = layout_locate(g, pos, cp, &e);
+			if (r)
+				return r;
+			if (e.length < step)
+				step = e.length;
+		}
+		for (unsigned cp = 0; cp < copies; cp++) {
+			layout_locate(g, pos, cp, &e);
+			if (failed & (1ull << e.member))
+				continue;
+			int r = eng_piece(rq, e.member, MEMBER_WRITE, cp ? STATS_WHY_MIRROR : STATS_WHY_DATA, e.offset,
+					  step, rq->seg_buf + (pos - rq->seg_off));
+			if (r)
+				return r;
+			written++;
+		}
+		if (!written)
+			return -EIO;
+		pos += step;
+	}
+	return ENG_ISSUE;
+}
+
+/* Resync a chunk in windows: phase 0 reads every present copy of the window,
+ * phase 1 compares them with the first and rewrites the others (repair). */
+static int mirror_resync(struct eng_req *rq)
+{
+	const struct layout_geom *g = &rq->v->geom;
+	unsigned copies = layout_copies(g);
+	uint64_t end = rq->seg_off + rq->seg_len;
+	struct layout_extent e[LAYOUT_MAX_MEMBERS];
+	for (;;) {
+		if (rq->rpos >= end)
+			return ENG_DONE;
+		uint64_t failed = eng_failed_at(rq, rq->rpos);
+		uint64_t win = end - rq->rpos < MIRROR_WINDOW ? end - rq->rpos : MIRROR_WINDOW;
+		for (unsigned k = 0; k < copies; k++) {
+			layout_locate(g, rq->rpos, k, &e[k]);
+			if (e[k].length < win)
+				win = e[k].length;
+		}
+		unsigned first = copies, present = 0;
+		for (unsigned k = 0; k < copies; k++)
+			if (!(failed & (1ull << e[k].member))) {
+				present++;
+				if (first == copies)
+					first = k;
+			}
+		if (first == copies)
+			return -EIO;
+		if (rq->phase == 0) {
+			if (present < 2) {
+				/* nothing to compare this window with: say so */
+				rq->skipped++;
+				rq->rpos += win;
+				continue;
+			}
+			eng_scratch_free(rq);
+			uint8_t **buf = eng_alloc(rq, copies * sizeof(*buf));
+			if (!buf)
+				return -ENOMEM;
+			rq->fam_priv = buf;
+			for (unsigned k = 0; k < copies; k++) {
+				buf[k] = NULL;
+				if (failed & (1ull << e[k].member))
+					continue;
+				void *b = buf[k] = eng_alloc(rq, win);
+				if (!b)
+					return -ENOMEM;
+				int r = eng_piece(rq, e[k].member, MEMBER_READ, k == first ? STATS_WHY_DATA : STATS_WHY_MIRROR,
+						  e[k].offset, win, b);
+				if (r)
+					return r;
+			}
+			rq->phase = 1;
+			return ENG_ISSUE;
+		}
+		if (rq->phase == 1) {
+			/* the copies read in phase 0 (the failed mask may have moved since) */
+			uint8_t **buf = rq->fam_priv;
+			unsigned f = 0;
+			while (!buf[f])
+				f++;
+			uint8_t *ref = buf[f];
+			int differs = 0;
+			for (unsigned k = f + 1; k < copies; k++) {
+				if (!buf[k] || !memcmp(buf[k], ref, win))
+					continue;
+				differs = 1;
+				if (rq->repair) {
+					int r = eng_piece(rq, e[k].member, MEMBER_WRITE, STATS_WHY_MIRROR, e[k].offset, win,
+							  ref);
+					if (r)
+						return r;
+				}
+			}
+			rq->mismatches += differs;
+			rq->phase = 2;
+			if (rq->npieces)
+				return ENG_ISSUE;
+		}
+		/* phase 2: the window is done */
+		eng_scratch_free(rq);
+		rq->rpos += win;
+		rq->phase = 0;
+	}
+}
+
+/* Rebuild the copy the rebuild slot holds of each window: phase 0 reads a
+ * copy that is in sync, phase 1 writes it to the rebuild slot. */
+static int mirror_rebuild(struct eng_req *rq)
+{
+	const struct layout_geom *g = &rq->v->geom;
+	unsigned copies = layout_copies(g), target = (unsigned)atomic_load(&rq->v->rebuild_slot);
+	uint64_t end = rq->seg_off + rq->seg_len;
+	struct layout_extent e[LAYOUT_MAX_MEMBERS];
+	for (;;) {
+		if (rq->rpos >= end)
+			return ENG_DONE;
+		uint64_t failed = eng_failed_at(rq, rq->rpos) | (1ull << target);
+		uint64_t win = end - rq->rpos < MIRROR_WINDOW ? end - rq->rpos : MIRROR_WINDOW;
+		unsigned src = copies, dst = copies;
+		for (unsigned k = 0; k < copies; k++) {
+			layout_locate(g, rq->rpos, k, &e[k]);
+			if (e[k].length < win)
+				win = e[k].length;
+			if (e[k].member == target)
+				dst = k;
+			else if (src == copies && !(failed & (1ull << e[k].member)))
+				src = k;
+		}
+		if (dst == copies) { /* the target holds no copy of this window */
+			rq->rpos += win;
+			continue;
+		}
+		if (src == copies)
+			return -EIO;
+		if (rq->phase == 0) {
+			eng_scratch_free(rq);
+			if (!(rq->fam_priv = eng_alloc(rq, win)))
+				return -ENOMEM;
+			rq->phase = 1;
+			int r = eng_piece(rq, e[src].member, MEMBER_READ, STATS_WHY_REBUILD, e[src].offset, win, rq->fam_priv);
+			return r ? r : ENG_ISSUE;
+		}
+		if (rq->phase == 1) {
+			rq->phase = 2;
+			int r = eng_piece(rq, target, MEMBER_WRITE, STATS_WHY_REBUILD, e[dst].offset, win, rq->fam_priv);
+			return r ? r : ENG_ISSUE;
+		}
+		eng_scratch_free(rq);
+		rq->rpos += win;
+		rq->phase = 0;
+	}
+}
+
+static uint64_t mirror_units(const struct layout_geom *g)
+{
+	return (g->capacity + g->chunk - 1) / g->chunk;
+}
+
+static void mirror_range(const struct layout_geom *g, uint64_t unit, uint64_t *off, uint64_t *len)
+{
+	*off = unit * g->chunk;
+	*len = g->capacity - *off < g->chunk ? g->capacity - *off : g->chunk;
+}
+
+static uint64_t mirror_lock_unit(const struct layout_geom *g)
+{
+	(void)g;
+	return 1u << 20;
+}
+
+const struct eng_family eng_mirror = {
+	.name = "mirror",
+	.read = mirror_read,
+	.write = mirror_write,
+	.resync = mirror_resync,
+	.rebuild = mirror_rebuild,
+	.resync_units = mirror_units,
+	.resync_range = mirror_range,
+	.lock_unit = mirror_lock_unit,
+	.parity = 0,
+};

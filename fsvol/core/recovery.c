@@ -1,0 +1,328 @@
+/* recovery: spares, add / re-add / remove, and the rebuild of a member from
+ * redundancy, with mdadm's meanings.
+ *
+ * Slots 0..members-1 are the raid roles, the slots above hold spares and
+ * members that failed out of a role. A spare taking over role k swaps slots
+ * with the failed member: the spare becomes k (REBUILDING, rebuilt below a
+ * checkpoint that only grows), the failed one moves to the spare's slot
+ * (FAILED) until it is removed. One member is rebuilt at a time.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fsvol/core/volume.h"
+#include "fsvol/util/log.h"
+#include "stats/stats.h"
+
+uint64_t vol_failed_at(const struct vol *v, uint64_t off)
+{
+	uint64_t failed = atomic_load_explicit(&v->failed, memory_order_acquire);
+	int slot = atomic_load_explicit(&v->rebuild_slot, memory_order_acquire);
+	if (slot >= 0 && off < atomic_load_explicit(&v->rebuild_pos, memory_order_acquire))
+		failed &= ~(1ull << slot);
+	return failed;
+}
+
+static int redundant(const struct vol *v)
+{
+	return layout_copies(&v->geom) > 1 || layout_parity_count(&v->geom) > 0;
+}
+
+/* A spare slot holding a member, or -1. State lock held. */
+static int find_spare(const struct vol *v)
+{
+	for (unsigned s = v->geom.members; s < v->nslots; s++)
+		if (v->slot[s] && v->sb.slots[s].state == SB_SPARE)
+			return (int)s;
+	return -1;
+}
+
+/* A role to recover: failed or missing, lowest first. -1 when none. */
+static int find_role(const struct vol *v)
+{
+	uint64_t failed = atomic_load(&v->failed);
+	for (unsigned k = 0; k < v->geom.members; k++)
+		if (failed & (1ull << k))
+			return (int)k;
+	return -1;
+}
+
+/* Start rebuilding role k onto the member in slot s (a spare): swap them.
+ * State lock held. */
+static void take_over(struct vol *v, unsigned k, unsigned s)
+{
+	struct member *spare = v->slot[s], *old = v->slot[k];
+	struct sb_slot sk = v->sb.slots[k], ss = v->sb.slots[s];
+	v->slot[k] = spare;
+	spare->slot = (int)k;
+	v->slot[s] = old;
+	if (old)
+		old->slot = (int)s;
+	v->sb.slots[k] = ss;
+	v->sb.slots[k].state = SB_REBUILDING;
+	v->sb.slots[k].rebuild_pos = 0;
+	v->sb.slots[k].data_size = sk.data_size;
+	v->sb.slots[s] = sk;
+	v->sb.slots[s].state = old ? SB_FAILED : SB_EMPTY;
+	atomic_store(&v->rebuild_pos, 0);
+	atomic_store(&v->rebuild_slot, (int)k);
+	v->sb.events++;
+	fsvol_log(LOG_NOTICE, "spare %s takes over member %u (%s): recovery starts", spare->path, k,
+		old ? old->path : "missing");
+}
+
+void vol_recovery_kick(struct vol *v)
+{
+	if (!redundant(v) || v->opts.readonly)
+		return;
+	pthread_mutex_lock(&v->state_lock);
+	int k = find_role(v), s = find_spare(v), start = 0;
+	if (atomic_load(&v->rebuild_slot) >= 0) {
+		start = 1; /* one is pending or running already: make sure it runs */
+	} else if (k >= 0 && s >= 0 && layout_survives(&v->geom, atomic_load(&v->failed))) {
+		take_over(v, (unsigned)k, (unsigned)s);
+		vol_write_sbs(v);
+		start = 1;
+	}
+	pthread_mutex_unlock(&v->state_lock);
+	if (!start || !v->started)
+		return;
+	atomic_store(&v->recovery_wanted, 1);
+	if (vol_sync_start(v, "recovery") == -EBUSY)
+		return; /* the running pass gives way and goes on with the recovery */
+}
+
+void vol_recovery_done(struct vol *v)
+{
+	pthread_mutex_lock(&v->state_lock);
+	int k = atomic_load(&v->rebuild_slot);
+	if (k >= 0) {
+		v->sb.slots[k].state = SB_ACTIVE;
+		v->sb.slots[k].rebuild_pos = 0;
+		atomic_store(&v->rebuild_slot, -1);
+		atomic_fetch_and(&v->failed, ~(1ull << k));
+		v->sb.events++;
+		vol_write_sbs(v);
+		fsvol_log(LOG_NOTICE, "member %d (%s) is in sync: volume %s", k, v->slot[k]->path,
+			atomic_load(&v->failed) ? "still degraded" : "healthy");
+	}
+	pthread_mutex_unlock(&v->state_lock);
+	vol_recovery_kick(v); /* another failed role and another spare? */
+}
+
+/* Open a member to add at run time: a free member struct, the backend, the
+ * fault wrapper, the claim, counters. State lock held. */
+static struct member *open_new(struct vol *v, const char *path, char *err, size_t errlen)
+{
+	if (path[0] != '/' && !strchr(path, ':')) {
+		snprintf(err, errlen, "%s: give an absolute path (the daemon runs in /)", path);
+		return NULL;
+	}
+	if (v->nmembers == SB_MAX_SLOTS) {
+		snprintf(err, errlen, "%s: no room for another member in this mount (%d at most)", path, SB_MAX_SLOTS);
+		return NULL;
+	}
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && !strcmp(v->slot[i]->path, path)) {
+			snprintf(err, errlen, "%s: already in the volume (slot %u)", path, i);
+			return NULL;
+		}
+	struct member *m = &v->members[v->nmembers];
+	int r = member_open(m, path, !v->opts.buffered, err, errlen);
+	if (r)
+		return NULL;
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && v->slot[i]->dev == m->dev && v->slot[i]->ino == m->ino) {
+			snprintf(err, errlen, "%s: the same member as slot %u (%s)", path, i, v->slot[i]->path);
+			member_close(m);
+			return NULL;
+		}
+	uint64_t need = v->data_offset + v->sb.slots[0].data_size;
+	if (m->size < need) {
+		snprintf(err, errlen, "%s: too small (%llu bytes, a member of this volume needs %llu)", path,
+			 (unsigned long long)m->size, (unsigned long long)need);
+		member_close(m);
+		return NULL;
+	}
+	if (member_lock(m)) {
+		snprintf(err, errlen, "%s: in use by another mounted fsvol volume", path);
+		member_close(m);
+		return NULL;
+	}
+	if (member_fault_wrap(m) || !(m->stats = stats_dev_create())) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		member_close(m);
+		return NULL;
+	}
+	m->data_offset = v->data_offset;
+	v->nmembers++;
+	return m;
+}
+
+/* A free slot for a spare (EMPTY, or a new one past the last). -1 when full. */
+static int free_slot(struct vol *v)
+{
+	for (unsigned s = v->geom.members; s < v->nslots; s++)
+		if (!v->slot[s] && (v->sb.slots[s].state == SB_EMPTY || v->sb.slots[s].state == SB_MISSING))
+			return (int)s;
+	if (v->nslots < SB_MAX_SLOTS) {
+		v->sb.spares++;
+		return (int)v->nslots++;
+	}
+	return -1;
+}
+
+int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
+{
+	if (!redundant(v)) {
+		snprintf(err, errlen, "%s has no redundancy: a spare could never be used", layout_level_name(v->geom.level));
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&v->state_lock);
+	struct member *m = open_new(v, path, err, errlen);
+	if (!m) {
+		pthread_mutex_unlock(&v->state_lock);
+		return -EINVAL;
+	}
+	int s = free_slot(v);
+	if (s < 0)
+		snprintf(err, errlen, "%s: every one of the %d slots is taken", path, SB_MAX_SLOTS);
+	if (s < 0) {
+		member_close(m);
+		v->nmembers--;
+		pthread_mutex_unlock(&v->state_lock);
+		return -ENOSPC;
+	}
+	v->slot[s] = m;
+	m->slot = s;
+	v->sb.slots[s].state = SB_SPARE;
+	sb_uuid_generate(v->sb.slots[s].uuid);
+	v->sb.slots[s].data_size = v->sb.slots[0].data_size;
+	v->sb.slots[s].rebuild_pos = 0;
+	v->sb.events++;
+	int r = vol_write_sbs(v);
+	pthread_mutex_unlock(&v->state_lock);
+	fsvol_log(LOG_NOTICE, "%s added as a spare (slot %d)", path, s);
+	if (r) {
+		snprintf(err, errlen, "%s: writing superblocks: %s", path, strerror(-r));
+		return r;
+	}
+	vol_recovery_kick(v);
+	return 0;
+}
+
+int vol_slot_of(const struct vol *v, const char *which)
+{
+	char *end;
+	unsigned long n = strtoul(which, &end, 10);
+	if (*which && !*end)
+		return n < v->nslots ? (int)n : -1;
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && !strcmp(v->slot[i]->path, which))
+			return (int)i;
+	return -1;
+}
+
+int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&v->state_lock);
+	int s = vol_slot_of(v, which), r = 0;
+	const char *st = s >= 0 ? vol_slot_state(v, (unsigned)s) : NULL;
+	if (s < 0 || !v->slot[s]) {
+		snprintf(err, errlen, "remove %s: no member there (give a slot number or a member's path)", which);
+		r = -ENOENT;
+	} else if (strcmp(st, "failed") && strcmp(st, "spare")) {
+		/* mdadm: "device or resource busy": fail it first */
+		snprintf(err, errlen, "remove %s: member %d is %s; only failed or spare members can be removed "
+			 "(fail it first)", which, s, st);
+		r = -EBUSY;
+	} else if (atomic_load(&v->slot[s]->pending)) {
+		snprintf(err, errlen, "remove %s: member %d still has I/O in flight; retry", which, s);
+		r = -EBUSY;
+	}
+	if (r) {
+		pthread_mutex_unlock(&v->state_lock);
+		return r;
+	}
+	struct member *m = v->slot[s];
+	fsvol_log(LOG_NOTICE, "%s (slot %d, %s) removed", m->path, s, st);
+	/* the struct stays (its counters may be read right now); the backend goes */
+	v->slot[s] = NULL;
+	if ((unsigned)s < v->geom.members) {
+		v->sb.slots[s].state = SB_MISSING;
+	} else {
+		memset(&v->sb.slots[s], 0, sizeof(v->sb.slots[s]));
+		v->sb.slots[s].state = SB_EMPTY;
+	}
+	v->sb.events++;
+	vol_write_sbs(v);
+	pthread_mutex_unlock(&v->state_lock);
+	m->ops->close(m);
+	m->ops = NULL;
+	return 0;
+}
+
+int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
+{
+	struct sb_candidate cand = { 0 };
+	if (!redundant(v)) {
+		snprintf(err, errlen, "%s has no redundancy to rebuild a member from", layout_level_name(v->geom.level));
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&v->state_lock);
+	/* the old handle of the same member, if the volume still holds it, goes first */
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && !strcmp(v->slot[i]->path, path)) {
+			const char *st = vol_slot_state(v, i);
+			if (strcmp(st, "failed")) {
+				pthread_mutex_unlock(&v->state_lock);
+				snprintf(err, errlen, "re-add %s: it is %s in slot %u, not a former member", path, st, i);
+				return -EBUSY;
+			}
+			struct member *old = v->slot[i];
+			v->slot[i] = NULL;
+			if (i >= v->geom.members)
+				v->sb.slots[i].state = SB_EMPTY;
+			old->ops->close(old);
+			old->ops = NULL;
+		}
+	struct member *m = open_new(v, path, err, errlen);
+	if (!m) {
+		pthread_mutex_unlock(&v->state_lock);
+		return -EINVAL;
+	}
+	int r = vol_read_sb(m, &cand);
+	unsigned k = cand.sb.index;
+	if (r || cand.read_error || cand.decode_error || memcmp(cand.sb.volume_uuid, v->sb.volume_uuid, 16) ||
+	    k >= v->geom.members || memcmp(cand.sb.member_uuid, v->sb.slots[k].uuid, 16)) {
+		snprintf(err, errlen, "re-add %s: not a former member of this volume (use add)", path);
+		r = -EINVAL;
+	} else if (!(atomic_load(&v->failed) & (1ull << k)) || v->slot[k] || atomic_load(&v->rebuild_slot) >= 0) {
+		snprintf(err, errlen, "re-add %s: its slot %u is %s", path, k,
+			 atomic_load(&v->rebuild_slot) >= 0 ? "busy: a recovery is running" : vol_slot_state(v, k));
+		r = -EBUSY;
+	}
+	if (r) {
+		member_close(m);
+		v->nmembers--;
+		pthread_mutex_unlock(&v->state_lock);
+		return r;
+	}
+	/* no write-intent bitmap to say what changed while it was away: the
+	 * whole member is rebuilt (mdadm --add; with a bitmap md catches up) */
+	v->slot[k] = m;
+	m->slot = (int)k;
+	v->sb.slots[k].state = SB_REBUILDING;
+	v->sb.slots[k].rebuild_pos = 0;
+	atomic_store(&v->rebuild_pos, 0);
+	atomic_store(&v->rebuild_slot, (int)k);
+	v->sb.events++;
+	vol_write_sbs(v);
+	pthread_mutex_unlock(&v->state_lock);
+	fsvol_log(LOG_NOTICE, "%s re-added as member %u: recovery starts", path, k);
+	vol_recovery_kick(v);
+	return 0;
+}

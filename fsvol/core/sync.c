@@ -1,0 +1,197 @@
+/* sync: the volume's background passes, one at a time on one thread (md's
+ * sync thread): resync and repair (make the redundancy agree with the data),
+ * check (count what disagrees), recovery (rebuild a member from redundancy).
+ *
+ * Throttled like md: never faster than sync_speed_max; faster than
+ * sync_speed_min only while the foreground is idle. A recovery's checkpoint
+ * goes to the superblocks about once a second, so an interrupted one
+ * (umount, kill -9) resumes where it was.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fsvol/core/volume.h"
+#include "fsvol/util/log.h"
+#include "stats/stats.h"
+
+#define SYNC_CHECKPOINT_NS 1000000000ull /* how often a recovery's position is saved */
+
+static void nap_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* md's rule: above min, give way to the foreground; never above max. */
+static void sync_throttle(struct vol *v, uint64_t t0, uint64_t bytes)
+{
+	for (;;) {
+		uint64_t el = stats_now() - t0;
+		double kibs = el ? (double)bytes / 1024.0 / ((double)el / 1e9) : 0;
+		unsigned max = atomic_load(&v->sync_speed_max), min = atomic_load(&v->sync_speed_min);
+		if (atomic_load(&v->sync_stop))
+			return;
+		if (kibs > max || (kibs > min && engine_active(v) > 0)) {
+			nap_ns(2000000);
+			continue;
+		}
+		return;
+	}
+}
+
+static int sync_preempted(struct vol *v, int recovery)
+{
+	/* a recovery waiting pre-empts a check or resync (it resumes later) */
+	return atomic_load(&v->sync_stop) || (!recovery && atomic_load(&v->recovery_wanted));
+}
+
+static int run_check(struct vol *v, const char *what)
+{
+	uint64_t bad = 0, skipped = 0, t0 = stats_now();
+	int repair = strcmp(what, "check") != 0, r = 0;
+	for (uint64_t u = 0; u < v->sync_total && !sync_preempted(v, 0); u++) {
+		uint64_t off, len;
+		if ((r = engine_resync(v, u, repair, &bad, &skipped)) < 0)
+			break;
+		engine_unit_range(v, u, &off, &len);
+		atomic_store(&v->sync_bad, bad);
+		atomic_store(&v->sync_skipped, skipped);
+		atomic_store(&v->sync_pos, u + 1);
+		atomic_fetch_add(&v->sync_bytes, len);
+		sync_throttle(v, t0, atomic_load(&v->sync_bytes));
+	}
+	int done = !r && atomic_load(&v->sync_pos) == v->sync_total;
+	if (done && repair && !skipped)
+		v->was_dirty = 0; /* redundancy agrees with the data again */
+	fsvol_log(LOG_NOTICE, "%s %s: %llu of %llu units, %llu mismatches%s, %llu skipped (no redundancy)", what,
+		done ? "done" : "stopped", (unsigned long long)atomic_load(&v->sync_pos),
+		(unsigned long long)v->sync_total, (unsigned long long)bad, repair && bad ? " repaired" : "",
+		(unsigned long long)skipped);
+	return done;
+}
+
+static void save_checkpoint(struct vol *v, int slot)
+{
+	pthread_mutex_lock(&v->state_lock);
+	if (atomic_load(&v->rebuild_slot) == slot) {
+		v->sb.slots[slot].rebuild_pos = atomic_load(&v->rebuild_pos);
+		if (!v->opts.readonly)
+			vol_write_sbs(v);
+	}
+	pthread_mutex_unlock(&v->state_lock);
+}
+
+static int run_recovery(struct vol *v)
+{
+	int slot = atomic_load(&v->rebuild_slot), r = 0;
+	if (slot < 0)
+		return 1;
+	uint64_t t0 = stats_now(), saved = t0, pos = atomic_load(&v->rebuild_pos), u = 0, off, len;
+	/* resume: the first unit not wholly below the checkpoint */
+	while (u < v->sync_total && (engine_unit_range(v, u, &off, &len), off + len <= pos))
+		u++;
+	atomic_store(&v->sync_pos, u);
+	uint64_t start_bytes = off < pos ? off : pos;
+	fsvol_log(LOG_NOTICE, "recovery of member %d (%s) %s at %llu of %llu units", slot,
+		v->slot[slot] ? v->slot[slot]->path : "?", u ? "resumes" : "starts", (unsigned long long)u,
+		(unsigned long long)v->sync_total);
+	for (; u < v->sync_total && !atomic_load(&v->sync_stop); u++) {
+		if (atomic_load(&v->rebuild_slot) != slot) {
+			r = -EIO; /* the target failed meanwhile */
+			break;
+		}
+		if ((r = engine_rebuild(v, u)) < 0)
+			break;
+		engine_unit_range(v, u, &off, &len);
+		atomic_store(&v->sync_pos, u + 1);
+		atomic_store(&v->sync_bytes, off + len - start_bytes);
+		if (stats_now() - saved > SYNC_CHECKPOINT_NS) {
+			save_checkpoint(v, slot);
+			saved = stats_now();
+		}
+		sync_throttle(v, t0, off + len - start_bytes);
+	}
+	int done = !r && u == v->sync_total;
+	if (done)
+		vol_recovery_done(v);
+	else
+		save_checkpoint(v, slot);
+	fsvol_log(LOG_NOTICE, "recovery of member %d %s: %llu of %llu units%s%s", slot, done ? "done" : "stopped",
+		(unsigned long long)atomic_load(&v->sync_pos), (unsigned long long)v->sync_total,
+		r ? ": " : "", r ? strerror(-r) : "");
+	return done;
+}
+
+static void *sync_main(void *arg)
+{
+	struct vol *v = arg;
+	for (;;) {
+		int recovery = !strcmp(v->sync_what, "recovery");
+		int done = recovery ? run_recovery(v) : run_check(v, v->sync_what);
+		pthread_mutex_lock(&v->sync_lock);
+		v->sync_done = done;
+		if (!atomic_load(&v->sync_stop) && atomic_exchange(&v->recovery_wanted, 0) &&
+		    atomic_load(&v->rebuild_slot) >= 0) {
+			/* a member failed, or one was added, while this pass ran */
+			v->sync_what = "recovery";
+			v->sync_total = engine_resync_units(v);
+			atomic_store(&v->sync_pos, 0);
+			atomic_store(&v->sync_bytes, 0);
+			v->sync_t0 = stats_now();
+			pthread_mutex_unlock(&v->sync_lock);
+			continue;
+		}
+		v->sync_running = 0;
+		pthread_mutex_unlock(&v->sync_lock);
+		return NULL;
+	}
+}
+
+int vol_sync_start(struct vol *v, const char *what)
+{
+	int r = 0;
+	if (!engine_resync_units(v))
+		return -EINVAL;
+	pthread_mutex_lock(&v->sync_lock);
+	if (v->sync_running) {
+		r = -EBUSY;
+	} else {
+		if (v->sync_joinable)
+			pthread_join(v->sync_thread, NULL);
+		v->sync_joinable = 0;
+		v->sync_what = what;
+		v->sync_total = engine_resync_units(v);
+		atomic_store(&v->sync_pos, 0);
+		atomic_store(&v->sync_bad, 0);
+		atomic_store(&v->sync_skipped, 0);
+		atomic_store(&v->sync_bytes, 0);
+		atomic_store(&v->sync_stop, 0);
+		if (!strcmp(what, "recovery"))
+			atomic_store(&v->recovery_wanted, 0);
+		v->sync_t0 = stats_now();
+		v->sync_done = 0;
+		v->sync_running = 1;
+		if (pthread_create(&v->sync_thread, NULL, sync_main, v)) {
+			v->sync_running = 0;
+			r = -EAGAIN;
+		} else {
+			v->sync_joinable = 1;
+		}
+	}
+	pthread_mutex_unlock(&v->sync_lock);
+	return r;
+}
+
+void vol_sync_stop(struct vol *v)
+{
+	atomic_store(&v->sync_stop, 1);
+	pthread_mutex_lock(&v->sync_lock);
+	int join = v->sync_joinable;
+	v->sync_joinable = 0;
+	pthread_mutex_unlock(&v->sync_lock);
+	if (join)
+		pthread_join(v->sync_thread, NULL);
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# 17-doc-examples: every shell example in README.md and docs/*.md runs, and
+# the docs' option tables match the parsers'.
+# The convention (README, docs/experiments.md): a block of commands is fenced
+# ```sh and runs as it is written, from an empty directory shared by the blocks
+# of one file, in their order; output and other text is fenced ```text (or
+# another language); a block too long for a test says so on its first line:
+# "# doc-test: skip (reason)". An untagged ``` fence fails the test, so a
+# command block cannot escape it. Each block runs under bash -e -o pipefail.
+# Also: every option README's command table names is one the command takes,
+# and docs/bench.md's flag table names the flags fsvol-bench --help lists.
+. "$(dirname "$0")/../lib.sh"
+requires_root "FUSE and loop mounts in the examples"
+requires jq
+requires fio
+requires mkfs.ext4
+# README's quick start mounts ext4 through a loop device
+losetup -f >/dev/null 2>&1 || { echo "SKIP: no free loop device"; exit 77; }
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export PATH="$FSVOL_BUILD/bin:$PATH"
+mkdir -p "$T/blocks"
+
+# extract DOC: one file per ```sh block in $T/blocks (NAME-NNN.sh, a first
+# line naming DOC:LINE); prints "untagged DOC:LINE" for bare fences.
+extract() {
+	awk -v doc="$1" -v out="$T/blocks/$(basename "$1" .md)" '
+	/^ *```/ {
+		if (!inside) {
+			inside = 1
+			ind = match($0, /[^ ]/) - 1
+			lang = substr($0, ind + 4)
+			if (lang == "") print "untagged " doc ":" NR
+			if (lang == "sh") {
+				n++
+				f = sprintf("%s-%03d.sh", out, n)
+				printf "# %s:%d\n", doc, NR + 1 > f
+				sh = 1
+			}
+			next
+		}
+		inside = 0
+		if (sh) close(f)
+		sh = 0
+		next
+	}
+	inside && sh { print substr($0, ind + 1) > f }
+	' "$1"
+}
+
+# unmount what a file's examples left mounted under DIR (newest first)
+unmount_under() {
+	local mp
+	while read -r mp; do
+		"$FSVOL" umount "$mp" >/dev/null 2>&1 || umount "$mp" || fail "cannot unmount $mp"
+	done < <(awk -v t="$1/" 'index($2, t) == 1 { print $2 }' /proc/self/mounts | tac)
+}
+
+# --- the docs' option tables against the parsers' tables -----------------------
+# README's command table: every option a row names is one the command takes.
+n=0
+while IFS= read -r syn; do
+	cmd=$(awk '{ print $2 }' <<<"$syn")
+	"$FSVOL" "$cmd" --help >"$T/help" || fail "README names 'fsvol $cmd', which has no --help"
+	for o in $(grep -oE -- '(^|[[ (])--?[a-zA-Z][a-z-]*' <<<"$syn" | tr -d '[( '); do
+		if [[ $o == --* ]]; then
+			grep -qE -- "$o( |$)" "$T/help" || fail "README: 'fsvol $cmd $o' is not an option of fsvol $cmd"
+		else
+			grep -qE -- "^ +$o, " "$T/help" || fail "README: 'fsvol $cmd $o' is not an option of fsvol $cmd"
+		fi
+		n=$((n + 1))
+	done
+done < <(sed -nE 's/^\| `(fsvol [a-z]+[^`]*)`.*/\1/p' "$ROOT/README.md")
+[[ $n -ge 20 ]] || fail "only $n options found in README's command table"
+# docs/bench.md's flag table and fsvol-bench --help name the same flags.
+sed -nE 's/^\| `(--?[a-zA-Z][a-z-]*).*/\1/p' "$ROOT/docs/bench.md" |
+	sed -E 's/^(-[a-zA-Z]).*/\1/' | sort -u >"$T/bench.doc"
+"$FSVOL_BUILD/bin/fsvol-bench" --help | grep -oE '^  (-[a-zA-Z]|--[a-z-]+)' | tr -d ' ' |
+	grep -vx -- -h | sort -u >"$T/bench.help"
+[[ $(wc -l <"$T/bench.help") -ge 20 ]] || fail "fsvol-bench --help lists few flags"
+diff "$T/bench.doc" "$T/bench.help" >"$T/bench.diff" ||
+	fail "docs/bench.md's flag table (<) and fsvol-bench --help (>) differ: $(cat "$T/bench.diff")"
+
+ran=0 skipped=0
+for doc in "$ROOT/README.md" "$ROOT"/docs/*.md; do
+	rel=${doc#"$ROOT"/}
+	bad=$(cd "$ROOT" && extract "$rel")
+	[[ -z $bad ]] || fail "fenced blocks without a language (use sh for commands, text for the rest): $bad"
+	name=$(basename "$doc" .md)
+	dir=$T/run/$name
+	mkdir -p "$dir"
+	for b in "$T/blocks/$name"-*.sh; do
+		[[ -e $b ]] || continue
+		where=$(head -n 1 "$b" | cut -c3-)
+		if sed -n 2p "$b" | grep -q '^# doc-test: skip'; then
+			note "skip $where: $(sed -n 2p "$b" | sed 's/^# doc-test: skip *//')"
+			skipped=$((skipped + 1))
+			continue
+		fi
+		t0=$(date +%s)
+		rc=0
+		(cd "$dir" && timeout 120 bash -e -o pipefail "$b") >"$b.log" 2>&1 || rc=$?
+		if [[ $rc -ne 0 ]]; then
+			echo "--- $where (exit $rc):" >&2
+			sed 's/^/    /' "$b" >&2
+			echo "--- its output (last 30 lines):" >&2
+			tail -n 30 "$b.log" >&2
+			fail "the example at $where fails"
+		fi
+		! grep -Eq "$SAN_PATTERN" "$b.log" || fail "sanitizer report from the example at $where"
+		note "ran $where ($(($(date +%s) - t0)) s)"
+		ran=$((ran + 1))
+	done
+	unmount_under "$dir"
+done
+[[ $ran -gt $skipped ]] || fail "only $ran examples ran and $skipped were skipped: most must run"
+note "$ran examples ran, $skipped skipped (marked in the docs)"
