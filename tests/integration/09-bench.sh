@@ -73,17 +73,6 @@ for run in "-B 128K:64K 2" "-f 64K 0"; do
 		fail "$flag $range: $v volume reads, member reads $got (all on member $want)"
 done
 
-# umount_after_bench MNT: an io_uring ring is torn down after its process exits, so
-# the mount stays busy for a moment after fsvol-bench (seen: one retry of 50 ms)
-umount_after_bench() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		"$FSVOL" umount "$1" 2>/dev/null && break
-		sleep 0.1
-	done
-	! mountpoint -q "$1" || fail "$1 still mounted 5 s after fsvol-bench ended"
-}
-
 # --- holes: a fresh volume reads never-written blocks; fsvol-bench says so once (stderr and
 # report) unless a model sets the timing, and stops saying so once the volume is written
 "$FSVOL" create -l raid0 -c 64K -s 8M "$T"/h{0,1} >/dev/null
@@ -107,7 +96,7 @@ fsvol_mount "$T/hmnt" "$T"/h{0,1}
 dd if=/dev/urandom of="$T/hmnt/volume" bs=1M count=16 oflag=direct conv=notrunc status=none || fail "dd over the volume failed"
 "$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 -Sh "$T/hmnt/volume" >"$T/hw.txt" 2>&1 || fail "run on the written mount failed"
 ! grep -qi "never written" "$T/hw.txt" || fail "warned after the volume was written: $(grep -i warn "$T/hw.txt")"
-umount_after_bench "$T/hmnt"
+fsvol_umount "$T/hmnt"
 "$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 --members "$hm" >"$T/hw2.txt" 2>&1 || fail "run after the write failed"
 ! grep -qi "never written" "$T/hw2.txt" || fail "warned in-process after the volume was written"
 # a fresh volume mounted with a model: the model sets the timing, no warning
@@ -118,7 +107,7 @@ fsvol_mount --model=ssd "$T/gmnt" "$T"/g{0,1}
 echo "model none" >"$T/gmnt/ctl"
 "$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 -Sh "$T/gmnt/volume" 2>&1 >/dev/null | grep -q "never written" ||
 	fail "no warning after 'model none' on the mount"
-umount_after_bench "$T/gmnt"
+fsvol_umount "$T/gmnt"
 
 # --- raid5 in-process: small random writes cost member writes and reads
 "$FSVOL" create -l raid5 -c 64K -s 16M "$T"/c{0,1,2,3} >/dev/null
