@@ -43,6 +43,7 @@ LIB      := $(BUILD)/libfsvol.a
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
 	test_bench \
+	test_ctl \
 	test_engine \
 	test_layout \
 	test_parity \
@@ -75,7 +76,9 @@ INTEGRATION_TESTS := \
 	tests/integration/24-syslog.sh \
 	tests/integration/25-exit-codes.sh \
 	tests/integration/26-install.sh \
-	tests/integration/27-doc-examples.sh
+	tests/integration/27-doc-examples.sh \
+	tests/integration/28-access.sh \
+	tests/integration/29-defects.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -142,7 +145,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 
 # `make check` = deps, then a sub-make so pkg-config sees the installed packages.
 check: deps
-	@$(MAKE) --no-print-directory unit integration
+	@$(MAKE) --no-print-directory unit fuzz-check integration
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 $$t; done
@@ -174,6 +177,53 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(filter $(BUILD)/completion/%,$(DOCS))))
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
+
+# ---- fuzzing (libFuzzer; clang-14 from Debian, see scripts/deps.sh) ----
+#   make fuzz [FUZZ_SECONDS=600]   each target that long, new inputs kept in build-fuzz/corpus/
+#   make fuzz-check [FUZZ_RUNS=50000]   each target for a bounded count (part of make check)
+# The seeds in tests/fuzz/corpus/TARGET/ (and any crash that became a
+# regression input there) are replayed first by every run.
+FUZZ_CC      ?= $(shell command -v clang-14 || command -v clang)
+FUZZ_BUILD   := build-fuzz
+FUZZ_TARGETS := fuzz_bench fuzz_ctl fuzz_sb fuzz_size fuzz_spindle
+FUZZ_RUNS    ?= 50000
+FUZZ_SECONDS ?= 600
+FUZZ_OPT     := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Wall -Wextra -Wno-missing-field-initializers \
+		-pthread -I. $(FUZZ_OPT) $(PC_CFLAGS) -MMD -MP
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o) $(BENCH_LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
+
+$(FUZZ_BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/libfuzzvol.a: $(FUZZ_LIB_OBJS)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libfuzzvol.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libfuzzvol.a $(PC_LIBS) -lm
+
+.PHONY: fuzz fuzz-check fuzz-bins
+fuzz-bins:
+	@if [ -z "$(FUZZ_CC)" ]; then echo "SKIP fuzz: clang not installed (make deps installs clang-14)"; \
+	else $(MAKE) --no-print-directory $(FUZZ_BINS); fi
+
+# -close_fd_mask=3: the targets' own output (usage text, refusals) is noise here
+fuzz-check: fuzz-bins
+	@set -e; [ -n "$(FUZZ_CC)" ] || exit 0; for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz $$t ($(FUZZ_RUNS) runs)"; mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+		$(FUZZ_BUILD)/$$t -runs=$(FUZZ_RUNS) -close_fd_mask=3 -artifact_prefix=$(FUZZ_BUILD)/$$t- \
+			$(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t 2>$(FUZZ_BUILD)/$$t.log || \
+			{ tail -n 40 $(FUZZ_BUILD)/$$t.log; echo "FAIL fuzz $$t: input saved as $(FUZZ_BUILD)/$$t-*"; exit 1; }; \
+		grep -E "^(Done|INFO: Seed)" $(FUZZ_BUILD)/$$t.log | sed 's/^/   /'; done
+
+fuzz: fuzz-bins
+	@set -e; [ -n "$(FUZZ_CC)" ] || exit 0; for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz $$t ($(FUZZ_SECONDS) s)"; mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+		$(FUZZ_BUILD)/$$t -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=1 -artifact_prefix=$(FUZZ_BUILD)/$$t- \
+			$(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t; done
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)
+-include $(FUZZ_LIB_OBJS:.o=.d)

@@ -611,36 +611,65 @@ static int fill_volume(char *const *paths, unsigned n, int direct, char *err, si
 	return r;
 }
 
-/* "N=" at p: a member index (fsvol's per-member model spec, "0=hdd;1=ssd"). */
-static int member_item(const char *p, unsigned long *idx)
+/* "N=" or "N-M=" at p: a member or a range (fsvol's per-member model spec,
+ * "0=hdd;1-3=ssd"); *rest is what follows the '='. */
+static int member_item(const char *p, unsigned long *lo, unsigned long *hi, const char **rest)
 {
 	const char *e = p;
-	unsigned long v = 0;
-	while (*e >= '0' && *e <= '9' && v < 1000000)
-		v = v * 10 + (unsigned long)(*e++ - '0');
-	*idx = v;
-	return e > p && *e == '=';
+	unsigned long v[2] = { 0, 0 };
+	for (int k = 0; k < 2; k++) {
+		const char *d = e;
+		while (*e >= '0' && *e <= '9' && v[k] < 1000000)
+			v[k] = v[k] * 10 + (unsigned long)(*e++ - '0');
+		if (e == d)
+			return 0;
+		if (k == 0 && *e == '-') {
+			e++;
+			continue;
+		}
+		if (k == 0)
+			v[1] = v[0];
+		break;
+	}
+	if (*e != '=')
+		return 0;
+	*lo = v[0], *hi = v[1], *rest = e + 1;
+	return 1;
 }
 
 /* A per-member spec names members a smaller volume of the sweep lacks: keep
- * the items of members 0..n-1 ("0=a;1=b;3=c" on 2 members: "0=a;1=b"), so one
- * spec serves every member count. Other specs pass unchanged. */
+ * the items of members 0..n-1 and clip ranges ("0-2=a;3=b;@x=fast-scsi2" on 2
+ * members: "0-1=a;@x=fast-scsi2"), so one spec serves every member count. A
+ * leading default spec and adapter definitions (@NAME=) stay. */
 static const char *model_for(const char *spec, unsigned n, char *buf, size_t len)
 {
-	unsigned long idx;
+	unsigned long lo, hi;
+	const char *rest;
 	size_t k = 0;
-	if (!spec || !member_item(spec, &idx))
+	int changed = 0;
+	if (!spec)
 		return spec;
 	for (const char *p = spec; *p;) {
 		const char *e = p;
-		/* an item ends at ';', or at a ',' that starts the next "N=" */
-		while (*e && *e != ';' && !(*e == ',' && member_item(e + 1, &idx)))
+		/* an item ends at ';', or at a ',' that starts the next "N=", "N-M=" or "@" */
+		while (*e && *e != ';' && !(*e == ',' && (member_item(e + 1, &lo, &hi, &rest) || e[1] == '@')))
 			e++;
-		if (member_item(p, &idx) && idx < n && k + (size_t)(e - p) + 2 < len)
-			k += (size_t)snprintf(buf + k, len - k, "%s%.*s", k ? ";" : "", (int)(e - p), p);
+		int w = (int)(e - p);
+		if (!member_item(p, &lo, &hi, &rest) || hi < n)
+			k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%.*s", k ? ";" : "", w, p);
+		else if (lo < n) {
+			changed = 1;
+			if (lo == n - 1)
+				k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%lu=%.*s", k ? ";" : "", lo,
+						      (int)(e - rest), rest);
+			else
+				k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%lu-%u=%.*s", k ? ";" : "", lo,
+						      n - 1, (int)(e - rest), rest);
+		} else
+			changed = 1;
 		p = *e ? e + 1 : e;
 	}
-	return k ? buf : spec;
+	return changed && k && k < len ? buf : spec;
 }
 
 static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n, unsigned ci,

@@ -72,6 +72,8 @@ _undo() {
 		[[ -n $b ]] && _kill_pid "$b" ;;
 	pid) _kill_pid "$a" ;;
 	loopdev) losetup -d "$a" ;;
+	user) userdel "$a" ;;
+	group) groupdel "$a" ;;
 	esac
 }
 
@@ -215,6 +217,17 @@ loop_umount() {
 loop_attach() {
 	LOOP=$(losetup -f --show --direct-io=on "$1" 2>/dev/null) || return 1
 	_push_cleanup loopdev "$LOOP"
+}
+
+# add_test_user NAME / add_test_group NAME: a throwaway account (no home, no
+# login) or group, deleted at exit.
+add_test_user() {
+	useradd -M -N -s /usr/sbin/nologin "$1" || fail "useradd $1 failed"
+	_push_cleanup user "$1"
+}
+add_test_group() {
+	groupadd "$1" || fail "groupadd $1 failed"
+	_push_cleanup group "$1"
 }
 
 # Register a background process to kill at exit.

@@ -40,6 +40,8 @@ static int create_opt(int i, const char *arg, void *ctx)
 	case 1:
 		if (cmd_size(&cmd_create, "--chunk", arg, &a->vc.geom.chunk))
 			return -1;
+		if (!a->vc.geom.chunk) /* 0 would mean "the default" further down */
+			return cmd_err(&cmd_create, "--chunk %s: must be a power of two of at least 4K", arg), -1;
 		a->chunk_set = 1;
 		return 0;
 	case 2:
@@ -62,11 +64,47 @@ static int create_opt(int i, const char *arg, void *ctx)
 		a->vc.name = arg;
 		return 0;
 	}
-	case 6: return cmd_size(&cmd_create, "--data-offset", arg, &a->vc.data_offset) ? -1 : 0;
+	case 6:
+		if (cmd_size(&cmd_create, "--data-offset", arg, &a->vc.data_offset))
+			return -1;
+		if (!a->vc.data_offset) /* 0 would mean "the default" further down */
+			return cmd_err(&cmd_create, "--data-offset %s: must be a positive multiple of 4K "
+				       "(the superblock lives below it)", arg), -1;
+		return 0;
 	case 7: a->vc.force = 1; return 0;
 	case 8: a->vc.assume_clean = 1; return 0;
 	}
 	return -1;
+}
+
+/* Members of different sizes (no -s): all but linear use as much of each as
+ * of the smallest; say so rather than leave the rest unused silently. */
+static void warn_unequal(const struct vol *v)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned small = 0;
+	char used[32], sz[32];
+	if (v->geom.level == LAYOUT_LINEAR)
+		return;
+	for (unsigned i = 0; i < v->nslots; i++) {
+		if (!v->slot[i])
+			continue;
+		if (v->slot[i]->size < lo)
+			lo = v->slot[i]->size, small = i;
+		if (v->slot[i]->size > hi)
+			hi = v->slot[i]->size;
+	}
+	if (hi <= lo)
+		return;
+	size_format(v->geom.member_used, used, sizeof(used));
+	fprintf(stderr, "fsvol create: warning: members differ in size; using %s (%llu bytes) of data on each, "
+		"as %s allows:\n", used, (unsigned long long)v->geom.member_used, v->slot[small]->path);
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i]) {
+			size_format(v->slot[i]->size, sz, sizeof(sz));
+			fprintf(stderr, "  %s: %s%s\n", v->slot[i]->path, sz,
+				v->slot[i]->size > lo ? " (the rest unused)" : " (the smallest)");
+		}
 }
 
 static int create_run(const struct cmd *c, int argc, char **argv)
@@ -100,6 +138,8 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 	size_format(v->geom.capacity, cap, sizeof(cap));
 	size_format(v->geom.chunk, chunk, sizeof(chunk));
 	sb_volume_name(&v->sb, name);
+	if (!a.vc.size)
+		warn_unequal(v);
 	printf("fsvol: created %s: %s%s%s, %u members%s, chunk %s, capacity %s (%llu bytes)\n", name,
 	       layout_level_name(v->geom.level), layout_alg_name(&v->geom)[0] ? " " : "",
 	       layout_alg_name(&v->geom), v->geom.members, a.vc.spares ? " + spares" : "", chunk, cap,

@@ -11,14 +11,20 @@
 #include "fsvol/cli/cmd.h"
 
 static const struct cmd_opt no_opts[] = { { 0 } };
+static const struct cmd_opt fail_opts[] = {
+	{ "force", 0, NULL, "fail it even when the volume cannot run without it (it stops serving)" },
+	{ 0 },
+};
 static const struct cmd_opt detail_opts[] = {
 	{ "test", 't', NULL, "exit 0 healthy, 1 degraded, 2 unusable, 4 status unreadable (mdadm --detail --test)" },
 	{ 0 },
 };
 
-static int no_opt(int i, const char *arg, void *ctx)
+/* Flags of a verb: --test (detail), --force (fail). */
+static int flag_opt(int i, const char *arg, void *ctx)
 {
-	(void)i, (void)arg, (void)ctx;
+	(void)i, (void)arg;
+	*(int *)ctx = 1;
 	return 0;
 }
 
@@ -39,7 +45,7 @@ static const char *member_arg(const char *a, char *buf, size_t len)
 /* fsvol VERB MNT MEMBER...: one ctl write per member. */
 static int manage_run(const struct cmd *c, int argc, char **argv)
 {
-	int first, r = cmd_parse(c, argc, argv, &first, no_opt, NULL), bad = 0;
+	int force = 0, first, r = cmd_parse(c, argc, argv, &first, flag_opt, &force), bad = 0;
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first < 2)
@@ -48,7 +54,7 @@ static int manage_run(const struct cmd *c, int argc, char **argv)
 	for (int i = first + 1; i < argc; i++) {
 		char buf[PATH_MAX + 2], line[PATH_MAX + 64], reason[512];
 		const char *m = member_arg(argv[i], buf, sizeof(buf));
-		snprintf(line, sizeof(line), "%s %s", c->name, m);
+		snprintf(line, sizeof(line), "%s %s%s", c->name, m, force ? " force" : "");
 		if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) {
 			cmd_err(c, "%s", reason); /* the daemon's own words */
 			bad = 1;
@@ -57,17 +63,10 @@ static int manage_run(const struct cmd *c, int argc, char **argv)
 	return bad;
 }
 
-static int detail_opt(int i, const char *arg, void *ctx)
-{
-	(void)i, (void)arg;
-	*(int *)ctx = 1; /* --test */
-	return 0;
-}
-
 /* detail: MNT/status, and with --test an exit code from its state. */
 static int detail_run(const struct cmd *c, int argc, char **argv)
 {
-	int test = 0, first, r = cmd_parse(c, argc, argv, &first, detail_opt, &test);
+	int test = 0, first, r = cmd_parse(c, argc, argv, &first, flag_opt, &test);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
@@ -98,7 +97,7 @@ const struct cmd cmd_fail = {
 	.name = "fail",
 	.operands = "MNT MEMBER...",
 	.summary = "mark members failed (slot number or path), as mdadm --fail",
-	.opts = no_opts,
+	.opts = fail_opts,
 	.run = manage_run,
 };
 

@@ -205,6 +205,16 @@ static int map_run(const struct cmd *c, int argc, char **argv)
 	while (nsize < 2 && nsize < nops && !is_file(argv[argc - 1 - nsize]) &&
 	       size_parse(argv[argc - 1 - nsize], &off) != -EINVAL)
 		nsize++;
+	if (nsize == 0 && nops > 0) {
+		/* name the operand that is neither a member nor a size, and its role */
+		const char *last = argv[argc - 1];
+		uint64_t x;
+		int after_num = nops >= 2 && !is_file(argv[argc - 2]) && size_parse(argv[argc - 2], &x) != -EINVAL;
+		if (!is_file(last))
+			return cmd_err(c, "%s: not a size for %s (a number with an optional K, M, G or T suffix)%s",
+				       last, after_num ? "LENGTH" : "OFFSET",
+				       after_num || a.level ? "" : ", nor an existing member file");
+	}
 	if (nsize == 0)
 		return cmd_uerr(c, "need OFFSET [LENGTH] after the geometry or members");
 	if (cmd_size(c, "OFFSET", argv[argc - nsize], &off) ||

@@ -7,7 +7,7 @@
 #include "fsvol/model/spindle.h"
 
 static const struct cmd_opt model_opts[] = {
-	{ "size", 's', "SIZE", "member size the figures assume (default 1G; also the operand SIZE)" },
+	{ "size", 's', "SIZE", "member size the figures assume, on the spec's disk (default: the whole disk; 1G with capacity=member; also the operand SIZE)" },
 	{ 0 },
 };
 
@@ -32,7 +32,7 @@ static int model_opt(int i, const char *arg, void *ctx)
 
 static int model_run(const struct cmd *c, int argc, char **argv)
 {
-	uint64_t size = 1ull << 30;
+	uint64_t size = 0; /* not given: the whole disk, or 1G when the member is the disk */
 	char err[256];
 	struct spindle_params p;
 	int first, r = cmd_parse(c, argc, argv, &first, model_opt, &size);
@@ -47,6 +47,15 @@ static int model_run(const struct cmd *c, int argc, char **argv)
 			spindle_describe(&p, stdout);
 			putchar('\n');
 		}
+		/* adapters: what a disk's transfers share (adapter=NAME, @NAME=PRESET) */
+		for (const char *const *n = adapter_presets; *n; n++) {
+			struct adapter_params ap;
+			char spec[128];
+			if (adapter_parse(*n, &ap, err, sizeof(err)))
+				return cmd_err(c, "adapter %s: %s", *n, err);
+			adapter_format(&ap, spec, sizeof(spec));
+			printf("adapter %s: %s\n  %s\n", *n, adapter_help(*n), spec);
+		}
 		return 0;
 	}
 	if ((nops == 2 || nops == 3) && !strcmp(argv[first], "show")) {
@@ -54,7 +63,10 @@ static int model_run(const struct cmd *c, int argc, char **argv)
 			return CMD_EXIT_USAGE;
 		if (spindle_parse(argv[first + 1], &p, err, sizeof(err)))
 			return cmd_uerr(c, "%s", err);
-		spindle_show(&p, size, stdout);
+		if (!size)
+			size = p.capacity_bytes ? p.capacity_bytes : 1ull << 30;
+		if (spindle_show(&p, size, stdout, err, sizeof(err)))
+			return cmd_err(c, "%s: %s", argv[first + 1], err);
 		return 0;
 	}
 	return cmd_uerr(c, "expected 'list' or 'show SPEC [SIZE]' (see fsvol model --help)");

@@ -1,7 +1,11 @@
 /* fsvol mount / umount / status: assemble a volume and serve it through FUSE. */
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,10 @@ static const struct cmd_opt mount_opts[] = {
 	{ "model", 0, "SPEC", "emulated disks: hdd, hdd-legacy, ssd, nvme, none, PRESET:key=val,... or 0=SPEC,1=SPEC (see fsvol model list)",
 	  0, "hdd hdd-legacy ssd nvme none" },
 	{ "fault", 0, "N=SPEC", "inject faults on member slot N (repeatable; e.g. 2=error=read,after=100; see docs/faults.md)" },
+	{ "owner", 0, "USER", "owner of MNT/volume, a name or uid (default: the mounting user)" },
+	{ "group", 0, "GROUP", "group of MNT/volume, a name or gid (default: disk when root mounts)" },
+	{ "mode", 0, "OCTAL", "permissions of MNT/volume (default 660, as a block device's)" },
+	{ "allow-other", 0, NULL, "let users other than the mounting one in (FUSE allow_other; modes still apply)" },
 	{ 0 },
 };
 
@@ -106,6 +114,39 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		a->fault[a->nfaults++].spec = end + 1;
 		return 0;
 	}
+	case 9: {
+		struct passwd *pw = getpwnam(arg);
+		char *end;
+		unsigned long id = strtoul(arg, &end, 10);
+		if (pw)
+			a->fo.owner = pw->pw_uid;
+		else if (*arg && !*end && arg[0] != '-' && id < (uid_t)-1)
+			a->fo.owner = (uid_t)id;
+		else
+			return cmd_err(&cmd_mount, "--owner %s: no such user (give a name or a uid)", arg), -1;
+		return 0;
+	}
+	case 10: {
+		struct group *gr = getgrnam(arg);
+		char *end;
+		unsigned long id = strtoul(arg, &end, 10);
+		if (gr)
+			a->fo.group = gr->gr_gid;
+		else if (*arg && !*end && arg[0] != '-' && id < (gid_t)-1)
+			a->fo.group = (gid_t)id;
+		else
+			return cmd_err(&cmd_mount, "--group %s: no such group (give a name or a gid)", arg), -1;
+		return 0;
+	}
+	case 11: {
+		char *end;
+		unsigned long m = strtoul(arg, &end, 8);
+		if (!*arg || *end || arg[0] == '-' || m > 0777)
+			return cmd_err(&cmd_mount, "--mode %s: expected octal permissions up to 777, e.g. 660", arg), -1;
+		a->fo.mode = (mode_t)m;
+		return 0;
+	}
+	case 12: a->fo.allow_other = 1; return 0;
 	}
 	return -1;
 }
@@ -114,12 +155,18 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 {
 	struct mount_args a = { .vo = { .stats = VOL_STATS_ALL } };
 	char err[1024];
+	static char mnt[PATH_MAX];
+	ff_opts_default(&a.fo);
 	int first, r = cmd_parse(c, argc, argv, &first, mount_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first < 2)
 		return cmd_uerr(c, "need a mount point and at least one member");
-	a.fo.mountpoint = argv[first];
+	/* the daemon runs in / and unmounts by this name when signalled: a
+	 * relative one would leave a dead mount behind */
+	if (!realpath(argv[first], mnt))
+		return cmd_err(c, "mount point %s: %s", argv[first], strerror(errno));
+	a.fo.mountpoint = mnt;
 	if (a.fo.log && a.fo.log[0] != '/') {
 		/* the daemon runs in /: keep the log where the user meant */
 		static char abs[2 * PATH_MAX + 2];
@@ -130,18 +177,30 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	}
 	if (ff_check_mountpoint(a.fo.mountpoint, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
+	/* before assembly: a log that cannot be written is an error, not silence */
+	if (a.fo.log && !a.fo.foreground) {
+		a.fo.log_fd = ff_log_open(a.fo.log, err, sizeof(err));
+		if (a.fo.log_fd < 0)
+			return cmd_err(c, "%s", err);
+	}
 	struct vol *v;
-	if (vol_open(&v, argv + first + 1, (unsigned)(argc - first - 1), &a.vo, err, sizeof(err)))
+	if (vol_open(&v, argv + first + 1, (unsigned)(argc - first - 1), &a.vo, err, sizeof(err))) {
+		if (a.fo.log_fd >= 0)
+			close(a.fo.log_fd);
 		return cmd_err(c, "%s", err);
+	}
 	for (unsigned i = 0; i < a.nfaults; i++) {
 		unsigned n = a.fault[i].slot;
-		if (n >= v->nslots || !v->slot[n]) {
+		int bad = n >= v->nslots || !v->slot[n];
+		if (bad)
+			snprintf(err, sizeof(err), "--fault %u=%s: no member in slot %u", n, a.fault[i].spec, n);
+		else if (member_fault_set(v->slot[n], a.fault[i].spec, err + 64, sizeof(err) - 64))
+			bad = snprintf(err, 64, "--fault %u=", n) > 0, memmove(err + strlen(err), err + 64, strlen(err + 64) + 1);
+		if (bad) {
 			vol_close(v);
-			return cmd_err(c, "--fault %u=%s: no member in slot %u", n, a.fault[i].spec, n);
-		}
-		if (member_fault_set(v->slot[n], a.fault[i].spec, err, sizeof(err))) {
-			vol_close(v);
-			return cmd_err(c, "--fault %u=%s", n, err);
+			if (a.fo.log_fd >= 0)
+				close(a.fo.log_fd);
+			return cmd_err(c, "%s", err);
 		}
 	}
 	uint64_t failed = atomic_load(&v->failed);
@@ -153,6 +212,8 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 				"resyncing parity and copies in the background (see MNT/status)\n");
 	r = ff_serve(v, &a.fo, err, sizeof(err));
 	vol_close(v);
+	if (a.fo.log_fd >= 0)
+		close(a.fo.log_fd);
 	if (r)
 		return cmd_err(c, "%s", err);
 	return 0;
@@ -173,15 +234,63 @@ static const struct cmd_opt umount_opts[] = {
 	{ 0 },
 };
 
-static int umount_opt(int i, const char *arg, void *ctx)
+/* --timeout SEC for umount and status (ctx: a long). */
+static int timeout_opt(const struct cmd *c, const char *arg, void *ctx)
 {
 	char *end;
 	long v = strtol(arg, &end, 10);
-	(void)i;
-	if (!*arg || *end || v <= 0)
-		return cmd_err(&cmd_umount, "--timeout %s: not a positive number of seconds", arg), -1;
+	if (!*arg || *end || v <= 0 || v > 86400)
+		return cmd_err(c, "--timeout %s: not a number of seconds from 1 to 86400", arg), -1;
 	*(long *)ctx = v;
 	return 0;
+}
+
+static int umount_opt(int i, const char *arg, void *ctx)
+{
+	(void)i;
+	return timeout_opt(&cmd_umount, arg, ctx);
+}
+
+/* A stopped or wedged daemon leaves every access to its mount waiting in
+ * the kernel, where no timer reaches it: a watchdog thread gives up for the
+ * whole process (exiting kills the waiting thread too). */
+static struct {
+	const struct cmd *c;
+	const char *mnt;
+	long secs;
+	atomic_int done;
+} wd;
+
+static void *watchdog_run(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < wd.secs * 10; i++) {
+		if (atomic_load(&wd.done))
+			return NULL;
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	}
+	if (atomic_load(&wd.done))
+		return NULL;
+	cmd_err(wd.c, "%s: the daemon did not answer within %ld s (stopped or hung? "
+		      "see 'ps' for its state; --timeout SEC waits longer)", wd.mnt, wd.secs);
+	fflush(stdout);
+	_exit(1);
+}
+
+static void watchdog_arm(const struct cmd *c, const char *mnt, long secs)
+{
+	pthread_t t;
+	wd.c = c;
+	wd.mnt = mnt;
+	wd.secs = secs;
+	atomic_store(&wd.done, 0);
+	if (pthread_create(&t, NULL, watchdog_run, NULL) == 0)
+		pthread_detach(t);
+}
+
+static void watchdog_disarm(void)
+{
+	atomic_store(&wd.done, 1);
 }
 
 /* Is mnt an fsvol FUSE mount? (/proc/self/mounts: "fsvol MNT fuse.fsvol ...") */
@@ -246,6 +355,7 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point");
 	const char *mnt = argv[first];
+	watchdog_arm(c, mnt, timeout);
 	if (!is_fsvol_mount(mnt))
 		return cmd_err(c, "%s: not an fsvol mount", mnt);
 	int pid = daemon_pid(mnt);
@@ -270,6 +380,7 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 		if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 			return cmd_err(c, "%s: fusermount3 -u failed", mnt);
 	}
+	watchdog_disarm(); /* the mount is gone: nothing can wait in the kernel now */
 	/* Wait for the daemon to write its clean superblocks and exit. */
 	for (long i = 0; pid > 0 && i < timeout * 50; i++) {
 		if (daemon_gone(pid))
@@ -291,22 +402,27 @@ const struct cmd cmd_umount = {
 
 /* ---- status ---- */
 
-static const struct cmd_opt status_opts[] = { { 0 } };
+static const struct cmd_opt status_opts[] = {
+	{ "timeout", 't', "SEC", "give up when the daemon has not answered after SEC seconds (default 5)" },
+	{ 0 },
+};
 
 static int status_opt(int i, const char *arg, void *ctx)
 {
-	(void)i, (void)arg, (void)ctx;
-	return -1;
+	(void)i;
+	return timeout_opt(&cmd_status, arg, ctx);
 }
 
 static int status_run(const struct cmd *c, int argc, char **argv)
 {
 	char path[PATH_MAX + 16], buf[4096];
-	int first, r = cmd_parse(c, argc, argv, &first, status_opt, NULL);
+	long timeout = 5;
+	int first, r = cmd_parse(c, argc, argv, &first, status_opt, &timeout);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point");
+	watchdog_arm(c, argv[first], timeout);
 	if (!is_fsvol_mount(argv[first]))
 		return cmd_err(c, "%s: not an fsvol mount", argv[first]);
 	snprintf(path, sizeof(path), "%s/status", argv[first]);
@@ -317,6 +433,7 @@ static int status_run(const struct cmd *c, int argc, char **argv)
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 		fwrite(buf, 1, n, stdout);
 	fclose(f);
+	watchdog_disarm();
 	return 0;
 }
 

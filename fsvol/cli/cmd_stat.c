@@ -137,7 +137,8 @@ static int snap_read(const struct cmd *c, const char *mnt, struct stats_doc *doc
 }
 
 /* With emulated disks: the model's release lateness (MNT/status), so the
- * timing error is always in sight next to the figures it affects. */
+ * timing error is always in sight next to the figures it affects, and the
+ * adapters' running totals. */
 static void model_line(FILE *out, const char *mnt)
 {
 	char path[PATH_MAX + 16], line[512];
@@ -146,7 +147,7 @@ static void model_line(FILE *out, const char *mnt)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "lateness"))
+		if (strstr(line, "lateness") || !strncmp(line + strspn(line, " "), "adapter ", 8))
 			fprintf(out, "%s", line + strspn(line, " "));
 	fclose(f);
 }

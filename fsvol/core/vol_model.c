@@ -1,9 +1,11 @@
-/* vol_model: the members' emulated disks (fsvol mount --model, MNT/ctl "model SPEC"). */
+/* vol_model: the members' emulated disks (fsvol mount --model, MNT/ctl "model SPEC"):
+ * each member's spindle, the disks members share, the adapters disks share. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fsvol/core/volume.h"
+#include "fsvol/model/adapter.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/model/spindle.h"
 
@@ -20,7 +22,8 @@ int vol_model_start(struct vol *v)
 /* Give each member its emulated disk (fsvol mount --model SPEC). */
 struct model_change {
 	struct vol *v;
-	struct spindle_params p[SB_MAX_SLOTS];
+	struct spindle_plan plan;
+	struct adapter *ad;       /* the new adapters (swapped into v) */
 	char *err;
 	size_t errlen;
 };
@@ -29,27 +32,54 @@ static int model_apply(void *arg)
 {
 	struct model_change *mc = arg;
 	struct vol *v = mc->v;
-	unsigned n = v->geom.members, modeled = 0;
-	/* A spindle with requests queued or in service keeps its state. */
+	const struct spindle_plan *pl = &mc->plan;
+	unsigned n = v->geom.members, modeled = 0, ndisks = 0;
+	struct spindle *owner[SPINDLE_MAX_MEMBERS] = { 0 };
+	/* A disk with requests queued or in service keeps its state. */
 	for (unsigned i = 0; i < n; i++) {
 		struct spindle *sp = v->slot[i] ? v->slot[i]->spindle : NULL;
-		if (sp && (sp->queued || sp->busy)) {
+		if (sp && !spindle_idle(sp)) {
 			snprintf(mc->err, mc->errlen, "member %u has requests in its model's queue; retry when idle", i);
 			return -EBUSY;
 		}
 	}
 	for (unsigned i = 0; i < n; i++) {
 		struct member *m = v->slot[i];
+		if (m && !m->spindle && !(m->spindle = calloc(1, sizeof(*m->spindle))))
+			return -ENOMEM;
+	}
+	for (unsigned k = 0; k < pl->nadapters; k++)
+		adapter_init(&mc->ad[k], pl->adname[k], &pl->ad[k]);
+	for (unsigned i = 0; i < n; i++) {
+		struct member *m = v->slot[i];
 		if (!m)
 			continue;
-		if (!m->spindle && !(m->spindle = calloc(1, sizeof(*m->spindle))))
-			return -ENOMEM;
-		spindle_init(m->spindle, &mc->p[i], v->sb.slots[i].data_size);
-		/* members do not spin in lock-step */
-		m->spindle->phase_ns = (uint64_t)(m->spindle->rev_ns * i / n);
-		atomic_store_explicit(&m->modeled, mc->p[i].kind != SPINDLE_NONE, memory_order_release);
-		modeled += mc->p[i].kind != SPINDLE_NONE;
+		uint64_t bytes = v->sb.slots[i].data_size;
+		unsigned d = pl->disk[i];
+		if (owner[d]) {
+			/* another partition of a disk a member before it holds */
+			spindle_share(m->spindle, owner[d], bytes, pl->base[i]);
+		} else {
+			/* the first present member of its disk holds it (the planned
+			 * holder may be missing) */
+			spindle_init(m->spindle, &pl->p[i], bytes);
+			spindle_set_base(m->spindle, pl->base[i]);
+			spindle_set_adapter(m->spindle, pl->adapter[i] >= 0 ? &mc->ad[pl->adapter[i]] : NULL);
+			owner[d] = m->spindle;
+			ndisks++;
+		}
+		atomic_store_explicit(&m->modeled, pl->p[i].kind != SPINDLE_NONE, memory_order_release);
+		modeled += pl->p[i].kind != SPINDLE_NONE;
 	}
+	/* disks do not spin in lock-step */
+	unsigned k = 0;
+	for (unsigned d = 0; d < n; d++)
+		if (owner[d])
+			owner[d]->phase_ns = (uint64_t)(owner[d]->rev_ns * k++ / (ndisks ? ndisks : 1));
+	struct adapter *old = v->adapters;
+	v->adapters = mc->ad;
+	v->nadapters = pl->nadapters;
+	mc->ad = old;   /* freed by the caller */
 	v->modeled = modeled;
 	return 0;
 }
@@ -57,21 +87,29 @@ static int model_apply(void *arg)
 int vol_model(struct vol *v, const char *spec, char *err, size_t errlen)
 {
 	struct model_change *mc = calloc(1, sizeof(*mc));
-	char why[256];
+	uint64_t bytes[SPINDLE_MAX_MEMBERS];
+	char why[400];
 	int r;
 	if (!mc)
 		return -ENOMEM;
 	mc->v = v;
 	mc->err = err;
 	mc->errlen = errlen;
-	if (spindle_parse_multi(spec, v->geom.members, mc->p, why, sizeof(why))) {
+	for (unsigned i = 0; i < v->geom.members && i < SPINDLE_MAX_MEMBERS; i++)
+		bytes[i] = v->sb.slots[i].data_size;
+	if (spindle_plan(spec, v->geom.members, bytes, &mc->plan, why, sizeof(why))) {
 		snprintf(err, errlen, "%s: %s", spec, why);
 		free(mc);
 		return -EINVAL;
 	}
+	if (mc->plan.nadapters && !(mc->ad = calloc(mc->plan.nadapters, sizeof(*mc->ad)))) {
+		free(mc);
+		return -ENOMEM;
+	}
 	/* Before vol_start there are no threads; after, the timer thread runs
 	 * (started now if this is the first model) and holds the lock. */
 	if (v->started && !v->emul && vol_model_start(v)) {
+		free(mc->ad);
 		free(mc);
 		snprintf(err, errlen, "cannot start the model's timer thread");
 		return -EAGAIN;
@@ -79,7 +117,79 @@ int vol_model(struct vol *v, const char *spec, char *err, size_t errlen)
 	r = v->emul ? emul_locked(v->emul, model_apply, mc) : model_apply(mc);
 	if (!r)
 		snprintf(v->model, sizeof(v->model), "%s", spec);
+	free(mc->ad); /* the replaced adapters, or the new ones if not applied */
 	free(mc);
 	return r;
 }
 
+/* The adapters' counters, printed under the emulator's lock. */
+struct adapter_view {
+	struct vol *v;
+	FILE *f;
+	int json;
+};
+
+/* The members whose disk is on a, "0,1,2" (into on). */
+static void members_on(const struct vol *v, const struct adapter *a, char *on, size_t len)
+{
+	size_t used = 0;
+	on[0] = 0;
+	for (unsigned i = 0; i < v->geom.members && used < len; i++) {
+		struct member *m = v->slot[i];
+		if (m && m->spindle && m->spindle->disk->adapter == a)
+			used += (size_t)snprintf(on + used, len - used, "%s%u", used ? "," : "", i);
+	}
+}
+
+static int adapters_print(void *arg)
+{
+	struct adapter_view *av = arg;
+	struct vol *v = av->v;
+	for (unsigned k = 0; k < v->nadapters; k++) {
+		const struct adapter *a = &v->adapters[k];
+		struct adapter_stats st;
+		char on[200];
+		adapter_snapshot(a, &st);
+		members_on(v, a, on, sizeof(on));
+		if (av->json) {
+			fprintf(av->f, "%s\n{\"name\":\"%s\",\"preset\":\"%s\",\"rate_Bps\":%llu,"
+				"\"overhead_ns\":%llu,\"members\":[%s],\"cmds\":%llu,\"bytes\":%llu,"
+				"\"busy_ns\":%llu,\"wait_ns\":%llu,\"waited\":%llu}", k ? "," : "",
+				a->name, a->p.preset, (unsigned long long)a->p.rate_Bps,
+				(unsigned long long)a->p.overhead_ns, on, (unsigned long long)st.cmds,
+				(unsigned long long)st.bytes, (unsigned long long)st.busy_ns,
+				(unsigned long long)st.wait_ns, (unsigned long long)st.waited);
+			continue;
+		}
+		fprintf(av->f, "      adapter %s (%s, %.1f MB/s, %.1f us/command), members %s:"
+			" %llu commands, %llu bytes, busy %.6f s, waited %.6f s (%llu commands)\n",
+			a->name, a->p.preset, (double)a->p.rate_Bps / 1e6,
+			(double)a->p.overhead_ns / 1e3, on[0] ? on : "-",
+			(unsigned long long)st.cmds, (unsigned long long)st.bytes,
+			(double)st.busy_ns / 1e9, (double)st.wait_ns / 1e9,
+			(unsigned long long)st.waited);
+	}
+	return 0;
+}
+
+static void adapters_show(struct vol *v, FILE *f, int json)
+{
+	struct adapter_view av = { v, f, json };
+	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
+	if (e)
+		emul_locked(e, adapters_print, &av);
+	else
+		adapters_print(&av);
+}
+
+void vol_model_status(struct vol *v, FILE *f)
+{
+	adapters_show(v, f, 0);
+}
+
+void vol_model_json(struct vol *v, FILE *f)
+{
+	fputs("\"adapters\":[", f);
+	adapters_show(v, f, 1);
+	fputs("]", f);
+}

@@ -201,6 +201,7 @@ void vol_status(struct vol *v, FILE *f)
 		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us\n",
 			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000);
 	}
+	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
 
@@ -226,6 +227,7 @@ static void vol_free(struct vol *v)
 		return;
 	emul_destroy(v->emul);
 	engine_fini(v);
+	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
 		member_close(&v->members[i]);
 		free(v->members[i].spindle);
@@ -288,7 +290,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		char why[sizeof(cand[i].why)];
 		cand[i].path = paths[i];
 		r = member_open(m, paths[i], !opts->buffered && !opts->readonly, why, sizeof(why));
-		if (r == -EINVAL && strstr(why, "O_DIRECT")) {
+		if (r == -EINVAL && (strstr(why, "O_DIRECT") || strstr(why, "not a regular file"))) {
 			snprintf(err, errlen, "%s", why);
 			goto fail;
 		}

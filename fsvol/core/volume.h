@@ -57,6 +57,8 @@ struct vol {
 	struct emul *_Atomic emul;      /* NULL unless some member has (had) a model */
 	char model[256];                /* the --model spec, for status */
 	unsigned modeled;               /* members with a model */
+	struct adapter *adapters;       /* buses the members' disks share (vol_model.c) */
+	unsigned nadapters;
 	int started;                    /* vol_start ran: threads may exist */
 	uint64_t start_ns;
 	_Atomic uint64_t reset_ns;      /* counters last zeroed (start_ns until a reset) */
@@ -121,6 +123,11 @@ void vol_recovery_done(struct vol *v);
 int vol_model(struct vol *v, const char *spec, char *err, size_t errlen);
 /* Start the model's timer thread (vol_start, or the first model set at run time). */
 int vol_model_start(struct vol *v);
+/* The adapters' counters, one line each, for MNT/status (nothing without adapters). */
+void vol_model_status(struct vol *v, FILE *f);
+/* The same as a JSON member, "adapters":[{...}], for stats.json (not wired yet:
+ * fsvol stat's strict reader, stats/json.c, must accept the key first). */
+void vol_model_json(struct vol *v, FILE *f);
 /* Flush, mark clean (unless readonly), close everything. */
 void vol_close(struct vol *v);
 

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <grp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,14 +41,15 @@ static const struct ff_file {
 	mode_t mode;
 	int kind; /* enum report_kind, or -1 */
 } ff_files[INO_END] = {
-	[INO_VOLUME] = { "volume", S_IFREG | 0644, -1 },
+	[INO_VOLUME] = { "volume", S_IFREG | 0660, -1 }, /* mode, owner: ff_opts */
 	[INO_STATS] = { "stats", S_IFREG | 0444, REPORT_TABLE },
 	[INO_JSON] = { "stats.json", S_IFREG | 0444, REPORT_JSON },
 	[INO_DISKSTATS] = { "diskstats", S_IFREG | 0444, REPORT_DISKSTATS },
 	[INO_STATUS] = { "status", S_IFREG | 0444, REPORT_STATUS },
+	/* root-only: ctl changes the volume, the trace shows every I/O */
 	[INO_CTL] = { "ctl", S_IFREG | 0600, -1 },
-	[INO_TRACE] = { "trace", S_IFREG | 0444, -1 },
-	[INO_TRACE_JSON] = { "trace.json", S_IFREG | 0444, -1 },
+	[INO_TRACE] = { "trace", S_IFREG | 0400, -1 },
+	[INO_TRACE_JSON] = { "trace.json", S_IFREG | 0400, -1 },
 	[INO_METRICS] = { "metrics", S_IFREG | 0444, REPORT_METRICS },
 };
 
@@ -67,10 +69,20 @@ struct ff_handle {
 	struct ff_tracer *tracer;
 };
 
+/* What chmod, chown and touch changed: kept for the mount's lifetime. */
+struct ff_iattr {
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	struct timespec atime, mtime, ctime;
+};
+
 struct ff {
 	struct vol *v;
 	struct ff_opts o;
 	time_t t0;
+	pthread_mutex_t attr_lock;
+	struct ff_iattr attr[INO_END];
 	pthread_mutex_t handle_lock;
 	struct ff_handle *handles;
 	uint64_t next_handle;
@@ -100,15 +112,18 @@ static void ff_attr(struct ff *f, fuse_ino_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
-	st->st_uid = getuid();
-	st->st_gid = getgid();
-	st->st_atime = st->st_mtime = st->st_ctime = f->t0;
+	pthread_mutex_lock(&f->attr_lock);
+	st->st_mode = f->attr[ino].mode;
+	st->st_uid = f->attr[ino].uid;
+	st->st_gid = f->attr[ino].gid;
+	st->st_atim = f->attr[ino].atime;
+	st->st_mtim = f->attr[ino].mtime;
+	st->st_ctim = f->attr[ino].ctime;
+	pthread_mutex_unlock(&f->attr_lock);
 	if (ino == INO_ROOT) {
-		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
 		return;
 	}
-	st->st_mode = ff_files[ino].mode;
 	st->st_nlink = 1;
 	st->st_blksize = 4096;
 	if (ino == INO_VOLUME) {
@@ -173,6 +188,30 @@ static void ff_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_err(req, ino == INO_VOLUME ? EINVAL : EACCES);
 		return;
 	}
+	if (ino < INO_ROOT || ino >= INO_END) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	/* The kernel checked who may (default_permissions): keep the change
+	 * until unmounted, as a device node's inode in devtmpfs would. */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&f->attr_lock);
+	struct ff_iattr *a = &f->attr[ino];
+	if (to_set & FUSE_SET_ATTR_MODE)
+		a->mode = (a->mode & S_IFMT) | (attr->st_mode & 07777);
+	if (to_set & FUSE_SET_ATTR_UID)
+		a->uid = attr->st_uid;
+	if (to_set & FUSE_SET_ATTR_GID)
+		a->gid = attr->st_gid;
+	if (to_set & FUSE_SET_ATTR_ATIME)
+		a->atime = to_set & FUSE_SET_ATTR_ATIME_NOW ? now : attr->st_atim;
+	if (to_set & FUSE_SET_ATTR_MTIME)
+		a->mtime = to_set & FUSE_SET_ATTR_MTIME_NOW ? now : attr->st_mtim;
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+		      FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))
+		a->ctime = now;
+	pthread_mutex_unlock(&f->attr_lock);
 	ff_getattr(req, ino, fi);
 }
 
@@ -624,11 +663,43 @@ int ff_check_mountpoint(const char *mnt, char *err, size_t errlen)
 	return 0;
 }
 
+void ff_opts_default(struct ff_opts *o)
+{
+	struct group *g = getuid() == 0 ? getgrnam("disk") : NULL;
+	*o = (struct ff_opts){ .log_fd = -1, .owner = getuid(), .group = g ? g->gr_gid : getgid(),
+			       .mode = 0660 };
+}
+
+int ff_log_open(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	/* a planted symlink or hard link must not aim a root daemon's
+	 * appends at another file */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "--log %s: %s%s", path, strerror(e),
+			 e == ELOOP ? " (a symbolic link: give the real file)" : "");
+		return -e;
+	}
+	if (fstat(fd, &st) < 0)
+		st.st_mode = 0;
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		snprintf(err, errlen, "--log %s: %s", path,
+			 !S_ISREG(st.st_mode) ? "not a regular file" : "has other hard links");
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 {
 	char optbuf[512];
+	/* default_permissions: the kernel checks the modes below; other users
+	 * come in only when asked, as for any FUSE mount */
 	snprintf(optbuf, sizeof(optbuf), "fsname=fsvol,subtype=fsvol,default_permissions%s",
-		 getuid() == 0 ? ",allow_other" : "");
+		 o->allow_other ? ",allow_other" : "");
 	char *argv[] = { "fsvol", "-o", optbuf, NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	struct ff f = { .v = v, .o = *o, .t0 = time(NULL), .tracers = 0 };
@@ -638,6 +709,17 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 
 	pthread_mutex_init(&f.handle_lock, NULL);
 	pthread_mutex_init(&f.trace_lock, NULL);
+	pthread_mutex_init(&f.attr_lock, NULL);
+	for (fuse_ino_t i = INO_ROOT; i < INO_END; i++) {
+		struct ff_iattr *a = &f.attr[i];
+		a->mode = i == INO_ROOT ? S_IFDIR | 0755 : ff_files[i].mode;
+		a->uid = getuid();
+		a->gid = getgid();
+		a->atime = a->mtime = a->ctime = (struct timespec){ f.t0, 0 };
+	}
+	f.attr[INO_VOLUME].mode = S_IFREG | (o->mode & 07777);
+	f.attr[INO_VOLUME].uid = o->owner;
+	f.attr[INO_VOLUME].gid = o->group;
 	se = fuse_session_new(&args, &ff_ops, sizeof(ff_ops), &f);
 	if (!se) {
 		snprintf(err, errlen, "cannot create the FUSE session");
@@ -648,20 +730,16 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 		goto out_session;
 	}
 	if (fuse_session_mount(se, o->mountpoint)) {
-		snprintf(err, errlen, "cannot mount on %s (is /dev/fuse usable? is fuse3 installed?)", o->mountpoint);
+		snprintf(err, errlen, "cannot mount on %s (is /dev/fuse usable? is fuse3 installed?%s)", o->mountpoint,
+			 o->allow_other && getuid() ? " --allow-other needs user_allow_other in /etc/fuse.conf" : "");
 		goto out_signals;
 	}
 	/* Mounted: the parent returns now; the child serves. */
 	fuse_daemonize(o->foreground);
-	if (!o->foreground && o->log) {
+	if (!o->foreground && o->log_fd >= 0)
 		/* fuse_daemonize sent stderr to /dev/null: keep the daemon's log. */
-		int fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			dup2(fd, 2);
-			close(fd);
-		}
-	}
-	if (!o->foreground && !o->log)
+		dup2(o->log_fd, 2);
+	if (!o->foreground && o->log_fd < 0)
 		fsvol_log_syslog(); /* stderr is /dev/null now: keep the messages */
 	cfg = fuse_loop_cfg_create();
 	if (!cfg) {
@@ -704,5 +782,6 @@ out:
 		ff_handle_free(h);
 	}
 	pthread_mutex_destroy(&f.handle_lock);
+	pthread_mutex_destroy(&f.attr_lock);
 	return r;
 }

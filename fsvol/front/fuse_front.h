@@ -3,6 +3,7 @@
 #define FSVOL_FUSE_FRONT_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "fsvol/core/volume.h"
 
@@ -11,7 +12,22 @@ struct ff_opts {
 	int foreground;   /* stay in the foreground (else daemonise once mounted) */
 	int page_cache;   /* let the kernel cache MNT/volume (default: direct_io) */
 	const char *log;  /* the daemon's stderr, when daemonised (default: discarded) */
+	int log_fd;       /* log, opened by ff_log_open (-1: none) */
+	/* MNT/volume's owner, group and mode, like a block device's (root:disk
+	 * 0660 by default, see ff_opts_default); chmod/chown change them until
+	 * unmounted. */
+	uid_t owner;
+	gid_t group;
+	mode_t mode;
+	int allow_other;  /* let other users in at all (FUSE allow_other) */
 };
+
+/* Defaults: owner the daemon's user, group "disk" when run by root (else the
+ * daemon's group), mode 0660, no allow_other, no log. */
+void ff_opts_default(struct ff_opts *o);
+/* Open the log as a root daemon may: O_NOFOLLOW|O_CREAT|O_APPEND, mode 0600,
+ * a regular file with one link. The fd, or -errno with a message naming it. */
+int ff_log_open(const char *path, char *err, size_t errlen);
 
 /* 0 when the mount point is an existing directory with nothing mounted on it. */
 int ff_check_mountpoint(const char *mnt, char *err, size_t errlen);

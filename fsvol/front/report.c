@@ -1,5 +1,6 @@
 /* report: what the mount's text files show (stats, stats.json, diskstats,
  * status) and the control commands written to MNT/ctl. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,121 +115,205 @@ void report_reset(struct vol *v)
 			stats_reset(v->slot[i]->stats, now);
 }
 
-int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
+/* Verbs by name: how many words follow (min, max) and what they are. */
+static const struct ctl_verb {
+	const char *name;
+	enum report_ctl_verb verb;
+	unsigned min, max;
+	const char *args; /* for messages */
+} ctl_verbs[] = {
+	{ "reset", REPORT_CTL_RESET, 0, 0, "" },
+	{ "check", REPORT_CTL_CHECK, 0, 0, "" },
+	{ "repair", REPORT_CTL_REPAIR, 0, 0, "" },
+	{ "stats", REPORT_CTL_STATS, 1, 1, "LEVEL" },
+	{ "model", REPORT_CTL_MODEL, 1, 1, "SPEC" },
+	{ "fail", REPORT_CTL_FAIL, 0, 2, "M [force]" },
+	{ "error", REPORT_CTL_ERROR, 0, 1, "N" },
+	{ "fault", REPORT_CTL_FAULT, 2, 2, "N SPEC" },
+	{ "add", REPORT_CTL_ADD, 1, 1, "PATH" },
+	{ "re-add", REPORT_CTL_READD, 1, 1, "PATH" },
+	{ "remove", REPORT_CTL_REMOVE, 1, 1, "M" },
+	{ "sync_speed_min", REPORT_CTL_SPEED_MIN, 1, 1, "KIBS" },
+	{ "sync_speed_max", REPORT_CTL_SPEED_MAX, 1, 1, "KIBS" },
+};
+
+#define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
+		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair"
+
+/* A slot number below SB_MAX_SLOTS, or REPORT_CTL_NO_INDEX. */
+static unsigned ctl_index(const char *arg)
 {
-	char line[1100], *save = NULL;
-	if (len >= sizeof(line)) {
-		snprintf(err, errlen, "ctl: command too long");
+	char *end;
+	if (!arg || !isdigit((unsigned char)arg[0]))
+		return REPORT_CTL_NO_INDEX;
+	unsigned long i = strtoul(arg, &end, 10);
+	return !*end && i < SB_MAX_SLOTS ? (unsigned)i : REPORT_CTL_NO_INDEX;
+}
+
+int report_ctl_parse(const char *cmd, size_t len, struct report_cmd *c, char *err, size_t errlen)
+{
+	char line[REPORT_CTL_MAX + 1], *save = NULL, *w[4];
+	memset(c, 0, sizeof(*c));
+	if (len > REPORT_CTL_MAX) {
+		snprintf(err, errlen, "ctl: command too long (%zu bytes, at most %d)", len, REPORT_CTL_MAX);
+		return -EINVAL;
+	}
+	/* commands are text: what follows a NUL would be ignored, so refuse it */
+	const char *nul = memchr(cmd, 0, len);
+	if (nul) {
+		snprintf(err, errlen, "ctl: a NUL byte at offset %zu (commands are text)", (size_t)(nul - cmd));
 		return -EINVAL;
 	}
 	memcpy(line, cmd, len);
 	line[len] = 0;
-	char *verb = strtok_r(line, " \t\n", &save);
-	char *arg = strtok_r(NULL, " \t\n", &save);
-	char *extra = strtok_r(NULL, " \t\n", &save);
-	if (!verb) {
+	unsigned n = 0;
+	for (char *t = strtok_r(line, " \t\n", &save); t && n < 4; t = strtok_r(NULL, " \t\n", &save))
+		w[n++] = t;
+	if (!n) {
 		snprintf(err, errlen, "ctl: empty command");
 		return -EINVAL;
 	}
-	/* one command per write: whatever follows it is refused, never ignored */
-	int bare = !strcmp(verb, "reset") || !strcmp(verb, "check") || !strcmp(verb, "repair");
-	int two = !strcmp(verb, "fault"); /* fault N SPEC */
-	char *more = two ? strtok_r(NULL, " \t\n", &save) : NULL;
-	if (bare ? arg != NULL : two ? more != NULL : extra != NULL) {
-		snprintf(err, errlen, "ctl: %s: unexpected '%s' (one command per write)", verb,
-			 bare ? arg : two ? more : extra);
+	const struct ctl_verb *v = NULL;
+	for (size_t i = 0; i < sizeof(ctl_verbs) / sizeof(ctl_verbs[0]); i++)
+		if (!strcmp(w[0], ctl_verbs[i].name))
+			v = &ctl_verbs[i];
+	if (!v) {
+		snprintf(err, errlen, "ctl: unknown command '%s' (" CTL_VERB_LIST ")", w[0]);
 		return -EINVAL;
 	}
-	if (!strcmp(verb, "reset")) {
-		report_reset(v);
-		return 0;
+	/* one command per write: whatever follows it is refused, never ignored */
+	if (n - 1 > v->max && (v->verb != REPORT_CTL_FAIL || strcmp(w[2], "force") || n > 3)) {
+		snprintf(err, errlen, "ctl: %s: unexpected '%s' (one command per write)", w[0], w[v->max + 1]);
+		return -EINVAL;
 	}
-	if (!strcmp(verb, "stats")) {
-		enum stats_level l;
-		if (!arg || stats_parse_level(arg, &l)) {
-			snprintf(err, errlen, "ctl: stats %s: expected all, volume or off", arg ? arg : "");
+	if (v->verb == REPORT_CTL_FAIL && n == 3 && strcmp(w[2], "force")) {
+		snprintf(err, errlen, "ctl: fail: unexpected '%s' (one command per write)", w[2]);
+		return -EINVAL;
+	}
+	if (n - 1 < v->min) {
+		if (v->verb == REPORT_CTL_STATS)
+			snprintf(err, errlen, "ctl: stats : expected all, volume or off");
+		else if (v->verb == REPORT_CTL_MODEL)
+			snprintf(err, errlen, "ctl: model SPEC: the spec is missing (see fsvol model list)");
+		else if (v->verb == REPORT_CTL_FAULT && n == 2)
+			snprintf(err, errlen, "ctl: fault %s SPEC: the spec is missing (none, error=..., see docs/faults.md)", w[1]);
+		else
+			snprintf(err, errlen, "ctl: %s %s: the argument is missing", w[0], v->args);
+		return -EINVAL;
+	}
+	c->verb = v->verb;
+	if (n > 1)
+		snprintf(c->arg, sizeof(c->arg), "%s", w[1]);
+	if (n > 2)
+		snprintf(c->arg2, sizeof(c->arg2), "%s", w[2]);
+	c->force = v->verb == REPORT_CTL_FAIL && n == 3;
+	switch (v->verb) {
+	case REPORT_CTL_STATS:
+		if (stats_parse_level(w[1], &c->level)) {
+			snprintf(err, errlen, "ctl: stats %s: expected all, volume or off", w[1]);
 			return -EINVAL;
 		}
-		atomic_store(&v->stats_level, l == STATS_LEVEL_ALL ? VOL_STATS_ALL
-					      : l == STATS_LEVEL_VOLUME ? VOL_STATS_VOLUME : VOL_STATS_OFF);
-		return 0;
+		break;
+	case REPORT_CTL_FAIL:
+	case REPORT_CTL_ERROR:
+	case REPORT_CTL_FAULT:
+	case REPORT_CTL_REMOVE:
+		/* not a slot number: REPORT_CTL_NO_INDEX, judged against the volume
+		 * (a member's path, or refused naming the valid slots) */
+		c->index = ctl_index(n > 1 ? w[1] : NULL);
+		break;
+	case REPORT_CTL_SPEED_MIN:
+	case REPORT_CTL_SPEED_MAX: {
+		char *end;
+		unsigned long k = strtoul(w[1], &end, 10);
+		if (!isdigit((unsigned char)w[1][0]) || *end || !k || k > 100000000) {
+			snprintf(err, errlen, "ctl: %s %s: expected KiB/s from 1 to 100000000", w[0], w[1]);
+			return -EINVAL;
+		}
+		c->number = (unsigned)k;
+		break;
 	}
-	if (!strcmp(verb, "fail")) {
-		int i = arg ? vol_slot_of(v, arg) : -1;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
+{
+	struct report_cmd c;
+	char why[400];
+	int r = report_ctl_parse(cmd, len, &c, err, errlen);
+	if (r)
+		return r;
+	switch (c.verb) {
+	case REPORT_CTL_RESET:
+		report_reset(v);
+		return 0;
+	case REPORT_CTL_STATS:
+		atomic_store(&v->stats_level, c.level == STATS_LEVEL_ALL ? VOL_STATS_ALL
+					      : c.level == STATS_LEVEL_VOLUME ? VOL_STATS_VOLUME : VOL_STATS_OFF);
+		return 0;
+	case REPORT_CTL_FAIL: {
+		int i = c.arg[0] ? vol_slot_of(v, c.arg) : -1;
 		if (i < 0 || (unsigned)i >= v->geom.members) {
-			snprintf(err, errlen, "ctl: fail %s: expected a member slot below %u or a member's path",
-				 arg ? arg : "", v->geom.members);
+			snprintf(err, errlen, "ctl: fail %s: expected a member slot below %u or a member's path", c.arg,
+				 v->geom.members);
+			return -EINVAL;
+		}
+		/* a mistaken fail must not brick a volume: beyond redundancy, only when forced */
+		uint64_t after = atomic_load(&v->failed) | (1ull << i);
+		if (!c.force && !layout_survives(&v->geom, after) && !(atomic_load(&v->failed) & (1ull << i))) {
+			snprintf(err, errlen, "ctl: fail %s: %s cannot run without member %d; 'fail %s force' if you mean it",
+				 c.arg, layout_level_name(v->geom.level), i, c.arg);
 			return -EINVAL;
 		}
 		vol_fail_slot(v, (unsigned)i, -EIO);
 		return 0;
 	}
-	if (!strcmp(verb, "add") || !strcmp(verb, "re-add") || !strcmp(verb, "remove")) {
-		char why[400];
-		int r;
-		if (!arg) {
-			snprintf(err, errlen, "ctl: %s: the member is missing (%s)", verb,
-				 strcmp(verb, "remove") ? "an absolute path" : "a slot number or a path");
-			return -EINVAL;
-		}
-		r = !strcmp(verb, "add") ? vol_add(v, arg, why, sizeof(why))
-		    : !strcmp(verb, "re-add") ? vol_readd(v, arg, why, sizeof(why)) : vol_remove(v, arg, why, sizeof(why));
-		if (r)
-			snprintf(err, errlen, "ctl: %s", why);
-		return r;
-	}
-	if (!strcmp(verb, "sync_speed_min") || !strcmp(verb, "sync_speed_max")) {
-		/* md's knobs, KiB/s, live */
-		char *end;
-		unsigned long n = arg ? strtoul(arg, &end, 10) : 0;
-		if (!arg || *end || !n || n > 100000000) {
-			snprintf(err, errlen, "ctl: %s %s: expected KiB/s from 1 to 100000000", verb, arg ? arg : "");
-			return -EINVAL;
-		}
-		atomic_store(!strcmp(verb, "sync_speed_min") ? &v->sync_speed_min : &v->sync_speed_max, (unsigned)n);
-		return 0;
-	}
-	if (!strcmp(verb, "model")) {
-		if (!arg) {
-			snprintf(err, errlen, "ctl: model SPEC: the spec is missing (see fsvol model list)");
-			return -EINVAL;
-		}
-		char why[400];
-		int r = vol_model(v, arg, why, sizeof(why));
+	case REPORT_CTL_MODEL:
+		r = vol_model(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: model %s", why);
 		return r;
-	}
-	if (!strcmp(verb, "check") || !strcmp(verb, "repair")) {
-		int r = vol_sync_start(v, !strcmp(verb, "check") ? "check" : "repair");
+	case REPORT_CTL_CHECK:
+	case REPORT_CTL_REPAIR: {
+		const char *verb = c.verb == REPORT_CTL_CHECK ? "check" : "repair";
+		r = vol_sync_start(v, verb);
 		if (r == -EBUSY)
-			snprintf(err, errlen, "ctl: %s: a resync, check or repair is already running", verb);
+			snprintf(err, errlen, "ctl: %s: a resync, check, repair or recovery is already running", verb);
 		else if (r)
 			snprintf(err, errlen, "ctl: %s: %s has no redundancy to check", verb,
 				 layout_level_name(v->geom.level));
 		return r;
 	}
-	if (!strcmp(verb, "error") || !strcmp(verb, "fault")) {
+	case REPORT_CTL_ERROR:
+	case REPORT_CTL_FAULT:
 		/* fault injection on a member (members/member_fault.c); "error N"
 		 * is "fault N error=all": every I/O fails from now on, as a dying
 		 * disk's would, and the engine fails it and serves from redundancy */
-		char *end;
-		unsigned long i = arg ? strtoul(arg, &end, 10) : 0;
-		if (!arg || *end || i >= v->nslots || !v->slot[i]) {
-			snprintf(err, errlen, "ctl: %s %s: expected the index of a present member", verb, arg ? arg : "");
+		if (c.index >= v->nslots || !v->slot[c.index]) {
+			snprintf(err, errlen, "ctl: %s %s: expected the index of a present member",
+				 c.verb == REPORT_CTL_ERROR ? "error" : "fault", c.arg);
 			return -EINVAL;
 		}
-		if (two && !extra) {
-			snprintf(err, errlen, "ctl: fault %s SPEC: the spec is missing (none, error=..., see docs/faults.md)",
-				 arg);
-			return -EINVAL;
-		}
-		char why[300];
-		int r = member_fault_set(v->slot[i], two ? extra : "error=all", why, sizeof(why));
+		r = member_fault_set(v->slot[c.index], c.verb == REPORT_CTL_ERROR ? "error=all" : c.arg2, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;
+	case REPORT_CTL_ADD:
+	case REPORT_CTL_READD:
+	case REPORT_CTL_REMOVE:
+		r = c.verb == REPORT_CTL_ADD ? vol_add(v, c.arg, why, sizeof(why))
+		    : c.verb == REPORT_CTL_READD ? vol_readd(v, c.arg, why, sizeof(why)) : vol_remove(v, c.arg, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case REPORT_CTL_SPEED_MIN:
+	case REPORT_CTL_SPEED_MAX:
+		/* md's knobs, KiB/s, live */
+		atomic_store(c.verb == REPORT_CTL_SPEED_MIN ? &v->sync_speed_min : &v->sync_speed_max, c.number);
+		return 0;
 	}
-	snprintf(err, errlen, "ctl: unknown command '%s' (reset, stats LEVEL, model SPEC, fail M, add PATH, re-add PATH, remove M, sync_speed_min KIBS, sync_speed_max KIBS, error N, fault N SPEC, check, repair)", verb);
 	return -EINVAL;
 }

@@ -1,6 +1,12 @@
 /* spindle: per-member disk model (HDD geometry, seek, rotation, read-ahead,
- * write-back; SSD channels) and the queue disciplines. Pure computation in
- * emulated ns; see docs/model.md for the derivations. */
+ * write-back; SSD channels), partitions of one disk, the adapter's share of a
+ * transfer, and the queue disciplines. Pure computation in emulated ns; see
+ * docs/model.md for the derivations.
+ *
+ * Inside this file `s` is the disk's spindle (s->disk == s) and offsets are disk
+ * bytes, unless a function says otherwise; the public calls take a member's
+ * spindle and member offsets and translate once (spindle_enqueue fills
+ * r->disk_offset). */
 #include "fsvol/model/spindle.h"
 
 #include <assert.h>
@@ -29,7 +35,7 @@ static void build_geometry(struct spindle *s)
 {
 	const struct spindle_params *p = &s->p;
 	unsigned nz = p->zones ? p->zones : 1;
-	uint64_t m = s->member_bytes ? s->member_bytes : 1;
+	uint64_t m = s->disk_bytes ? s->disk_bytes : 1;
 	uint64_t cyl_bytes[SPINDLE_MAX_ZONES], sum = 0;
 	uint32_t spt[SPINDLE_MAX_ZONES];
 
@@ -98,8 +104,9 @@ static void fit_seek(struct spindle *s)
 	s->seek_linear = 0;
 }
 
-double spindle_seek_ns(const struct spindle *s, double dist)
+double spindle_seek_ns(const struct spindle *sp, double dist)
 {
+	const struct spindle *s = sp->disk;
 	if (dist <= 0)
 		return 0;
 	if (!s->seek_linear)
@@ -118,7 +125,7 @@ double spindle_seek_ns(const struct spindle *s, double dist)
 	return ta + (tf - ta) * (dist - x2) / (d - x2);
 }
 
-unsigned spindle_zone_of(const struct spindle *s, uint64_t offset)
+static unsigned zone_at(const struct spindle *s, uint64_t offset)
 {
 	unsigned z = s->nzones ? s->nzones - 1 : 0;
 	while (z > 0 && offset < s->zone[z].start)
@@ -126,8 +133,9 @@ unsigned spindle_zone_of(const struct spindle *s, uint64_t offset)
 	return z;
 }
 
-double spindle_zone_rate(const struct spindle *s, unsigned z)
+double spindle_zone_rate(const struct spindle *sp, unsigned z)
 {
+	const struct spindle *s = sp->disk;
 	return (double)s->zone[z].track_bytes * NS_PER_S / (s->rev_ns + (double)s->p.switch_ns);
 }
 
@@ -141,9 +149,9 @@ struct loc {
 static struct loc locate(const struct spindle *s, uint64_t off)
 {
 	struct loc l;
-	if (off >= s->member_bytes)
-		off = s->member_bytes ? s->member_bytes - 1 : 0;
-	l.zone = spindle_zone_of(s, off);
+	if (off >= s->disk_bytes)
+		off = s->disk_bytes ? s->disk_bytes - 1 : 0;
+	l.zone = zone_at(s, off);
 	const struct spindle_zone *zn = &s->zone[l.zone];
 	uint64_t rel = off - zn->start;
 	uint64_t t = rel / zn->track_bytes; /* track within the zone */
@@ -155,7 +163,12 @@ static struct loc locate(const struct spindle *s, uint64_t off)
 
 uint64_t spindle_cylinder(const struct spindle *s, uint64_t offset)
 {
-	return locate(s, offset).cyl;
+	return locate(s->disk, s->base + offset).cyl;
+}
+
+unsigned spindle_zone_of(const struct spindle *s, uint64_t offset)
+{
+	return zone_at(s->disk, s->base + offset);
 }
 
 /* Platter angle at emulated time t, in turns [0, 1). A minute holds exactly rpm
@@ -191,7 +204,7 @@ static double media_ns(const struct spindle *s, uint64_t off, uint64_t len)
 {
 	double ns = 0;
 	while (len) {
-		if (off >= s->member_bytes) { /* past the end: bill at the last zone's rate */
+		if (off >= s->disk_bytes) { /* past the end: bill at the last zone's rate */
 			ns += (double)len * s->rev_ns / (double)s->zone[s->nzones - 1].track_bytes;
 			break;
 		}
@@ -210,13 +223,13 @@ static double media_ns(const struct spindle *s, uint64_t off, uint64_t len)
 
 /* Read-ahead: after a media read the drive goes on reading into its segment from
  * seg_h0 (reached at seg_t0) at the zone's sustained rate, until the segment holds
- * cache_bytes from seg_lo or the member ends. */
+ * cache_bytes from seg_lo or the disk ends (a partition's end does not stop it). */
 static uint64_t seg_hi(const struct spindle *s, uint64_t t)
 {
-	uint64_t cap = min_u64(s->seg_lo + s->p.cache_bytes, s->member_bytes);
+	uint64_t cap = min_u64(s->seg_lo + s->p.cache_bytes, s->disk_bytes);
 	if (s->seg_h0 >= cap || t <= s->seg_t0)
 		return s->seg_h0; /* full (paused) or no time has passed */
-	double rate = spindle_zone_rate(s, spindle_zone_of(s, s->seg_h0));
+	double rate = spindle_zone_rate(s, zone_at(s, s->seg_h0));
 	/* The epsilon keeps a byte promised at a ceil()ed time (hdd_hit) from
 	 * flooring to one short. */
 	double got = (double)(t - s->seg_t0) * rate / NS_PER_S + 1e-6;
@@ -245,6 +258,8 @@ struct effect {
 	int wb_push;
 	uint64_t wb_end, wb_bytes;
 	uint64_t bus_free_ns;
+	int resv;                 /* an adapter reservation to take */
+	uint64_t resv_ready, resv_start, resv_hold, resv_bytes;
 };
 
 /* Seek + rotation from the head at `from` to `off`, starting at ts; returns the
@@ -268,28 +283,61 @@ static uint64_t iface_ns(const struct spindle *s, uint64_t len)
 	return ns_round((double)len * NS_PER_S / (double)s->p.iface_Bps);
 }
 
-/* A media access (read miss, write-through, or destage when background is set):
- * overhead, wait for the mechanism, seek, rotate, transfer. */
+/* The shared bus for len bytes that can go from `ready` on, and must not end
+ * before `not_before` (a read's last byte leaves the media then): the drive
+ * reconnects so its transfer ends then if the bus is free, later if not.
+ * Returns the time the transfer ends on the bus (not_before when no adapter);
+ * *late gets how much the bus being taken delayed it. */
+static uint64_t bus(const struct spindle *s, uint64_t ready, uint64_t not_before, uint64_t len,
+		    struct effect *e, uint64_t *late)
+{
+	const struct adapter *a = s->adapter;
+	*late = 0;
+	if (!a)
+		return not_before;
+	uint64_t hold = adapter_hold_ns(a, len);
+	uint64_t want = not_before > ready + hold ? not_before - hold : ready;
+	uint64_t start = adapter_find(a, want, hold);
+	e->resv = 1;
+	e->resv_ready = want;
+	e->resv_start = start;
+	e->resv_hold = hold;
+	e->resv_bytes = len;
+	*late = start - want;
+	return start + hold > not_before ? start + hold : not_before;
+}
+
+/* A media access (read miss, write-through): overhead, wait for the mechanism,
+ * seek, rotate, transfer; with an adapter the data also crosses the shared bus
+ * (a read's after the media, a write's before its media write can end). */
 static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, uint64_t t,
 			  struct spindle_cost *c, struct effect *e)
 {
+	uint64_t off = r->disk_offset, late;
 	uint64_t t_cmd = t + s->p.overhead_ns;
 	uint64_t ts = max_u64(t_cmd, s->mech_free_ns);
 	c->overhead_ns = s->p.overhead_ns;
 	c->wait_ns = ts - t_cmd;
-	uint64_t at = position(s, head_at(s, t), r->offset, ts, c);
-	double media = media_ns(s, r->offset, r->length);
-	double bus = (double)r->length * NS_PER_S / (double)s->p.iface_Bps;
-	c->transfer_ns = ns_round(media > bus ? media : bus);
+	uint64_t at = position(s, head_at(s, t), off, ts, c);
+	double media = media_ns(s, off, r->length);
+	double link = (double)r->length * NS_PER_S / (double)s->p.iface_Bps;
+	c->transfer_ns = ns_round(media > link ? media : link);
 	uint64_t done = at + c->transfer_ns;
-	uint64_t end = r->offset + r->length;
+	if (r->write)
+		done = max_u64(done, bus(s, t_cmd, t_cmd, r->length, e, &late));
+	else
+		done = bus(s, at, done, r->length, e, &late);
+	/* time the bus made us wait shows as wait; the rest is transfer */
+	c->wait_ns += late < done - at ? late : done - at;
+	c->transfer_ns = done - at - (late < done - at ? late : done - at);
+	uint64_t end = off + r->length;
 
 	e->pos = end;
 	e->seg_valid = 0;
 	if (!r->write && s->p.cache_bytes) {
 		/* The segment keeps the tail of what was read and prefetches on. */
 		e->seg_valid = 1;
-		e->seg_lo = r->length > s->p.cache_bytes ? end - s->p.cache_bytes : r->offset;
+		e->seg_lo = r->length > s->p.cache_bytes ? end - s->p.cache_bytes : off;
 		e->seg_h0 = end;
 		e->seg_t0 = done;
 	}
@@ -298,42 +346,48 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 
 /* A read whose first byte is already in the segment (or is the next byte the
  * prefetch will bring): served through the interface once the data is there;
- * the prefetch goes on, now keeping the segment from r->offset. */
+ * the prefetch goes on, now keeping the segment from the read's offset. */
 static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_t t,
 		   struct spindle_cost *c, struct effect *e, uint64_t *done)
 {
+	uint64_t off = r->disk_offset, late;
 	if (r->write || !s->seg_valid || r->length > s->p.cache_bytes)
 		return 0;
-	uint64_t hi = seg_hi(s, t), end = r->offset + r->length;
-	if (r->offset < s->seg_lo || r->offset > hi)
+	uint64_t hi = seg_hi(s, t), end = off + r->length;
+	if (off < s->seg_lo || off > hi)
 		return 0;
 	uint64_t avail = t;
 	if (end > hi) {
-		double rate = spindle_zone_rate(s, spindle_zone_of(s, hi));
+		double rate = spindle_zone_rate(s, zone_at(s, hi));
 		avail = t + (uint64_t)ceil((double)(end - hi) * NS_PER_S / rate);
 	}
 	uint64_t bus_done = t + s->p.hit_overhead_ns + iface_ns(s, r->length);
 	*done = max_u64(bus_done, avail);
+	*done = bus(s, t + s->p.hit_overhead_ns, *done, r->length, e, &late);
 	c->overhead_ns = s->p.hit_overhead_ns;
-	c->transfer_ns = *done - t - c->overhead_ns;
+	c->wait_ns = late < *done - t - c->overhead_ns ? late : *done - t - c->overhead_ns;
+	c->transfer_ns = *done - t - c->overhead_ns - c->wait_ns;
 	c->cache_hit = 1;
 	e->seg_valid = 1;
-	e->seg_lo = r->offset;
+	e->seg_lo = off;
 	e->seg_h0 = hi;   /* restart the prefetch clock: it may have paused when full */
 	e->seg_t0 = t;
 	e->pos = end;
 	return 1;
 }
 
-/* Write-back: acknowledged once the data crossed the interface and fits in the
- * cache beside the dirty data not yet destaged; the media write is queued on the
- * mechanism behind earlier destages (mech_free_ns) and delays later media access. */
+/* Write-back: acknowledged once the data crossed the interface (and the adapter)
+ * and fits in the cache beside the dirty data not yet destaged; the media write
+ * is queued on the mechanism behind earlier destages (mech_free_ns) and delays
+ * later media access. */
 static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, uint64_t t,
 			  struct spindle_cost *c, struct effect *e, uint64_t *done)
 {
+	uint64_t off = r->disk_offset, late;
 	if (!r->write || !s->p.wcache || r->length > s->p.cache_bytes)
 		return 0;
-	uint64_t in_buf = t + s->p.overhead_ns + iface_ns(s, r->length);
+	uint64_t t_cmd = t + s->p.overhead_ns;
+	uint64_t in_buf = bus(s, t_cmd, t_cmd + iface_ns(s, r->length), r->length, e, &late);
 	uint64_t ack = in_buf, dirty = 0;
 	unsigned pop = 0;
 	for (unsigned i = 0; i < s->wb_n; i++)
@@ -352,16 +406,16 @@ static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, 
 	}
 	struct spindle_cost bg = {0};
 	uint64_t ds = max_u64(in_buf, s->mech_free_ns);
-	uint64_t at = position(s, head_at(s, t), r->offset, ds, &bg);
-	uint64_t dend = at + ns_round(media_ns(s, r->offset, r->length));
+	uint64_t at = position(s, head_at(s, t), off, ds, &bg);
+	uint64_t dend = at + ns_round(media_ns(s, off, r->length));
 
 	*done = ack;
 	c->overhead_ns = s->p.overhead_ns;
-	c->transfer_ns = in_buf - t - s->p.overhead_ns;
-	c->wait_ns = ack - in_buf;
+	c->transfer_ns = in_buf - t_cmd - late;
+	c->wait_ns = ack - in_buf + late;
 	c->write_back = 1;
 	e->seg_valid = 0;
-	e->pos = r->offset + r->length;
+	e->pos = off + r->length;
 	e->mech_free_ns = dend;
 	e->wb_pop = pop;
 	e->wb_push = 1;
@@ -371,10 +425,12 @@ static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, 
 }
 
 /* SSD: overhead and flash latency on the request's channel, then the transfer
- * over the bandwidth shared by all channels (serialised in dispatch order). */
+ * over the bandwidth shared by all channels (serialised in dispatch order), and
+ * over the adapter when there is one. */
 static uint64_t ssd_service(const struct spindle *s, const struct spindle_req *r, uint64_t t,
 			    struct spindle_cost *c, struct effect *e)
 {
+	uint64_t late;
 	c->overhead_ns = s->p.overhead_ns;
 	c->access_ns = r->write ? s->p.write_ns : s->p.read_ns;
 	uint64_t ready = t + c->overhead_ns + c->access_ns;
@@ -382,7 +438,10 @@ static uint64_t ssd_service(const struct spindle *s, const struct spindle_req *r
 	c->wait_ns = xs - ready;
 	c->transfer_ns = ns_round((double)r->length * NS_PER_S / (double)s->p.bw_Bps);
 	e->bus_free_ns = xs + c->transfer_ns;
-	return e->bus_free_ns;
+	uint64_t done = bus(s, xs, e->bus_free_ns, r->length, e, &late);
+	c->wait_ns += late;
+	c->transfer_ns = done - xs - late;
+	return done;
 }
 
 static uint64_t service(const struct spindle *s, const struct spindle_req *r, uint64_t t,
@@ -400,6 +459,7 @@ static uint64_t service(const struct spindle *s, const struct spindle_req *r, ui
 	e->wb_push = 0;
 	e->wb_end = e->wb_bytes = 0;
 	e->bus_free_ns = s->bus_free_ns;
+	e->resv = 0;
 	switch (s->p.kind) {
 	case SPINDLE_HDD:
 		if (hdd_hit(s, r, t, c, e, &done) || hdd_write_back(s, r, t, c, e, &done))
@@ -430,57 +490,77 @@ static void commit(struct spindle *s, const struct effect *e)
 		s->wb[i].end_ns = e->wb_end;
 		s->wb[i].bytes = e->wb_bytes;
 	}
+	if (e->resv && s->adapter)
+		adapter_reserve(s->adapter, e->resv_ready, e->resv_start, e->resv_hold,
+				e->resv_bytes);
 }
-
 uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r,
 			    uint64_t start_ns, struct spindle_cost *cost)
 {
 	struct spindle_cost c;
 	struct effect e;
-	uint64_t done = service(s, r, start_ns, &c, &e);
+	struct spindle_req q = *r;
+	q.disk_offset = s->base + r->offset;
+	uint64_t done = service(s->disk, &q, start_ns, &c, &e);
 	if (cost)
 		*cost = c;
 	return done - start_ns;
 }
 
-/* Bytes of the member on cylinder c; *sq gets the sum of its tracks' squared
- * bytes (the last cylinder of a zone may be partly filled). */
-static double cyl_bytes(const struct spindle *s, uint64_t c, double *sq)
+/* Bytes of [lo, hi) on cylinder c; *sq gets the sum over its tracks of the
+ * squared bytes each holds of it. */
+static double cyl_bytes(const struct spindle *s, uint64_t c, uint64_t lo, uint64_t hi,
+			double *sq)
 {
 	*sq = 0;
 	for (unsigned z = 0; z < s->nzones; z++) {
 		const struct spindle_zone *zn = &s->zone[z];
-		if (c < zn->cyl0 + zn->cyls) {
-			uint64_t tb = zn->track_bytes, per = tb * s->p.heads;
-			uint64_t lo = (c - zn->cyl0) * per;
-			if (lo >= zn->bytes)
-				return 0;
-			uint64_t bytes = min_u64(per, zn->bytes - lo), rest = bytes % tb;
-			*sq = (double)(bytes / tb) * (double)tb * (double)tb + (double)rest * (double)rest;
-			return (double)bytes;
+		if (c >= zn->cyl0 + zn->cyls)
+			continue;
+		uint64_t tb = zn->track_bytes, per = tb * s->p.heads;
+		uint64_t c0 = zn->start + (c - zn->cyl0) * per;
+		uint64_t c1 = min_u64(c0 + per, zn->start + zn->bytes);
+		uint64_t a = max_u64(c0, lo), b = min_u64(c1, hi);
+		if (a >= b)
+			return 0;
+		for (uint64_t t = (a - c0) / tb; c0 + t * tb < b; t++) {
+			uint64_t x = max_u64(a, c0 + t * tb), y = min_u64(b, c0 + (t + 1) * tb);
+			*sq += (double)(y - x) * (double)(y - x);
 		}
+		return (double)(b - a);
 	}
 	return 0;
 }
 
-double spindle_mean_seek_ns(const struct spindle *s)
+/* Cylinder of a disk byte as a real number (the byte's place within its
+ * cylinder as the fraction), for spreading a zone's bytes over bins. */
+static double cyl_pos(const struct spindle *s, uint64_t off)
+{
+	unsigned z = zone_at(s, off);
+	const struct spindle_zone *zn = &s->zone[z];
+	double per = (double)zn->track_bytes * s->p.heads;
+	return (double)zn->cyl0 + (double)(off - zn->start) / per;
+}
+
+/* Mean seek between two uniformly random bytes of [lo, hi) on disk s. */
+static double mean_seek(const struct spindle *s, uint64_t lo, uint64_t hi)
 {
 	enum { BINS = 256 };
 	double w[BINS] = { 0 };
-	uint64_t n = s->cylinders;
-	if (s->p.kind != SPINDLE_HDD || n == 0 || s->member_bytes == 0)
+	if (s->p.kind != SPINDLE_HDD || s->cylinders == 0 || hi <= lo)
 		return 0;
+	uint64_t c_lo = locate(s, lo).cyl, n = locate(s, hi - 1).cyl - c_lo + 1;
 	/* Weight of each cylinder (or bin of cylinders when there are many) by its
 	 * bytes: uniformly random offsets land on outer cylinders more often. */
 	unsigned nb = n < BINS ? (unsigned)n : BINS;
 	double width = (double)n / nb;
-	double m = (double)s->member_bytes, switches = 0;
+	double m = (double)(hi - lo), switches = 0;
 	if (nb == n) {
 		/* exact: two offsets on one cylinder cost a head switch unless
 		 * they are on the same track */
 		for (uint64_t c = 0; c < n; c++) {
 			double sq;
-			w[c] = cyl_bytes(s, c, &sq) / m;
+			w[c] = cyl_bytes(s, c_lo + c, lo, hi, &sq) / m;
 			switches += w[c] * w[c] - sq / (m * m);
 		}
 	} else {
@@ -488,12 +568,16 @@ double spindle_mean_seek_ns(const struct spindle *s)
 		 * bins it overlaps: work by zones and bins, never by cylinders */
 		for (unsigned z = 0; z < s->nzones; z++) {
 			const struct spindle_zone *zn = &s->zone[z];
-			double lo = (double)zn->cyl0, hi = lo + (double)zn->cyls;
-			double per = (double)zn->bytes / m / (hi - lo);
-			for (unsigned b = (unsigned)(lo / width); b < nb && b * width < hi; b++) {
-				double a = fmax(lo, b * width), e = fmin(hi, (b + 1) * width);
-				if (e > a)
-					w[b] += (e - a) * per;
+			uint64_t a = max_u64(lo, zn->start), b = min_u64(hi, zn->start + zn->bytes);
+			if (a >= b)
+				continue;
+			double x0 = cyl_pos(s, a) - (double)c_lo;
+			double x1 = x0 + (double)(b - a) / ((double)zn->track_bytes * s->p.heads);
+			double per = (double)(b - a) / m / (x1 - x0);
+			for (unsigned i = (unsigned)(x0 / width); i < nb && i * width < x1; i++) {
+				double u = fmax(x0, i * width), v = fmin(x1, (i + 1) * width);
+				if (v > u)
+					w[i] += (v - u) * per;
 			}
 		}
 	}
@@ -516,32 +600,86 @@ double spindle_mean_seek_ns(const struct spindle *s)
 	return sum;
 }
 
+double spindle_mean_seek_ns(const struct spindle *s)
+{
+	return mean_seek(s->disk, s->base, s->base + s->member_bytes);
+}
+
+double spindle_disk_mean_seek_ns(const struct spindle *s)
+{
+	return mean_seek(s->disk, 0, s->disk->disk_bytes);
+}
+
 double spindle_random_read_ns(const struct spindle *s, uint64_t len)
 {
 	const struct spindle_params *p = &s->p;
+	const struct spindle *d = s->disk;
 	if (p->kind == SPINDLE_SSD)
 		return (double)(p->overhead_ns + p->read_ns)
 		       + (double)len * NS_PER_S / (double)p->bw_Bps;
-	if (p->kind != SPINDLE_HDD)
+	if (p->kind != SPINDLE_HDD || !s->member_bytes)
 		return 0;
-	/* Mean transfer of len bytes at a uniformly random byte: each zone weighted by
-	 * its share of the member, len * rev / track_bytes inside one track. */
+	/* Mean transfer of len bytes at a uniformly random byte of the member: each
+	 * zone weighted by its share of the member, len * rev / track_bytes inside
+	 * one track. */
 	double xfer = 0;
-	for (unsigned z = 0; z < s->nzones; z++)
-		xfer += (double)s->zone[z].bytes / (double)s->member_bytes
-			* (double)len * s->rev_ns / (double)s->zone[z].track_bytes;
-	double bus = (double)len * NS_PER_S / (double)p->iface_Bps;
-	return (double)p->overhead_ns + spindle_mean_seek_ns(s) + s->rev_ns / 2
-	       + (xfer > bus ? xfer : bus);
+	uint64_t lo = s->base, hi = s->base + s->member_bytes;
+	for (unsigned z = 0; z < d->nzones; z++) {
+		const struct spindle_zone *zn = &d->zone[z];
+		uint64_t a = max_u64(lo, zn->start), b = min_u64(hi, zn->start + zn->bytes);
+		if (a < b)
+			xfer += (double)(b - a) / (double)s->member_bytes
+				* (double)len * d->rev_ns / (double)zn->track_bytes;
+	}
+	double link = (double)len * NS_PER_S / (double)p->iface_Bps;
+	if (d->adapter) {
+		double hold = (double)adapter_hold_ns(d->adapter, len);
+		link = hold > link ? hold : link;
+	}
+	return (double)p->overhead_ns + spindle_mean_seek_ns(s) + d->rev_ns / 2
+	       + (xfer > link ? xfer : link);
 }
 
-/* ---- queue --------------------------------------------------------------- */
+/* ---- placement --------------------------------------------------------------- */
+
+/* First disk byte of a member of member_bytes under p's start= on disk d (its
+ * geometry built); it may not fit. */
+static uint64_t start_of(const struct spindle *d, const struct spindle_params *p,
+			 uint64_t member_bytes)
+{
+	switch (p->start_mode) {
+	case SPINDLE_START_BYTES:
+		return p->start_bytes;
+	case SPINDLE_START_FRAC:
+		if (p->kind == SPINDLE_HDD && d->cylinders) {
+			/* the first byte of the cylinder that far across the stroke */
+			uint64_t c = (uint64_t)(p->start_frac * (double)d->cylinders);
+			if (c >= d->cylinders)
+				c = d->cylinders - 1;
+			for (unsigned z = 0; z < d->nzones; z++) {
+				const struct spindle_zone *zn = &d->zone[z];
+				if (c < zn->cyl0 + zn->cyls)
+					return zn->start + (c - zn->cyl0) * zn->track_bytes * d->p.heads;
+			}
+			return d->disk_bytes;
+		}
+		return (uint64_t)(p->start_frac * (double)d->disk_bytes) / 4096 * 4096;
+	case SPINDLE_START_INNER:
+		return d->disk_bytes > member_bytes ? d->disk_bytes - member_bytes : 0;
+	case SPINDLE_START_AUTO:
+		break;
+	}
+	return 0;
+}
 
 void spindle_init(struct spindle *s, const struct spindle_params *p, uint64_t member_bytes)
 {
 	memset(s, 0, sizeof(*s));
 	s->p = *p;
+	s->disk = s;
 	s->member_bytes = member_bytes;
+	/* a member larger than its disk grows the disk: callers check first */
+	s->disk_bytes = p->capacity_bytes > member_bytes ? p->capacity_bytes : member_bytes;
 	if (p->kind == SPINDLE_HDD) {
 		if (!s->p.heads)
 			s->p.heads = 1;
@@ -559,17 +697,51 @@ void spindle_init(struct spindle *s, const struct spindle_params *p, uint64_t me
 		if (!s->p.bw_Bps)
 			s->p.bw_Bps = 1;
 	}
+	s->want_base = start_of(s, &s->p, member_bytes);
+	spindle_set_base(s, s->want_base);
 }
+
+void spindle_set_base(struct spindle *s, uint64_t base)
+{
+	uint64_t room = s->disk_bytes > s->member_bytes ? s->disk_bytes - s->member_bytes : 0;
+	s->base = base < room ? base : room;
+}
+
+void spindle_share(struct spindle *s, struct spindle *disk, uint64_t member_bytes,
+		   uint64_t base)
+{
+	struct spindle *d = disk->disk;
+	memset(s, 0, sizeof(*s));
+	s->p = d->p;
+	s->disk = d;
+	s->disk_bytes = d->disk_bytes;
+	s->member_bytes = member_bytes < d->disk_bytes ? member_bytes : d->disk_bytes;
+	spindle_set_base(s, base);
+}
+
+void spindle_set_adapter(struct spindle *s, struct adapter *a)
+{
+	s->disk->adapter = a;
+}
+
+int spindle_idle(const struct spindle *s)
+{
+	return !s->disk->queued && !s->disk->busy;
+}
+
+/* ---- queue --------------------------------------------------------------- */
 
 void spindle_enqueue(struct spindle *s, struct spindle_req *r)
 {
+	struct spindle *d = s->disk;
+	r->disk_offset = s->base + r->offset;
 	r->next = NULL;
-	if (s->qtail)
-		s->qtail->next = r;
+	if (d->qtail)
+		d->qtail->next = r;
 	else
-		s->qhead = r;
-	s->qtail = r;
-	s->queued++;
+		d->qhead = r;
+	d->qtail = r;
+	d->queued++;
 }
 
 /* The request the discipline serves next; *prevp gets its predecessor. */
@@ -581,9 +753,9 @@ static struct spindle_req *pick(const struct spindle *s, struct spindle_req **pr
 		return best;
 	if (s->p.sched == SPINDLE_SSTF) {
 		/* Nearest cylinder to where the last access ended; ties keep arrival order. */
-		uint64_t here = spindle_cylinder(s, s->pos), bd = UINT64_MAX;
+		uint64_t here = locate(s, s->pos).cyl, bd = UINT64_MAX;
 		for (struct spindle_req *r = s->qhead; r; prev = r, r = r->next) {
-			uint64_t c = spindle_cylinder(s, r->offset);
+			uint64_t c = locate(s, r->disk_offset).cyl;
 			uint64_t d = c > here ? c - here : here - c;
 			if (d < bd) {
 				bd = d;
@@ -596,11 +768,11 @@ static struct spindle_req *pick(const struct spindle *s, struct spindle_req **pr
 		struct spindle_req *low = NULL, *lprev = NULL;
 		best = NULL;
 		for (struct spindle_req *r = s->qhead; r; prev = r, r = r->next) {
-			if (r->offset >= s->pos && (!best || r->offset < best->offset)) {
+			if (r->disk_offset >= s->pos && (!best || r->disk_offset < best->disk_offset)) {
 				best = r;
 				bprev = prev;
 			}
-			if (!low || r->offset < low->offset) {
+			if (!low || r->disk_offset < low->disk_offset) {
 				low = r;
 				lprev = prev;
 			}
@@ -614,8 +786,9 @@ static struct spindle_req *pick(const struct spindle *s, struct spindle_req **pr
 	return best;
 }
 
-struct spindle_req *spindle_dispatch(struct spindle *s, uint64_t now_ns)
+struct spindle_req *spindle_dispatch(struct spindle *sp, uint64_t now_ns)
 {
+	struct spindle *s = sp->disk;
 	unsigned slots = s->p.kind == SPINDLE_SSD ? s->p.channels : 1;
 	struct spindle_req *prev, *r;
 	if (!s->qhead || s->busy >= slots)
@@ -643,8 +816,9 @@ struct spindle_req *spindle_dispatch(struct spindle *s, uint64_t now_ns)
 	return r;
 }
 
-void spindle_complete(struct spindle *s, struct spindle_req *r)
+void spindle_complete(struct spindle *sp, struct spindle_req *r)
 {
+	struct spindle *s = sp->disk;
 	(void)r; /* the head moved at dispatch; only the slot is held until now */
 	if (s->busy)
 		s->busy--;

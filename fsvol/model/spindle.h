@@ -17,14 +17,26 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fsvol/model/adapter.h"
+
 #define SPINDLE_MAX_ZONES 32      /* zoned recording bands, outer (0) to inner */
 #define SPINDLE_WB_SLOTS 32       /* write-back destages tracked at once */
 #define SPINDLE_SECTOR 512u       /* sectors per track are whole 512-byte sectors */
+#define SPINDLE_MAX_MEMBERS 64    /* members of one volume (= SB_MAX_SLOTS) */
+#define SPINDLE_NAME 16           /* disk and adapter names, with the NUL */
 
 enum spindle_kind {
 	SPINDLE_NONE = 0,         /* no model: the engine uses real timing */
 	SPINDLE_HDD = 1,
 	SPINDLE_SSD = 2,
+};
+
+/* Where the member starts on its disk (spec key start=). */
+enum spindle_start {
+	SPINDLE_START_AUTO = 0,   /* outer edge; on a shared disk, after the previous member */
+	SPINDLE_START_BYTES = 1,  /* start_bytes */
+	SPINDLE_START_FRAC = 2,   /* start_frac of the stroke (cylinders), 0 = outer edge */
+	SPINDLE_START_INNER = 3,  /* the member ends at the disk's last byte */
 };
 
 enum spindle_sched {
@@ -59,6 +71,13 @@ struct spindle_params {
 	uint64_t write_ns;         /* program latency per op (as seen through its buffer) */
 	uint32_t channels;         /* requests in service at once */
 	uint64_t bw_Bps;           /* transfer bandwidth shared by all channels */
+	/* placement (both kinds) */
+	uint64_t capacity_bytes;   /* the whole disk; 0: the member is the whole disk */
+	enum spindle_start start_mode;
+	uint64_t start_bytes;      /* SPINDLE_START_BYTES */
+	double start_frac;         /* SPINDLE_START_FRAC, [0, 1) */
+	char disk[SPINDLE_NAME];   /* members naming one disk share its spindle ("": own) */
+	char adapter[SPINDLE_NAME];/* the adapter (bus) the disk is on ("": its own link) */
 };
 
 /* Where a request's service time went; the parts add up to done - start. */
@@ -75,31 +94,42 @@ struct spindle_cost {
 };
 
 /* A member I/O. The caller owns it and fills the first four fields; the model
- * fills start_ns, done_ns and cost at dispatch. */
+ * fills disk_offset at enqueue, start_ns, done_ns and cost at dispatch. */
 struct spindle_req {
-	uint64_t offset;           /* member byte offset */
+	uint64_t offset;           /* member byte offset (the model adds the member's start) */
 	uint64_t length;           /* bytes, > 0 */
 	int write;
 	uint64_t arrival_ns;       /* emulated time it reached the member queue */
 	uint64_t start_ns;         /* service began (left the queue) */
 	uint64_t done_ns;          /* completion to release */
 	struct spindle_cost cost;
+	uint64_t disk_offset;      /* byte on the disk: the member's base + offset */
 	void *cookie;              /* caller's */
 	struct spindle_req *next;  /* queue link, owned by the model while queued */
 };
 
 struct spindle_zone {
-	uint64_t start;            /* first member byte of the zone */
-	uint64_t bytes;            /* member bytes in the zone */
+	uint64_t start;            /* first disk byte of the zone */
+	uint64_t bytes;            /* disk bytes in the zone */
 	uint64_t cyl0;             /* first cylinder */
 	uint64_t cyls;
 	uint32_t spt;              /* sectors per track */
 	uint64_t track_bytes;      /* spt * SPINDLE_SECTOR */
 };
 
+/* A member's emulated disk. The member is a partition [base, base + member_bytes)
+ * of a disk of disk_bytes. Members on one disk each have a struct spindle whose
+ * `disk` points at the first one's: that one holds the geometry, the queue, the
+ * head and the caches; the others hold only their partition. A member alone on
+ * its disk has disk == itself. Every call below takes the member's spindle. */
 struct spindle {
 	struct spindle_params p;
+	struct spindle *disk;      /* the mechanism (itself unless shared) */
 	uint64_t member_bytes;
+	uint64_t base;             /* first disk byte of the member */
+	uint64_t want_base;        /* where start= put it before clamping (spindle_place) */
+	uint64_t disk_bytes;       /* capacity of the whole disk */
+	struct adapter *adapter;   /* shared bus (on the disk's spindle), or NULL */
 	uint64_t phase_ns;         /* platter angle offset; set after init so members
 				    * of one volume do not spin in lock-step */
 	/* geometry (HDD) */
@@ -132,11 +162,43 @@ struct spindle {
  * with a message naming the key at fault in err. */
 int spindle_parse(const char *spec, struct spindle_params *out, char *err, size_t errlen);
 
-/* One spec for all members, or one per member: "0=SPEC;1=SPEC" (';' always splits;
- * ',' also splits before "N=" since keys never start with a digit, so
- * "0=hdd,1=ssd" works). Every member needs a spec. */
+/* One spec for all members, or one per member or range of members:
+ * "0=SPEC;1-3=SPEC" (';' always splits; ',' also splits before "N=" and "@",
+ * since keys never start with a digit or '@', so "0=hdd,1=ssd" works). Every
+ * member needs a spec. Adapter definitions "@NAME=ADAPTER-SPEC" may appear
+ * among them (checked, then ignored here: see spindle_plan). */
 int spindle_parse_multi(const char *spec, unsigned members, struct spindle_params *out,
 			char *err, size_t errlen);
+/* The same, keeping the adapter definitions: names and parameters, *nad of them
+ * (at most ADAPTER_MAX). */
+int spindle_parse_volume(const char *spec, unsigned members, struct spindle_params *out,
+			 char (*adname)[SPINDLE_NAME], struct adapter_params *ad, unsigned *nad,
+			 char *err, size_t errlen);
+
+/* A volume's models resolved from a spec (fsvol/model/spindle_plan.c): which
+ * members share a disk, where each starts on it, which adapter each disk is on. */
+struct spindle_plan {
+	unsigned members, nadapters;
+	struct spindle_params p[SPINDLE_MAX_MEMBERS];
+	uint64_t base[SPINDLE_MAX_MEMBERS];     /* first disk byte of each member */
+	unsigned disk[SPINDLE_MAX_MEMBERS];     /* the first member on the same disk */
+	int adapter[SPINDLE_MAX_MEMBERS];       /* index into ad[], -1: none */
+	char adname[ADAPTER_MAX][SPINDLE_NAME];
+	struct adapter_params ad[ADAPTER_MAX];
+};
+
+/* Parse spec for members of member_bytes[i] bytes and resolve it: disks shared
+ * (same disk=NAME), starts (start=, or after the previous member on a shared
+ * disk), adapters (adapter=NAME with "@NAME=PRESET[:key=value]", or a preset
+ * name for one adapter of that preset). Refuses, naming the member and both
+ * sizes, a member that does not fit on its disk or overlaps another. */
+int spindle_plan(const char *spec, unsigned members, const uint64_t *member_bytes,
+		 struct spindle_plan *out, char *err, size_t errlen);
+
+/* Where a member of member_bytes starts on its own disk under p (start=), or
+ * -EINVAL with a message naming both sizes when it does not fit. */
+int spindle_place(const struct spindle_params *p, uint64_t member_bytes, uint64_t *base,
+		  char *err, size_t errlen);
 
 /* The complete spec of p ("hdd:rpm=7200,..."), parseable by spindle_parse.
  * Returns the length snprintf would (truncated when >= len). */
@@ -148,25 +210,41 @@ extern const char *const spindle_presets[];
 /* Every parameter, one per line, in spec syntax (for `fsvol model list`). */
 void spindle_describe(const struct spindle_params *p, FILE *f);
 
-/* Derived figures for a member of member_bytes (for `fsvol model show`). */
-void spindle_show(const struct spindle_params *p, uint64_t member_bytes, FILE *f);
+/* Derived figures for a member of member_bytes on its disk (for `fsvol model
+ * show`). Returns 0, or -EINVAL with the reason in err when it does not fit. */
+int spindle_show(const struct spindle_params *p, uint64_t member_bytes, FILE *f,
+		 char *err, size_t errlen);
 
 /* Model (fsvol/spindle.c). */
+/* A member alone on its disk (capacity_bytes, or the member's size when 0),
+ * placed as p says (spindle_place; a member that does not fit is moved or the
+ * disk grown so nothing breaks: check with spindle_place first). */
 void spindle_init(struct spindle *s, const struct spindle_params *p, uint64_t member_bytes);
+/* Move the member to disk byte base (clamped so it fits). */
+void spindle_set_base(struct spindle *s, uint64_t base);
+/* Make s another partition of disk's disk (already spindle_init'ed): one queue,
+ * one head. The partition [base, base + member_bytes) is clamped to the disk. */
+void spindle_share(struct spindle *s, struct spindle *disk, uint64_t member_bytes,
+		   uint64_t base);
+/* Put the disk s is on onto adapter a (NULL: its own link only). */
+void spindle_set_adapter(struct spindle *s, struct adapter *a);
+/* Nothing queued or in service on s's disk. */
+int spindle_idle(const struct spindle *s);
 void spindle_enqueue(struct spindle *s, struct spindle_req *r);
 /* Start the next request if a service slot is free; NULL when none can start.
- * Sets start_ns = max(now, arrival, slot free), done_ns and cost. */
+ * Sets start_ns = max(now, arrival, slot free), done_ns and cost. On a shared
+ * disk the request may be another member's (find yours through r->cookie). */
 struct spindle_req *spindle_dispatch(struct spindle *s, uint64_t now_ns);
-/* Free r's service slot (call at r->done_ns). */
+/* Free r's service slot (call at r->done_ns; any member's spindle of the disk). */
 void spindle_complete(struct spindle *s, struct spindle_req *r);
 
 /* What r would cost if it started at start_ns in the current state; changes nothing. */
 uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r,
 			    uint64_t start_ns, struct spindle_cost *cost);
 
-/* Seek time over dist cylinders (HDD), in ns. */
+/* Seek time over dist cylinders of the disk (HDD), in ns. */
 double spindle_seek_ns(const struct spindle *s, double dist);
-/* Cylinder and zone of a member offset (HDD). */
+/* Disk cylinder and zone of a member offset (HDD). */
 uint64_t spindle_cylinder(const struct spindle *s, uint64_t offset);
 unsigned spindle_zone_of(const struct spindle *s, uint64_t offset);
 /* Sustained sequential media rate of zone z, bytes/s (track bytes per rev + switch). */
@@ -175,6 +253,8 @@ double spindle_zone_rate(const struct spindle *s, unsigned z);
  * seek curve weighted by the bytes each cylinder holds. Below seek_avg, because
  * the sqrt part is concave and the outer zones hold more. */
 double spindle_mean_seek_ns(const struct spindle *s);
+/* The same over the whole disk (what a member filling the disk would see). */
+double spindle_disk_mean_seek_ns(const struct spindle *s);
 /* Analytic mean service time of a random read of len bytes at QD1:
  * HDD: overhead + mean seek + rev/2 + len / (byte-weighted media rate);
  * SSD: overhead + read + len / bw. */

@@ -163,9 +163,10 @@ if command -v gnuplot >/dev/null 2>&1; then
 fi
 [[ -z $(ls -A "$T/tmp") ]] || fail "temp dir of members left behind after the series sweep"
 
-# a per-member spec serves every member count: items of members a volume lacks are dropped
+# a per-member spec serves every member count: items of members a volume lacks are dropped,
+# ranges clipped (1-3 is 1 on 2 members), adapter definitions kept
 "$BENCH" sweep -q --json --level raid0 --members 1-2 --size 8M -b 64K -o 2 -d 0.3 -W0 --workloads randread \
-	--model "0=ssd;1=ssd:channels=1,read=20ms" --dir "$T/tmp" >"$T/pm.json" 2>"$T/pm.err" ||
+	--model "0=ssd;1-3=ssd:channels=1,read=20ms;@x=fast-scsi2" --dir "$T/tmp" >"$T/pm.json" 2>"$T/pm.err" ||
 	fail "per-member spec over 1-2 members: $(cat "$T/pm.err")"
 # member 1 takes 20 ms a read (its model's figure, a floor), member 0 the ssd's ~0.1 ms
 jq -e '(.runs | length) == 2 and .runs[1].devices[1].await_ms >= 20 and .runs[1].devices[0].await_ms < 10' \

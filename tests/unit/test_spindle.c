@@ -1,6 +1,7 @@
 /* test_spindle: the disk model against analytic expectations, in emulated time only.
  * Build: gcc -std=c11 -D_GNU_SOURCE -I. tests/unit/test_spindle.c fsvol/model/spindle.c
- *        fsvol/model/spindle_spec.c $(pkg-config --cflags --libs check) -lm -pthread */
+ *        fsvol/model/spindle_spec.c fsvol/model/spindle_plan.c fsvol/model/adapter.c
+ *        $(pkg-config --cflags --libs check) -lm -pthread */
 #include "fsvol/model/spindle.h"
 
 #include <check.h>
@@ -23,10 +24,14 @@ static void parse_ok(const char *spec, struct spindle_params *p)
 	ck_assert_msg(rc == 0, "'%s' rejected: %s", spec, err);
 }
 
+/* The member is the whole disk (capacity=member), as the tests of the disk's
+ * own geometry and service want. */
 static void init_spec(const char *spec, uint64_t member_bytes)
 {
 	struct spindle_params p;
-	parse_ok(spec, &p);
+	char whole[600];
+	snprintf(whole, sizeof(whole), "%s%ccapacity=member", spec, strchr(spec, ':') ? ',' : ':');
+	parse_ok(whole, &p);
 	spindle_init(&sp, &p, member_bytes);
 }
 
@@ -522,6 +527,395 @@ START_TEST(test_sequential)
 }
 END_TEST
 
+/* ---- capacity, placement, shared disks, adapters ------------------------------- */
+
+#define MIB_ (1024ull * 1024)
+
+/* A member of member_bytes on the spec's own disk (the preset's capacity). */
+static void init_disk(struct spindle *s, const char *spec, uint64_t member_bytes)
+{
+	struct spindle_params p;
+	uint64_t base;
+	char err[512] = "";
+	parse_ok(spec, &p);
+	ck_assert_msg(spindle_place(&p, member_bytes, &base, err, sizeof(err)) == 0, "%s: %s", spec,
+		      err);
+	spindle_init(s, &p, member_bytes);
+	ck_assert_uint_eq(s->base, base);
+}
+
+/* The seek between two member offsets is the curve at their distance in the
+ * real disk's cylinders: far shorter for a small member than the full stroke
+ * the same offsets cross when the member is the whole disk. */
+START_TEST(test_seek_real_cylinders)
+{
+	uint64_t m = 60 * MIB_, end = m - 4096;
+	init_disk(&sp, "hdd-legacy:cache=0", m);
+	ck_assert_uint_gt(sp.disk_bytes, 15 * m);
+	uint64_t dist = spindle_cylinder(&sp, end) - spindle_cylinder(&sp, 0);
+	/* the member fills the outer zone's cylinders one after another */
+	uint64_t per_cyl = sp.zone[0].track_bytes * sp.p.heads;
+	ck_assert_uint_eq(dist, end / per_cyl);
+	qd1(0, 0, 4096, 0);
+	struct spindle_req *d = qd1(req.done_ns, end, 4096, 0);
+	ck_assert_uint_eq(d->cost.seek_ns, (uint64_t)llround(spindle_seek_ns(&sp, (double)dist)));
+	uint64_t real = d->cost.seek_ns;
+	ck_assert_uint_lt(real, sp.p.seek_full_ns / 2);
+	/* the same two offsets on a 60 MB whole disk: a full stroke */
+	init_spec("hdd-legacy:cache=0", m);
+	qd1(0, 0, 4096, 0);
+	d = qd1(req.done_ns, end, 4096, 0);
+	ck_assert_double_eq_tol((double)d->cost.seek_ns, (double)sp.p.seek_full_ns, 0.02 * MS);
+	ck_assert_uint_gt(d->cost.seek_ns, 3 * real);
+}
+END_TEST
+
+/* Mean QD1 service of random 4K reads, emulated. */
+static double random_mean(struct spindle *s, uint64_t m, int n)
+{
+	double sum = 0;
+	uint64_t t = 0;
+	static struct spindle_req r;
+	for (int i = 0; i < n; i++) {
+		memset(&r, 0, sizeof(r));
+		r.offset = rand_block(m, 4096);
+		r.length = 4096;
+		r.arrival_ns = t;
+		spindle_enqueue(s, &r);
+		struct spindle_req *d = spindle_dispatch(s, t);
+		ck_assert_ptr_eq(d, &r);
+		sum += (double)(d->done_ns - d->start_ns);
+		t = d->done_ns;
+		spindle_complete(s, d);
+	}
+	return sum / n;
+}
+
+/* A 60 MB member on the 1 GB preset: the mean random seek is well below the
+ * whole disk's, and the emulated reads agree with the model's own figure. */
+START_TEST(test_small_member_seeks_short)
+{
+	static struct spindle whole;
+	uint64_t m = 60 * MIB_;
+	init_disk(&sp, "hdd-legacy", m);
+	init_disk(&whole, "hdd-legacy", 1000 * MIB_);
+	double small = spindle_mean_seek_ns(&sp), disk = spindle_disk_mean_seek_ns(&sp);
+	ck_assert_msg(small < 0.5 * disk, "60 MB member %.3f ms, whole disk %.3f ms", small / MS,
+		      disk / MS);
+	ck_assert_double_eq_tol(spindle_mean_seek_ns(&whole), disk, 0.02 * disk);
+	/* sampled pairs of random member offsets against the model's sum */
+	double seeks = 0;
+	int n = 20000;
+	for (int i = 0; i < n; i++) {
+		uint64_t a = spindle_cylinder(&sp, rand_block(m, 4096));
+		uint64_t b = spindle_cylinder(&sp, rand_block(m, 4096));
+		seeks += a == b ? 0 : spindle_seek_ns(&sp, a > b ? (double)(a - b) : (double)(b - a));
+	}
+	ck_assert_msg(fabs(seeks / n - small) < 0.05 * small, "sampled %.3f ms, model %.3f ms",
+		      seeks / n / MS, small / MS);
+	double got = random_mean(&sp, m, 5000), want = spindle_random_read_ns(&sp, 4096);
+	ck_assert_msg(fabs(got - want) < 0.03 * want, "emulated %.3f ms, model %.3f ms", got / MS,
+		      want / MS);
+	double all = random_mean(&whole, 1000 * MIB_, 5000);
+	ck_assert_msg(got < 0.75 * all, "60 MB %.3f ms vs 1000 MB %.3f ms", got / MS, all / MS);
+}
+END_TEST
+
+/* The mean seek of a partition spanning many cylinders (summed over bands of
+ * them) against sampled pairs of its offsets, for partitions across the disk. */
+static const struct { const char *spec; uint64_t bytes; } part_cases[] = {
+	{ "hdd:start=0.3", 100 * GB },
+	{ "hdd:start=inner", 20 * GB },
+	{ "hdd:start=123456789K", 300 * GB },
+	{ "hdd-legacy:start=0.25", 500 * MIB_ },
+};
+
+START_TEST(test_partition_mean_seek)
+{
+	uint64_t m = part_cases[_i].bytes;
+	init_disk(&sp, part_cases[_i].spec, m);
+	double model = spindle_mean_seek_ns(&sp), seeks = 0;
+	int n = 40000;
+	for (int i = 0; i < n; i++) {
+		uint64_t a = spindle_cylinder(&sp, rand_block(m, 4096));
+		uint64_t b = spindle_cylinder(&sp, rand_block(m, 4096));
+		seeks += a == b ? 0 : spindle_seek_ns(&sp, a > b ? (double)(a - b) : (double)(b - a));
+	}
+	ck_assert_msg(fabs(seeks / n - model) < 0.03 * model, "%s: sampled %.3f ms, model %.3f ms",
+		      part_cases[_i].spec, seeks / n / MS, model / MS);
+	ck_assert_double_lt(model, spindle_disk_mean_seek_ns(&sp));
+}
+END_TEST
+
+/* Sequential throughput with read-ahead from member offset 0, emulated. */
+static double stream_rate(struct spindle *s, uint64_t len, int n)
+{
+	static struct spindle_req r;
+	uint64_t t = 0, t0 = 0;
+	for (int i = 0; i < n; i++) {
+		memset(&r, 0, sizeof(r));
+		r.offset = (uint64_t)i * len;
+		r.length = len;
+		r.arrival_ns = t;
+		spindle_enqueue(s, &r);
+		struct spindle_req *d = spindle_dispatch(s, t);
+		t = d->done_ns;
+		if (i == 0)
+			t0 = t;
+		spindle_complete(s, d);
+	}
+	return (double)(n - 1) * (double)len / ((double)(t - t0) / 1e9);
+}
+
+/* The inner edge is slower than the outer: lower media rate, and a member
+ * spans more (smaller) cylinders there. */
+START_TEST(test_inner_slower)
+{
+	static struct spindle inner;
+	uint64_t m = 60 * MIB_;
+	init_disk(&sp, "hdd-legacy", m);
+	init_disk(&inner, "hdd-legacy:start=inner", m);
+	ck_assert_uint_eq(inner.base + m, inner.disk_bytes);
+	ck_assert_uint_eq(spindle_zone_of(&inner, 0), inner.nzones - 1);
+	double ro = stream_rate(&sp, 64 * 1024, 400), ri = stream_rate(&inner, 64 * 1024, 400);
+	ck_assert_msg(ri < 0.7 * ro, "inner %.2f MB/s, outer %.2f MB/s", ri / 1e6, ro / 1e6);
+	ck_assert_double_eq_tol(ro, spindle_zone_rate(&sp, 0), 0.05 * ro);
+	ck_assert_double_eq_tol(ri, spindle_zone_rate(&inner, inner.nzones - 1), 0.05 * ri);
+	double go = random_mean(&sp, m, 3000), gi = random_mean(&inner, m, 3000);
+	ck_assert_msg(gi > go, "random 4K: inner %.3f ms, outer %.3f ms", gi / MS, go / MS);
+	ck_assert_double_gt(spindle_mean_seek_ns(&inner), spindle_mean_seek_ns(&sp));
+	/* a fraction of the stroke starts on that cylinder */
+	static struct spindle half;
+	init_disk(&half, "hdd-legacy:start=0.5", m);
+	ck_assert_uint_eq(spindle_cylinder(&half, 0), half.cylinders / 2);
+	ck_assert_uint_eq(spindle_cylinder(&half, 0), spindle_cylinder(&half, 0) + 0);
+	struct spindle_params p;
+	uint64_t base;
+	char err[512] = "";
+	parse_ok("hdd-legacy:start=1000M", &p);
+	ck_assert_int_eq(spindle_place(&p, m, &base, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "62914560 bytes") && strstr(err, "1050000000 bytes"), "%s", err);
+	parse_ok("hdd-legacy", &p);
+	ck_assert_int_eq(spindle_place(&p, 2000 * MIB_, &base, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "larger than its hdd-legacy disk"), "%s", err);
+}
+END_TEST
+
+/* Two partitions of one spindle: one head, one queue. */
+START_TEST(test_shared_head)
+{
+	static struct spindle b;
+	uint64_t m = 100 * MIB_;
+	init_disk(&sp, "hdd-legacy:cache=0,disk=d", m);
+	spindle_share(&b, &sp, m, 900 * MIB_);
+	ck_assert_ptr_eq(b.disk, &sp);
+	ck_assert_uint_gt(spindle_cylinder(&b, 0), spindle_cylinder(&sp, m) + 1000);
+	/* re-reading a's record: no seek */
+	struct spindle_req *d = qd1(0, 4096, 4096, 0);
+	d = qd1(d->done_ns, 4096, 4096, 0);
+	ck_assert_uint_eq(d->cost.seek_ns, 0);
+	/* an I/O on b in between moves a's arm: a's next read seeks back */
+	static struct spindle_req rb;
+	memset(&rb, 0, sizeof(rb));
+	rb.offset = 4096;
+	rb.length = 4096;
+	rb.arrival_ns = d->done_ns;
+	spindle_enqueue(&b, &rb);
+	struct spindle_req *x = spindle_dispatch(&b, rb.arrival_ns);
+	ck_assert_ptr_eq(x, &rb);
+	ck_assert_uint_gt(x->cost.seek_ns, 5 * MS);
+	ck_assert_uint_eq(x->disk_offset, 900 * MIB_ + 4096);
+	spindle_complete(&b, x);
+	d = qd1(x->done_ns, 4096, 4096, 0);
+	ck_assert_uint_eq(d->cost.seek_ns, x->cost.seek_ns); /* the same distance back */
+	/* one queue: a request on each, the second starts when the first is done */
+	static struct spindle_req ra;
+	memset(&ra, 0, sizeof(ra));
+	memset(&rb, 0, sizeof(rb));
+	ra.length = rb.length = 4096;
+	ra.arrival_ns = rb.arrival_ns = d->done_ns;
+	spindle_enqueue(&sp, &ra);
+	spindle_enqueue(&b, &rb);
+	ck_assert(!spindle_idle(&b));
+	struct spindle_req *first = spindle_dispatch(&b, ra.arrival_ns);
+	ck_assert_ptr_eq(first, &ra); /* FIFO across the partitions */
+	ck_assert_ptr_null(spindle_dispatch(&sp, ra.arrival_ns));
+	spindle_complete(&b, first);
+	struct spindle_req *second = spindle_dispatch(&sp, first->done_ns);
+	ck_assert_ptr_eq(second, &rb);
+	ck_assert_uint_eq(second->start_ns, first->done_ns);
+	spindle_complete(&sp, second);
+	ck_assert(spindle_idle(&sp) && spindle_idle(&b));
+}
+END_TEST
+
+/* n members streaming 1 MiB sequential reads (QD1 each) at once, members i on
+ * adapter on[i] (NULL: own link); returns the aggregate rate, emulated. */
+static double streams(unsigned n, struct adapter **on, double *media)
+{
+	static struct spindle disk[4];
+	static struct spindle_req r[4];
+	uint64_t next[4] = { 0 }, t_end = 0, bytes = 0;
+	const uint64_t len = 1 << 20;
+	*media = 0;
+	for (unsigned i = 0; i < n; i++) {
+		init_disk(&disk[i], "hdd", 1ull << 30);
+		disk[i].phase_ns = (uint64_t)(disk[i].rev_ns * i / n);
+		spindle_set_adapter(&disk[i], on[i]);
+		*media += spindle_zone_rate(&disk[i], 0);
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].length = len;
+		spindle_enqueue(&disk[i], &r[i]);
+		ck_assert_ptr_eq(spindle_dispatch(&disk[i], 0), &r[i]);
+	}
+	/* warm up 20 reads each, then measure 200 */
+	uint64_t t0 = 0;
+	for (unsigned done = 0; done < 220 * n; done++) {
+		unsigned k = 0;
+		for (unsigned i = 1; i < n; i++)
+			if (r[i].done_ns < r[k].done_ns)
+				k = i;
+		uint64_t t = r[k].done_ns;
+		if (done == 20 * n)
+			t0 = t; /* the window opens at this completion */
+		else if (done > 20 * n)
+			bytes += len;
+		t_end = t;
+		spindle_complete(&disk[k], &r[k]);
+		next[k] += len;
+		r[k].offset = next[k];
+		r[k].arrival_ns = t;
+		spindle_enqueue(&disk[k], &r[k]);
+		ck_assert_ptr_eq(spindle_dispatch(&disk[k], t), &r[k]);
+	}
+	return (double)bytes / ((double)(t_end - t0) / 1e9);
+}
+
+/* An adapter slower than its disks' sum delivers its own rate; on separate
+ * adapters the disks deliver the sum of their media rates. */
+START_TEST(test_adapter_serialises)
+{
+	static struct adapter one, own[3];
+	struct adapter_params ap;
+	char err[256];
+	ck_assert_int_eq(adapter_parse("fast-scsi2:rate=300MB/s", &ap, err, sizeof(err)), 0);
+	ck_assert_uint_eq(ap.rate_Bps, 300000000);
+	ck_assert_uint_eq(ap.overhead_ns, 15000);
+	adapter_init(&one, "a", &ap);
+	struct adapter *shared[3] = { &one, &one, &one };
+	double media, got = streams(3, shared, &media);
+	double hold = (double)adapter_hold_ns(&one, 1 << 20);
+	double cap = (double)(1 << 20) * 1e9 / hold; /* the adapter's rate with its overhead */
+	ck_assert_msg(media > 1.5 * 300e6, "media sum %.0f MB/s", media / 1e6);
+	ck_assert_msg(got > 0.97 * cap && got <= 1.001 * cap, "shared adapter: %.1f MB/s, rate %.1f MB/s",
+		      got / 1e6, cap / 1e6);
+	struct adapter_stats st;
+	adapter_snapshot(&one, &st);
+	ck_assert_uint_eq(st.cmds, 3 + 220 * 3);
+	ck_assert_uint_eq(st.bytes, st.cmds << 20);
+	ck_assert_uint_gt(st.waited, st.cmds / 2);
+	ck_assert_uint_gt(st.wait_ns, 0);
+	for (int i = 0; i < 3; i++)
+		adapter_init(&own[i], "own", &ap);
+	struct adapter *apart[3] = { &own[0], &own[1], &own[2] };
+	got = streams(3, apart, &media);
+	ck_assert_msg(got > 0.95 * media && got <= 1.001 * media, "separate adapters: %.1f MB/s,"
+		      " media sum %.1f MB/s", got / 1e6, media / 1e6);
+	/* without any adapter: the same sum */
+	struct adapter *none[3] = { NULL, NULL, NULL };
+	double free_ = streams(3, none, &media);
+	ck_assert_double_eq_tol(free_, got, 0.03 * got);
+}
+END_TEST
+
+/* A bus reservation goes into the first gap it fits, never over another. */
+START_TEST(test_adapter_gaps)
+{
+	static struct adapter a;
+	struct adapter_params ap = { .rate_Bps = 1000000000, .overhead_ns = 0 };
+	adapter_init(&a, "x", &ap);
+	ck_assert_uint_eq(adapter_hold_ns(&a, 1000), 1000);
+	adapter_reserve(&a, 0, 1000, 1000, 1000);     /* [1000, 2000) */
+	adapter_reserve(&a, 5000, 5000, 1000, 1000);  /* [5000, 6000) */
+	ck_assert_uint_eq(adapter_find(&a, 0, 1000), 0);       /* fits before */
+	ck_assert_uint_eq(adapter_find(&a, 500, 1000), 2000);  /* would overlap: after */
+	ck_assert_uint_eq(adapter_find(&a, 2500, 2500), 2500); /* the gap */
+	ck_assert_uint_eq(adapter_find(&a, 2500, 3000), 6000); /* too big for the gap */
+	for (int i = 0; i < 200; i++) /* more than it remembers: the oldest go */
+		adapter_reserve(&a, 10000 + i * 10, 10000 + i * 10, 5, 5);
+	ck_assert_uint_eq(a.n, ADAPTER_SLOTS);
+	ck_assert_uint_eq(adapter_find(&a, 11990, 5), 11995);
+}
+END_TEST
+
+static uint64_t sizes4[4] = { 60 * MIB_, 60 * MIB_, 60 * MIB_, 60 * MIB_ };
+
+START_TEST(test_plan)
+{
+	static struct spindle_plan pl;
+	char err[512] = "";
+	ck_assert_int_eq(spindle_plan("0-2=hdd-legacy:adapter=a;3=hdd-legacy:adapter=b;"
+				      "@a=fast-scsi2;@b=fast-scsi2:rate=20MB/s", 4, sizes4, &pl, err,
+				      sizeof(err)), 0);
+	ck_assert_uint_eq(pl.nadapters, 2);
+	ck_assert_int_eq(pl.adapter[0], 0);
+	ck_assert_int_eq(pl.adapter[2], 0);
+	ck_assert_int_eq(pl.adapter[3], 1);
+	ck_assert_uint_eq(pl.ad[1].rate_Bps, 20000000);
+	/* a preset named directly: one adapter of it; a default spec, then overrides */
+	ck_assert_int_eq(spindle_plan("hdd-legacy:adapter=fast-scsi2,3=hdd:start=0.5", 4, sizes4,
+				      &pl, err, sizeof(err)), 0);
+	ck_assert_uint_eq(pl.nadapters, 1);
+	ck_assert_str_eq(pl.adname[0], "fast-scsi2");
+	ck_assert_int_eq(pl.adapter[3], -1);
+	ck_assert_str_eq(pl.p[3].preset, "hdd");
+	ck_assert_uint_gt(pl.base[3], 0);
+	/* one disk, four partitions, end to end in member order */
+	ck_assert_int_eq(spindle_plan("hdd-legacy:disk=d", 4, sizes4, &pl, err, sizeof(err)), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		ck_assert_uint_eq(pl.disk[i], 0);
+		ck_assert_uint_eq(pl.base[i], i * 60 * MIB_);
+	}
+	ck_assert_int_eq(spindle_plan("0-1=hdd-legacy:disk=d;2-3=hdd-legacy:disk=e,start=inner", 4,
+				      sizes4, &pl, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "member 3 (disk e") && strstr(err, "overlaps member 2"), "%s", err);
+	static const struct { const char *spec; const char *msg; } bad[] = {
+		{ "hdd-legacy:start=1000M", "member 0: a member of 62.9 MB (62914560 bytes) from byte"
+		  " 1048576000 does not fit on its hdd-legacy disk of 1.05 GB (1050000000 bytes)" },
+		{ "hdd-legacy:adapter=zz", "member 0: adapter 'zz' is not defined" },
+		{ "0=hdd-legacy:disk=d;1-3=hdd-legacy:disk=d,rpm=7200", "member 1: disk d is also"
+		  " member 0's, with other parameters" },
+		{ "hdd-legacy:disk=d,capacity=member", "a shared disk needs its capacity" },
+		{ "0-1=hdd-legacy:disk=d;2-3=hdd-legacy:disk=d,start=60M", "member 2 (disk d bytes"
+		  " 62914560..125829120) overlaps member 1" },
+		{ "hdd-legacy:disk=d,capacity=200M", "member 3: on disk d after the members before it" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(spindle_plan(bad[i].spec, 4, sizes4, &pl, err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, bad[i].msg), "'%s': got \"%s\"", bad[i].spec, err);
+	}
+	/* the new keys round-trip through spindle_format */
+	struct spindle_params p, q;
+	char a[1024], b[1024];
+	static const char *const rt[] = { "hdd:capacity=2G,start=0.25,disk=x,adapter=a",
+					  "hdd-legacy:start=inner", "hdd:start=64M,capacity=member",
+					  "hdd:start=0.0" };
+	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+		char why[256] = "";
+		if (spindle_parse(rt[i], &p, why, sizeof(why))) {
+			ck_assert_msg(strstr(rt[i], "capacity=member"), "%s: %s", rt[i], why);
+			continue;
+		}
+		spindle_format(&p, a, sizeof(a));
+		parse_ok(a, &q);
+		spindle_format(&q, b, sizeof(b));
+		ck_assert_str_eq(a, b);
+		ck_assert_int_eq(p.start_mode, q.start_mode);
+		ck_assert_uint_eq(p.capacity_bytes, q.capacity_bytes);
+	}
+}
+END_TEST
+
 /* ---- spec parsing -------------------------------------------------------------- */
 
 static const struct { const char *spec; const char *msg; } bad_specs[] = {
@@ -561,7 +955,15 @@ static const struct { const char *spec; const char *msg; } bad_specs[] = {
 	{ "ssd:rpm=7200", "rpm: not a parameter of ssd models" },
 	{ "ssd:channels=0", "channels: must be > 0" },
 	{ "ssd:bw=fast", "bw=fast: not a rate" },
-	{ "ssd:foo=1", "unknown key 'foo' (keys for ssd: overhead, read, write, channels, bw)" },
+	{ "ssd:foo=1", "unknown key 'foo' (keys for ssd: overhead, read, write, channels, bw, capacity" },
+	{ "hdd:capacity=1", "capacity: must be between 4096 and" },
+	{ "hdd:capacity=big", "capacity=big: not a size (bytes, or with K, M, G, T) or 'member'" },
+	{ "hdd:start=1.5", "start=1.5: a fraction of the stroke is below 1" },
+	{ "hdd:start=x", "start=x: not a size" },
+	{ "hdd:capacity=member,start=1M", "start: capacity=member makes the member the whole disk" },
+	{ "hdd:disk=0a", "disk=0a: a name is a letter" },
+	{ "hdd:adapter=a/b", "adapter=a/b: a name is a letter" },
+	{ "hdd:disk=abcdefghijklmnopq", "disk=abcdefghijklmnopq: a name" },
 	{ "nvme:sched=sstf", "sched: not a parameter of ssd models" },
 	{ "none:rpm=1", "none: takes no parameters" },
 };
@@ -595,6 +997,14 @@ static const struct {
 	{ "0=hdd:cache=0,1=ssd:rpm=1", 2, "member 1: rpm: not a parameter of ssd models" },
 	{ "floppy", 3, "unknown preset 'floppy'" },
 	{ "hdd", 0, "no members" },
+	{ "0-2=hdd", 2, "member 2: out of range" },
+	{ "1-0=hdd", 2, "members 1-0: the range runs backwards" },
+	{ "0-1=hdd;1=ssd", 2, "member 1: model given twice" },
+	{ "hdd;@a=floppy", 2, "adapter a: unknown adapter 'floppy' (adapters: fast-scsi2," },
+	{ "hdd;@a=fast-scsi2:rate=0MB/s", 2, "adapter a: adapter rate=0MB/s: not a rate" },
+	{ "hdd;@a=fast-scsi2:speed=1", 2, "unknown adapter key 'speed'" },
+	{ "hdd;@a=fast-scsi2;@a=sas-hba", 2, "adapter a: defined twice" },
+	{ "0=hdd;hdd", 2, "model spec 'hdd': expected MEMBER=SPEC" },
 };
 
 START_TEST(test_bad_multi)
@@ -633,7 +1043,7 @@ START_TEST(test_presets)
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
 		spindle_describe(&p, f);
-		spindle_show(&p, 1 * GB, f);
+		ck_assert_int_eq(spindle_show(&p, 1 * GB, f, NULL, 0), 0);
 		fclose(f);
 		ck_assert_ptr_nonnull(strstr(text, spindle_presets[i]));
 		if (p.kind == SPINDLE_HDD) {
@@ -731,12 +1141,13 @@ END_TEST
 static const char *const edge_keys[] = {
 	"overhead", "hit_overhead", "iface", "rpm", "heads", "zones", "seek_t2t", "seek_avg",
 	"seek_full", "seek_knee", "switch", "rate_outer", "rate_inner", "cache", "wcache",
-	"read", "write", "channels", "bw", "sched",
+	"read", "write", "channels", "bw", "sched", "capacity", "start", "disk", "adapter",
 };
 static const char *const edge_values[] = {
 	"0", "1", "-1", "1ns", "1000s", "999999999999999999999", "18446744073709551615",
 	"1B/s", "18446744073709551615B/s", "1e308", "0.0000001", "1T", "4096", "1024",
 	"32", "33", "100000", "0.3333", "nan", "inf", "", "sstf", "cscan", "1ms", "1GB/s",
+	"member", "inner", "0.5", "0.999999", "a", "fast-scsi2", "1000M",
 };
 static const uint64_t edge_sizes[] = { 512, 4096, 1ull << 20, 64ull << 30, 1000 * TB };
 
@@ -750,7 +1161,7 @@ static void exercise(const char *spec)
 	for (unsigned m = 0; m < sizeof(edge_sizes) / sizeof(edge_sizes[0]); m++) {
 		uint64_t bytes = edge_sizes[m];
 		spindle_init(&sp, &p, bytes);
-		spindle_show(&p, bytes, null);
+		spindle_show(&p, bytes, null, NULL, 0);
 		double rnd = spindle_random_read_ns(&sp, 4096);
 		ck_assert_msg(isfinite(rnd) && rnd >= 0, "%s at %llu: random read %g", spec,
 			      (unsigned long long)bytes, rnd);
@@ -844,6 +1255,14 @@ static Suite *spindle_suite(void)
 	tcase_add_loop_test(model, test_random_qd1, 0, ndisk);
 	tcase_add_loop_test(model, test_reread_revolution, 0, ndisk);
 	tcase_add_loop_test(model, test_sequential, 0, ndisk);
+	tcase_add_test(model, test_seek_real_cylinders);
+	tcase_add_test(model, test_small_member_seeks_short);
+	tcase_add_test(model, test_inner_slower);
+	tcase_add_loop_test(model, test_partition_mean_seek, 0,
+			    sizeof(part_cases) / sizeof(part_cases[0]));
+	tcase_add_test(model, test_shared_head);
+	tcase_add_test(model, test_adapter_serialises);
+	tcase_add_test(model, test_adapter_gaps);
 	suite_add_tcase(s, model);
 
 	tcase_add_loop_test(spec, test_bad_spec, 0, sizeof(bad_specs) / sizeof(bad_specs[0]));
@@ -851,6 +1270,7 @@ static Suite *spindle_suite(void)
 	tcase_add_test(spec, test_presets);
 	tcase_add_test(spec, test_overrides);
 	tcase_add_test(spec, test_multi);
+	tcase_add_test(spec, test_plan);
 	tcase_add_test(spec, test_spec_edges);
 	tcase_add_test(spec, test_spec_mutations);
 	suite_add_tcase(s, spec);

@@ -1,0 +1,32 @@
+/* fuzz_ctl: what a write to MNT/ctl may carry (any bytes, any length) through
+ * the command parser; a parsed command is well formed. */
+#include <errno.h>
+
+#include "fsvol/front/report.h"
+#include "tests/fuzz/fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* a copy of exactly size bytes, so ASan sees any read past them */
+	char *buf = malloc(size ? size : 1), err[256];
+	struct report_cmd c;
+	if (!buf)
+		abort();
+	memcpy(buf, data, size);
+	err[0] = 0;
+	int r = report_ctl_parse(buf, size, &c, err, sizeof(err));
+	FUZZ_ASSERT(r == 0 || r == -EINVAL);
+	if (r) {
+		FUZZ_ASSERT(err[0] != 0); /* every refusal says why */
+	} else {
+		FUZZ_ASSERT(memchr(buf, 0, size) == NULL);
+		FUZZ_ASSERT(memchr(c.arg, 0, sizeof(c.arg)) != NULL);
+		FUZZ_ASSERT(c.verb <= REPORT_CTL_REPAIR);
+		if (c.verb == REPORT_CTL_FAIL || c.verb == REPORT_CTL_ERROR)
+			FUZZ_ASSERT(c.index < SB_MAX_SLOTS || c.index == REPORT_CTL_NO_INDEX);
+		if (c.verb == REPORT_CTL_MODEL)
+			FUZZ_ASSERT(c.arg[0] != 0);
+	}
+	free(buf);
+	return 0;
+}

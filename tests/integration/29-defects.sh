@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# 16-defects: small defects found by an adversarial review (issue 13), one
+# case each: a relative mount point stopped by SIGTERM leaves no dead mount;
+# status and umount give up on a stopped daemon (--timeout) with a message;
+# -c 0 and --data-offset 0 are refused, not taken as defaults; a FIFO or
+# character device member is named as such (no O_DIRECT hint); ctl refuses
+# bytes after a NUL; map names a bad LENGTH; create warns when members differ
+# in size.
+. "$(dirname "$0")/../lib.sh"
+requires jq
+
+M=("$T/m0" "$T/m1")
+"$FSVOL" create -l raid1 -s 8M "${M[@]}" >/dev/null || fail "create"
+
+# --- a relative mount point, stopped by SIGTERM -------------------------------
+mkdir -p "$T/rel"
+(cd "$T" && "$FSVOL" mount --log "$DAEMON_LOG" rel m0 m1) || fail "mount on a relative mount point"
+pid=$(daemon_pid "$T/rel")
+_push_cleanup fsvol "$T/rel" "$pid"
+grep -q " $T/rel fuse.fsvol " /proc/self/mounts || fail "the relative mount point is not in /proc/mounts as $T/rel"
+kill -TERM "$pid"
+for ((i = 0; i < 100; i++)); do _alive "$pid" || break; sleep 0.1; done
+_alive "$pid" && fail "daemon $pid still running 10 s after SIGTERM"
+! _is_mounted "$T/rel" || fail "SIGTERM on a relative mount point left a dead mount"
+_drop_cleanup fsvol "$T/rel" "$pid"
+
+# --- a stopped daemon: status and umount give up ---------------------------------
+MNT=$T/mnt
+fsvol_mount "$MNT" "${M[@]}"
+pid=$(daemon_pid "$MNT")
+"$FSVOL" status --timeout 5 "$MNT" | grep -q raid1 || fail "status of a live daemon"
+kill -STOP "$pid" # opening MNT/status now waits for it in the kernel
+expect_fail_msg "did not answer within 2 s" timeout 30 "$FSVOL" status --timeout 2 "$MNT"
+expect_fail_msg "did not answer within 2 s" timeout 30 "$FSVOL" umount --timeout 2 "$MNT"
+kill -CONT "$pid"
+_is_mounted "$MNT" || fail "the mount went away while the daemon was stopped"
+expect_fail_msg "--timeout 0" "$FSVOL" status --timeout 0 "$MNT"
+fsvol_umount "$MNT"
+
+# --- zero is not "the default" -----------------------------------------------------
+expect_fail_msg "--chunk 0" "$FSVOL" create -l raid0 -c 0 -s 8M "$T/z0" "$T/z1"
+expect_fail_msg "--data-offset 0" "$FSVOL" create -l raid0 --data-offset 0 -s 8M "$T/z0" "$T/z1"
+[[ ! -e $T/z0 ]] || fail "a refused create left $T/z0"
+
+# --- FIFO and character device members ------------------------------------------
+mkfifo "$T/fifo"
+for bad in "$T/fifo" /dev/null; do
+	expect_fail_msg "$bad: not a regular file or block device" "$FSVOL" mount "$MNT" "${M[0]}" "$bad"
+	[[ $LAST_ERR != *O_DIRECT* ]] || fail "$bad: a misleading O_DIRECT hint: $LAST_ERR"
+	expect_fail_msg "$bad: not a regular file or block device" "$FSVOL" create -f -l raid1 -s 8M "$T/m9" "$bad"
+	[[ $LAST_ERR != *O_DIRECT* ]] || fail "$bad: a misleading O_DIRECT hint at create: $LAST_ERR"
+done
+
+# --- ctl: nothing after a NUL ---------------------------------------------------------
+fsvol_mount "$MNT" "${M[@]}"
+dd if=/dev/zero of="$MNT/volume" bs=4K count=4 oflag=direct conv=notrunc status=none || fail "write"
+printf 'reset\0stats off' >"$T/nul"
+dd if="$T/nul" of="$MNT/ctl" bs=64 status=none 2>/dev/null && fail "ctl accepted a command with a NUL in it"
+grep -q "NUL byte at offset 5" "$DAEMON_LOG" || fail "the daemon log does not name the NUL"
+jq -e '.volume.writes > 0' "$MNT/stats.json" >/dev/null || fail "the refused 'reset\\0...' reset the counters"
+printf 'reset\n' >"$MNT/ctl" || fail "a plain reset was refused"
+fsvol_umount "$MNT"
+
+# --- map names what is wrong ----------------------------------------------------------
+expect_fail_msg "1P: not a size for LENGTH" "$FSVOL" map -l raid0 -n 2 0 1P
+expect_fail_msg "1Q: not a size for OFFSET" "$FSVOL" map -l raid0 -n 2 1Q
+
+# --- members of different sizes ---------------------------------------------------------
+truncate -s 16M "$T/d0"
+truncate -s 8M "$T/d1"
+truncate -s 12M "$T/d2"
+"$FSVOL" create -l raid5 -c 64K "$T/d0" "$T/d1" "$T/d2" >/dev/null 2>"$T/warn" || fail "create of unequal members"
+grep -q "members differ in size; using 7M" "$T/warn" || fail "no warning naming the size used: $(cat "$T/warn")"
+for d in d0 d1 d2; do grep -q "$T/$d:" "$T/warn" || fail "the warning does not name $d: $(cat "$T/warn")"; done
+"$FSVOL" create -f -l linear "$T/d0" "$T/d1" >/dev/null 2>"$T/warn" || fail "create linear"
+[[ ! -s $T/warn ]] || fail "linear (which uses every byte) warned: $(cat "$T/warn")"
+note "defects: relative mount, stopped daemon, zero options, FIFO member, ctl NUL, map LENGTH, unequal sizes"
