@@ -126,6 +126,37 @@ static unsigned max_members(const struct bench_sweep *s)
 	return maxm;
 }
 
+/* A series on an x axis: its label, or "#K" when the label is too long to
+ * stand under a bar (the chart then lists "#K = label" below: axis_legend). */
+#define AXIS_LABEL_MAX 24
+static const char *axis_label(const struct bench_sweep_opts *o, unsigned k, char *buf, size_t len)
+{
+	bench_sweep_series_label(o, k, buf, len);
+	if (strlen(buf) > AXIS_LABEL_MAX)
+		snprintf(buf, len, "#%u", k + 1);
+	return buf;
+}
+
+/* Under a chart whose x axis names series by number: what each number is. */
+static void axis_legend(FILE *g, const struct bench_sweep_opts *o)
+{
+	char lab[160];
+	unsigned ns = bench_sweep_nseries(o), shown = 0;
+	for (unsigned k = 0; k < ns; k++)
+		if (strlen(bench_sweep_series_label(o, k, lab, sizeof(lab))) > AXIS_LABEL_MAX)
+			shown = 1;
+	if (!shown)
+		return;
+	unsigned m = ns < 8 ? ns : 8;
+	for (unsigned k = 0; k < m; k++)
+		fprintf(g, "set label %u \"#%u = %s\" at screen 0.01, screen %.3f left font ',9'\n", 10 + k, k + 1,
+			bench_sweep_series_label(o, k, lab, sizeof(lab)), 0.012 + 0.026 * (double)(m - 1 - k));
+	if (ns > m)
+		fprintf(g, "set label 20 \"(#9 and on: series_label in sweep.json)\" at screen 0.6, screen 0.012 left font ',9'\n");
+	/* rotated tick labels and the axis label, then one line per series */
+	fprintf(g, "set bmargin %u\n", 8 + (m * 6 + 4) / 5);
+}
+
 /* one line per run: each member's share of the member bytes (util = 0), or its %util (util = 1) */
 static void data_per_member(FILE *f, const struct bench_sweep *s, int util)
 {
@@ -140,7 +171,7 @@ static void data_per_member(FILE *f, const struct bench_sweep *s, int util)
 		double sum = 0;
 		for (unsigned m = 0; m < r->members; m++)
 			sum += (double)r->dev[m].bytes;
-		bench_sweep_series_label(s->o, r->series, lab, sizeof(lab));
+		axis_label(s->o, r->series, lab, sizeof(lab));
 		if (bench_sweep_by_level(s))
 			fprintf(f, "\"%s %s%s%s\"", layout_level_name(r->level), bench_wl_name[r->wl], ns > 1 ? ", " : "",
 				lab);
@@ -165,7 +196,7 @@ static void data_series(FILE *f, const struct bench_sweep *s)
 			bench_wl_name[o->wl[w]]);
 	fputc('\n', f);
 	for (unsigned k = 0; k < bench_sweep_nseries(o); k++) {
-		fprintf(f, "\"%s\"", bench_sweep_series_label(o, k, lab, sizeof(lab)));
+		fprintf(f, "\"%s\"", axis_label(o, k, lab, sizeof(lab)));
 		for (unsigned w = 0; w < o->nwl; w++) {
 			const struct bench_sweep_row *r = bench_sweep_find(s, k, o->level, o->mem_hi, o->wl[w]);
 			num(f, r ? r->fig.mb_s : NAN);
@@ -218,11 +249,13 @@ static void per_member_chart(FILE *g, const struct bench_sweep *s, const char *n
 	chart_begin(g, name, title);
 	fprintf(g, "set style data histograms\nset style histogram %s\nset boxwidth %s\n"
 		   /* 105: bars of 100 stay inside the frame */
-		   "set yrange [0:105]\nset ytics 0,20,100\nset key outside right top\nset xtics rotate by 30 right\n"
-		   "set xlabel '%s'\nset ylabel '%s'\n"
-		   "plot for [i=2:%u] '%s.dat' using i:xtic(1) title sprintf('m%%d', i-2)\n",
+		   "set yrange [0:105]\nset ytics 0,20,100\nset key outside right top vertical\nset xtics rotate by 30 right\n"
+		   "set lmargin 18\n" /* room for the first rotated label */
+		   "set xlabel '%s'\nset ylabel '%s'\n",
 		   stacked ? "rowstacked" : "clustered gap 1", stacked ? "0.7" : "0.9",
-		   s->o->nlevels ? "level and workload" : "members: workload", ylab, maxm + 1, name);
+		   s->o->nlevels ? "level and workload" : "members: workload", ylab);
+	axis_legend(g, s->o);
+	fprintf(g, "plot for [i=2:%u] '%s.dat' using i:xtic(1) title sprintf('m%%d', i-2)\n", maxm + 1, name);
 	chart_end(g, name);
 }
 
@@ -240,11 +273,13 @@ static void script(FILE *g, const struct bench_sweep *s, unsigned maxm)
 		 o->nmodel > 1 ? "varied" : o->model[0] ? o->model[0] : "none", o->nqd > 1 ? "QD varied" : qd);
 	fprintf(g, "# fsvol-bench sweep plots: run `gnuplot plot.gp` in this directory.\n"
 		   "PNG = (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) ? "
-		   "\"set terminal pngcairo size 1000,560 enhanced font ',11'\" : \"set terminal png size 1000,560\"\n"
-		   "SVG = \"set terminal svg size 1000,560 dynamic font 'sans,11'\"\n"
-		   /* the legend outside the frame never hides a point; the top offset keeps the
-		    * highest point inside the frame */
-		   "STYLE = \"set grid ytics; set key outside right top; set datafile missing 'NaN'; "
+		   "\"set terminal pngcairo size 1000,640 noenhanced font ',11'\" : \"set terminal png size 1000,640 noenhanced\"\n"
+		   "SVG = \"set terminal svg size 1000,640 dynamic noenhanced font 'sans,11'\"\n"
+		   /* the legend below the frame never hides a point and leaves the frame its
+		    * width whatever the labels (model specs are long); the top offset keeps
+		    * the highest point inside the frame; labels are literal (no enhanced text:
+		    * '@' and '_' in specs) */
+		   "STYLE = \"set grid ytics; set key below; set datafile missing 'NaN'; "
 		   "set style fill solid 0.85 border -1; set offsets 0, 0, graph 0.08, 0\"\n"
 		   "eval STYLE\n");
 	if (!o->nlevels) {
@@ -312,8 +347,10 @@ static void script(FILE *g, const struct bench_sweep *s, unsigned maxm)
 				 o->mem_hi == 1 ? "" : "s", what);
 			chart_begin(g, chart[c], t);
 			fprintf(g, "set style data histograms\nset style histogram clustered gap 1\nset boxwidth 0.9\n"
-				   "set yrange [0:*]\nset xtics rotate by 30 right\nset xlabel 'series'\nset ylabel '%s'\nplot ",
+				   "set yrange [0:*]\nset xtics rotate by 30 right\nset lmargin 18\nset key outside right top vertical\nset xlabel 'series'\nset ylabel '%s'\n",
 				ylab[c]);
+			axis_legend(g, o);
+			fprintf(g, "plot ");
 			for (unsigned w = 0; w < o->nwl; w++)
 				fprintf(g, "%s'series.dat' using %u%s title '%s'", w ? ", " : "", 2 + 3 * w + 2 * (unsigned)c,
 					w ? "" : ":xtic(1)", bench_wl_name[o->wl[w]]);
