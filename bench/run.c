@@ -180,7 +180,7 @@ static int open_volume(struct bench_target *t, const struct bench_opts *o, char 
 		err_set(err, errlen, "starting the volume: %s", strerror(-r));
 		return r;
 	}
-	t->size = t->vol->geom.capacity;
+	t->size = vol_geom(t->vol)->capacity;
 	if (o->create_size) {
 		if (o->create_size > t->size) {
 			err_set(err, errlen, "-c %llu: larger than the volume (%llu bytes)",
@@ -209,9 +209,9 @@ static int below_snap(struct below_src *s, struct stats_snap *out, char *err, si
 {
 	if (s->vol) {
 		uint64_t now = stats_now();
-		stats_snapshot(s->vol->vstats, now, &out[0]);
+		stats_snapshot(vol_stats(s->vol), now, &out[0]);
 		for (unsigned i = 0; i + 1 < s->ndev; i++) {
-			struct member *m = s->vol->slot[i];
+			struct member *m = vol_member(s->vol, i);
 			if (m && m->stats)
 				stats_snapshot(m->stats, now, &out[i + 1]);
 			else
@@ -240,8 +240,8 @@ static int below_init(struct below_src *s, struct bench_target *t, struct bench_
 	*out = b;
 	if (t->vol) {
 		s->vol = t->vol;
-		s->ndev = 1 + t->vol->nslots;
-		snprintf(b->level, sizeof(b->level), "%s", layout_level_name(t->vol->geom.level));
+		s->ndev = 1 + vol_nslots(t->vol);
+		snprintf(b->level, sizeof(b->level), "%s", layout_level_name(vol_geom(t->vol)->level));
 	} else {
 		struct stats_doc doc;
 		int r = bench_fsvol_read(s->dir, &doc, err, errlen);
@@ -275,7 +275,7 @@ static int below_init(struct below_src *s, struct bench_target *t, struct bench_
 		else
 			snprintf(d->name, sizeof(d->name), "m%u", i - 1);
 		if (t->vol && i) {
-			struct member *m = t->vol->slot[i - 1];
+			struct member *m = vol_member(t->vol, i - 1);
 			snprintf(d->path, sizeof(d->path), "%.255s", m ? m->path : "(missing)");
 			snprintf(d->state, sizeof(d->state), "%s", vol_slot_state(t->vol, i - 1));
 		}

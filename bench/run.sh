@@ -15,6 +15,7 @@ mounted=()
 cleanup() {
 	for m in "${mounted[@]}"; do "$FSVOL" umount "$m" >/dev/null 2>&1 || umount -l "$m" 2>/dev/null || true; done
 	umount "$T/bind" 2>/dev/null || true
+	[ -s "$T/nbd.pid" ] && kill "$(cat "$T/nbd.pid")" 2>/dev/null
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -121,6 +122,58 @@ if command -v bindfs >/dev/null && bindfs -o direct_io "$T/bindsrc" "$T/bind" 2>
 	umount "$T/bind" 2>/dev/null || fusermount3 -u "$T/bind"
 else
 	echo "bindfs not available: FUSE front end comparison skipped"
+fi
+
+# The NBD export against `nbdkit file` on the same member file (a single
+# volume), fio's nbd engine, the same job; alternated three times (medians).
+# fsvol serve --buffered reads through the page cache as nbdkit file does; the
+# default (O_DIRECT members) is shown as well.
+fio_nbd() { # name uri args... -> "read IOPS" "read bytes/s"
+	local name=$1 uri=$2; shift 2
+	fio --name="$name" --output-format=json --time_based --runtime="$secs" --ramp_time=1 \
+		--ioengine=nbd --uri="$uri" --group_reporting --output="$T/$name.json" "$@" >/dev/null
+	jq -r '.jobs[0].read | "\(.iops) \(.bw_bytes)"' "$T/$name.json"
+}
+nbd_uri() { echo "nbd+unix:///?socket=$1"; }
+nbd_stop() { # pidfile: SIGTERM, wait (bounded) for the server to go
+	local pid i
+	pid=$(cat "$1")
+	kill "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+}
+if command -v nbdkit >/dev/null && fio --enghelp=nbd >/dev/null 2>&1 &&
+	[ -e "$here/$build/lib/fsvol/fsvol-nbdkit.so" ]; then
+	"$FSVOL" create -l single -s 256M "$T/nbdm" >/dev/null
+	dd if=/dev/urandom of="$T/nbdm" bs=1M seek=1 count=256 conv=notrunc status=none
+	for f in nbd_f4k nbd_f1m nbd_n4k nbd_n1m nbd_d4k nbd_d1m; do : >"$T/$f"; done
+	for rep in 1 2 3; do
+		for srv in fsvol direct nbdkit; do
+			sock=$T/nbd-$srv.sock
+			case $srv in
+			fsvol) "$FSVOL" serve --buffered --nbd "unix:$sock" --pidfile "$T/nbd.pid" "$T/nbdm" ;;
+			direct) "$FSVOL" serve --nbd "unix:$sock" --pidfile "$T/nbd.pid" "$T/nbdm" ;;
+			nbdkit) nbdkit -U "$sock" -P "$T/nbd.pid" file "$T/nbdm" ;;
+			esac
+			for ((i = 0; i < 100; i++)); do [ -s "$T/nbd.pid" ] && [ -S "$sock" ] && break; sleep 0.1; done
+			k=${srv:0:1}
+			fio_nbd "nbd4k$srv$rep" "$(nbd_uri "$sock")" --rw=randread --bs=4k --iodepth=32 --size=200M |
+				awk '{ print $1 }' >>"$T/nbd_${k}4k"
+			fio_nbd "nbd1m$srv$rep" "$(nbd_uri "$sock")" --rw=read --bs=1M --iodepth=8 --size=200M |
+				awk '{ print $2 }' >>"$T/nbd_${k}1m"
+			nbd_stop "$T/nbd.pid"
+			rm -f "$T/nbd.pid" "$sock"
+		done
+	done
+	mbs() { awk -v b="$1" 'BEGIN{printf "%.0f MB/s", b/1e6}'; }
+	a=$(median <"$T/nbd_f4k") d=$(median <"$T/nbd_d4k") b=$(median <"$T/nbd_n4k")
+	row "NBD export vs nbdkit file, 4K random QD32" "$(printf %.0f "$a") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$a" "$b")"
+	row "  the same, O_DIRECT members (default)" "$(printf %.0f "$d") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$d" "$b")"
+	a=$(median <"$T/nbd_f1m") d=$(median <"$T/nbd_d1m") b=$(median <"$T/nbd_n1m")
+	row "NBD export vs nbdkit file, 1M seq QD8" "$(mbs "$a")" "$(mbs "$b")" "$(ratio "$a" "$b")"
+	row "  the same, O_DIRECT members (default)" "$(mbs "$d")" "$(mbs "$b")" "$(ratio "$d" "$b")"
+else
+	echo "nbdkit, fio's nbd engine or the plugin missing: NBD export comparison skipped"
 fi
 
 # fsvol-bench against fio: the same raw file, the same job, alternated

@@ -582,7 +582,8 @@ static int fill_volume(char *const *paths, unsigned n, int direct, char *err, si
 		return r;
 	}
 	/* full stripes, up to 1 MiB a request (no read-modify-write, a bounded buffer) */
-	uint64_t stripe = v->geom.chunk * (v->geom.data_members ? v->geom.data_members : 1), len = 1 << 20;
+	const struct layout_geom *g = vol_geom(v);
+	uint64_t stripe = g->chunk * (g->data_members ? g->data_members : 1), len = 1 << 20;
 	if (stripe <= len)
 		len = len / stripe * stripe;
 	void *p;
@@ -599,8 +600,8 @@ static int fill_volume(char *const *paths, unsigned n, int direct, char *err, si
 		memcpy(buf + i, &x, 8);
 	}
 	engine_thread_may_block(1); /* a synchronous caller: file members' I/O runs here */
-	for (uint64_t off = 0; !r && off < v->geom.capacity; off += len) {
-		uint64_t k = v->geom.capacity - off < len ? v->geom.capacity - off : len;
+	for (uint64_t off = 0; !r && off < g->capacity; off += len) {
+		uint64_t k = g->capacity - off < len ? g->capacity - off : len;
 		if ((r = engine_write(v, buf, off, k)))
 			snprintf(err, errlen, "writing at offset %llu: %s", (unsigned long long)off, strerror(-r));
 	}

@@ -84,26 +84,26 @@ static void warn_unequal(const struct vol *v)
 	uint64_t lo = UINT64_MAX, hi = 0;
 	unsigned small = 0;
 	char used[32], sz[32];
-	if (v->geom.level == LAYOUT_LINEAR)
+	if (vol_geom(v)->level == LAYOUT_LINEAR)
 		return;
-	for (unsigned i = 0; i < v->nslots; i++) {
-		if (!v->slot[i])
+	for (unsigned i = 0; i < vol_nslots(v); i++) {
+		if (!vol_member(v, i))
 			continue;
-		if (v->slot[i]->size < lo)
-			lo = v->slot[i]->size, small = i;
-		if (v->slot[i]->size > hi)
-			hi = v->slot[i]->size;
+		if (vol_member(v, i)->size < lo)
+			lo = vol_member(v, i)->size, small = i;
+		if (vol_member(v, i)->size > hi)
+			hi = vol_member(v, i)->size;
 	}
 	if (hi <= lo)
 		return;
-	size_format(v->geom.member_used, used, sizeof(used));
+	size_format(vol_geom(v)->member_used, used, sizeof(used));
 	fprintf(stderr, "fsvol create: warning: members differ in size; using %s (%llu bytes) of data on each, "
-		"as %s allows:\n", used, (unsigned long long)v->geom.member_used, v->slot[small]->path);
-	for (unsigned i = 0; i < v->nslots; i++)
-		if (v->slot[i]) {
-			size_format(v->slot[i]->size, sz, sizeof(sz));
-			fprintf(stderr, "  %s: %s%s\n", v->slot[i]->path, sz,
-				v->slot[i]->size > lo ? " (the rest unused)" : " (the smallest)");
+		"as %s allows:\n", used, (unsigned long long)vol_geom(v)->member_used, vol_member(v, small)->path);
+	for (unsigned i = 0; i < vol_nslots(v); i++)
+		if (vol_member(v, i)) {
+			size_format(vol_member(v, i)->size, sz, sizeof(sz));
+			fprintf(stderr, "  %s: %s%s\n", vol_member(v, i)->path, sz,
+				vol_member(v, i)->size > lo ? " (the rest unused)" : " (the smallest)");
 		}
 }
 
@@ -135,15 +135,15 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 	struct vol_opts o = { .readonly = 1, .stats = VOL_STATS_OFF };
 	if (vol_open(&v, argv + first, n, &o, err, sizeof(err)))
 		return cmd_err(c, "created, but cannot read it back: %s", err);
-	size_format(v->geom.capacity, cap, sizeof(cap));
-	size_format(v->geom.chunk, chunk, sizeof(chunk));
-	sb_volume_name(&v->sb, name);
+	size_format(vol_geom(v)->capacity, cap, sizeof(cap));
+	size_format(vol_geom(v)->chunk, chunk, sizeof(chunk));
+	sb_volume_name(vol_sb(v), name);
 	if (!a.vc.size)
 		warn_unequal(v);
 	printf("fsvol: created %s: %s%s%s, %u members%s, chunk %s, capacity %s (%llu bytes)\n", name,
-	       layout_level_name(v->geom.level), layout_alg_name(&v->geom)[0] ? " " : "",
-	       layout_alg_name(&v->geom), v->geom.members, a.vc.spares ? " + spares" : "", chunk, cap,
-	       (unsigned long long)v->geom.capacity);
+	       layout_level_name(vol_geom(v)->level), layout_alg_name(vol_geom(v))[0] ? " " : "",
+	       layout_alg_name(vol_geom(v)), vol_geom(v)->members, a.vc.spares ? " + spares" : "", chunk, cap,
+	       (unsigned long long)vol_geom(v)->capacity);
 	vol_close(v);
 	return 0;
 }

@@ -229,8 +229,8 @@ static int map_run(const struct cmd *c, int argc, char **argv)
 		struct vol_opts o = { .readonly = 1, .stats = VOL_STATS_OFF, .force = 1 };
 		if (vol_open(&v, argv + first, (unsigned)nmembers, &o, err, sizeof(err)))
 			return cmd_err(c, "%s", err);
-		g = v->geom;
-		doff = v->data_offset;
+		g = *vol_geom(v);
+		doff = vol_data_offset(v);
 		vol_close(v);
 	} else if (geom_build(&a, &g)) {
 		return CMD_EXIT_USAGE;

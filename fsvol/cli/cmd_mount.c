@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
+#include "fsvol/cli/nbd_launch.h"
+#include "fsvol/core/vol_opts.h"
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
@@ -23,7 +25,7 @@
 static const struct cmd_opt mount_opts[] = {
 	{ "foreground", 'f', NULL, "stay in the foreground (Ctrl-C unmounts)" },
 	{ "buffered", 0, NULL, "open members without O_DIRECT (needed on filesystems without it)" },
-	{ "force", 0, NULL, "assemble even with stale or unreadable members (they count as missing)" },
+	{ "force", 0, NULL, "assemble with stale, unreadable or split-brain members left out; beyond redundancy, take back the most recently failed" },
 	{ "read-policy", 0, "POLICY", "raid1/raid10 reads: md (default), round-robin, prefer:N, split:SIZE", 0,
 	  "md round-robin prefer: split:" },
 	{ "stats", 0, "LEVEL", "counters: all (default), volume, off", 0, "all volume off" },
@@ -36,6 +38,9 @@ static const struct cmd_opt mount_opts[] = {
 	{ "group", 0, "GROUP", "group of MNT/volume, a name or gid (default: disk when root mounts)" },
 	{ "mode", 0, "OCTAL", "permissions of MNT/volume (default 660, as a block device's)" },
 	{ "allow-other", 0, NULL, "let users other than the mounting one in (FUSE allow_other; modes still apply)" },
+	{ "nbd", 0, "ADDR", "also export the volume over NBD on unix:PATH or [ADDR:]PORT (one daemon serves both)" },
+	{ "name", 0, "EXPORT", "with --nbd: the export name" },
+	{ "read-only", 'r', NULL, "with --nbd: export read-only (MNT/volume stays writable)" },
 	{ 0 },
 };
 
@@ -46,30 +51,10 @@ struct mount_args {
 	struct ff_opts fo;
 	unsigned nfaults;
 	struct { unsigned slot; const char *spec; } fault[MOUNT_MAX_FAULTS];
+	struct nbd_launch nbd;  /* --nbd: the plugin's words */
+	int nbd_only;           /* an option that needs --nbd was given */
+	int fuse_only;          /* an option the NBD plugin does not take yet was given */
 };
-
-static int parse_policy(const char *s, struct vol_opts *o)
-{
-	char *end;
-	if (!strcmp(s, "md") || !strcmp(s, "default")) {
-		o->read_policy = VOL_READ_DEFAULT;
-	} else if (!strcmp(s, "round-robin") || !strcmp(s, "rr")) {
-		o->read_policy = VOL_READ_ROUNDROBIN;
-	} else if (!strncmp(s, "prefer:", 7)) {
-		unsigned long n = strtoul(s + 7, &end, 10);
-		if (!s[7] || *end || n >= SB_MAX_SLOTS)
-			return -1;
-		o->read_policy = VOL_READ_PREFER;
-		o->prefer = (unsigned)n;
-	} else if (!strncmp(s, "split:", 6)) {
-		if (size_parse(s + 6, &o->split) || o->split < 4096 || o->split % 4096)
-			return -1;
-		o->read_policy = VOL_READ_SPLIT;
-	} else {
-		return -1;
-	}
-	return 0;
-}
 
 static int mount_opt(int i, const char *arg, void *ctx)
 {
@@ -79,19 +64,13 @@ static int mount_opt(int i, const char *arg, void *ctx)
 	case 1: a->vo.buffered = 1; return 0;
 	case 2: a->vo.force = 1; return 0;
 	case 3:
-		if (parse_policy(arg, &a->vo))
+		if (vol_opts_parse_policy(arg, &a->vo))
 			return cmd_err(&cmd_mount, "--read-policy %s: expected md, round-robin, prefer:N or split:SIZE (a multiple of 4K)", arg), -1;
-		return 0;
+		return nbd_launch_kv(&a->nbd, "read-policy", arg);
 	case 4:
-		if (!strcmp(arg, "all"))
-			a->vo.stats = VOL_STATS_ALL;
-		else if (!strcmp(arg, "volume"))
-			a->vo.stats = VOL_STATS_VOLUME;
-		else if (!strcmp(arg, "off"))
-			a->vo.stats = VOL_STATS_OFF;
-		else
+		if (vol_opts_parse_stats(arg, &a->vo))
 			return cmd_err(&cmd_mount, "--stats %s: expected all, volume or off", arg), -1;
-		return 0;
+		return nbd_launch_kv(&a->nbd, "stats", arg);
 	case 5: a->fo.page_cache = 1; return 0;
 	case 6: a->fo.log = arg; return 0;
 	case 7:
@@ -104,8 +83,9 @@ static int mount_opt(int i, const char *arg, void *ctx)
 				return cmd_err(&cmd_mount, "--model %s", err), -1;
 		}
 		a->vo.model = arg;
-		return 0;
+		return nbd_launch_kv(&a->nbd, "model", arg);
 	case 8: {
+		a->fuse_only = 1;
 		char *end;
 		unsigned long n = strtoul(arg, &end, 10);
 		if (end == arg || *end != '=' || !end[1] || n >= SB_MAX_SLOTS || a->nfaults == MOUNT_MAX_FAULTS)
@@ -115,6 +95,7 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	}
 	case 9: {
+		a->fuse_only = 1;
 		struct passwd *pw = getpwnam(arg);
 		char *end;
 		unsigned long id = strtoul(arg, &end, 10);
@@ -127,6 +108,7 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	}
 	case 10: {
+		a->fuse_only = 1;
 		struct group *gr = getgrnam(arg);
 		char *end;
 		unsigned long id = strtoul(arg, &end, 10);
@@ -139,6 +121,7 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	}
 	case 11: {
+		a->fuse_only = 1;
 		char *end;
 		unsigned long m = strtoul(arg, &end, 8);
 		if (!*arg || *end || arg[0] == '-' || m > 0777)
@@ -146,9 +129,33 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		a->fo.mode = (mode_t)m;
 		return 0;
 	}
-	case 12: a->fo.allow_other = 1; return 0;
+	case 12: a->fo.allow_other = a->fuse_only = 1; return 0;
+	case 13:
+		if (nbd_launch_check_addr(&cmd_mount, arg))
+			return -1;
+		a->nbd.addr = arg;
+		return 0;
+	case 14: a->nbd_only = 1; return nbd_launch_kv(&a->nbd, "name", arg);
+	case 15: a->nbd_only = a->nbd.readonly = 1; return 0;
 	}
 	return -1;
+}
+
+/* --nbd: nbdkit runs the plugin, which serves MNT from a thread of its own. */
+static int mount_nbd(const struct cmd *c, struct mount_args *a, char *const *members, unsigned n)
+{
+	char mnt[PATH_MAX];
+	if (!realpath(a->fo.mountpoint, mnt))
+		return cmd_err(c, "mount point %s: %s", a->fo.mountpoint, strerror(errno));
+	a->nbd.members = members;
+	a->nbd.nmembers = n;
+	a->nbd.foreground = a->fo.foreground;
+	a->nbd.log = a->fo.log;
+	if (nbd_launch_kv(&a->nbd, "mount", mnt) || (a->vo.buffered && nbd_launch_kv(&a->nbd, "buffered", NULL)) ||
+	    (a->vo.force && nbd_launch_kv(&a->nbd, "force", NULL)) ||
+	    (a->fo.page_cache && nbd_launch_kv(&a->nbd, "page-cache", NULL)))
+		return cmd_err(c, "too many options");
+	return nbd_launch(c, &a->nbd);
 }
 
 static int mount_run(const struct cmd *c, int argc, char **argv)
@@ -162,6 +169,10 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	if (argc - first < 2)
 		return cmd_uerr(c, "need a mount point and at least one member");
+	if (a.nbd_only && !a.nbd.addr)
+		return cmd_uerr(c, "--name and --read-only need --nbd");
+	if (a.fuse_only && a.nbd.addr)
+		return cmd_uerr(c, "--fault, --owner, --group, --mode and --allow-other do not work with --nbd yet");
 	/* the daemon runs in / and unmounts by this name when signalled: a
 	 * relative one would leave a dead mount behind */
 	if (!realpath(argv[first], mnt))
@@ -177,6 +188,8 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	}
 	if (ff_check_mountpoint(a.fo.mountpoint, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
+	if (a.nbd.addr)
+		return mount_nbd(c, &a, argv + first + 1, (unsigned)(argc - first - 1));
 	/* before assembly: a log that cannot be written is an error, not silence */
 	if (a.fo.log && !a.fo.foreground) {
 		a.fo.log_fd = ff_log_open(a.fo.log, err, sizeof(err));
@@ -191,10 +204,10 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	}
 	for (unsigned i = 0; i < a.nfaults; i++) {
 		unsigned n = a.fault[i].slot;
-		int bad = n >= v->nslots || !v->slot[n];
+		int bad = n >= vol_nslots(v) || !vol_member(v, n);
 		if (bad)
 			snprintf(err, sizeof(err), "--fault %u=%s: no member in slot %u", n, a.fault[i].spec, n);
-		else if (member_fault_set(v->slot[n], a.fault[i].spec, err + 64, sizeof(err) - 64))
+		else if (member_fault_set(vol_member(v, n), a.fault[i].spec, err + 64, sizeof(err) - 64))
 			bad = snprintf(err, 64, "--fault %u=", n) > 0, memmove(err + strlen(err), err + 64, strlen(err + 64) + 1);
 		if (bad) {
 			vol_close(v);
@@ -203,11 +216,11 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 			return cmd_err(c, "%s", err);
 		}
 	}
-	uint64_t failed = atomic_load(&v->failed);
+	uint64_t failed = vol_failed_mask(v);
 	if (failed)
 		fprintf(stderr, "fsvol mount: volume is degraded (missing or failed member slots: 0x%llx)\n",
 			(unsigned long long)failed);
-	if (v->was_dirty && layout_copies(&v->geom) + layout_parity_count(&v->geom) > 1)
+	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
 		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
 				"resyncing parity and copies in the background (see MNT/status)\n");
 	r = ff_serve(v, &a.fo, err, sizeof(err));

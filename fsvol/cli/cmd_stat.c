@@ -136,6 +136,22 @@ static int snap_read(const struct cmd *c, const char *mnt, struct stats_doc *doc
 	return 0;
 }
 
+/* A snapshot newer than t_ns: a --ctl-dir (fsvol serve) is rewritten once a
+ * second, so a shorter interval can find the same one again; wait for the next
+ * (2 s at most). 0, or 1 after an error message. */
+static int snap_read_after(const struct cmd *c, const char *mnt, struct stats_doc *doc, uint64_t t_ns)
+{
+	for (int i = 0;; i++) {
+		if (snap_read(c, mnt, doc))
+			return 1;
+		if (doc->uptime_ns != t_ns || i == 40)
+			return 0;
+		stats_doc_free(doc);
+		memset(doc, 0, sizeof(*doc));
+		nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
+	}
+}
+
 /* With emulated disks: the model's release lateness (MNT/status), so the
  * timing error is always in sight next to the figures it affects, and the
  * adapters' running totals. */
@@ -349,7 +365,7 @@ static int stat_run(const struct cmd *c, int argc, char **argv)
 		prev = cur;
 		prev_owned = 1;
 		memset(&cur, 0, sizeof(cur));
-		if (snap_read(c, mnt, &cur)) {
+		if (snap_read_after(c, mnt, &cur, prev.uptime_ns)) {
 			status = 1;
 			break;
 		}

@@ -11,7 +11,7 @@
 
 #include "fsvol/core/bufpool.h"
 #include "fsvol/core/engine.h"
-#include "fsvol/core/volume.h"
+#include "fsvol/core/vol_int.h"
 #include "fsvol/members/member.h"
 #include "fsvol/model/emul.h"
 #include "layout/layout.h"

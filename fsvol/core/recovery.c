@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fsvol/core/volume.h"
+#include "fsvol/core/vol_int.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 

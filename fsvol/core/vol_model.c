@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsvol/core/volume.h"
+#include "fsvol/core/vol_int.h"
 #include "fsvol/model/adapter.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/model/spindle.h"

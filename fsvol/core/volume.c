@@ -12,7 +12,7 @@
 #include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
 #include "fsvol/model/spindle.h"
-#include "fsvol/core/volume.h"
+#include "fsvol/core/vol_int.h"
 #include "stats/stats.h"
 
 static void *aligned_block(void)
@@ -56,15 +56,7 @@ static int write_sb(struct member *m, const struct sb *s)
 /* Geometry from a superblock: the same struct create filled in. */
 static int geom_from_sb(const struct sb *s, struct layout_geom *g, char *err, size_t errlen)
 {
-	memset(g, 0, sizeof(*g));
-	g->level = (enum layout_level)s->level;
-	g->alg = s->layout;
-	g->copies = s->copies;
-	g->members = s->members;
-	g->chunk = s->chunk;
-	for (unsigned i = 0; i < s->members && i < LAYOUT_MAX_MEMBERS; i++)
-		g->member_size[i] = s->slots[i].data_size;
-	return layout_init(g, err, errlen);
+	return sb_geom(s, g, err, errlen);
 }
 
 int vol_geom_of_sb(const struct sb *s, struct layout_geom *g, char *err, size_t errlen)
@@ -247,6 +239,8 @@ static void vol_free(struct vol *v)
 int vol_start(struct vol *v)
 {
 	/* Threads do not survive fork: start them in the process that serves. */
+	if (v->started)
+		return 0; /* once: the NBD export and its FUSE mount share the volume */
 	v->started = 1;
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
@@ -310,6 +304,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	}
 	if ((r = sb_assemble(cand, n, opts->force, &as, err, errlen)))
 		goto fail;
+	/* members left out, or taken back by --force: the user must hear which */
+	for (unsigned i = 0; i < n && !opts->readonly; i++)
+		if (cand[i].note[0])
+			fprintf(stderr, "fsvol: warning: %s: %s\n", cand[i].path, cand[i].note);
 	v->sb = as.sb;
 	v->was_dirty = !as.sb.clean;
 	v->nslots = as.sb.members + as.sb.spares;
@@ -602,4 +600,38 @@ out:
 	}
 	free(ms);
 	return r;
+}
+
+/* ---- what front ends may read (volume.h) ---- */
+
+const struct layout_geom *vol_geom(const struct vol *v) { return &v->geom; }
+unsigned vol_nslots(const struct vol *v) { return v->nslots; }
+struct member *vol_member(const struct vol *v, unsigned slot) { return slot < v->nslots ? v->slot[slot] : NULL; }
+uint64_t vol_failed_mask(const struct vol *v) { return atomic_load(&v->failed); }
+const struct sb *vol_sb(const struct vol *v) { return &v->sb; }
+uint64_t vol_data_offset(const struct vol *v) { return v->data_offset; }
+int vol_was_dirty(const struct vol *v) { return v->was_dirty; }
+struct stats_dev *vol_stats(const struct vol *v) { return v->vstats; }
+struct stats_trace *vol_trace(const struct vol *v) { return v->trace; }
+uint64_t vol_start_ns(const struct vol *v) { return v->start_ns; }
+uint64_t vol_reset_ns(const struct vol *v) { return atomic_load(&v->reset_ns); }
+void vol_set_reset_ns(struct vol *v, uint64_t ns) { atomic_store(&v->reset_ns, ns); }
+enum vol_stats_level vol_stats_level(const struct vol *v) { return (enum vol_stats_level)atomic_load(&v->stats_level); }
+void vol_set_stats_level(struct vol *v, enum vol_stats_level l) { atomic_store(&v->stats_level, (int)l); }
+
+void vol_set_sync_speed(struct vol *v, int max, unsigned kibs)
+{
+	atomic_store(max ? &v->sync_speed_max : &v->sync_speed_min, kibs);
+}
+
+void vol_sync_info(const struct vol *v, struct vol_sync_info *out)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&v->sync_lock);
+	*out = (struct vol_sync_info){
+		.what = v->sync_what, .running = v->sync_running, .done = v->sync_done,
+		.pos = atomic_load(&v->sync_pos), .total = v->sync_total,
+		.mismatches = atomic_load(&v->sync_bad), .skipped = atomic_load(&v->sync_skipped),
+		.rebuild_slot = atomic_load(&v->rebuild_slot), .rebuild_pos = atomic_load(&v->rebuild_pos),
+	};
+	pthread_mutex_unlock((pthread_mutex_t *)&v->sync_lock);
 }

@@ -1,5 +1,6 @@
-/* volume: an assembled volume (members + geometry + state) and the engine
- * entry points that serve I/O on it. */
+/* volume: an assembled volume (members + geometry + state), opaque outside
+ * fsvol/core: assembly, state changes (the engine reports a member error
+ * through vol_fail_slot only), recovery, and what front ends may read. */
 #ifndef FSVOL_VOLUME_H
 #define FSVOL_VOLUME_H
 
@@ -24,7 +25,7 @@ enum vol_stats_level { VOL_STATS_OFF, VOL_STATS_VOLUME, VOL_STATS_ALL };
 
 struct vol_opts {
 	int buffered;          /* members without O_DIRECT */
-	int force;             /* assemble stale/unreadable members as missing */
+	int force;             /* assemble stale/unreadable members as missing; take back beyond redundancy */
 	enum vol_read_policy read_policy;
 	unsigned prefer;       /* VOL_READ_PREFER */
 	uint64_t split;        /* VOL_READ_SPLIT */
@@ -33,59 +34,42 @@ struct vol_opts {
 	const char *model;     /* spindle model spec (fsvol mount --model), NULL = none */
 };
 
-struct eng_state;
-struct emul;
+/* An assembled volume: opaque outside fsvol/core (its fields: core/vol_int.h).
+ * Front ends, the CLI and the bench use the calls below. */
+struct vol;
 struct stats_dev;
 struct stats_trace;
 
-struct vol {
-	struct layout_geom geom;
-	struct sb sb;                   /* the volume's superblock (truth) */
-	struct vol_opts opts;
-	unsigned nslots;                /* members + spares */
-	struct member *slot[SB_MAX_SLOTS]; /* NULL when missing */
-	struct member *members;         /* the opened members: given, then added */
-	unsigned nmembers;
-	atomic_uint_fast64_t failed;    /* bit i: slot i cannot be used */
-	uint64_t data_offset;
-	pthread_mutex_t state_lock;     /* superblock updates, member state changes */
-	struct eng_state *eng;          /* the engine's: family, stripe locks, request pool */
-	atomic_uint rr;                 /* round-robin cursor */
-	struct stats_dev *vstats;       /* above the mapping layer */
-	_Atomic int stats_level;        /* enum vol_stats_level, switchable at run time */
-	struct stats_trace *trace;
-	struct emul *_Atomic emul;      /* NULL unless some member has (had) a model */
-	char model[256];                /* the --model spec, for status */
-	unsigned modeled;               /* members with a model */
-	struct adapter *adapters;       /* buses the members' disks share (vol_model.c) */
-	unsigned nadapters;
-	int started;                    /* vol_start ran: threads may exist */
-	uint64_t start_ns;
-	_Atomic uint64_t reset_ns;      /* counters last zeroed (start_ns until a reset) */
-	int was_dirty;                  /* not shut down cleanly last time */
-	/* background passes, one at a time (core/sync.c): resync, check, repair,
-	 * and recovery (a member rebuilt from redundancy, core/recovery.c) */
-	pthread_mutex_t sync_lock;
-	pthread_t sync_thread;
-	int sync_running, sync_joinable;
-	atomic_int sync_stop;
-	const char *sync_what;          /* "resync", "check", "repair", "recovery" */
-	atomic_uint_fast64_t sync_pos;
-	uint64_t sync_total;
-	atomic_uint_fast64_t sync_bad;
-	atomic_uint_fast64_t sync_skipped; /* units without the redundancy to check */
-	int sync_done;                  /* the last one ran to the end */
-	atomic_uint_fast64_t sync_bytes; /* logical bytes the current pass has covered */
-	uint64_t sync_t0;               /* when it started (ns) */
-	atomic_uint sync_speed_min, sync_speed_max; /* KiB/s, md's sync_speed_min/max */
-	atomic_int recovery_wanted;     /* a member failed with a spare at hand */
-	/* recovery: one slot at a time is rebuilt (md recovers one at a time
-	 * too); below rebuild_pos (logical bytes) it is in sync, above it it
-	 * counts as failed. -1: none. */
-	atomic_int rebuild_slot;
-	atomic_uint_fast64_t rebuild_pos;
-	struct member *member_store;    /* SB_MAX_SLOTS members: slots point here */
+/* ---- what front ends may read (and the few knobs they may turn) ---- */
+const struct layout_geom *vol_geom(const struct vol *v);
+/* Slots (members + spares); the member in a slot, NULL when missing. */
+unsigned vol_nslots(const struct vol *v);
+struct member *vol_member(const struct vol *v, unsigned slot);
+/* Bit i: role slot i cannot be used (failed, missing, being rebuilt). */
+uint64_t vol_failed_mask(const struct vol *v);
+const struct sb *vol_sb(const struct vol *v);
+uint64_t vol_data_offset(const struct vol *v);
+int vol_was_dirty(const struct vol *v);
+/* Counters above the mapping layer, the trace ring, their clocks. */
+struct stats_dev *vol_stats(const struct vol *v);
+struct stats_trace *vol_trace(const struct vol *v);
+uint64_t vol_start_ns(const struct vol *v);
+uint64_t vol_reset_ns(const struct vol *v);
+void vol_set_reset_ns(struct vol *v, uint64_t ns);
+enum vol_stats_level vol_stats_level(const struct vol *v);
+void vol_set_stats_level(struct vol *v, enum vol_stats_level l);
+/* md's sync_speed_min / sync_speed_max, KiB/s. */
+void vol_set_sync_speed(struct vol *v, int max, unsigned kibs);
+/* The background pass (resync, check, repair, recovery), for reports. */
+struct vol_sync_info {
+	const char *what;          /* NULL: none since mount */
+	int running, done;
+	uint64_t pos, total;       /* units */
+	uint64_t mismatches, skipped;
+	int rebuild_slot;          /* -1: none */
+	uint64_t rebuild_pos;      /* logical bytes in sync on the rebuilding member */
 };
+void vol_sync_info(const struct vol *v, struct vol_sync_info *out);
 
 /* Assemble from member paths (any order). Returns 0 or -errno with a message
  * naming the culprit. Unless opts->readonly, marks the volume dirty on disk. */

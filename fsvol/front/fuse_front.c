@@ -127,8 +127,8 @@ static void ff_attr(struct ff *f, fuse_ino_t ino, struct stat *st)
 	st->st_nlink = 1;
 	st->st_blksize = 4096;
 	if (ino == INO_VOLUME) {
-		st->st_size = (off_t)f->v->geom.capacity;
-		st->st_blocks = (blkcnt_t)(f->v->geom.capacity / 512);
+		st->st_size = (off_t)vol_geom(f->v)->capacity;
+		st->st_blocks = (blkcnt_t)(vol_geom(f->v)->capacity / 512);
 	}
 }
 
@@ -184,7 +184,7 @@ static void ff_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	struct ff *f = ff_of(req);
 	/* The volume's size is fixed: only a no-op truncate to it is accepted. */
 	if ((to_set & FUSE_SET_ATTR_SIZE) &&
-	    (ino != INO_VOLUME || (uint64_t)attr->st_size != f->v->geom.capacity) && ino != INO_CTL) {
+	    (ino != INO_VOLUME || (uint64_t)attr->st_size != vol_geom(f->v)->capacity) && ino != INO_CTL) {
 		fuse_reply_err(req, ino == INO_VOLUME ? EINVAL : EACCES);
 		return;
 	}
@@ -368,11 +368,11 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		h->tracer = t;
 		pthread_mutex_lock(&f->trace_lock);
 		if (f->tracers++ == 0)
-			stats_trace_enable(f->v->trace, 1);
+			stats_trace_enable(vol_trace(f->v), 1);
 		pthread_mutex_unlock(&f->trace_lock);
 		/* Start at the ring's present position: only new requests. */
-		t->cursor = atomic_load(&f->v->trace->head);
-		t->t0 = f->v->start_ns;
+		t->cursor = atomic_load(&vol_trace(f->v)->head);
+		t->t0 = vol_start_ns(f->v);
 		t->json = ino == INO_TRACE_JSON;
 		fi->fh = ff_handle_add(f, h);
 		fi->nonseekable = 1;
@@ -395,7 +395,7 @@ static void ff_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if ((ino == INO_TRACE || ino == INO_TRACE_JSON) && fi->fh) {
 		pthread_mutex_lock(&f->trace_lock);
 		if (--f->tracers == 0)
-			stats_trace_enable(f->v->trace, 0);
+			stats_trace_enable(vol_trace(f->v), 0);
 		pthread_mutex_unlock(&f->trace_lock);
 	}
 	if (ino != INO_VOLUME && fi->fh)
@@ -473,7 +473,7 @@ static void ff_read_trace(fuse_req_t req, struct ff *f, struct ff_tracer *t, siz
 		want = FF_TRACE_BATCH;
 	memcpy(recs, t->carry, n * sizeof(recs[0]));
 	if (n < want)
-		n += stats_trace_read(f->v->trace, &t->cursor, recs + n, want - n);
+		n += stats_trace_read(vol_trace(f->v), &t->cursor, recs + n, want - n);
 	uint64_t now = stats_now();
 	t->ncarry = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -537,7 +537,7 @@ static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 {
 	struct ff *f = ff_of(req);
 	if (ino == INO_VOLUME) {
-		uint64_t cap = f->v->geom.capacity;
+		uint64_t cap = vol_geom(f->v)->capacity;
 		if (off < 0 || (uint64_t)off >= cap || size == 0) {
 			fuse_reply_buf(req, NULL, 0);
 			return;
@@ -591,7 +591,7 @@ static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	uint64_t cap = f->v->geom.capacity;
+	uint64_t cap = vol_geom(f->v)->capacity;
 	if (off < 0 || (uint64_t)off + size > cap) {
 		/* A block device does not grow: writes past the end fail. */
 		fuse_reply_err(req, (uint64_t)off >= cap ? ENOSPC : EFBIG);
@@ -622,7 +622,7 @@ static void ff_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs s = { 0 };
 	(void)ino;
 	s.f_bsize = s.f_frsize = 4096;
-	s.f_blocks = ff_of(req)->v->geom.capacity / 4096;
+	s.f_blocks = vol_geom(ff_of(req)->v)->capacity / 4096;
 	s.f_files = INO_END;
 	s.f_namemax = 255;
 	fuse_reply_statfs(req, &s);

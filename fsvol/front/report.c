@@ -14,34 +14,34 @@
  * are named NAME (the volume's) and NAME.mK (member K, as status says mK). */
 static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][VIEW_NAME])
 {
-	struct stats_view_dev *d = calloc(v->nslots + 1, sizeof(*d));
+	struct stats_view_dev *d = calloc(vol_nslots(v) + 1, sizeof(*d));
 	uint64_t now = stats_now();
 	if (!d)
 		return NULL;
 	char vname[SB_NAME_MAX + 1];
-	sb_volume_name(&v->sb, vname);
+	sb_volume_name(vol_sb(v), vname);
 	snprintf(names[0], VIEW_NAME, "%s", vname);
-	uint64_t failed = atomic_load(&v->failed);
+	uint64_t failed = vol_failed_mask(v);
 	d[0] = (struct stats_view_dev){ .name = names[0], .path = NULL, .index = -1,
 					.state = !failed ? "active"
-						 : layout_survives(&v->geom, failed) ? "degraded" : "failed" };
-	int level = atomic_load(&v->stats_level);
+						 : layout_survives(vol_geom(v), failed) ? "degraded" : "failed" };
+	int level = vol_stats_level(v);
 	d[0].not_counted = level == VOL_STATS_OFF;
-	stats_snapshot(v->vstats, now, &d[0].snap);
-	for (unsigned i = 0; i < v->nslots; i++) {
+	stats_snapshot(vol_stats(v), now, &d[0].snap);
+	for (unsigned i = 0; i < vol_nslots(v); i++) {
 		struct stats_view_dev *e = &d[i + 1];
 		snprintf(names[i + 1], VIEW_NAME, "%s.m%u", vname, i);
 		e->name = names[i + 1];
-		e->path = v->slot[i] ? v->slot[i]->path : "(missing)";
+		e->path = vol_member(v, i) ? vol_member(v, i)->path : "(missing)";
 		e->state = vol_slot_state(v, i);
 		e->index = (int)i;
-		e->not_counted = level != VOL_STATS_ALL || !v->slot[i] || !v->slot[i]->stats;
-		if (v->slot[i] && v->slot[i]->stats)
-			stats_snapshot(v->slot[i]->stats, now, &e->snap);
+		e->not_counted = level != VOL_STATS_ALL || !vol_member(v, i) || !vol_member(v, i)->stats;
+		if (vol_member(v, i) && vol_member(v, i)->stats)
+			stats_snapshot(vol_member(v, i)->stats, now, &e->snap);
 		else
 			e->snap.t_ns = now;
 	}
-	*n = v->nslots + 1;
+	*n = vol_nslots(v) + 1;
 	return d;
 }
 
@@ -49,18 +49,19 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
  * each field is one atomic load or fixed after assembly). */
 static void md_state(struct vol *v, struct stats_prom_md *md)
 {
-	uint64_t failed = atomic_load(&v->failed);
-	uint64_t mask = v->geom.members >= 64 ? ~0ull : (1ull << v->geom.members) - 1;
-	md->disks_required = v->geom.members;
+	uint64_t failed = vol_failed_mask(v);
+	uint64_t mask = vol_geom(v)->members >= 64 ? ~0ull : (1ull << vol_geom(v)->members) - 1;
+	md->disks_required = vol_geom(v)->members;
 	md->degraded = (unsigned)__builtin_popcountll(failed & mask);
-	md->blocks = v->geom.capacity / 1024;
+	md->blocks = vol_geom(v)->capacity / 1024;
 	md->blocks_synced = md->blocks;
 	md->state = "active";
-	if (v->sync_running && v->sync_what) {
-		uint64_t pos = atomic_load(&v->sync_pos);
-		md->state = !strcmp(v->sync_what, "check") ? "check" : "resync";
-		if (v->sync_total)
-			md->blocks_synced = (uint64_t)((double)md->blocks * (double)pos / (double)v->sync_total);
+	struct vol_sync_info si;
+	vol_sync_info(v, &si);
+	if (si.running && si.what) {
+		md->state = !strcmp(si.what, "check") ? "check" : !strcmp(si.what, "recovery") ? "recover" : "resync";
+		if (si.total)
+			md->blocks_synced = (uint64_t)((double)md->blocks * (double)si.pos / (double)si.total);
 	}
 }
 
@@ -77,7 +78,7 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 	} else {
 		/* read before the snapshots: a reset racing with them can only
 		 * make the covered time look longer, never negative */
-		uint64_t reset_ns = atomic_load(&v->reset_ns);
+		uint64_t reset_ns = vol_reset_ns(v);
 		struct stats_view_dev *d = view_build(v, &n, names);
 		if (!d) {
 			fclose(f);
@@ -91,7 +92,7 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 			md_state(v, &md);
 			r = stats_render_prom(f, d, n, &md);
 		} else if (kind == REPORT_JSON)
-			r = stats_render_json(f, d[0].snap.t_ns - v->start_ns,
+			r = stats_render_json(f, d[0].snap.t_ns - vol_start_ns(v),
 					      d[0].snap.t_ns - reset_ns, d, n);
 		else
 			r = stats_render_diskstats(f, d, n);
@@ -108,11 +109,11 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 void report_reset(struct vol *v)
 {
 	uint64_t now = stats_now();
-	atomic_store(&v->reset_ns, now);
-	stats_reset(v->vstats, now);
-	for (unsigned i = 0; i < v->nslots; i++)
-		if (v->slot[i] && v->slot[i]->stats)
-			stats_reset(v->slot[i]->stats, now);
+	vol_set_reset_ns(v, now);
+	stats_reset(vol_stats(v), now);
+	for (unsigned i = 0; i < vol_nslots(v); i++)
+		if (vol_member(v, i) && vol_member(v, i)->stats)
+			stats_reset(vol_member(v, i)->stats, now);
 }
 
 /* Verbs by name: how many words follow (min, max) and what they are. */
@@ -251,21 +252,23 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		report_reset(v);
 		return 0;
 	case REPORT_CTL_STATS:
-		atomic_store(&v->stats_level, c.level == STATS_LEVEL_ALL ? VOL_STATS_ALL
+		vol_set_stats_level(v, c.level == STATS_LEVEL_ALL ? VOL_STATS_ALL
 					      : c.level == STATS_LEVEL_VOLUME ? VOL_STATS_VOLUME : VOL_STATS_OFF);
 		return 0;
 	case REPORT_CTL_FAIL: {
 		int i = c.arg[0] ? vol_slot_of(v, c.arg) : -1;
-		if (i < 0 || (unsigned)i >= v->geom.members) {
+		if (i < 0 || (unsigned)i >= vol_geom(v)->members) {
 			snprintf(err, errlen, "ctl: fail %s: expected a member slot below %u or a member's path", c.arg,
-				 v->geom.members);
+				 vol_geom(v)->members);
 			return -EINVAL;
 		}
-		/* a mistaken fail must not brick a volume: beyond redundancy, only when forced */
-		uint64_t after = atomic_load(&v->failed) | (1ull << i);
-		if (!c.force && !layout_survives(&v->geom, after) && !(atomic_load(&v->failed) & (1ull << i))) {
-			snprintf(err, errlen, "ctl: fail %s: %s cannot run without member %d; 'fail %s force' if you mean it",
-				 c.arg, layout_level_name(v->geom.level), i, c.arg);
+		/* md refuses to fail the last working copy; a mistaken fail must not stop a volume */
+		uint64_t after = vol_failed_mask(v) | (1ull << i);
+		if (!c.force && !layout_survives(vol_geom(v), after) && !(vol_failed_mask(v) & (1ull << i))) {
+			snprintf(err, errlen, "ctl: fail %s: refused: %s cannot serve its data without member %d%s; "
+				 "write 'fail %s force' to fail it anyway", c.arg, layout_level_name(vol_geom(v)->level), i,
+				 layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1 ? " (too many already failed)"
+											: " (no redundancy)", c.arg);
 			return -EINVAL;
 		}
 		vol_fail_slot(v, (unsigned)i, -EIO);
@@ -284,7 +287,7 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 			snprintf(err, errlen, "ctl: %s: a resync, check, repair or recovery is already running", verb);
 		else if (r)
 			snprintf(err, errlen, "ctl: %s: %s has no redundancy to check", verb,
-				 layout_level_name(v->geom.level));
+				 layout_level_name(vol_geom(v)->level));
 		return r;
 	}
 	case REPORT_CTL_ERROR:
@@ -292,12 +295,12 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		/* fault injection on a member (members/member_fault.c); "error N"
 		 * is "fault N error=all": every I/O fails from now on, as a dying
 		 * disk's would, and the engine fails it and serves from redundancy */
-		if (c.index >= v->nslots || !v->slot[c.index]) {
+		if (c.index >= vol_nslots(v) || !vol_member(v, c.index)) {
 			snprintf(err, errlen, "ctl: %s %s: expected the index of a present member",
 				 c.verb == REPORT_CTL_ERROR ? "error" : "fault", c.arg);
 			return -EINVAL;
 		}
-		r = member_fault_set(v->slot[c.index], c.verb == REPORT_CTL_ERROR ? "error=all" : c.arg2, why, sizeof(why));
+		r = member_fault_set(vol_member(v, c.index), c.verb == REPORT_CTL_ERROR ? "error=all" : c.arg2, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;
@@ -312,7 +315,7 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 	case REPORT_CTL_SPEED_MIN:
 	case REPORT_CTL_SPEED_MAX:
 		/* md's knobs, KiB/s, live */
-		atomic_store(c.verb == REPORT_CTL_SPEED_MIN ? &v->sync_speed_min : &v->sync_speed_max, c.number);
+		vol_set_sync_speed(v, c.verb == REPORT_CTL_SPEED_MAX, c.number);
 		return 0;
 	}
 	return -EINVAL;

@@ -95,7 +95,9 @@ struct sb_candidate {
 	struct sb sb;       /* valid when both errors are 0 */
 	/* set by sb_assemble */
 	int used;           /* 1: plays slot sb.index in the assembly */
-	char note[160];     /* when not used: why ("stale (events 5, volume at 7)", ...) */
+	int forced;         /* 1: used only because of force (taken back beyond redundancy: may be stale) */
+	char note[256];     /* when not used: why ("stale (events 5, volume at 7)", ...); when
+			     * forced: what may be stale. Empty otherwise. */
 };
 
 struct sb_assembly {
@@ -106,12 +108,21 @@ struct sb_assembly {
 };
 
 /* Returns 0 and fills out, or -EINVAL with a message that names the member and
- * the reason: no valid superblock, different volume UUID, duplicate slot, the
- * same member given twice, stale (events lower than the newest: refused unless
- * force, then it is treated as missing), member smaller than recorded, a member
- * recorded as failed. It does NOT decide whether the level survives the missing
- * members (the caller asks layout_survives). */
+ * the reason (rules in docs/format.md, "Assembly"): no valid superblock,
+ * different volume UUID, a field that must agree differing, volume_size not the
+ * geometry's capacity, split brain (members that record each other as failed),
+ * duplicate slot, the same member given twice, stale (events lower than the
+ * newest: refused unless force, then it is treated as missing), member smaller
+ * than recorded, too few members for the level to run. With force, a volume
+ * whose failures went beyond redundancy takes back the most recently failed
+ * members (highest events), as few as the level needs, as mdadm --assemble
+ * --force does; they are marked forced and their note says what may be stale. */
 int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		struct sb_assembly *out, char *err, size_t errlen);
+
+/* The geometry a superblock describes (layout_init done: capacity derived).
+ * Returns 0, or -EINVAL with layout_init's reason in err. */
+struct layout_geom;
+int sb_geom(const struct sb *s, struct layout_geom *g, char *err, size_t errlen);
 
 #endif

@@ -159,7 +159,7 @@ rc=0; "$FSVOL" detail --test "$d/mnt" >/dev/null || rc=$?
 "$FSVOL" fail "$d/mnt" 0
 rc=0; "$FSVOL" detail --test "$d/mnt" >/dev/null || rc=$?
 ((rc == 1)) || fail "detail --test: degraded volume gave $rc"
-expect_fail_msg "cannot run without member 1" "$FSVOL" fail "$d/mnt" 1
+expect_fail_msg "cannot serve its data without member 1" "$FSVOL" fail "$d/mnt" 1
 "$FSVOL" fail --force "$d/mnt" 1
 rc=0; "$FSVOL" detail --test "$d/mnt" >/dev/null || rc=$?
 ((rc == 2)) || fail "detail --test: failed volume gave $rc"

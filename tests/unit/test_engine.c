@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsvol/core/volume.h"
+#include "fsvol/core/vol_int.h"
 #include "stats/stats.h"
 
 #define K 1024ull

@@ -632,8 +632,17 @@ static void make_vol(struct vol *v, unsigned members, unsigned spares)
 {
 	static char names[SB_MAX_SLOTS][16];
 
+	struct layout_geom g;
+	char why[160];
+
 	memset(v, 0, sizeof(*v));
 	base_sb(&v->ref, members, spares);
+	if (members < layout_min_members(LAYOUT_RAID5)) {
+		v->ref.level = members > 1 ? LAYOUT_RAID1 : LAYOUT_SINGLE;
+		v->ref.copies = members;
+	}
+	ck_assert_msg(sb_geom(&v->ref, &g, why, sizeof(why)) == 0, "%s", why);
+	v->ref.volume_size = g.capacity;
 	v->n = members + spares;
 	for (unsigned i = 0; i < v->n; i++) {
 		struct sb_candidate *c = &v->c[i];
@@ -772,6 +781,131 @@ static void mut_slot_out_of_range(struct vol *v)
 	v->c[0].sb.index = 9;
 }
 
+/* Failures beyond redundancy, as `fail 1`, `fail 2 force`, umount leave them:
+ * m1 was failed at events 4 (its own superblock stays at 3), m2 at events 5
+ * (its own superblock says 4 and records slot 1 failed), the rest end at 6. */
+static void mut_beyond(struct vol *v)
+{
+	for (unsigned i = 0; i < v->n; i++) {
+		v->c[i].sb.events = 6;
+		v->c[i].sb.slots[1].state = SB_FAILED;
+		v->c[i].sb.slots[2].state = SB_FAILED;
+	}
+	v->c[1].sb.events = 3;
+	v->c[1].sb.slots[1].state = SB_ACTIVE;
+	v->c[1].sb.slots[2].state = SB_ACTIVE;
+	v->c[2].sb.events = 4;
+	v->c[2].sb.slots[2].state = SB_ACTIVE;
+}
+static void mut_beyond_oldest_only(struct vol *v) /* m2 not given: only m1 can stand in */
+{
+	mut_beyond(v);
+	v->c[2] = v->c[4];
+	v->n = 4;
+}
+static void mut_beyond_none_given(struct vol *v) /* neither m1 nor m2 given */
+{
+	mut_beyond(v);
+	v->c[1] = v->c[3];
+	v->c[2] = v->c[4];
+	v->n = 3;
+}
+static void mut_beyond_wrong_uuid(struct vol *v) /* the stale one is not the member of its slot */
+{
+	mut_beyond_oldest_only(v);
+	v->c[1].sb.member_uuid[3] ^= 0x40;
+}
+/* raid1 of 2, each half mounted alone (degraded) and written: A, then B. */
+static void split_raid1(struct vol *v, uint64_t ea, uint64_t eb)
+{
+	make_vol(v, 2, 0);
+	v->c[0].sb.events = ea;
+	v->c[0].sb.slots[1].state = SB_MISSING;
+	v->c[1].sb.events = eb;
+	v->c[1].sb.slots[0].state = SB_MISSING;
+}
+static void mut_split_tie(struct vol *v)
+{
+	split_raid1(v, 5, 5);
+}
+static void mut_split_b_newer(struct vol *v)
+{
+	split_raid1(v, 5, 7);
+}
+/* raid1 of 3: {m0, m1} ran without m2, m2 ran alone. */
+static void mut_split_three(struct vol *v)
+{
+	make_vol(v, 3, 0);
+	for (unsigned i = 0; i < 2; i++) {
+		v->c[i].sb.events = 9;
+		v->c[i].sb.slots[2].state = SB_MISSING;
+	}
+	v->c[2].sb.events = 6;
+	v->c[2].sb.slots[0].state = SB_MISSING;
+	v->c[2].sb.slots[1].state = SB_FAILED;
+}
+/* m3 records the newest members' slot 0 as failed while they record m3
+ * active (torn superblock writes): md ignores m3, we refuse without force. */
+static void mut_reports_truth_failed(struct vol *v)
+{
+	for (unsigned i = 0; i < v->n; i++)
+		if (i != 3)
+			v->c[i].sb.events = 4;
+	v->c[3].sb.slots[0].state = SB_FAILED;
+}
+/* A member failed at run time is stale and records nobody failed: no split brain. */
+static void mut_failed_member_back(struct vol *v)
+{
+	for (unsigned i = 0; i < v->n; i++) {
+		v->c[i].sb.events = 5;
+		v->c[i].sb.slots[3].state = SB_FAILED;
+	}
+	v->c[3].sb.events = 3;
+	v->c[3].sb.slots[3].state = SB_ACTIVE;
+}
+static void mut_volume_size(struct vol *v) /* every member agrees, on a wrong size */
+{
+	for (unsigned i = 0; i < v->n; i++)
+		v->c[i].sb.volume_size += 65536;
+}
+static void mut_no_geometry(struct vol *v) /* a level layout/ does not know (sb_decode refuses it too) */
+{
+	for (unsigned i = 0; i < v->n; i++)
+		v->c[i].sb.level = 99;
+}
+
+static void mut_twice_unreadable(struct vol *v)
+{
+	v->c[0].read_error = -EIO;
+	v->c[4] = v->c[0];
+	v->c[4].path = "./m0";
+}
+/* raid10 near-2 of 4 (mirror pairs 0+1, 2+3): slot 1 failed, then 0, then 2;
+ * m3 is the newest. The newest failed (m2) is not needed: only m0 is taken back. */
+static void mut_beyond_raid10(struct vol *v)
+{
+	struct layout_geom g;
+	char why[160];
+
+	make_vol(v, 4, 0);
+	for (unsigned i = 0; i < v->n; i++) {
+		struct sb *s = &v->c[i].sb;
+		s->level = LAYOUT_RAID10;
+		s->layout = LAYOUT_R10_NEAR;
+		s->copies = 2;
+		ck_assert_msg(sb_geom(s, &g, why, sizeof(why)) == 0, "%s", why);
+		s->volume_size = g.capacity;
+		s->events = 7;
+		s->slots[0].state = s->slots[1].state = s->slots[2].state = SB_FAILED;
+	}
+	v->c[1].sb.events = 3; /* failed first: records nobody failed */
+	v->c[1].sb.slots[0].state = v->c[1].sb.slots[1].state = v->c[1].sb.slots[2].state = SB_ACTIVE;
+	v->c[0].sb.events = 4; /* then m0 */
+	v->c[0].sb.slots[0].state = v->c[0].sb.slots[2].state = SB_ACTIVE;
+	v->c[2].sb.events = 5; /* then m2 */
+	v->c[2].sb.slots[2].state = SB_ACTIVE;
+}
+
 static const struct {
 	const char *name;
 	void (*mut)(struct vol *);
@@ -780,30 +914,52 @@ static const struct {
 	const char *expect1, *expect2; /* substrings of the error (rc != 0) */
 	uint64_t missing_mask;         /* rc == 0 */
 	int unused;                    /* rc == 0: candidate index expected not used, or -1 */
+	int forced;                    /* rc == 0: candidate taken back by force, or -1 */
 } acases[] = {
-	{"unreadable", mut_unreadable, 0, -EINVAL, "m3: cannot read superblock: Input/output error", NULL, 0, -1},
-	{"unreadable forced", mut_unreadable, 1, 0, NULL, NULL, 1u << 3, 3},
-	{"undecodable", mut_undecodable, 0, -EINVAL, "m3: cannot read superblock: no fsvol superblock", NULL, 0, -1},
-	{"undecodable forced", mut_undecodable, 1, 0, NULL, NULL, 1u << 3, 3},
-	{"foreign", mut_foreign, 0, -EINVAL, "m2: belongs to another volume (uuid ", "expected 10111213-", 0, -1},
-	{"foreign forced", mut_foreign, 1, -EINVAL, "m2: belongs to another volume", NULL, 0, -1},
-	{"foreign newer", mut_foreign_newer, 1, -EINVAL, "m0: belongs to another volume", NULL, 0, -1},
-	{"given twice", mut_twice, 1, -EINVAL, "m0 given twice (also as ./m0)", NULL, 0, -1},
-	{"slot clash", mut_slot_clash, 1, -EINVAL, "m1 and m4 both claim slot 1", NULL, 0, -1},
-	{"copy of a member", mut_copy_of_member, 1, -EINVAL, "m1 and m4 both claim slot 1", NULL, 0, -1},
-	{"wrong member", mut_wrong_member, 1, -EINVAL, "m2: not the member recorded in slot 2 (uuid ", NULL, 0, -1},
-	{"stale", mut_stale, 0, -EINVAL, "m2: stale (events 5, volume at 7): it was failed or removed; re-add it or use --force", NULL, 0, -1},
-	{"stale forced", mut_stale, 1, 0, NULL, NULL, 1u << 2, 2},
-	{"stale first", mut_stale_first_newest_last, 0, -EINVAL, "m0: stale (events 2, volume at 3)", NULL, 0, -1},
-	{"stale first forced", mut_stale_first_newest_last, 1, 0, NULL, NULL, 1u << 0, 0},
-	{"truncated", mut_truncated, 1, -EINVAL, "m3: truncated (269479936 bytes, needs 269484032)", NULL, 0, -1},
-	{"failed slot", mut_failed_slot, 0, 0, NULL, NULL, 1u << 1, 1},
-	{"missing two", mut_missing_two, 0, 0, NULL, NULL, (1u << 1) | (1u << 3), -1},
-	{"too many", mut_too_many, 1, -EINVAL, "too many members: 6 given, the volume has 5 slots", NULL, 0, -1},
-	{"all unreadable", mut_all_unreadable, 1, -EINVAL, "no valid fsvol superblock", NULL, 0, -1},
-	{"none", mut_none, 1, -EINVAL, "no members given", NULL, 0, -1},
-	{"no spare", mut_no_spare, 0, 0, NULL, NULL, 0, -1},
-	{"slot out of range", mut_slot_out_of_range, 1, -EINVAL, "m0: claims slot 9", NULL, 0, -1},
+	{"unreadable", mut_unreadable, 0, -EINVAL, "m3: cannot read superblock: Input/output error", NULL, 0, -1, -1},
+	{"unreadable forced", mut_unreadable, 1, 0, NULL, NULL, 1u << 3, 3, -1},
+	{"undecodable", mut_undecodable, 0, -EINVAL, "m3: cannot read superblock: no fsvol superblock", NULL, 0, -1, -1},
+	{"undecodable forced", mut_undecodable, 1, 0, NULL, NULL, 1u << 3, 3, -1},
+	{"foreign", mut_foreign, 0, -EINVAL, "m2: belongs to another volume (uuid ", "expected 10111213-", 0, -1, -1},
+	{"foreign forced", mut_foreign, 1, -EINVAL, "m2: belongs to another volume", NULL, 0, -1, -1},
+	{"foreign newer", mut_foreign_newer, 1, -EINVAL, "m0: belongs to another volume", NULL, 0, -1, -1},
+	{"given twice", mut_twice, 1, -EINVAL, " both claim slot 0 (the same file, given twice)", "./m0", 0, -1, -1},
+	{"slot clash", mut_slot_clash, 1, -EINVAL, "m1 and m4 both claim slot 1", NULL, 0, -1, -1},
+	{"copy of a member", mut_copy_of_member, 1, -EINVAL, "m1 and m4 both claim slot 1", NULL, 0, -1, -1},
+	{"wrong member", mut_wrong_member, 1, -EINVAL, "m2: not the member recorded in slot 2 (uuid ", NULL, 0, -1, -1},
+	{"stale", mut_stale, 0, -EINVAL, "m2: stale (events 5, volume at 7): it was failed or removed; leave it out, or use --force to assemble without it", NULL, 0, -1, -1},
+	{"stale forced", mut_stale, 1, 0, NULL, NULL, 1u << 2, 2, -1},
+	{"stale first", mut_stale_first_newest_last, 0, -EINVAL, "m0: stale (events 2, volume at 3)", NULL, 0, -1, -1},
+	{"stale first forced", mut_stale_first_newest_last, 1, 0, NULL, NULL, 1u << 0, 0, -1},
+	{"truncated", mut_truncated, 1, -EINVAL, "m3: truncated (269479936 bytes, needs 269484032)", NULL, 0, -1, -1},
+	{"failed slot", mut_failed_slot, 0, 0, NULL, NULL, 1u << 1, 1, -1},
+	{"missing two", mut_missing_two, 0, -EINVAL, "raid5 cannot run without member slot(s) 1 3, and no member given can stand in", NULL, 0, -1, -1},
+	{"missing two forced", mut_missing_two, 1, -EINVAL, "raid5 cannot run without member slot(s) 1 3", NULL, 0, -1, -1},
+	{"too many", mut_too_many, 1, -EINVAL, "too many members: 6 given, the volume has 5 slots", NULL, 0, -1, -1},
+	{"all unreadable", mut_all_unreadable, 1, -EINVAL, "no valid fsvol superblock", NULL, 0, -1, -1},
+	{"none", mut_none, 1, -EINVAL, "no members given", NULL, 0, -1, -1},
+	{"no spare", mut_no_spare, 0, 0, NULL, NULL, 0, -1, -1},
+	{"slot out of range", mut_slot_out_of_range, 1, -EINVAL, "m0: claims slot 9", NULL, 0, -1, -1},
+	{"beyond redundancy", mut_beyond, 0, -EINVAL, "raid5 cannot run without member slot(s) 1 2 (failed beyond redundancy; volume at events 6)", "use --force to take back m2 (events 4)", 0, -1, -1},
+	{"beyond redundancy forced", mut_beyond, 1, 0, NULL, NULL, 1u << 1, 1, 2},
+	{"beyond, oldest only", mut_beyond_oldest_only, 0, -EINVAL, "use --force to take back m1 (events 3)", NULL, 0, -1, -1},
+	{"beyond, oldest only forced", mut_beyond_oldest_only, 1, 0, NULL, NULL, 1u << 2, -1, 1},
+	{"beyond, none given", mut_beyond_none_given, 1, -EINVAL, "raid5 cannot run without member slot(s) 1 2, and no member given can stand in", NULL, 0, -1, -1},
+	{"beyond, wrong uuid", mut_beyond_wrong_uuid, 1, -EINVAL, "no member given can stand in", NULL, 0, -1, -1},
+	{"split brain", mut_split_tie, 0, -EINVAL, "split brain: m", "records slot 1 (m1) as missing", 0, -1, -1},
+	{"split brain, newer", mut_split_b_newer, 0, -EINVAL, "split brain: m1 (events 7) records slot 0 (m0) as missing, and m0 (events 5) records slot 1 (m1) as missing", "use --force to keep m1 and drop m0", 0, -1, -1},
+	{"split brain, newer forced", mut_split_b_newer, 1, 0, NULL, NULL, 1u << 0, 0, -1},
+	{"split brain of three", mut_split_three, 0, -EINVAL, "(events 9) records slot 2 (m2) as missing, and m2 (events 6) records slot ", NULL, 0, -1, -1},
+	{"split brain of three forced", mut_split_three, 1, 0, NULL, NULL, 1u << 2, 2, -1},
+	{"reports the truth failed", mut_reports_truth_failed, 0, -EINVAL, "split brain: m0 (events 4) records slot 3 (m3) as active, and m3 (events 3) records slot 0 (m0) as failed", NULL, 0, -1, -1},
+	{"reports the truth failed forced", mut_reports_truth_failed, 1, 0, NULL, NULL, 1u << 3, 3, -1},
+	{"failed member back", mut_failed_member_back, 0, -EINVAL, "m3: stale (events 3, volume at 5)", NULL, 0, -1, -1},
+	{"failed member back forced", mut_failed_member_back, 1, 0, NULL, NULL, 1u << 3, 3, -1},
+	{"volume_size", mut_volume_size, 1, -EINVAL, ": volume_size 805371904 is not the capacity of its geometry (raid5, 4 members: 805306368)", NULL, 0, -1, -1},
+	{"no geometry", mut_no_geometry, 1, -EINVAL, ": superblock describes no valid geometry", NULL, 0, -1, -1},
+	{"given twice, unreadable", mut_twice_unreadable, 1, -EINVAL, "m0 and ./m0 are the same file (given twice)", NULL, 0, -1, -1},
+	{"beyond, raid10", mut_beyond_raid10, 0, -EINVAL, "raid10 cannot run without member slot(s) 0 1 2 (failed beyond redundancy; volume at events 7): use --force to take back m0 (events 4),", NULL, 0, -1, -1},
+	{"beyond, raid10 forced", mut_beyond_raid10, 1, 0, NULL, NULL, (1u << 1) | (1u << 2), 1, 0},
 };
 
 START_TEST(test_assemble_cases)
@@ -838,19 +994,37 @@ START_TEST(test_assemble_cases)
 		ck_assert_msg(a.missing_mask == acases[_i].missing_mask, "%s: mask 0x%llx",
 			      acases[_i].name, (unsigned long long)a.missing_mask);
 		ck_assert_uint_eq(a.missing, (unsigned)__builtin_popcountll(acases[_i].missing_mask));
-		for (unsigned s = 0; s < 5; s++) {
+		for (unsigned s = 0; s < a.sb.members + a.sb.spares; s++) {
 			if (acases[_i].missing_mask >> s & 1) {
 				ck_assert_int_eq(a.slot_of[s], -1);
 				continue;
 			}
-			if (a.slot_of[s] < 0) { /* only the spare may be absent */
-				ck_assert_uint_eq(s, 4);
+			if (a.slot_of[s] < 0) { /* only a spare may be absent */
+				ck_assert_uint_ge(s, a.sb.members);
 				continue;
 			}
 			ck_assert_uint_eq(v.c[a.slot_of[s]].sb.index, s);
 			ck_assert_int_eq(v.c[a.slot_of[s]].used, 1);
+			ck_assert_msg(a.sb.slots[s].state == SB_ACTIVE || a.sb.slots[s].state == SB_SPARE,
+				      "%s: slot %u used but recorded %s", acases[_i].name, s,
+				      sb_state_name(a.sb.slots[s].state));
 		}
-		ck_assert_uint_eq(a.sb.events, acases[_i].mut == mut_stale ? 7 : 3);
+		uint64_t newest = 0;
+		for (unsigned i = 0; i < v.n; i++)
+			if (!v.c[i].read_error && !v.c[i].decode_error && v.c[i].sb.events > newest)
+				newest = v.c[i].sb.events;
+		ck_assert_uint_eq(a.sb.events, newest);
+		for (unsigned i = 0; i < v.n; i++) {
+			char nm[16];
+			snprintf(nm, sizeof(nm), "m%d", acases[_i].forced);
+			/* taken back exactly when the case says so, with a note saying what may be stale */
+			ck_assert_int_eq(v.c[i].forced, !strcmp(v.c[i].path, nm));
+			if (v.c[i].forced) {
+				ck_assert_int_eq(v.c[i].used, 1);
+				ck_assert_msg(strstr(v.c[i].note, "taken back by --force"), "%s", v.c[i].note);
+				ck_assert_msg(strstr(v.c[i].note, "may be stale"), "%s", v.c[i].note);
+			}
+		}
 		if (unused >= 0) {
 			/* find the candidate named m<unused>: it is not used and says why */
 			char nm[16];
@@ -865,6 +1039,124 @@ START_TEST(test_assemble_cases)
 			ck_assert(found);
 		}
 	}
+}
+END_TEST
+
+/* Every field that must agree: m3 differs on one, events tie. The truth is
+ * what the others agree on, whatever the order; m3 is refused by name and
+ * field, or with force left out as not belonging. */
+static const char *const fcases[] = {
+	"level", "layout", "copies", "chunk", "members", "spares", "data_offset", "volume_size",
+	"bitmap_offset", "bitmap_chunk", "ctime", "slots[1].data_size", "slots[4].data_size",
+};
+
+static void mutate_field(struct sb *s, const char *field)
+{
+	if (!strcmp(field, "level"))
+		s->level = LAYOUT_RAID6;
+	else if (!strcmp(field, "layout"))
+		s->layout = LAYOUT_RIGHT_ASYMMETRIC;
+	else if (!strcmp(field, "copies"))
+		s->copies = 2;
+	else if (!strcmp(field, "chunk"))
+		s->chunk *= 2;
+	else if (!strcmp(field, "members"))
+		s->members = 5, s->spares = 0;
+	else if (!strcmp(field, "spares"))
+		s->spares = 2;
+	else if (!strcmp(field, "data_offset"))
+		s->data_offset += 4096;
+	else if (!strcmp(field, "volume_size"))
+		s->volume_size -= 65536;
+	else if (!strcmp(field, "bitmap_offset"))
+		s->bitmap_offset = 4096, s->bitmap_chunk = 1 << 20;
+	else if (!strcmp(field, "bitmap_chunk"))
+		s->bitmap_chunk = 1 << 20;
+	else if (!strcmp(field, "ctime"))
+		s->ctime++;
+	else if (!strcmp(field, "slots[1].data_size"))
+		s->slots[1].data_size -= 65536;
+	else if (!strcmp(field, "slots[4].data_size"))
+		s->slots[4].data_size += 65536;
+	else
+		ck_abort_msg("no mutation for %s", field);
+}
+
+START_TEST(test_assemble_fields)
+{
+	struct vol v;
+	struct sb_assembly a;
+	char err[512], want[96];
+	const char *field = fcases[_i];
+
+	for (int force = 0; force <= 1; force++) {
+		make_vol(&v, 4, 1);
+		mutate_field(&v.c[3].sb, field);
+		for (int round = 0; round < 8; round++) {
+			if (round)
+				shuffle(v.c, v.n);
+			err[0] = '\0';
+			int r = sb_assemble(v.c, v.n, force, &a, err, sizeof(err));
+			if (!force) {
+				ck_assert_msg(r == -EINVAL, "%s: accepted", field);
+				snprintf(want, sizeof(want), " on %s (", field);
+				ck_assert_msg(strstr(err, "m3: disagrees with m") && strstr(err, want),
+					      "%s: \"%s\"", field, err);
+				continue;
+			}
+			ck_assert_msg(r == 0, "%s forced: %s", field, err);
+			ck_assert_uint_eq(a.missing_mask, 1u << 3);
+			ck_assert_uint_eq(a.sb.data_offset, v.ref.data_offset);
+			for (unsigned i = 0; i < v.n; i++)
+				if (!strcmp(v.c[i].path, "m3")) {
+					ck_assert_int_eq(v.c[i].used, 0);
+					ck_assert_msg(strstr(v.c[i].note, "does not belong: ") &&
+						      strstr(v.c[i].note, field), "%s: note \"%s\"", field, v.c[i].note);
+				}
+		}
+	}
+}
+END_TEST
+
+/* A split brain forced on a tie keeps the member listed first. */
+START_TEST(test_assemble_split_tie_order)
+{
+	struct vol v;
+	struct sb_assembly a;
+	char err[512];
+
+	for (int first = 0; first < 2; first++) {
+		split_raid1(&v, 5, 5);
+		if (first) {
+			struct sb_candidate t = v.c[0];
+			v.c[0] = v.c[1];
+			v.c[1] = t;
+		}
+		ck_assert_int_eq(sb_assemble(v.c, v.n, 1, &a, err, sizeof(err)), 0);
+		ck_assert_int_eq(a.slot_of[first], 0);   /* the first listed plays its slot */
+		ck_assert_int_eq(a.slot_of[!first], -1); /* the other is dropped */
+		ck_assert_int_eq(v.c[1].used, 0);
+		ck_assert_msg(strstr(v.c[1].note, "dropped (split brain"), "%s", v.c[1].note);
+	}
+}
+END_TEST
+
+/* A member whose geometry differs and that has the most events is the truth
+ * no more: the others disagree with it, the volume cannot run. */
+START_TEST(test_assemble_odd_newest)
+{
+	struct vol v;
+	struct sb_assembly a;
+	char err[512];
+
+	make_vol(&v, 4, 1);
+	v.c[3].sb.data_offset += 4096;
+	v.c[3].sb.events = 9;
+	v.c[3].size += 4096;
+	ck_assert_int_eq(sb_assemble(v.c, v.n, 0, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "disagrees with m3 on data_offset"), "%s", err);
+	ck_assert_int_eq(sb_assemble(v.c, v.n, 1, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "raid5 cannot run without member slot(s) 0 1 2"), "%s", err);
 }
 END_TEST
 
@@ -895,6 +1187,9 @@ static Suite *sb_suite(void)
 	t = tcase_create("assemble");
 	tcase_add_test(t, test_assemble_shuffled);
 	tcase_add_loop_test(t, test_assemble_cases, 0, sizeof(acases) / sizeof(acases[0]));
+	tcase_add_loop_test(t, test_assemble_fields, 0, sizeof(fcases) / sizeof(fcases[0]));
+	tcase_add_test(t, test_assemble_split_tie_order);
+	tcase_add_test(t, test_assemble_odd_newest);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -1,0 +1,224 @@
+/* ctl_dir: the mount's text files and ctl verbs in a plain directory, for a
+ * volume served over NBD without a FUSE mount. Files are written to a
+ * temporary name and renamed, so a reader always sees one whole snapshot. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsvol/front/ctl_dir.h"
+#include "fsvol/front/report.h"
+
+struct ctl_dir {
+	struct vol *v;
+	char dir[4096];
+	unsigned interval_ms;
+	int fifo;        /* DIR/ctl, held open read-write so it never reports EOF */
+	int wake[2];     /* a byte here ends the thread */
+	pthread_t thread;
+	int running;
+	char line[512];  /* a command split over reads */
+	size_t used;
+};
+
+static const struct {
+	const char *name;
+	enum report_kind kind;
+} ctl_dir_files[] = {
+	{ "stats", REPORT_TABLE },
+	{ "stats.json", REPORT_JSON },
+	{ "diskstats", REPORT_DISKSTATS },
+	{ "status", REPORT_STATUS },
+};
+
+static int ctl_dir_write_file(struct ctl_dir *c, const char *name, enum report_kind kind)
+{
+	char path[4200], tmp[4200], *buf = NULL;
+	size_t len = 0;
+	int r = report_render(c->v, kind, &buf, &len);
+	if (r)
+		return r;
+	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", c->dir, name);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, buf + off, len - off);
+		if (w < 0) {
+			r = -errno;
+			break;
+		}
+		off += (size_t)w;
+	}
+	free(buf);
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && rename(tmp, path) < 0)
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
+
+static void ctl_dir_refresh(struct ctl_dir *c)
+{
+	for (size_t i = 0; i < sizeof(ctl_dir_files) / sizeof(ctl_dir_files[0]); i++)
+		ctl_dir_write_file(c, ctl_dir_files[i].name, ctl_dir_files[i].kind);
+}
+
+/* Append the outcome of one command to DIR/ctl.log. */
+static void ctl_dir_log(struct ctl_dir *c, const char *cmd, const char *outcome)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/ctl.log", c->dir);
+	FILE *f = fopen(path, "ae");
+	if (!f)
+		return;
+	fprintf(f, "%s: %s\n", cmd, outcome);
+	fclose(f);
+}
+
+static void ctl_dir_command(struct ctl_dir *c, char *cmd, size_t len)
+{
+	char err[256];
+	while (len && (cmd[len - 1] == '\r' || cmd[len - 1] == ' ' || cmd[len - 1] == '\t'))
+		len--;
+	cmd[len] = 0;
+	if (!len)
+		return;
+	int r = report_ctl(c->v, cmd, len, err, sizeof(err));
+	/* the files show the command's effect before its outcome is logged */
+	ctl_dir_refresh(c);
+	ctl_dir_log(c, cmd, r ? err : "ok");
+}
+
+/* Read what is in the FIFO; run every complete line. */
+static void ctl_dir_read(struct ctl_dir *c)
+{
+	for (;;) {
+		ssize_t n = read(c->fifo, c->line + c->used, sizeof(c->line) - 1 - c->used);
+		if (n <= 0) {
+			/* drained: a last command without its newline is whole too
+			 * (fsvol scrub writes "check" bare, as to MNT/ctl) */
+			if (c->used)
+				ctl_dir_command(c, c->line, c->used);
+			c->used = 0;
+			return;
+		}
+		c->used += (size_t)n;
+		char *nl;
+		while ((nl = memchr(c->line, '\n', c->used))) {
+			size_t l = (size_t)(nl - c->line);
+			ctl_dir_command(c, c->line, l);
+			memmove(c->line, nl + 1, c->used - l - 1);
+			c->used -= l + 1;
+		}
+		if (c->used == sizeof(c->line) - 1) {
+			ctl_dir_log(c, "(line)", "ctl: command too long; dropped");
+			c->used = 0;
+		}
+	}
+}
+
+static void *ctl_dir_main(void *arg)
+{
+	struct ctl_dir *c = arg;
+	for (;;) {
+		struct pollfd p[2] = { { c->fifo, POLLIN, 0 }, { c->wake[0], POLLIN, 0 } };
+		int n = poll(p, 2, (int)c->interval_ms);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && p[1].revents)
+			break;
+		if (n > 0 && p[0].revents)
+			ctl_dir_read(c);
+		ctl_dir_refresh(c);
+	}
+	return NULL;
+}
+
+int ctl_dir_open(struct ctl_dir **out, struct vol *v, const char *dir, unsigned interval_ms,
+		 char *err, size_t errlen)
+{
+	char path[4200];
+	struct stat st;
+	*out = NULL;
+	if (strlen(dir) >= sizeof(((struct ctl_dir *)0)->dir) - 16) {
+		snprintf(err, errlen, "--ctl-dir %s: path too long", dir);
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "--ctl-dir %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "--ctl-dir %s: not a directory", dir);
+		return -ENOTDIR;
+	}
+	snprintf(path, sizeof(path), "%s/ctl", dir);
+	if (lstat(path, &st) == 0 && !S_ISFIFO(st.st_mode)) {
+		snprintf(err, errlen, "--ctl-dir %s: %s exists and is not a FIFO", dir, path);
+		return -EEXIST;
+	}
+	if (mkfifo(path, 0600) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	struct ctl_dir *c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->v = v;
+	c->interval_ms = interval_ms ? interval_ms : 1000;
+	snprintf(c->dir, sizeof(c->dir), "%s", dir);
+	c->wake[0] = c->wake[1] = -1;
+	c->fifo = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (c->fifo < 0 || pipe2(c->wake, O_CLOEXEC) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		if (c->fifo >= 0)
+			close(c->fifo);
+		free(c);
+		return -e;
+	}
+	*out = c;
+	return 0;
+}
+
+int ctl_dir_start(struct ctl_dir *c)
+{
+	ctl_dir_refresh(c);
+	int r = pthread_create(&c->thread, NULL, ctl_dir_main, c);
+	if (r)
+		return -r;
+	c->running = 1;
+	return 0;
+}
+
+void ctl_dir_close(struct ctl_dir *c)
+{
+	if (!c)
+		return;
+	if (c->running) {
+		ssize_t w = write(c->wake[1], "x", 1);
+		(void)w;
+		pthread_join(c->thread, NULL);
+		/* the last counters stay readable after the server is gone */
+		ctl_dir_refresh(c);
+	}
+	close(c->fifo);
+	close(c->wake[0]);
+	close(c->wake[1]);
+	free(c);
+}

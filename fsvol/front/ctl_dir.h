@@ -1,0 +1,23 @@
+/* ctl_dir: counters and control of a volume served without FUSE (fsvol serve
+ * --ctl-dir DIR): DIR/stats, stats.json, diskstats and status rewritten
+ * (atomically) every interval, after each command and at shutdown; DIR/ctl is
+ * a FIFO taking the same commands as MNT/ctl, one per line, each outcome
+ * appended to DIR/ctl.log. */
+#ifndef FSVOL_CTL_DIR_H
+#define FSVOL_CTL_DIR_H
+
+#include <stddef.h>
+
+#include "fsvol/core/volume.h"
+
+struct ctl_dir;
+
+/* Create DIR (if missing) and its FIFO. 0 or -errno with a message naming the path. */
+int ctl_dir_open(struct ctl_dir **out, struct vol *v, const char *dir, unsigned interval_ms,
+		 char *err, size_t errlen);
+/* Start the thread that writes the files and reads DIR/ctl. 0 or -errno. */
+int ctl_dir_start(struct ctl_dir *c);
+/* Stop the thread, write the files a last time, free. */
+void ctl_dir_close(struct ctl_dir *c);
+
+#endif
