@@ -160,6 +160,7 @@ struct bench_target_result {
 	const char *engine;  /* "io_uring", "io_uring (registered buffers)", "fsvol in-process" */
 	unsigned workers;    /* OS threads driving it */
 	struct bench_below *below; /* NULL unless the target is an fsvol volume */
+	char holes[400];     /* the warning that the run reads holes (a sparse file, or members no model hides), or "" */
 };
 
 struct bench_result {
@@ -205,8 +206,27 @@ int bench_fsvol_mount_dir(const char *target, char *dir, size_t len);
 int bench_fsvol_read(const char *dir, struct stats_doc *doc, char *err, size_t errlen);
 /* The level name from MNT/status ("raid5"), or "" when unknown. */
 void bench_fsvol_level(const char *dir, char *level, size_t len);
+/* The model spec from MNT/status ("hdd-legacy:cache=0"), or "" without one. */
+void bench_fsvol_model(const char *dir, char *spec, size_t len);
 /* Fill the conservation lines of b from its volume and member deltas. */
 void bench_conserve(struct bench_below *b);
+
+/* ---- holes (holes.c) ---- */
+struct layout_geom;
+/* Each member's data-area range [mlo, mhi) under the volume range [lo, hi)
+ * (mhi = 0: untouched), copies and, on parity levels, the stripes' parity
+ * included. */
+void bench_holes_ranges(const struct layout_geom *g, uint64_t lo, uint64_t hi, uint64_t *mlo, uint64_t *mhi);
+/* Never-written blocks (holes) in the member files under the volume range
+ * [lo, hi): paths are the member files in any order (their superblocks say
+ * which is which); writes_only: the run only writes (only parity levels then
+ * read). msg gets a warning, or "" when there are none. 0 or -errno. */
+int bench_holes_check(char *const *paths, unsigned n, uint64_t lo, uint64_t hi, int writes_only, char *msg,
+		      size_t len);
+/* The same for a plain file target: holes in [lo, hi) of the file itself. */
+int bench_holes_file(const char *path, uint64_t lo, uint64_t hi, char *msg, size_t len);
+/* A model spec that sets the timing of every member (not absent, not "none"). */
+int bench_model_hides(const char *spec);
 
 /* ---- report (report.c) ---- */
 int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_result *r);

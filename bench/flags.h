@@ -38,6 +38,9 @@ int bench_flag_size(struct bench_flag_ctx *c, const char *v, uint64_t *out, uint
 int bench_flag_u64(struct bench_flag_ctx *c, const char *v, uint64_t *out, uint64_t min, uint64_t max);
 int bench_flag_uint(struct bench_flag_ctx *c, const char *v, unsigned *out, unsigned min, unsigned max);
 int bench_flag_secs(struct bench_flag_ctx *c, const char *v, double *out, int zero_ok);
+struct bench_dist;
+/* --dist D: uniform, normal:SIGMA, zipf:THETA, hot:DATA%/IO% (opts.c). */
+int bench_flag_dist(struct bench_flag_ctx *c, const char *v, struct bench_dist *out);
 
 /* Parse argv[1..] with table (ended by an entry without set). Operands go to
  * operand(c, arg) (NULL: operands are an error); "--" makes the rest operands.

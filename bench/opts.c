@@ -153,7 +153,7 @@ static int get_frac(const char *s, char **end, double *out)
 	return 0;
 }
 
-static int set_dist(struct bench_flag_ctx *c, const char *v)
+int bench_flag_dist(struct bench_flag_ctx *c, const char *v, struct bench_dist *out)
 {
 	struct bench_dist d = { 0 };
 	char *end;
@@ -200,7 +200,14 @@ static int set_dist(struct bench_flag_ctx *c, const char *v)
 	} else {
 		return bench_flag_bad(c, v, "%s", usage);
 	}
-	O(c)->dist = d;
+	*out = d;
+	return 0;
+}
+
+static int set_dist(struct bench_flag_ctx *c, const char *v)
+{
+	if (bench_flag_dist(c, v, &O(c)->dist))
+		return -EINVAL;
 	O(c)->dist_set = 1;
 	return 0;
 }

@@ -193,6 +193,9 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 		fprintf(f, "\t\twrite buffers: %s\n", o->rand_buf ? "random data" : "fixed pattern");
 		fprintf(f, "\t\tusing %s (%u OS threads)\n", tr->engine, tr->workers);
 	}
+	for (unsigned i = 0; i < r->ntargets; i++)
+		if (r->target[i].holes[0])
+			fprintf(f, "\nWARNING: %s: %s\n", r->target[i].path, r->target[i].holes);
 	fprintf(f, "\nResults for timespan 1:\n");
 	fprintf(f, "*******************************************************************************\n\n");
 	fprintf(f, "actual test time:\t%.2fs\nthread count:\t\t%u\nproc count:\t\t%u\n\n", r->test_s, r->nthreads,
@@ -313,7 +316,12 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		jstr(f, tr->path);
 		fprintf(f, ",\"size\":%llu,\"engine\":", (unsigned long long)tr->size);
 		jstr(f, tr->engine);
-		fprintf(f, ",\"os_threads\":%u,\"below\":", tr->workers);
+		fprintf(f, ",\"os_threads\":%u,\"holes_warning\":", tr->workers);
+		if (tr->holes[0])
+			jstr(f, tr->holes);
+		else
+			fprintf(f, "null");
+		fprintf(f, ",\"below\":");
 		if (!tr->below) {
 			fprintf(f, "null}");
 			continue;

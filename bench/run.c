@@ -307,6 +307,27 @@ static void below_finish(struct below_src *s, struct bench_below *b, char *err, 
 	free(dev);
 }
 
+/* Before any I/O: does this run read never-written blocks that no model hides? */
+static void holes_warn(struct bench_target_result *tr, const struct below_src *src, const struct bench_opts *o)
+{
+	char spec[256], *paths[BENCH_MAX_MEMBERS];
+	unsigned n = 0;
+	uint64_t hi = o->max_off && o->max_off < tr->size ? o->max_off : tr->size;
+	if (o->nmembers) {
+		if (bench_model_hides(o->model))
+			return;
+		for (n = 0; n < o->nmembers; n++)
+			paths[n] = o->members[n];
+	} else {
+		bench_fsvol_model(src->dir, spec, sizeof(spec));
+		if (bench_model_hides(spec))
+			return;
+		for (unsigned i = 1; i < tr->below->ndev && n < BENCH_MAX_MEMBERS; i++)
+			paths[n++] = tr->below->dev[i].path;
+	}
+	bench_holes_check(paths, n, o->base, hi, o->write_pct == 100, tr->holes, sizeof(tr->holes));
+}
+
 /* ---- progress ---- */
 static void progress(const struct bench_clock *c, struct bench_worker *w, unsigned nw, uint64_t now,
 		     uint64_t *last_done, uint64_t *last_t)
@@ -415,6 +436,11 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			r = below_init(&src[i], &tgt[i], &tr->below, err, errlen);
 		if (o.nmembers && !r && !(tgt[i].next_k = calloc(o.threads, sizeof(*tgt[i].next_k))))
 			r = -ENOMEM;
+		if (!r && tr->below)
+			holes_warn(tr, &src[i], &o);
+		else if (!r && !o.nmembers && o.write_pct < 100)
+			bench_holes_file(tr->path, o.base, o.max_off && o.max_off < tr->size ? o.max_off : tr->size,
+					 tr->holes, sizeof(tr->holes));
 	}
 	res->nthreads = nt * o.threads;
 	if (!r && (!(w = calloc(nw, sizeof(*w))) ||

@@ -142,6 +142,28 @@ void bench_fsvol_level(const char *dir, char *level, size_t len)
 	fclose(f);
 }
 
+void bench_fsvol_model(const char *dir, char *spec, size_t len)
+{
+	char path[PATH_MAX], line[512];
+	spec[0] = 0;
+	snprintf(path, sizeof(path), "%s/status", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	/* "      model SPEC" or "      model SPEC: N completions released, ..." */
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " "), *e;
+		if (strncmp(s, "model ", 6))
+			continue;
+		s += 6;
+		if ((e = strstr(s, ": ")) || (e = strchr(s, '\n')))
+			*e = 0;
+		snprintf(spec, len, "%s", s);
+		break;
+	}
+	fclose(f);
+}
+
 static void cons(struct bench_below *b, const char *what, uint64_t m, uint64_t v, const char *note,
 		 int must_equal)
 {

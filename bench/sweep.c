@@ -21,6 +21,7 @@
 #include "bench/flags.h"
 #include "bench/sweep.h"
 #include "fsvol/util/size.h"
+#include "fsvol/core/engine.h"
 #include "fsvol/core/volume.h"
 
 const char *const bench_wl_name[BENCH_WL_N] = { "seqread", "randread", "seqwrite", "randwrite" };
@@ -28,7 +29,7 @@ const char *const bench_wl_name[BENCH_WL_N] = { "seqread", "randread", "seqwrite
 /* ---- options: one table drives the parser and --help ---- */
 /* what the sweep's parser remembers besides the options */
 struct sw_state {
-	int level_set, levels_set, wl_set;
+	int level_set, levels_set, wl_set, chunk_set, block_set, qd_set, model_set;
 };
 #define SO(c) ((struct bench_sweep_opts *)(c)->o)
 #define ST(c) ((struct sw_state *)(c)->st)
@@ -95,24 +96,89 @@ static int set_members(struct bench_flag_ctx *c, const char *v)
 	return 0;
 }
 
-static int set_chunk(struct bench_flag_ctx *c, const char *v)
+/* A comma-separated list of at most BENCH_SWEEP_MAX_VALS values; one(c, item, k)
+ * parses item k (its message names the item); no value twice. */
+static int get_list(struct bench_flag_ctx *c, const char *v, unsigned *n,
+		    int (*one)(struct bench_flag_ctx *c, const char *item, unsigned k),
+		    int (*same)(struct bench_flag_ctx *c, unsigned a, unsigned b))
 {
-	if (bench_flag_size(c, v, &SO(c)->chunk, LAYOUT_MIN_CHUNK, LAYOUT_MAX_CHUNK))
+	char buf[256];
+	if (strlen(v) >= sizeof(buf))
+		return bench_flag_bad(c, v, "too long");
+	strcpy(buf, v);
+	*n = 0;
+	for (char *s = buf, *next; s; s = next) {
+		if ((next = strchr(s, ',')))
+			*next++ = 0;
+		if (!*s)
+			return bench_flag_bad(c, v, "empty value in the list (e.g. 1,4,16)");
+		if (*n == BENCH_SWEEP_MAX_VALS)
+			return bench_flag_bad(c, v, "more than %d values", BENCH_SWEEP_MAX_VALS);
+		if (one(c, s, *n))
+			return -EINVAL;
+		for (unsigned i = 0; i < *n; i++)
+			if (same(c, i, *n))
+				return bench_flag_bad(c, v, "'%s' given twice", s);
+		(*n)++;
+	}
+	return 0;
+}
+
+static int one_chunk(struct bench_flag_ctx *c, const char *v, unsigned k)
+{
+	uint64_t *x = &SO(c)->chunk[k];
+	if (bench_flag_size(c, v, x, LAYOUT_MIN_CHUNK, LAYOUT_MAX_CHUNK))
 		return -EINVAL;
-	if (SO(c)->chunk & (SO(c)->chunk - 1))
+	if (*x & (*x - 1))
 		return bench_flag_bad(c, v, "must be a power of two (4K, 64K, 512K, ...)");
 	return 0;
+}
+static int same_chunk(struct bench_flag_ctx *c, unsigned a, unsigned b) { return SO(c)->chunk[a] == SO(c)->chunk[b]; }
+static int one_block(struct bench_flag_ctx *c, const char *v, unsigned k) { return bench_flag_size(c, v, &SO(c)->block[k], 512, 1ull << 30); }
+static int same_block(struct bench_flag_ctx *c, unsigned a, unsigned b) { return SO(c)->block[a] == SO(c)->block[b]; }
+static int one_qd(struct bench_flag_ctx *c, const char *v, unsigned k) { return bench_flag_uint(c, v, &SO(c)->qd[k], 1, 1024); }
+static int same_qd(struct bench_flag_ctx *c, unsigned a, unsigned b) { return SO(c)->qd[a] == SO(c)->qd[b]; }
+
+static int set_chunk(struct bench_flag_ctx *c, const char *v)
+{
+	ST(c)->chunk_set = 1;
+	return get_list(c, v, &SO(c)->nchunk, one_chunk, same_chunk);
 }
 
 static int set_size(struct bench_flag_ctx *c, const char *v) { return bench_flag_size(c, v, &SO(c)->size, 1 << 20, 1ull << 44); }
 
+/* Repeatable: each --model adds a series (a spec holds commas of its own). */
 static int set_model(struct bench_flag_ctx *c, const char *v)
 {
+	struct bench_sweep_opts *o = SO(c);
 	if (!*v)
 		return bench_flag_bad(c, v, "empty model spec (hdd, hdd-legacy, ssd, nvme, none, ...)");
-	SO(c)->model = strcmp(v, "none") ? v : NULL;
+	if (!ST(c)->model_set)
+		o->nmodel = 0;
+	ST(c)->model_set = 1;
+	if (o->nmodel == BENCH_SWEEP_MAX_VALS)
+		return bench_flag_bad(c, v, "more than %d --model specs", BENCH_SWEEP_MAX_VALS);
+	const char *spec = strcmp(v, "none") ? v : NULL;
+	for (unsigned i = 0; i < o->nmodel; i++)
+		if (spec ? o->model[i] && !strcmp(o->model[i], spec) : !o->model[i])
+			return bench_flag_bad(c, v, "given twice");
+	o->model[o->nmodel++] = spec;
 	return 0;
 }
+
+static int set_dist(struct bench_flag_ctx *c, const char *v)
+{
+	if (bench_flag_dist(c, v, &SO(c)->run.dist))
+		return -EINVAL;
+	SO(c)->run.dist_set = 1;
+	return 0;
+}
+
+/* -f MAX: every run stays below volume offset MAX (a file of MAX bytes at the
+ * start of the volume), as fsvol-bench -f */
+static int set_f(struct bench_flag_ctx *c, const char *v) { return bench_flag_size(c, v, &SO(c)->run.max_off, 1, 1ull << 50); }
+
+static int set_no_fill(struct bench_flag_ctx *c, const char *v) { (void)v; SO(c)->no_fill = 1; return 0; }
 
 static int set_workloads(struct bench_flag_ctx *c, const char *v)
 {
@@ -138,11 +204,19 @@ static int set_workloads(struct bench_flag_ctx *c, const char *v)
 	return 0;
 }
 
-static int set_b(struct bench_flag_ctx *c, const char *v) { return bench_flag_size(c, v, &SO(c)->run.block, 512, 1ull << 30); }
+static int set_b(struct bench_flag_ctx *c, const char *v)
+{
+	ST(c)->block_set = 1;
+	return get_list(c, v, &SO(c)->nblock, one_block, same_block);
+}
 static int set_d(struct bench_flag_ctx *c, const char *v) { return bench_flag_secs(c, v, &SO(c)->run.duration, 0); }
 static int set_W(struct bench_flag_ctx *c, const char *v) { return bench_flag_secs(c, v, &SO(c)->run.warmup, 1); }
 static int set_C(struct bench_flag_ctx *c, const char *v) { return bench_flag_secs(c, v, &SO(c)->run.cooldown, 1); }
-static int set_o(struct bench_flag_ctx *c, const char *v) { return bench_flag_uint(c, v, &SO(c)->run.outstanding, 1, 1024); }
+static int set_o(struct bench_flag_ctx *c, const char *v)
+{
+	ST(c)->qd_set = 1;
+	return get_list(c, v, &SO(c)->nqd, one_qd, same_qd);
+}
 static int set_t(struct bench_flag_ctx *c, const char *v) { return bench_flag_uint(c, v, &SO(c)->run.threads, 1, 256); }
 
 static int set_z(struct bench_flag_ctx *c, const char *v)
@@ -190,20 +264,26 @@ static const struct bench_flag sw_opts[] = {
 	{ 0, "members", BENCH_FLAG_REQ, "N|LO-HI", "member counts to sweep (default 1-4); with --levels the count "
 					    "(HI) for every level but single (1) and raid1 (2)", set_members },
 	{ 0, "levels", BENCH_FLAG_REQ, "L1,L2,...", "compare levels instead (e.g. single,raid0,raid1,raid5)", set_levels },
-	{ 0, "chunk", BENCH_FLAG_REQ, "SIZE", "chunk size (default 64K)", set_chunk },
+	{ 0, "chunk", BENCH_FLAG_REQ, "SIZE,...", "chunk size, or a list to compare (default 64K)", set_chunk },
 	{ 0, "size", BENCH_FLAG_REQ, "SIZE", "data bytes per member (default 64M)", set_size },
 	{ 0, "model", BENCH_FLAG_REQ, "SPEC", "emulated disks, as fsvol mount --model (hdd, hdd-legacy, ssd, ...; "
-				       "default none)", set_model },
+				       "default none); repeat to compare specs (placement, adapters)", set_model },
 	{ 0, "workloads", BENCH_FLAG_REQ, "W1,W2,...", "seqread, randread, seqwrite, randwrite (default seqread,randread; "
 					       "with --levels seqwrite,randwrite)", set_workloads },
-	{ 'b', NULL, BENCH_FLAG_REQ, "SIZE", "block size (default 64K)", set_b },
+	{ 'b', NULL, BENCH_FLAG_REQ, "SIZE,...", "block size, or a list (default 64K)", set_b },
 	{ 'd', NULL, BENCH_FLAG_REQ, "SEC", "measured seconds per run (default 10)", set_d },
 	{ 'W', NULL, BENCH_FLAG_REQ, "SEC", "warm-up seconds per run (default 2)", set_W },
 	{ 'C', NULL, BENCH_FLAG_REQ, "SEC", "cool-down seconds per run (default 0)", set_C },
-	{ 'o', NULL, BENCH_FLAG_REQ, "N", "outstanding I/Os per thread (default 4)", set_o },
+	{ 'o', NULL, BENCH_FLAG_REQ, "N,...", "outstanding I/Os per thread, or a list (default 4)", set_o },
 	{ 't', NULL, BENCH_FLAG_REQ, "N", "threads (default 1)", set_t },
 	{ 'z', NULL, BENCH_FLAG_REQ, "SEED", "random seed (default 0)", set_z },
 	{ 'S', NULL, BENCH_FLAG_OPT, "[u|h|b]", "-S/-Su/-Sh: O_DIRECT members (default); -Sb: page cache", set_S },
+	{ 'f', NULL, BENCH_FLAG_REQ, "MAX", "I/O below volume offset MAX, like a file of MAX bytes (default: the "
+					  "whole volume)", set_f },
+	{ 0, "dist", BENCH_FLAG_REQ, "D", "record distribution of the random workloads: uniform (default), "
+				     "normal:SIGMA, zipf:THETA, hot:DATA%/IO%", set_dist },
+	{ 0, "no-fill", BENCH_FLAG_NONE, NULL, "measure the volumes as create leaves them (sparse: reads of holes "
+					   "cost nothing) instead of writing them first", set_no_fill },
 	{ 0, "out", BENCH_FLAG_REQ, "DIR", "write sweep.csv, sweep.json and plots here (created)", set_out },
 	{ 0, "dir", BENCH_FLAG_REQ, "DIR", "make the temp dir of members in DIR (default /var/tmp)", set_dir },
 	{ 'q', "quiet", BENCH_FLAG_NONE, NULL, "no progress line", set_q },
@@ -215,13 +295,14 @@ const struct bench_flag *const bench_sweep_flags = sw_opts;
 void bench_sweep_usage(FILE *f)
 {
 	fprintf(f, "usage: fsvol-bench sweep [flags]\n"
-		   "  build a volume per member count (or per level) out of temp member files, run\n"
-		   "  each workload on it in-process, print the stripe-set (or level) table.\n"
+		   "  build a volume per member count (or per level) out of temp member files, write\n"
+		   "  it once (no holes), run each workload on it in-process for every combination\n"
+		   "  of the list flags (-b, -o, --chunk, --model), print the stripe-set (or level) table.\n"
 		   "flags:\n");
 	bench_flags_usage(sw_opts, f);
 }
 
-static void sweep_defaults(struct bench_sweep_opts *o)
+void bench_sweep_defaults(struct bench_sweep_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	bench_opts_default(&o->run);
@@ -231,8 +312,68 @@ static void sweep_defaults(struct bench_sweep_opts *o)
 	o->level = LAYOUT_RAID0;
 	o->mem_lo = 1;
 	o->mem_hi = 4;
-	o->chunk = 64 << 10;
+	o->chunk[0] = 64 << 10;
+	o->nchunk = 1;
+	o->block[0] = o->run.block;
+	o->nblock = 1;
+	o->qd[0] = o->run.outstanding;
+	o->nqd = 1;
+	o->model[0] = NULL;
+	o->nmodel = 1;
 	o->size = 64 << 20;
+}
+
+unsigned bench_sweep_nseries(const struct bench_sweep_opts *o)
+{
+	return o->nchunk * o->nmodel * o->nblock * o->nqd;
+}
+
+/* k = ((chunk * nmodel + model) * nblock + block) * nqd + qd: chunk varies slowest
+ * (a new volume), the queue depth fastest. */
+void bench_sweep_series_of(const struct bench_sweep_opts *o, unsigned k, struct bench_sweep_series *out)
+{
+	out->qd = o->qd[k % o->nqd];
+	k /= o->nqd;
+	out->block = o->block[k % o->nblock];
+	k /= o->nblock;
+	out->model = o->model[k % o->nmodel];
+	k /= o->nmodel;
+	out->chunk = o->chunk[k];
+}
+
+/* What varies between series, e.g. "chunk 4K, QD 16"; "" with one series. */
+const char *bench_sweep_series_label(const struct bench_sweep_opts *o, unsigned k, char *buf, size_t len)
+{
+	struct bench_sweep_series se;
+	char v[32];
+	size_t n = 0;
+	buf[0] = 0;
+	bench_sweep_series_of(o, k, &se);
+	if (o->nchunk > 1) {
+		size_format(se.chunk, v, sizeof(v));
+		n += (size_t)snprintf(buf + n, len - n, "chunk %s", v);
+	}
+	if (o->nmodel > 1 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", se.model ? se.model : "none");
+	if (o->nblock > 1 && n < len) {
+		size_format(se.block, v, sizeof(v));
+		n += (size_t)snprintf(buf + n, len - n, "%s-b %s", n ? ", " : "", v);
+	}
+	if (o->nqd > 1 && n < len)
+		snprintf(buf + n, len - n, "%sQD %u", n ? ", " : "", se.qd * o->run.threads);
+	return buf;
+}
+
+const char *bench_sweep_pattern(const struct bench_sweep_opts *o, enum bench_wl wl, char *buf, size_t len)
+{
+	char d[64];
+	if (!BENCH_WL_RANDOM(wl))
+		snprintf(buf, len, "sequential");
+	else if (o->run.dist.kind == BENCH_DIST_UNIFORM)
+		snprintf(buf, len, "random");
+	else
+		snprintf(buf, len, "random %s", bench_dist_name(&o->run.dist, d, sizeof(d)));
+	return buf;
 }
 
 /* Members of a level in a --levels run: single is one disk, raid1 a pair. */
@@ -268,15 +409,31 @@ static int sweep_check(struct bench_sweep_opts *o, struct bench_flag_ctx *c)
 		if (o->level == LAYOUT_SINGLE && o->mem_hi > 1)
 			return bench_flag_bad(c, m, "single has exactly 1 member (sweep another level, or use --levels)");
 	}
-	if (o->run.direct && o->run.block % 512) {
-		snprintf(c->err, c->errlen, "-b %llu: must be a multiple of 512 with O_DIRECT (or give -Sb)",
-			 (unsigned long long)o->run.block);
-		return -EINVAL;
+	for (unsigned i = 0; i < o->nblock; i++) {
+		if (o->run.direct && o->block[i] % 512) {
+			snprintf(c->err, c->errlen, "-b %llu: must be a multiple of 512 with O_DIRECT (or give -Sb)",
+				 (unsigned long long)o->block[i]);
+			return -EINVAL;
+		}
+		if (o->run.max_off && o->block[i] > o->run.max_off) {
+			snprintf(c->err, c->errlen, "-f %llu: smaller than -b %llu", (unsigned long long)o->run.max_off,
+				 (unsigned long long)o->block[i]);
+			return -EINVAL;
+		}
+		if (o->block[i] > o->size) {
+			snprintf(c->err, c->errlen, "-b %llu: larger than --size %llu", (unsigned long long)o->block[i],
+				 (unsigned long long)o->size);
+			return -EINVAL;
+		}
 	}
-	if (o->run.block > o->size) {
-		snprintf(c->err, c->errlen, "-b %llu: larger than --size %llu", (unsigned long long)o->run.block,
-			 (unsigned long long)o->size);
-		return -EINVAL;
+	if (o->run.dist_set && o->run.dist.kind != BENCH_DIST_UNIFORM) {
+		unsigned rnd = 0;
+		for (unsigned w = 0; w < o->nwl; w++)
+			rnd += BENCH_WL_RANDOM(o->wl[w]);
+		if (!rnd) {
+			snprintf(c->err, c->errlen, "--dist: applies to randread and randwrite, and --workloads has neither");
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -349,7 +506,7 @@ struct sw_progress {
 	int show;
 	unsigned k, n;        /* run k (0-based) of n */
 	uint64_t t0;          /* start of the sweep */
-	char what[96];
+	char what[256];
 };
 
 static void progress_line(struct sw_progress *p, double frac, double iops)
@@ -408,13 +565,122 @@ static void row_fill(struct bench_sweep_row *row, const struct bench_result *res
 	}
 }
 
-static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n, struct sw_progress *pg,
-		      char *err, size_t errlen)
+/* Write every member's used data area once, through the volume (so parity
+ * and copies stay consistent), with full stripes where they fit in one
+ * request: create leaves the data areas sparse, and reads of holes cost the
+ * member files nothing. No model: this is preparation, not measurement. */
+static int fill_volume(char *const *paths, unsigned n, int direct, char *err, size_t errlen)
+{
+	struct vol_opts vo = { .stats = VOL_STATS_OFF, .buffered = !direct };
+	struct vol *v;
+	int r = vol_open(&v, paths, n, &vo, err, errlen);
+	if (r)
+		return r;
+	if ((r = vol_start(v))) {
+		snprintf(err, errlen, "starting the volume: %s", strerror(-r));
+		vol_close(v);
+		return r;
+	}
+	/* full stripes, up to 1 MiB a request (no read-modify-write, a bounded buffer) */
+	const struct layout_geom *g = vol_geom(v);
+	uint64_t stripe = g->chunk * (g->data_members ? g->data_members : 1), len = 1 << 20;
+	if (stripe <= len)
+		len = len / stripe * stripe;
+	void *p;
+	if (posix_memalign(&p, 4096, len)) {
+		vol_close(v);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* random bytes, so no filesystem below can compress or dedupe them away */
+	char *buf = p;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+		memcpy(buf + i, &x, 8);
+	}
+	engine_thread_may_block(1); /* a synchronous caller: file members' I/O runs here */
+	for (uint64_t off = 0; !r && off < g->capacity; off += len) {
+		uint64_t k = g->capacity - off < len ? g->capacity - off : len;
+		if ((r = engine_write(v, buf, off, k)))
+			snprintf(err, errlen, "writing at offset %llu: %s", (unsigned long long)off, strerror(-r));
+	}
+	if (!r && (r = engine_flush(v)))
+		snprintf(err, errlen, "flush: %s", strerror(-r));
+	free(buf);
+	vol_close(v);
+	return r;
+}
+
+/* "N=" or "N-M=" at p: a member or a range (fsvol's per-member model spec,
+ * "0=hdd;1-3=ssd"); *rest is what follows the '='. */
+static int member_item(const char *p, unsigned long *lo, unsigned long *hi, const char **rest)
+{
+	const char *e = p;
+	unsigned long v[2] = { 0, 0 };
+	for (int k = 0; k < 2; k++) {
+		const char *d = e;
+		while (*e >= '0' && *e <= '9' && v[k] < 1000000)
+			v[k] = v[k] * 10 + (unsigned long)(*e++ - '0');
+		if (e == d)
+			return 0;
+		if (k == 0 && *e == '-') {
+			e++;
+			continue;
+		}
+		if (k == 0)
+			v[1] = v[0];
+		break;
+	}
+	if (*e != '=')
+		return 0;
+	*lo = v[0], *hi = v[1], *rest = e + 1;
+	return 1;
+}
+
+/* A per-member spec names members a smaller volume of the sweep lacks: keep
+ * the items of members 0..n-1 and clip ranges ("0-2=a;3=b;@x=fast-scsi2" on 2
+ * members: "0-1=a;@x=fast-scsi2"), so one spec serves every member count. A
+ * leading default spec and adapter definitions (@NAME=) stay. */
+static const char *model_for(const char *spec, unsigned n, char *buf, size_t len)
+{
+	unsigned long lo, hi;
+	const char *rest;
+	size_t k = 0;
+	int changed = 0;
+	if (!spec)
+		return spec;
+	for (const char *p = spec; *p;) {
+		const char *e = p;
+		/* an item ends at ';', or at a ',' that starts the next "N=", "N-M=" or "@" */
+		while (*e && *e != ';' && !(*e == ',' && (member_item(e + 1, &lo, &hi, &rest) || e[1] == '@')))
+			e++;
+		int w = (int)(e - p);
+		if (!member_item(p, &lo, &hi, &rest) || hi < n)
+			k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%.*s", k ? ";" : "", w, p);
+		else if (lo < n) {
+			changed = 1;
+			if (lo == n - 1)
+				k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%lu=%.*s", k ? ";" : "", lo,
+						      (int)(e - rest), rest);
+			else
+				k += (size_t)snprintf(buf + k, k < len ? len - k : 0, "%s%lu-%u=%.*s", k ? ";" : "", lo,
+						      n - 1, (int)(e - rest), rest);
+		} else
+			changed = 1;
+		p = *e ? e + 1 : e;
+	}
+	return changed && k && k < len ? buf : spec;
+}
+
+static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n, unsigned ci,
+		      struct sw_progress *pg, char *err, size_t errlen)
 {
 	const struct bench_sweep_opts *o = s->o;
 	char path[BENCH_MAX_MEMBERS][PATH_MAX], msg[400];
 	char *paths[BENCH_MAX_MEMBERS];
 	struct vol_create vc = { .size = o->size, .name = "fsvol-sweep", .force = 1 };
+	static int warned;
 	int r;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -423,49 +689,77 @@ static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n
 	}
 	vc.geom.level = level;
 	vc.geom.alg = layout_default_alg(level);
-	vc.geom.chunk = o->chunk;
+	vc.geom.chunk = o->chunk[ci];
 	if (pg->show) {
-		snprintf(pg->what, sizeof(pg->what), "%s, %u member%s: creating", layout_level_name(level), n,
-			 n == 1 ? "" : "s");
+		snprintf(pg->what, sizeof(pg->what), "%s, %u member%s: creating%s", layout_level_name(level), n,
+			 n == 1 ? "" : "s", o->no_fill ? "" : " and filling");
 		progress_line(pg, 0, 0);
 	}
-	/* vol_create zeroes the data areas, so reads hit allocated blocks */
+	/* create leaves the data areas sparse (holes); fill them unless told not to */
 	if ((r = vol_create(&vc, paths, n, msg, sizeof(msg)))) {
 		snprintf(err, errlen, "%s, %u members: creating the volume: %s", layout_level_name(level), n, msg);
 		goto out;
 	}
-	for (unsigned w = 0; w < o->nwl; w++, pg->k++) {
-		struct bench_opts ro = o->run;
-		struct bench_result *res;
-		struct bench_sweep_row *row = &s->row[s->nrow];
-		enum bench_wl wl = o->wl[w];
-		ro.random = BENCH_WL_RANDOM(wl);
-		ro.pattern_set = 1;
-		ro.write_pct = BENCH_WL_WRITE(wl) ? 100 : 0;
-		ro.quiet = 1;
-		ro.members_buf = NULL;
-		ro.nmembers = n;
-		for (unsigned i = 0; i < n; i++)
-			ro.members[i] = paths[i];
-		ro.model = o->model;
-		if (pg->show) {
-			snprintf(pg->what, sizeof(pg->what), "%s, %u member%s, %s", layout_level_name(level), n,
-				 n == 1 ? "" : "s", bench_wl_name[wl]);
-			ro.progress = on_progress;
-			ro.progress_arg = pg;
+	if (!o->no_fill && (r = fill_volume(paths, n, o->run.direct, msg, sizeof(msg)))) {
+		snprintf(err, errlen, "%s, %u members: filling the volume: %s", layout_level_name(level), n, msg);
+		goto out;
+	}
+	unsigned per_chunk = o->nmodel * o->nblock * o->nqd;
+	for (unsigned k = ci * per_chunk; k < (ci + 1) * per_chunk; k++) {
+		struct bench_sweep_series se;
+		bench_sweep_series_of(o, k, &se);
+		for (unsigned w = 0; w < o->nwl; w++, pg->k++) {
+			struct bench_opts ro = o->run;
+			struct bench_result *res;
+			struct bench_sweep_row *row = &s->row[s->nrow];
+			enum bench_wl wl = o->wl[w];
+			char lab[160], mspec[1024];
+			ro.block = se.block;
+			ro.outstanding = se.qd;
+			ro.random = BENCH_WL_RANDOM(wl);
+			ro.pattern_set = 1;
+			if (!ro.random)
+				ro.dist = (struct bench_dist){ BENCH_DIST_UNIFORM };
+			ro.write_pct = BENCH_WL_WRITE(wl) ? 100 : 0;
+			ro.quiet = 1;
+			ro.members_buf = NULL;
+			ro.nmembers = n;
+			for (unsigned i = 0; i < n; i++)
+				ro.members[i] = paths[i];
+			ro.model = model_for(se.model, n, mspec, sizeof(mspec));
+			bench_sweep_series_label(o, k, lab, sizeof(lab));
+			if (pg->show) {
+				snprintf(pg->what, sizeof(pg->what), "%s, %u member%s, %s%s%s", layout_level_name(level), n,
+					 n == 1 ? "" : "s", bench_wl_name[wl], lab[0] ? ", " : "", lab);
+				ro.progress = on_progress;
+				ro.progress_arg = pg;
+			}
+			snprintf(ro.cmdline, sizeof(ro.cmdline), "fsvol-bench sweep (%s)", bench_wl_name[wl]);
+			if ((r = bench_run(&ro, &res, msg, sizeof(msg)))) {
+				snprintf(err, errlen, "%s, %u members, %s%s%s: %s", layout_level_name(level), n,
+					 bench_wl_name[wl], lab[0] ? ", " : "", lab, msg);
+				goto out;
+			}
+			if (res->target[0].holes[0] && !warned++) {
+				if (pg->show)
+					fprintf(stderr, "\r\033[K");
+				fprintf(stderr, "fsvol-bench sweep: warning: --no-fill: %s\n", res->target[0].holes);
+			}
+			memset(row, 0, sizeof(*row));
+			row->series = k;
+			row->level = level;
+			row->members = n;
+			row->wl = wl;
+			row->chunk = se.chunk;
+			row->block = se.block;
+			row->qd = se.qd;
+			row->threads = ro.threads;
+			row->model = se.model;
+			row->filled = !o->no_fill;
+			row_fill(row, res);
+			bench_result_free(res);
+			s->nrow++;
 		}
-		snprintf(ro.cmdline, sizeof(ro.cmdline), "fsvol-bench sweep (%s)", bench_wl_name[wl]);
-		if ((r = bench_run(&ro, &res, msg, sizeof(msg)))) {
-			snprintf(err, errlen, "%s, %u members, %s: %s", layout_level_name(level), n, bench_wl_name[wl], msg);
-			goto out;
-		}
-		memset(row, 0, sizeof(*row));
-		row->level = level;
-		row->members = n;
-		row->wl = wl;
-		row_fill(row, res);
-		bench_result_free(res);
-		s->nrow++;
 	}
 out:
 	for (unsigned i = 0; i < n; i++)
@@ -476,11 +770,12 @@ out:
 /* ---- lookups shared with plot.c ---- */
 int bench_sweep_by_level(const struct bench_sweep *s) { return s->o->nlevels > 0; }
 
-const struct bench_sweep_row *bench_sweep_find(const struct bench_sweep *s, enum layout_level level,
-					       unsigned members, enum bench_wl wl)
+const struct bench_sweep_row *bench_sweep_find(const struct bench_sweep *s, unsigned series,
+					       enum layout_level level, unsigned members, enum bench_wl wl)
 {
 	for (unsigned i = 0; i < s->nrow; i++)
-		if (s->row[i].level == level && s->row[i].members == members && s->row[i].wl == wl)
+		if (s->row[i].series == series && s->row[i].level == level && s->row[i].members == members &&
+		    s->row[i].wl == wl)
 			return &s->row[i];
 	return NULL;
 }
@@ -506,12 +801,25 @@ static struct sw_names names_of(const struct bench_sweep_opts *o)
 	return (struct sw_names){ "I/Os/s", "avg sec/xfer", "io/s", "I/O" };
 }
 
+/* "64K" or "4K,64K" */
+static const char *size_list(const uint64_t *v, unsigned n, char *buf, size_t len)
+{
+	size_t k = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < n && k < len; i++) {
+		char one[32];
+		size_format(v[i], one, sizeof(one));
+		k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "," : "", one);
+	}
+	return buf;
+}
+
 static void print_params(FILE *f, const struct bench_sweep_opts *o)
 {
-	char chunk[32], size[32], block[32];
-	size_format(o->chunk, chunk, sizeof(chunk));
+	char chunk[200], size[32], block[200], d[64];
+	size_list(o->chunk, o->nchunk, chunk, sizeof(chunk));
 	size_format(o->size, size, sizeof(size));
-	size_format(o->run.block, block, sizeof(block));
+	size_list(o->block, o->nblock, block, sizeof(block));
 	if (o->nlevels) {
 		fprintf(f, "fsvol-bench sweep: levels");
 		for (unsigned i = 0; i < o->nlevels; i++)
@@ -522,26 +830,41 @@ static void print_params(FILE *f, const struct bench_sweep_opts *o)
 			fprintf(f, "-%u", o->mem_hi);
 		fprintf(f, " member%s", o->mem_hi > 1 ? "s" : "");
 	}
-	fprintf(f, ", chunk %s, %s per member, model %s\n", chunk, size, o->model ? o->model : "none");
-	fprintf(f, "  %s I/Os, %u outstanding x %u thread%s, %g s per run after %g s warm-up, %s\n\n", block,
-		o->run.outstanding, o->run.threads, o->run.threads == 1 ? "" : "s", o->run.duration, o->run.warmup,
-		o->run.direct ? "O_DIRECT members" : "members through the page cache");
+	fprintf(f, ", chunk %s, %s per member, model", chunk, size);
+	for (unsigned i = 0; i < o->nmodel; i++)
+		fprintf(f, "%s%s", i ? " | " : " ", o->model[i] ? o->model[i] : "none");
+	fprintf(f, "\n  %s I/Os, ", block);
+	for (unsigned i = 0; i < o->nqd; i++)
+		fprintf(f, "%s%u", i ? "," : "", o->qd[i]);
+	char range[64] = "";
+	if (o->run.max_off) {
+		char mx[32];
+		size_format(o->run.max_off, mx, sizeof(mx));
+		snprintf(range, sizeof(range), ", I/O in the first %s (-f)", mx);
+	}
+	fprintf(f, " outstanding x %u thread%s%s, %g s per run after %g s warm-up, %s%s%s%s\n", o->run.threads,
+		o->run.threads == 1 ? "" : "s", range, o->run.duration, o->run.warmup,
+		o->run.direct ? "O_DIRECT members" : "members through the page cache",
+		o->no_fill ? ", NOT FILLED (reads of holes)" : ", filled before measuring",
+		o->run.dist.kind != BENCH_DIST_UNIFORM ? ", random records " : "",
+		o->run.dist.kind != BENCH_DIST_UNIFORM ? bench_dist_name(&o->run.dist, d, sizeof(d)) : "");
+	fputc('\n', f);
 }
 
 static double pct_diff(double a, double b) { return b > 0 ? (a - b) / b * 100 : NAN; }
 
-static void print_rand_vs_seq(FILE *f, const struct bench_sweep *s, enum layout_level l, unsigned n)
+static void print_rand_vs_seq(FILE *f, const struct bench_sweep *s, unsigned k, enum layout_level l, unsigned n)
 {
 	for (int wr = 0; wr < 2; wr++) {
-		const struct bench_sweep_row *sq = bench_sweep_find(s, l, n, wr ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD);
-		const struct bench_sweep_row *rn = bench_sweep_find(s, l, n, wr ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD);
+		const struct bench_sweep_row *sq = bench_sweep_find(s, k, l, n, wr ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD);
+		const struct bench_sweep_row *rn = bench_sweep_find(s, k, l, n, wr ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD);
 		if (sq && rn)
 			fprintf(f, "        |           |   random vs sequential %s: %+.1f%% MB/s\n", wr ? "writes" : "reads",
 				pct_diff(rn->fig.mb_s, sq->fig.mb_s));
 	}
 }
 
-static void print_members_table(FILE *f, const struct bench_sweep *s)
+static void print_members_table(FILE *f, const struct bench_sweep *s, unsigned k)
 {
 	const struct bench_sweep_opts *o = s->o;
 	struct sw_names nm = names_of(o);
@@ -559,7 +882,7 @@ static void print_members_table(FILE *f, const struct bench_sweep *s)
 	fputc('\n', f);
 	for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
 		for (unsigned w = 0; w < o->nwl; w++) {
-			const struct bench_sweep_row *row = bench_sweep_find(s, o->level, n, o->wl[w]);
+			const struct bench_sweep_row *row = bench_sweep_find(s, k, o->level, n, o->wl[w]);
 			if (!row)
 				continue;
 			fprintf(f, "%7u | %-9s | %10.2f | %8.2f | %12.5f |", n, bench_wl_name[row->wl], row->fig.iops,
@@ -571,7 +894,7 @@ static void print_members_table(FILE *f, const struct bench_sweep *s)
 					fprintf(f, " %9s %8s |", "", "");
 			fputc('\n', f);
 		}
-		print_rand_vs_seq(f, s, o->level, n);
+		print_rand_vs_seq(f, s, k, o->level, n);
 	}
 	if (o->mem_hi == o->mem_lo)
 		return;
@@ -580,10 +903,10 @@ static void print_members_table(FILE *f, const struct bench_sweep *s)
 		fprintf(f, " %5u |", n);
 	fputc('\n', f);
 	for (unsigned w = 0; w < o->nwl; w++) {
-		const struct bench_sweep_row *base = bench_sweep_find(s, o->level, o->mem_lo, o->wl[w]);
+		const struct bench_sweep_row *base = bench_sweep_find(s, k, o->level, o->mem_lo, o->wl[w]);
 		fprintf(f, "%-9s |", bench_wl_name[o->wl[w]]);
 		for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
-			const struct bench_sweep_row *row = bench_sweep_find(s, o->level, n, o->wl[w]);
+			const struct bench_sweep_row *row = bench_sweep_find(s, k, o->level, n, o->wl[w]);
 			if (row && base && base->fig.mb_s > 0)
 				fprintf(f, " %5.2f |", row->fig.mb_s / base->fig.mb_s);
 			else
@@ -592,8 +915,8 @@ static void print_members_table(FILE *f, const struct bench_sweep *s)
 		fputc('\n', f);
 	}
 	for (unsigned w = 0; w < o->nwl; w++) {
-		const struct bench_sweep_row *a = bench_sweep_find(s, o->level, o->mem_lo, o->wl[w]);
-		const struct bench_sweep_row *b = bench_sweep_find(s, o->level, o->mem_hi, o->wl[w]);
+		const struct bench_sweep_row *a = bench_sweep_find(s, k, o->level, o->mem_lo, o->wl[w]);
+		const struct bench_sweep_row *b = bench_sweep_find(s, k, o->level, o->mem_hi, o->wl[w]);
 		if (a && b && a->fig.mb_s > 0)
 			fprintf(f, "%s%s x%.2f", w ? ", " : "scaling factor 1 -> N: ", bench_wl_name[o->wl[w]],
 				b->fig.mb_s / a->fig.mb_s);
@@ -601,7 +924,7 @@ static void print_members_table(FILE *f, const struct bench_sweep *s)
 	fprintf(f, " (from %u to %u members)\n", o->mem_lo, o->mem_hi);
 }
 
-static void print_levels_table(FILE *f, const struct bench_sweep *s)
+static void print_levels_table(FILE *f, const struct bench_sweep *s, unsigned k)
 {
 	const struct bench_sweep_opts *o = s->o;
 	struct sw_names nm = names_of(o);
@@ -621,8 +944,8 @@ static void print_levels_table(FILE *f, const struct bench_sweep *s)
 		enum layout_level l = o->levels[i];
 		unsigned n = level_members(o, l);
 		for (unsigned w = 0; w < o->nwl; w++) {
-			const struct bench_sweep_row *row = bench_sweep_find(s, l, n, o->wl[w]);
-			const struct bench_sweep_row *b = bench_sweep_find(s, base, level_members(o, base), o->wl[w]);
+			const struct bench_sweep_row *row = bench_sweep_find(s, k, l, n, o->wl[w]);
+			const struct bench_sweep_row *b = bench_sweep_find(s, k, base, level_members(o, base), o->wl[w]);
 			if (!row)
 				continue;
 			fprintf(f, "%-7s | %7u | %-9s | %10.2f | %7.2f | %10.5f |", layout_level_name(l), n,
@@ -642,6 +965,43 @@ static void print_levels_table(FILE *f, const struct bench_sweep *s)
 		   layout_level_name(base), nm.rec, nm.rec);
 }
 
+/* Mean %util of a run's members: near 100 when every arm is busy. */
+static double mean_util(const struct bench_sweep_row *r)
+{
+	double u = 0;
+	for (unsigned m = 0; m < r->members; m++)
+		u += r->dev[m].util_pct;
+	return r->members ? u / r->members : NAN;
+}
+
+static void print_tables(FILE *f, const struct bench_sweep *s)
+{
+	const struct bench_sweep_opts *o = s->o;
+	unsigned ns = bench_sweep_nseries(o);
+	char lab[160];
+	struct sw_names nm = names_of(o);
+	for (unsigned k = 0; k < ns; k++) {
+		if (ns > 1)
+			fprintf(f, "\n== %s\n", bench_sweep_series_label(o, k, lab, sizeof(lab)));
+		if (o->nlevels)
+			print_levels_table(f, s, k);
+		else
+			print_members_table(f, s, k);
+	}
+	if (ns == 1)
+		return;
+	/* every run on one line each: what varies side by side */
+	fprintf(f, "\nall runs:\n%-32s | level   | members | workload  | %10s |     MB/s | %12s | member %%util\n",
+		"series", nm.ops, nm.sec);
+	fprintf(f, "---------------------------------+---------+---------+-----------+------------+----------+--------------+-------------\n");
+	for (unsigned i = 0; i < s->nrow; i++) {
+		const struct bench_sweep_row *r = &s->row[i];
+		fprintf(f, "%-32s | %-7s | %7u | %-9s | %10.2f | %8.2f | %12.5f | %6.1f\n",
+			bench_sweep_series_label(o, r->series, lab, sizeof(lab)), layout_level_name(r->level),
+			r->members, bench_wl_name[r->wl], r->fig.iops, r->fig.mb_s, r->fig.avg_ms / 1000, mean_util(r));
+	}
+}
+
 /* ---- CSV and JSON ---- */
 static void csv_num(FILE *f, double v)
 {
@@ -657,7 +1017,8 @@ static int write_csv(const struct bench_sweep *s, const char *path)
 	if (!f)
 		return -errno;
 	fprintf(f, "level,members,chunk,block,workload,device,ios_s,reads_s,writes_s,mb_s,avg_ms,p50_ms,p90_ms,"
-		   "p99_ms,aqu_sz,util_pct,share_pct,member_reads_per_io,member_writes_per_io\n");
+		   "p99_ms,aqu_sz,util_pct,share_pct,member_reads_per_io,member_writes_per_io,"
+		   "qd,threads,pattern,model,size,filled\n");
 	for (unsigned i = 0; i < s->nrow; i++) {
 		const struct bench_sweep_row *row = &s->row[i];
 		int wr = BENCH_WL_WRITE(row->wl);
@@ -665,8 +1026,14 @@ static int write_csv(const struct bench_sweep *s, const char *path)
 		const char *lv = layout_level_name(row->level);
 		for (unsigned m = 0; m < row->members; m++)
 			sum += (double)row->dev[m].bytes;
-		fprintf(f, "%s,%u,%llu,%llu,%s,total", lv, row->members, (unsigned long long)s->o->chunk,
-			(unsigned long long)s->o->run.block, bench_wl_name[row->wl]);
+		char cfg[512], pat[80];
+		/* the rest of the configuration, the same on the run's every line; a
+		 * model spec has commas of its own, so it is quoted */
+		snprintf(cfg, sizeof(cfg), ",%u,%u,%s,\"%s\",%llu,%d", row->qd, row->threads,
+			 bench_sweep_pattern(s->o, row->wl, pat, sizeof(pat)), row->model ? row->model : "none",
+			 (unsigned long long)s->o->size, row->filled);
+		fprintf(f, "%s,%u,%llu,%llu,%s,total", lv, row->members, (unsigned long long)row->chunk,
+			(unsigned long long)row->block, bench_wl_name[row->wl]);
 		csv_num(f, row->fig.iops);
 		csv_num(f, wr ? 0 : row->fig.iops);
 		csv_num(f, wr ? row->fig.iops : 0);
@@ -680,11 +1047,11 @@ static int write_csv(const struct bench_sweep *s, const char *path)
 		csv_num(f, 100);
 		csv_num(f, row->m_reads_per_io);
 		csv_num(f, row->m_writes_per_io);
-		fputc('\n', f);
+		fprintf(f, "%s\n", cfg);
 		for (unsigned m = 0; m < row->members; m++) {
 			const struct bench_sweep_dev *d = &row->dev[m];
-			fprintf(f, "%s,%u,%llu,%llu,%s,m%u", lv, row->members, (unsigned long long)s->o->chunk,
-				(unsigned long long)s->o->run.block, bench_wl_name[row->wl], m);
+			fprintf(f, "%s,%u,%llu,%llu,%s,m%u", lv, row->members, (unsigned long long)row->chunk,
+				(unsigned long long)row->block, bench_wl_name[row->wl], m);
 			csv_num(f, d->r_s + d->w_s);
 			csv_num(f, d->r_s);
 			csv_num(f, d->w_s);
@@ -696,7 +1063,7 @@ static int write_csv(const struct bench_sweep *s, const char *path)
 			csv_num(f, d->aqu_sz);
 			csv_num(f, d->util_pct);
 			csv_num(f, sum > 0 ? (double)d->bytes / sum * 100 : NAN);
-			fprintf(f, ",,\n");
+			fprintf(f, ",,%s\n", cfg);
 		}
 	}
 	return fclose(f) ? -errno : 0;
@@ -708,6 +1075,24 @@ static void json_num(FILE *f, const char *key, double v, int comma)
 		fprintf(f, "%s\"%s\":%.6g", comma ? "," : "", key, v);
 	else
 		fprintf(f, "%s\"%s\":null", comma ? "," : "", key);
+}
+
+/* A string, or null for NULL; escaped as JSON wants. */
+static void json_str(FILE *f, const char *v)
+{
+	if (!v) {
+		fprintf(f, "null");
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	fputc('"', f);
 }
 
 static void json_dev(FILE *f, const struct bench_sweep_dev *d)
@@ -736,15 +1121,31 @@ static int write_json(const struct bench_sweep *s, FILE *f)
 		fprintf(f, ",\"level\":\"%s\"", layout_level_name(o->level));
 	}
 	fprintf(f, ",\"members\":[%u,%u],\"chunk\":%llu,\"size\":%llu", o->mem_lo, o->mem_hi,
-		(unsigned long long)o->chunk, (unsigned long long)o->size);
-	if (o->model)
-		fprintf(f, ",\"model\":\"%s\"", o->model); /* parsed spec: no quotes or backslashes */
-	else
-		fprintf(f, ",\"model\":null");
+		(unsigned long long)o->chunk[0], (unsigned long long)o->size);
+	fprintf(f, ",\"model\":");
+	json_str(f, o->model[0]);
 	fprintf(f, ",\"block\":%llu,\"duration_s\":%g,\"warmup_s\":%g,\"cooldown_s\":%g,\"outstanding\":%u,"
-		   "\"threads\":%u,\"direct\":%s,\"seed\":%llu,\"workloads\":[",
-		(unsigned long long)o->run.block, o->run.duration, o->run.warmup, o->run.cooldown, o->run.outstanding,
-		o->run.threads, o->run.direct ? "true" : "false", (unsigned long long)o->run.seed);
+		   "\"threads\":%u,\"direct\":%s,\"seed\":%llu,\"filled\":%s",
+		(unsigned long long)o->block[0], o->run.duration, o->run.warmup, o->run.cooldown, o->qd[0],
+		o->run.threads, o->run.direct ? "true" : "false", (unsigned long long)o->run.seed,
+		o->no_fill ? "false" : "true");
+	fprintf(f, ",\"max_offset\":%llu", (unsigned long long)o->run.max_off);
+	/* the lists the series are made of (chunk, block, outstanding, model: the first of each above) */
+	fprintf(f, ",\"chunks\":[");
+	for (unsigned i = 0; i < o->nchunk; i++)
+		fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)o->chunk[i]);
+	fprintf(f, "],\"blocks\":[");
+	for (unsigned i = 0; i < o->nblock; i++)
+		fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)o->block[i]);
+	fprintf(f, "],\"qds\":[");
+	for (unsigned i = 0; i < o->nqd; i++)
+		fprintf(f, "%s%u", i ? "," : "", o->qd[i]);
+	fprintf(f, "],\"models\":[");
+	for (unsigned i = 0; i < o->nmodel; i++) {
+		fprintf(f, i ? "," : "");
+		json_str(f, o->model[i]);
+	}
+	fprintf(f, "],\"workloads\":[");
 	for (unsigned w = 0; w < o->nwl; w++)
 		fprintf(f, "%s\"%s\"", w ? "," : "", bench_wl_name[o->wl[w]]);
 	fprintf(f, "]},\"runs\":[");
@@ -753,8 +1154,17 @@ static int write_json(const struct bench_sweep *s, FILE *f)
 		double sum = 0;
 		for (unsigned m = 0; m < row->members; m++)
 			sum += (double)row->dev[m].bytes;
+		char pat[80], lab[160];
 		fprintf(f, "%s{\"level\":\"%s\",\"members\":%u,\"workload\":\"%s\"", i ? "," : "",
 			layout_level_name(row->level), row->members, bench_wl_name[row->wl]);
+		fprintf(f, ",\"series\":%u,\"series_label\":", row->series);
+		json_str(f, bench_sweep_series_label(o, row->series, lab, sizeof(lab)));
+		fprintf(f, ",\"chunk\":%llu,\"block\":%llu,\"qd\":%u,\"threads\":%u,\"pattern\":",
+			(unsigned long long)row->chunk, (unsigned long long)row->block, row->qd, row->threads);
+		json_str(f, bench_sweep_pattern(o, row->wl, pat, sizeof(pat)));
+		fprintf(f, ",\"model\":");
+		json_str(f, row->model);
+		fprintf(f, ",\"size\":%llu,\"filled\":%s", (unsigned long long)o->size, row->filled ? "true" : "false");
 		json_num(f, "test_time_s", row->test_s, 1);
 		fprintf(f, ",\"ios\":%llu,\"bytes\":%llu", (unsigned long long)row->fig.ios,
 			(unsigned long long)row->fig.bytes);
@@ -782,35 +1192,42 @@ static int write_json(const struct bench_sweep *s, FILE *f)
 	}
 	fputc(']', f);
 	if (!o->nlevels) {
-		/* the two summaries the table prints */
+		/* the two summaries the table prints, per series */
+		unsigned ns = bench_sweep_nseries(o);
 		fprintf(f, ",\"rand_vs_seq_pct\":[");
 		int first = 1;
-		for (unsigned n = o->mem_lo; n <= o->mem_hi; n++)
-			for (int wr = 0; wr < 2; wr++) {
-				const struct bench_sweep_row *sq = bench_sweep_find(s, o->level, n, wr ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD);
-				const struct bench_sweep_row *rn = bench_sweep_find(s, o->level, n, wr ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD);
-				if (!sq || !rn)
-					continue;
-				fprintf(f, "%s{\"members\":%u,\"op\":\"%s\"", first ? "" : ",", n, wr ? "write" : "read");
-				json_num(f, "diff_pct", pct_diff(rn->fig.mb_s, sq->fig.mb_s), 1);
-				fputc('}', f);
-				first = 0;
-			}
+		for (unsigned k = 0; k < ns; k++)
+			for (unsigned n = o->mem_lo; n <= o->mem_hi; n++)
+				for (int wr = 0; wr < 2; wr++) {
+					const struct bench_sweep_row *sq = bench_sweep_find(s, k, o->level, n, wr ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD);
+					const struct bench_sweep_row *rn = bench_sweep_find(s, k, o->level, n, wr ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD);
+					if (!sq || !rn)
+						continue;
+					fprintf(f, "%s{\"series\":%u,\"members\":%u,\"op\":\"%s\"", first ? "" : ",", k, n,
+						wr ? "write" : "read");
+					json_num(f, "diff_pct", pct_diff(rn->fig.mb_s, sq->fig.mb_s), 1);
+					fputc('}', f);
+					first = 0;
+				}
 		fprintf(f, "],\"scaling\":[");
-		for (unsigned w = 0; w < o->nwl; w++) {
-			const struct bench_sweep_row *base = bench_sweep_find(s, o->level, o->mem_lo, o->wl[w]);
-			fprintf(f, "%s{\"workload\":\"%s\",\"factor\":[", w ? "," : "", bench_wl_name[o->wl[w]]);
-			for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
-				const struct bench_sweep_row *row = bench_sweep_find(s, o->level, n, o->wl[w]);
-				double v = row && base && base->fig.mb_s > 0 ? row->fig.mb_s / base->fig.mb_s : NAN;
-				fprintf(f, n > o->mem_lo ? "," : "");
-				if (isfinite(v))
-					fprintf(f, "%.6g", v);
-				else
-					fprintf(f, "null");
+		first = 1;
+		for (unsigned k = 0; k < ns; k++)
+			for (unsigned w = 0; w < o->nwl; w++) {
+				const struct bench_sweep_row *base = bench_sweep_find(s, k, o->level, o->mem_lo, o->wl[w]);
+				fprintf(f, "%s{\"series\":%u,\"workload\":\"%s\",\"factor\":[", first ? "" : ",", k,
+					bench_wl_name[o->wl[w]]);
+				first = 0;
+				for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
+					const struct bench_sweep_row *row = bench_sweep_find(s, k, o->level, n, o->wl[w]);
+					double v = row && base && base->fig.mb_s > 0 ? row->fig.mb_s / base->fig.mb_s : NAN;
+					fprintf(f, n > o->mem_lo ? "," : "");
+					if (isfinite(v))
+						fprintf(f, "%.6g", v);
+					else
+						fprintf(f, "null");
+				}
+				fprintf(f, "]}");
 			}
-			fprintf(f, "]}");
-		}
 		fputc(']', f);
 	}
 	fprintf(f, "}\n");
@@ -870,7 +1287,7 @@ int bench_sweep_main(int argc, char **argv)
 	unsigned nconf = 0, nruns;
 	int r;
 
-	sweep_defaults(&o);
+	bench_sweep_defaults(&o);
 	r = bench_sweep_parse(&o, argc, argv, err, sizeof(err));
 	if (r == 1)
 		return 0;
@@ -879,7 +1296,7 @@ int bench_sweep_main(int argc, char **argv)
 		return 2;
 	}
 	nconf = o.nlevels ? o.nlevels : o.mem_hi - o.mem_lo + 1;
-	nruns = nconf * o.nwl;
+	nruns = nconf * o.nwl * bench_sweep_nseries(&o);
 	if (!(s.row = calloc(nruns, sizeof(*s.row)))) {
 		fprintf(stderr, "fsvol-bench sweep: out of memory\n");
 		return 1;
@@ -897,11 +1314,12 @@ int bench_sweep_main(int argc, char **argv)
 	pg.show = !o.quiet && isatty(STDERR_FILENO);
 	pg.n = nruns;
 	pg.t0 = stats_now();
-	for (unsigned c = 0; c < nconf && !r; c++) {
-		enum layout_level l = o.nlevels ? o.levels[c] : o.level;
-		unsigned n = o.nlevels ? level_members(&o, l) : o.mem_lo + c;
-		r = run_config(&s, l, n, &pg, err, sizeof(err));
-	}
+	for (unsigned ci = 0; ci < o.nchunk && !r; ci++)
+		for (unsigned c = 0; c < nconf && !r; c++) {
+			enum layout_level l = o.nlevels ? o.levels[c] : o.level;
+			unsigned n = o.nlevels ? level_members(&o, l) : o.mem_lo + c;
+			r = run_config(&s, l, n, ci, &pg, err, sizeof(err));
+		}
 	if (pg.show)
 		fprintf(stderr, "\r\033[K");
 	tmp_remove();
@@ -914,10 +1332,7 @@ int bench_sweep_main(int argc, char **argv)
 		write_json(&s, stdout);
 	} else {
 		print_params(stdout, &o);
-		if (o.nlevels)
-			print_levels_table(stdout, &s);
-		else
-			print_members_table(stdout, &s);
+		print_tables(stdout, &s);
 	}
 	fflush(stdout);
 	if (o.out && write_outputs(&s))

@@ -16,21 +16,42 @@ extern const char *const bench_wl_name[BENCH_WL_N]; /* "seqread", ... */
 #define BENCH_WL_WRITE(w) ((w) == BENCH_WL_SEQWRITE || (w) == BENCH_WL_RANDWRITE)
 
 #define BENCH_SWEEP_MAX_LEVELS 8
+#define BENCH_SWEEP_MAX_VALS 8    /* values of one list flag (-b, -o, --chunk, --model) */
 
 struct bench_sweep_opts {
-	struct bench_opts run;    /* -b -d -W -C -o -t -S -z, the same for every run */
+	struct bench_opts run;    /* -d -W -C -t -S -z --dist, the same for every run */
 	enum layout_level level;  /* --level */
 	unsigned mem_lo, mem_hi;  /* --members N or LO-HI */
 	enum layout_level levels[BENCH_SWEEP_MAX_LEVELS]; /* --levels: compare levels instead */
 	unsigned nlevels;
-	uint64_t chunk, size;     /* size: data bytes per member */
-	const char *model;        /* fsvol's --model spec, NULL = none */
+	uint64_t size;            /* data bytes per member */
+	/* What the studies varied, each a list; every combination is a series. */
+	uint64_t chunk[BENCH_SWEEP_MAX_VALS];  /* --chunk 4K,64K */
+	unsigned nchunk;
+	uint64_t block[BENCH_SWEEP_MAX_VALS];  /* -b 8K,64K */
+	unsigned nblock;
+	unsigned qd[BENCH_SWEEP_MAX_VALS];     /* -o 1,4,16 */
+	unsigned nqd;
+	const char *model[BENCH_SWEEP_MAX_VALS]; /* --model, repeatable; NULL = none */
+	unsigned nmodel;
 	enum bench_wl wl[BENCH_WL_N]; /* --workloads, in the order given */
 	unsigned nwl;
+	int no_fill;              /* --no-fill: measure the sparse volume create left */
 	const char *out;          /* --out: CSV, JSON, plots; NULL = tables only */
 	const char *dir;          /* --dir: where the temp dir of members goes */
 	int quiet, json;
 };
+
+/* One combination of the list flags: the fixed part of a run's configuration. */
+struct bench_sweep_series {
+	uint64_t chunk, block;
+	unsigned qd;
+	const char *model;        /* NULL = none */
+};
+/* Series k of o (0 <= k < bench_sweep_nseries(o)), and a label of what varies. */
+unsigned bench_sweep_nseries(const struct bench_sweep_opts *o);
+void bench_sweep_series_of(const struct bench_sweep_opts *o, unsigned k, struct bench_sweep_series *out);
+const char *bench_sweep_series_label(const struct bench_sweep_opts *o, unsigned k, char *buf, size_t len);
 
 /* A member (or the volume) below the mapping layer, over the measured window. */
 struct bench_sweep_dev {
@@ -38,11 +59,16 @@ struct bench_sweep_dev {
 	uint64_t bytes;
 };
 
-/* One run: a volume and a workload. */
+/* One run: a volume and a workload, with its whole configuration. */
 struct bench_sweep_row {
+	unsigned series;          /* index into the combinations of the list flags */
 	enum layout_level level;
 	unsigned members;
 	enum bench_wl wl;
+	uint64_t chunk, block;
+	unsigned qd, threads;
+	const char *model;        /* NULL = none */
+	int filled;               /* the members' data areas were written before measuring */
 	double test_s;
 	struct bench_figs fig;    /* the application's view: every thread summed */
 	double pct_ms[BENCH_NPCT]; /* latency percentiles, ms (0 when no I/O) */
@@ -62,15 +88,19 @@ int bench_sweep_main(int argc, char **argv);
 /* 0 run; 1 --help printed; -EINVAL with a message naming the flag in err. */
 int bench_sweep_parse(struct bench_sweep_opts *o, int argc, char **argv, char *err, size_t errlen);
 void bench_sweep_usage(FILE *f);
+/* The defaults the parser starts from (bench_sweep_parse does not set them). */
+void bench_sweep_defaults(struct bench_sweep_opts *o);
 /* The sweep's flag table (--help, the man page, the completion). */
 struct bench_flag;
 extern const struct bench_flag *const bench_sweep_flags;
 
 /* The same figure a table shows, for plots: "members" sweeps versus "levels". */
 int bench_sweep_by_level(const struct bench_sweep *s);
-/* Row of (config, workload), NULL when absent. */
-const struct bench_sweep_row *bench_sweep_find(const struct bench_sweep *s, enum layout_level level,
-					       unsigned members, enum bench_wl wl);
+/* Row of (series, config, workload), NULL when absent. */
+const struct bench_sweep_row *bench_sweep_find(const struct bench_sweep *s, unsigned series,
+					       enum layout_level level, unsigned members, enum bench_wl wl);
+/* The pattern of a row's workload: "sequential", "random", "random normal:0.1". */
+const char *bench_sweep_pattern(const struct bench_sweep_opts *o, enum bench_wl wl, char *buf, size_t len);
 
 /* plot.c: data files and a gnuplot script in dir, then gnuplot for PNG and
  * SVG. Writes what it did (or why not) to msg. 0 when the plots were made,

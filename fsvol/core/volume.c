@@ -59,6 +59,11 @@ static int geom_from_sb(const struct sb *s, struct layout_geom *g, char *err, si
 	return sb_geom(s, g, err, errlen);
 }
 
+int vol_geom_of_sb(const struct sb *s, struct layout_geom *g, char *err, size_t errlen)
+{
+	return geom_from_sb(s, g, err, errlen);
+}
+
 int vol_write_sbs(struct vol *v)
 {
 	int first = 0;

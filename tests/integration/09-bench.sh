@@ -32,6 +32,15 @@ read -r wb _ < <(total_row "$T/f.txt" "Write IO")
 # percentiles monotonic, min..max
 awk '/^ *(min|[0-9]+th|[0-9]-nines|max) \|/ { gsub(/\|/, ""); if (NR0 && $4 + 0 < prev) bad = 1; prev = $4 + 0; NR0 = 1 }
 	END { exit bad }' "$T/f.txt" || fail "total latency percentiles not monotonic"
+! grep -qi "holes" "$T/f.err" "$T/f.txt" || fail "a file written out by -c was reported as holes"
+# a sparse file reads holes: warned once; a write-only run reads nothing: not warned
+truncate -s 8M "$T/sparse"
+"$BENCH" -q -b 4K -r -o 2 -d 0.3 -W0 "$T/sparse" 2>&1 >/dev/null | grep -q "sparse: 100% of the range this run reads is holes" ||
+	fail "no holes warning on a sparse file"
+"$BENCH" -q -b 4K -s -w 100 -o 2 -d 0.3 -W0 -f 4M "$T/sparse" >"$T/sw.txt" 2>&1 || fail "write run on the sparse file failed"
+! grep -qi "holes" "$T/sw.txt" || fail "a write-only run was warned about holes"
+"$BENCH" -q -b 4K -r -o 2 -d 0.3 -W0 "$T/sparse" 2>&1 >/dev/null | grep -q "sparse: 50% of the range" ||
+	fail "after writing the first half, half the range should be holes: $(cat "$T/sw.txt")"
 "$BENCH" -q --json -b 4K -r -o 4 -d 1 -W0 -z5 -L "$T/f" >"$T/f.json" || fail "--json run failed"
 jq -e '.results.total.total.ios > 0 and .results.total.total.bytes == .results.total.total.ios * 4096' \
 	"$T/f.json" >/dev/null || fail "JSON totals do not reconcile"
@@ -63,6 +72,42 @@ for run in "-B 128K:64K 2" "-f 64K 0"; do
 	[[ $v -gt 0 && $(jq ".[$want]" <<<"$got") == "$v" ]] ||
 		fail "$flag $range: $v volume reads, member reads $got (all on member $want)"
 done
+
+# --- holes: a fresh volume reads never-written blocks; fsvol-bench says so once (stderr and
+# report) unless a model sets the timing, and stops saying so once the volume is written
+"$FSVOL" create -l raid0 -c 64K -s 8M "$T"/h{0,1} >/dev/null
+hm=$T/h0,$T/h1
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 --members "$hm" >"$T/h.txt" 2>"$T/h.err" || fail "holes run failed: $(cat "$T/h.err")"
+[[ $(grep -c "warning: .*never written (holes on m0,m1)" "$T/h.err") -eq 1 ]] ||
+	fail "no single holes warning on stderr: $(cat "$T/h.err")"
+grep -q "^WARNING: .*100% of the member blocks under this run's range were never written" "$T/h.txt" ||
+	fail "report lacks the holes warning"
+"$BENCH" -q --json -b 64K -r -o 2 -d 0.3 -W0 --members "$hm" 2>/dev/null | jq -e '.results.targets[0].holes_warning | test("never written")' 	>/dev/null || fail "JSON lacks holes_warning"
+# -f 64K reads only the first chunk: member 0
+"$BENCH" -q -b 64K -r -o 1 -d 0.3 -W0 -f 64K --members "$hm" 2>&1 >/dev/null | grep -q "(holes on m0)" ||
+	fail "a window on member 0 should name m0 alone"
+# a model sets the timing: no warning
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 --members "$hm" --model ssd >"$T/hm.txt" 2>"$T/hm.err" || fail "model run failed"
+! grep -qi "never written" "$T/hm.txt" "$T/hm.err" || fail "warned although a model sets the timing"
+# written once through a mount (dd over the whole volume): no warning, in-process or on MNT/volume
+fsvol_mount "$T/hmnt" "$T"/h{0,1}
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 -Sh "$T/hmnt/volume" 2>&1 >/dev/null | grep -q "never written (holes on m0,m1)" ||
+	fail "no holes warning on a fresh MNT/volume"
+dd if=/dev/urandom of="$T/hmnt/volume" bs=1M count=16 oflag=direct conv=notrunc status=none || fail "dd over the volume failed"
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 -Sh "$T/hmnt/volume" >"$T/hw.txt" 2>&1 || fail "run on the written mount failed"
+! grep -qi "never written" "$T/hw.txt" || fail "warned after the volume was written: $(grep -i warn "$T/hw.txt")"
+fsvol_umount "$T/hmnt"
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 --members "$hm" >"$T/hw2.txt" 2>&1 || fail "run after the write failed"
+! grep -qi "never written" "$T/hw2.txt" || fail "warned in-process after the volume was written"
+# a fresh volume mounted with a model: the model sets the timing, no warning
+"$FSVOL" create -l raid0 -c 64K -s 8M "$T"/g{0,1} >/dev/null
+fsvol_mount --model=ssd "$T/gmnt" "$T"/g{0,1}
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 -Sh "$T/gmnt/volume" >"$T/gm.txt" 2>&1 || fail "run on a modelled mount failed"
+! grep -qi "never written" "$T/gm.txt" || fail "warned on a mount whose model sets the timing"
+echo "model none" >"$T/gmnt/ctl"
+"$BENCH" -q -b 64K -r -o 2 -d 0.3 -W0 -Sh "$T/gmnt/volume" 2>&1 >/dev/null | grep -q "never written" ||
+	fail "no warning after 'model none' on the mount"
+fsvol_umount "$T/gmnt"
 
 # --- raid5 in-process: small random writes cost member writes and reads
 "$FSVOL" create -l raid5 -c 64K -s 16M "$T"/c{0,1,2,3} >/dev/null

@@ -88,6 +88,91 @@ if command -v gnuplot >/dev/null 2>&1; then
 fi
 [[ -z $(ls -A "$T/tmp") ]] || fail "temp dir of members left behind after --levels"
 
+# --- no holes: the sweep writes its members' data areas before it measures. The
+# workload only reads, so any block allocated while it runs was written by the fill,
+# before the measurement began; --no-fill leaves the sparse files create made, and warns.
+# alloc_of FILE: bytes allocated (stat's blocks are 512 bytes)
+alloc_of() { echo $(($(stat -c %b "$1") * 512)); }
+fill_probe() { # fill_probe OUT_FILE SWEEP_ARGS...: allocated bytes of m0 and m1 while measuring
+	local out=$1 pid i a0=0 a1=0
+	shift
+	mkdir -p "$T/ftmp"
+	"$BENCH" sweep -q --level raid0 --members 2 --size 8M -b 64K -d 4 -W0 --workloads randread \
+		--dir "$T/ftmp" "$@" >"$T/fill.txt" 2>"$T/fill.err" &
+	pid=$!
+	track_pid "$pid"
+	for ((i = 0; i < 100; i++)); do
+		local d
+		d=$(ls -d "$T"/ftmp/fsvol-sweep.* 2>/dev/null | head -n 1) || true
+		# once both members exist, 1.5 s on the run is measuring (create and the
+		# fill of 16M take far less) and the sweep has 2.5 s to go
+		if [[ -n $d && -f $d/m0 && -f $d/m1 ]]; then
+			sleep 1.5
+			a0=$(alloc_of "$d/m0") a1=$(alloc_of "$d/m1")
+			break
+		fi
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null || fail "the sweep ended before the probe (d 4): $(cat "$T/fill.err")"
+	wait "$pid" || fail "sweep $* failed: $(cat "$T/fill.err")"
+	echo "$a0 $a1" >"$out"
+}
+fill_probe "$T/filled"
+read -r a0 a1 <"$T/filled"
+[[ $a0 -ge $((8 * MiB)) && $a1 -ge $((8 * MiB)) ]] ||
+	fail "members not filled while measuring: $a0 and $a1 bytes allocated (want >= 8M each)"
+! grep -qi "never written" "$T/fill.err" || fail "a filled sweep warned about holes: $(cat "$T/fill.err")"
+fill_probe "$T/sparse" --no-fill
+read -r a0 a1 <"$T/sparse"
+[[ $a0 -lt $MiB && $a1 -lt $MiB ]] || fail "--no-fill: $a0 and $a1 bytes allocated, expected sparse members"
+[[ $(grep -c "warning: --no-fill: .*never written" "$T/fill.err") -eq 1 ]] ||
+	fail "--no-fill without a model: want one holes warning, got: $(cat "$T/fill.err")"
+grep -q "NOT FILLED" "$T/fill.txt" || fail "the parameters line does not say the volumes were not filled"
+
+# --- series: lists of -o, -b, --chunk and repeated --model; every row records its configuration
+"$BENCH" sweep -q --level raid0 --members 1-2 --chunk 16K,64K --size 8M -b 16K,64K -o 1,4 \
+	--model ssd --model "ssd:channels=1,read=20ms" -d 0.2 -W0 --workloads randread --dist normal:0.2 \
+	--dir "$T/tmp" --out "$T/ser" >"$T/ser.txt" 2>"$T/ser.err" || fail "series sweep failed: $(cat "$T/ser.err")"
+# 2 chunks x 2 models x 2 blocks x 2 QDs = 16 series, x 2 member counts = 32 runs
+jq -e '(.runs | length) == 32 and .params.chunks == [16384, 65536] and .params.qds == [1, 4]
+	and .params.models == ["ssd", "ssd:channels=1,read=20ms"] and all(.runs[]; .filled)' "$T/ser/sweep.json" >/dev/null ||
+	fail "series JSON: $(jq -c '.params' "$T/ser/sweep.json")"
+for cfg in "16384 16384 1 ssd" "65536 65536 4 ssd:channels=1,read=20ms" "16384 65536 4 ssd:channels=1,read=20ms"; do
+	read -r c b q m <<<"$cfg"
+	[[ $(jq --arg m "$m" "[.runs[] | select(.chunk == $c and .block == $b and .qd == $q and .model == \$m
+		and .members == 2 and .pattern == \"random normal:0.2\" and .threads == 1 and .bytes == .ios * $b)] | length" \
+		"$T/ser/sweep.json") -eq 1 ]] || fail "no run recorded as chunk $c, -b $b, QD $q, model $m"
+done
+# the slower model serves fewer I/Os (20 ms per read on 1 channel: at most 100 reads/s on 2 members, vs the ssd preset)
+jq -e '([.runs[] | select(.model == "ssd" and .qd == 4 and .members == 2) | .iops] | min) >
+	([.runs[] | select(.model != "ssd" and .qd == 4 and .members == 2) | .iops] | max)' "$T/ser/sweep.json" >/dev/null ||
+	fail "the model spec did not reach the runs: $(jq -c '[.runs[] | {model, qd, members, iops}]' "$T/ser/sweep.json")"
+head -n 1 "$T/ser/sweep.csv" | grep -q ',qd,threads,pattern,model,size,filled$' || fail "CSV header lacks the configuration"
+grep -q '^raid0,2,16384,65536,randread,m1,.*,4,1,random normal:0.2,"ssd:channels=1,read=20ms",8388608,1$' "$T/ser/sweep.csv" ||
+	fail "CSV member row lacks its configuration: $(grep '^raid0,2,16384,65536,randread,m1,' "$T/ser/sweep.csv" | head -2)"
+grep -q "^all runs:" "$T/ser.txt" || fail "no all-runs table for a multi-series sweep"
+grep -q "^== chunk 64K, ssd:channels=1,read=20ms, -b 16K, QD 4$" "$T/ser.txt" || fail "no series heading: $(grep '^==' "$T/ser.txt" | head -3)"
+if command -v gnuplot >/dev/null 2>&1; then
+	[[ -s $T/ser/util.png && -s $T/ser/throughput.png && -s $T/ser/series.png ]] || fail "no util / throughput / series plot"
+	# series.dat: one line per series (16) with the figures at 2 members
+	[[ $(grep -vc '^#' "$T/ser/series.dat") -eq 16 ]] || fail "series.dat: $(cat "$T/ser/series.dat")"
+	grep -q "title 'randread, chunk 16K, ssd, -b 16K, QD 1: ideal'" "$T/ser/plot.gp" || fail "no ideal-scaling line in plot.gp"
+	# ideal = the 1-member figure times n: column 7 (ideal MB/s) on the 2-member line is 2 x column 2 on the 1-member line
+	awk '!/^#/ { mb[$1] = $2; id[$1] = $7 } END { exit !(id[2] > 1.99 * mb[1] && id[2] < 2.01 * mb[1]) }' "$T/ser/sweep.dat" ||
+		fail "ideal-scaling column is not linear from 1 member: $(cat "$T/ser/sweep.dat")"
+fi
+[[ -z $(ls -A "$T/tmp") ]] || fail "temp dir of members left behind after the series sweep"
+
+# a per-member spec serves every member count: items of members a volume lacks are dropped,
+# ranges clipped (1-3 is 1 on 2 members), adapter definitions kept
+"$BENCH" sweep -q --json --level raid0 --members 1-2 --size 8M -b 64K -o 2 -d 0.3 -W0 --workloads randread \
+	--model "0=ssd;1-3=ssd:channels=1,read=20ms;@x=fast-scsi2" --dir "$T/tmp" >"$T/pm.json" 2>"$T/pm.err" ||
+	fail "per-member spec over 1-2 members: $(cat "$T/pm.err")"
+# member 1 takes 20 ms a read (its model's figure, a floor), member 0 the ssd's ~0.1 ms
+jq -e '(.runs | length) == 2 and .runs[1].devices[1].await_ms >= 20 and .runs[1].devices[0].await_ms < 10' \
+	"$T/pm.json" >/dev/null ||
+	fail "per-member models not applied: $(jq -c '[.runs[] | [.devices[].await_ms]]' "$T/pm.json")"
+
 # --- SIGINT mid-run: the temp dir of members goes too
 "$BENCH" sweep -q --members 1-2 --size 8M -d 30 -W0 --dir "$T/tmp" >/dev/null 2>&1 &
 pid=$!
@@ -120,6 +205,12 @@ sweep_bad "--levels raid0,raidX: unknown level 'raidX'" --levels raid0,raidX
 sweep_bad "--level and --levels exclude each other" --level raid0 --levels raid0,raid1
 sweep_bad "--chunk 3K:" --chunk 3K
 sweep_bad "--chunk 96K: must be a power of two" --chunk 96K
+sweep_bad "--chunk 96K: must be a power of two" --chunk 4K,96K
+sweep_bad "-o 1,4,1: '1' given twice" -o 1,4,1
+sweep_bad "-o 1,,4: empty value" -o 1,,4
+sweep_bad "-b 3X: not a size" -b 4K,3X
+sweep_bad "--model hdd: given twice" --model hdd --model hdd
+sweep_bad "--dist: applies to randread and randwrite" --dist normal:0.1 --workloads seqread
 sweep_bad "--size 1K:" --size 1K
 sweep_bad "--workloads seqread,bogus: unknown workload 'bogus'" --workloads seqread,bogus
 sweep_bad "-b 3X: not a size" -b 3X

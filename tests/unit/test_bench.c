@@ -1,4 +1,5 @@
-/* test_bench: fsvol-bench's flags (every bad value), access patterns
+/* test_bench: fsvol-bench's flags (every bad value) and the sweep's lists,
+ * the member ranges under a window and the holes found there, access patterns
  * (sequential order, random alignment and bounds, each distribution against
  * its definition, reproducibility from the seed) and the figures of a short
  * real run against a temp file (they reconcile; JSON equals text). */
@@ -11,6 +12,9 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/sweep.h"
+#include "fsvol/core/volume.h"
+#include <fcntl.h>
 
 #define NARGS 48
 
@@ -143,6 +147,255 @@ START_TEST(test_good_flags)
 	ck_assert(o.dist.kind == BENCH_DIST_HOT && fabs(o.dist.hot_data - 0.2) < 1e-12 &&
 		  fabs(o.dist.hot_io - 0.8) < 1e-12 && !o.direct);
 	bench_opts_free(&o);
+}
+END_TEST
+
+/* ---- the sweep's flags: lists make series ---- */
+static int sparse(struct bench_sweep_opts *o, char *err, size_t errlen, const char *line)
+{
+	static char buf[512];
+	char *argv[NARGS] = { "sweep" };
+	int argc = 1;
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *t = strtok(buf, " "); t && argc < NARGS; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	bench_sweep_defaults(o);
+	return bench_sweep_parse(o, argc, argv, err, errlen);
+}
+
+static const struct {
+	const char *args;
+	const char *msg;
+} bad_sweep[] = {
+	{ "-o 1,4,1", "-o 1,4,1: '1' given twice" },
+	{ "-o 1,,4", "-o 1,,4: empty value" },
+	{ "-o 1,0", "-o 0: must be 1..1024" },
+	{ "-o 1,2,3,4,5,6,7,8,9", "more than 8 values" },
+	{ "-b 4K,3X", "-b 3X: not a size" },
+	{ "-b 4K,100", "-b 100: must be 512..1G" },
+	{ "--chunk 4K,96K", "--chunk 96K: must be a power of two" },
+	{ "--chunk 64K,64K", "'64K' given twice" },
+	{ "--model hdd --model hdd", "--model hdd: given twice" },
+	{ "--model none --model none", "--model none: given twice" },
+	{ "--model", "--model needs a value" },
+	{ "--dist normal:x", "--dist normal:x: SIGMA is not a number" },
+	{ "--dist zipf:1 --workloads seqread", "--dist: applies to randread and randwrite" },
+	{ "-b 128M --size 64M", "-b 134217728: larger than --size" },
+	{ "-Sh -b 1K,1000", "-b 1000: must be a multiple of 512" },
+	{ "--no-fill=1", "--no-fill takes no value" },
+};
+
+START_TEST(test_sweep_bad)
+{
+	struct bench_sweep_opts o;
+	char err[256];
+	int r = sparse(&o, err, sizeof(err), bad_sweep[_i].args);
+	ck_assert_msg(r == -EINVAL, "%s: accepted", bad_sweep[_i].args);
+	ck_assert_msg(strstr(err, bad_sweep[_i].msg), "%s: got '%s', want '%s'", bad_sweep[_i].args, err,
+		      bad_sweep[_i].msg);
+}
+END_TEST
+
+START_TEST(test_sweep_lists)
+{
+	struct bench_sweep_opts o;
+	struct bench_sweep_series se;
+	char err[256], lab[160];
+	ck_assert_int_eq(sparse(&o, err, sizeof(err), ""), 0);
+	ck_assert_uint_eq(bench_sweep_nseries(&o), 1);
+	bench_sweep_series_of(&o, 0, &se);
+	ck_assert(se.chunk == 65536 && se.block == 65536 && se.qd == 4 && se.model == NULL && !o.no_fill);
+	ck_assert_str_eq(bench_sweep_series_label(&o, 0, lab, sizeof(lab)), "");
+
+	/* a model spec keeps its commas; each --model is one value */
+	ck_assert_int_eq(sparse(&o, err, sizeof(err), "-o 1,4,16 -b 8K,64K --chunk 4K,64K --model none "
+						       "--model hdd-legacy:cache=0,rpm=7200 --no-fill --dist normal:0.1"), 0);
+	ck_assert_uint_eq(o.nqd, 3);
+	ck_assert(o.qd[0] == 1 && o.qd[1] == 4 && o.qd[2] == 16);
+	ck_assert(o.nblock == 2 && o.block[0] == 8192 && o.block[1] == 65536);
+	ck_assert(o.nchunk == 2 && o.chunk[0] == 4096 && o.chunk[1] == 65536);
+	ck_assert(o.nmodel == 2 && o.model[0] == NULL);
+	ck_assert_str_eq(o.model[1], "hdd-legacy:cache=0,rpm=7200");
+	ck_assert(o.no_fill && o.run.dist.kind == BENCH_DIST_NORMAL);
+	ck_assert_uint_eq(bench_sweep_nseries(&o), 3 * 2 * 2 * 2);
+	/* the queue depth varies fastest, the chunk slowest (a new volume) */
+	bench_sweep_series_of(&o, 1, &se);
+	ck_assert(se.qd == 4 && se.block == 8192 && se.chunk == 4096 && se.model == NULL);
+	bench_sweep_series_of(&o, 3, &se);
+	ck_assert(se.qd == 1 && se.block == 65536 && se.chunk == 4096);
+	bench_sweep_series_of(&o, 23, &se);
+	ck_assert(se.qd == 16 && se.block == 65536 && se.chunk == 65536 && se.model == o.model[1]);
+	ck_assert_str_eq(bench_sweep_series_label(&o, 23, lab, sizeof(lab)),
+			 "chunk 64K, hdd-legacy:cache=0,rpm=7200, -b 64K, QD 16");
+	ck_assert_str_eq(bench_sweep_pattern(&o, BENCH_WL_RANDREAD, lab, sizeof(lab)), "random normal:0.1");
+	ck_assert_str_eq(bench_sweep_pattern(&o, BENCH_WL_SEQWRITE, lab, sizeof(lab)), "sequential");
+
+	/* -t multiplies the queue depth in the label; one list alone names itself */
+	ck_assert_int_eq(sparse(&o, err, sizeof(err), "-t 2 -o 1,8"), 0);
+	ck_assert_str_eq(bench_sweep_series_label(&o, 1, lab, sizeof(lab)), "QD 16");
+}
+END_TEST
+
+/* ---- member ranges under a window, and holes there ---- */
+static void geom(struct layout_geom *g, enum layout_level l, unsigned n, uint64_t chunk, uint64_t size)
+{
+	char err[200];
+	memset(g, 0, sizeof(*g));
+	g->level = l;
+	g->alg = layout_default_alg(l);
+	g->members = n;
+	g->chunk = chunk;
+	for (unsigned i = 0; i < n; i++)
+		g->member_size[i] = size;
+	ck_assert_msg(layout_init(g, err, sizeof(err)) == 0, "%s", err);
+}
+
+START_TEST(test_holes_ranges)
+{
+	struct layout_geom g;
+	uint64_t lo[LAYOUT_MAX_MEMBERS], hi[LAYOUT_MAX_MEMBERS], K = 1024, M = K * K;
+	/* raid0 x4, 64K: the third chunk is member 2's first */
+	geom(&g, LAYOUT_RAID0, 4, 64 * K, 16 * M);
+	bench_holes_ranges(&g, 128 * K, 192 * K, lo, hi);
+	for (unsigned m = 0; m < 4; m++)
+		ck_assert_msg(m == 2 ? lo[m] == 0 && hi[m] == 64 * K : hi[m] == 0, "m%u: [%llu, %llu)", m,
+			      (unsigned long long)lo[m], (unsigned long long)hi[m]);
+	/* the whole volume: every member's whole used area, also past the ends walked */
+	bench_holes_ranges(&g, 0, g.capacity, lo, hi);
+	for (unsigned m = 0; m < 4; m++)
+		ck_assert(lo[m] == 0 && hi[m] == g.member_used);
+	/* a window in the middle of a long volume: rows 100..199 */
+	bench_holes_ranges(&g, 400 * 64 * K, 800 * 64 * K, lo, hi);
+	for (unsigned m = 0; m < 4; m++)
+		ck_assert(lo[m] == 100 * 64 * K && hi[m] == 200 * 64 * K);
+	/* raid5: one data chunk's stripe includes its parity on every member */
+	geom(&g, LAYOUT_RAID5, 4, 64 * K, 16 * M);
+	bench_holes_ranges(&g, 0, 4 * K, lo, hi);
+	for (unsigned m = 0; m < 4; m++)
+		ck_assert(lo[m] == 0 && hi[m] == 64 * K);
+	/* raid1: every copy */
+	geom(&g, LAYOUT_RAID1, 2, 64 * K, 16 * M);
+	bench_holes_ranges(&g, M, 2 * M, lo, hi);
+	ck_assert(lo[0] == M && hi[0] == 2 * M && lo[1] == M && hi[1] == 2 * M);
+	/* linear: a window on the second member alone, and one over the seam */
+	geom(&g, LAYOUT_LINEAR, 3, 64 * K, 16 * M);
+	bench_holes_ranges(&g, 17 * M, 18 * M, lo, hi);
+	ck_assert(hi[0] == 0 && lo[1] == M && hi[1] == 2 * M && hi[2] == 0);
+	bench_holes_ranges(&g, 15 * M, 33 * M, lo, hi);
+	ck_assert(lo[0] == 15 * M && hi[0] == 16 * M && lo[1] == 0 && hi[1] == 16 * M && lo[2] == 0 && hi[2] == M);
+	/* an empty window touches nothing */
+	bench_holes_ranges(&g, 5 * M, 5 * M, lo, hi);
+	ck_assert(hi[0] == 0 && hi[1] == 0 && hi[2] == 0);
+}
+END_TEST
+
+/* The ends-only walk against every extent of the window, over levels, algorithms,
+ * widths and random windows (the walk assumes member offsets grow with the
+ * logical offset within each copy). */
+START_TEST(test_holes_ranges_brute)
+{
+	static const struct { enum layout_level l; const char *alg; unsigned n; } geo[] = {
+		{ LAYOUT_RAID0, NULL, 3 }, { LAYOUT_RAID0, NULL, 5 }, { LAYOUT_RAID1, NULL, 3 },
+		{ LAYOUT_RAID10, "n2", 3 }, { LAYOUT_RAID10, "f2", 4 }, { LAYOUT_RAID10, "o2", 5 },
+		{ LAYOUT_RAID10, "f3", 5 }, { LAYOUT_RAID4, NULL, 4 }, { LAYOUT_RAID5, "left-asymmetric", 5 },
+		{ LAYOUT_RAID5, NULL, 3 }, { LAYOUT_RAID6, NULL, 6 }, { LAYOUT_LINEAR, NULL, 4 },
+	};
+	uint64_t seed = 12345, K = 1024;
+	for (unsigned gi = 0; gi < sizeof(geo) / sizeof(geo[0]); gi++) {
+		struct layout_geom g;
+		char err[200];
+		memset(&g, 0, sizeof(g));
+		g.level = geo[gi].l;
+		g.alg = layout_default_alg(g.level);
+		if (geo[gi].alg)
+			ck_assert(layout_parse_alg(g.level, geo[gi].alg, &g.alg, &g.copies) == 0);
+		g.members = geo[gi].n;
+		g.chunk = 16 * K;
+		for (unsigned i = 0; i < g.members; i++)
+			g.member_size[i] = (4096 + 512 * i) * K; /* linear: unequal members */
+		ck_assert_msg(layout_init(&g, err, sizeof(err)) == 0, "%s", err);
+		for (int t = 0; t < 40; t++) {
+			uint64_t lo[LAYOUT_MAX_MEMBERS], hi[LAYOUT_MAX_MEMBERS], blo[LAYOUT_MAX_MEMBERS], bhi[LAYOUT_MAX_MEMBERS];
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t a = (seed >> 20) % g.capacity / 512 * 512;
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* half the windows short (a few rows), half up to the end */
+			uint64_t span = t % 2 ? 64 * g.chunk : g.capacity - a;
+			uint64_t b = a + 512 + (seed >> 20) % span / 512 * 512;
+			if (b > g.capacity)
+				b = g.capacity;
+			bench_holes_ranges(&g, a, b, lo, hi);
+			for (unsigned m = 0; m < g.members; m++)
+				blo[m] = UINT64_MAX, bhi[m] = 0;
+			for (uint64_t off = a; off < b;) {
+				struct layout_extent e;
+				uint64_t step = 0;
+				for (unsigned c = 0; c < layout_copies(&g); c++) {
+					ck_assert(layout_locate(&g, off, c, &e) == 0);
+					uint64_t len = e.length < b - off ? e.length : b - off;
+					if (e.offset < blo[e.member])
+						blo[e.member] = e.offset;
+					if (e.offset + len > bhi[e.member])
+						bhi[e.member] = e.offset + len;
+					if (!c)
+						step = e.length;
+				}
+				off += step;
+			}
+			if (layout_is_parity(&g)) {
+				uint64_t x = UINT64_MAX, y = 0;
+				for (unsigned m = 0; m < g.members; m++)
+					if (bhi[m]) {
+						x = blo[m] < x ? blo[m] : x;
+						y = bhi[m] > y ? bhi[m] : y;
+					}
+				for (unsigned m = 0; m < g.members; m++)
+					blo[m] = x / g.chunk * g.chunk, bhi[m] = (y + g.chunk - 1) / g.chunk * g.chunk;
+			}
+			for (unsigned m = 0; m < g.members; m++)
+				ck_assert_msg(hi[m] == bhi[m] && (!hi[m] || lo[m] == blo[m]),
+					      "%s %s n=%u window [%llu, %llu) m%u: [%llu, %llu), brute force [%llu, %llu)",
+					      layout_level_name(g.level), layout_alg_name(&g), g.members,
+					      (unsigned long long)a, (unsigned long long)b, m, (unsigned long long)lo[m],
+					      (unsigned long long)hi[m], (unsigned long long)blo[m], (unsigned long long)bhi[m]);
+		}
+	}
+}
+END_TEST
+
+static char tmpdir[] = "/var/tmp/test_bench.XXXXXX";
+
+START_TEST(test_holes_check)
+{
+	char p0[256], p1[256], msg[400], err[300];
+	char *paths[2] = { p1, p0 }; /* any order: the superblocks say which is which */
+	struct vol_create vc = { .size = 1 << 20, .name = "t", .force = 1 };
+	snprintf(p0, sizeof(p0), "%s/h0", tmpdir);
+	snprintf(p1, sizeof(p1), "%s/h1", tmpdir);
+	vc.geom.level = LAYOUT_RAID0;
+	vc.geom.chunk = 64 << 10;
+	char *order[2] = { p0, p1 };
+	ck_assert_msg(vol_create(&vc, order, 2, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(bench_holes_check(paths, 2, 0, 2 << 20, 0, msg, sizeof(msg)), 0);
+	ck_assert_msg(strstr(msg, "100% of the member blocks") && strstr(msg, "(holes on m0,m1)"), "%s", msg);
+	/* a write-only run on raid0 reads nothing: nothing to warn about */
+	ck_assert_int_eq(bench_holes_check(paths, 2, 0, 2 << 20, 1, msg, sizeof(msg)), 0);
+	ck_assert_str_eq(msg, "");
+	/* write member 0's data area (1 MiB after the 1 MiB superblock area) */
+	static char data[1 << 20];
+	memset(data, 0xa5, sizeof(data));
+	int fd = open(p0, O_WRONLY);
+	ck_assert(fd >= 0 && pwrite(fd, data, sizeof(data), 1 << 20) == (ssize_t)sizeof(data) && !fsync(fd));
+	close(fd);
+	ck_assert_int_eq(bench_holes_check(paths, 2, 0, 2 << 20, 0, msg, sizeof(msg)), 0);
+	ck_assert_msg(strstr(msg, "50% of the member blocks") && strstr(msg, "(holes on m1)"), "%s", msg);
+	/* a window on member 0's chunks alone: written, no warning */
+	ck_assert_int_eq(bench_holes_check(paths, 2, 0, 64 << 10, 0, msg, sizeof(msg)), 0);
+	ck_assert_str_eq(msg, "");
+	ck_assert(bench_model_hides("hdd") && bench_model_hides("0=hdd;1=ssd"));
+	ck_assert(!bench_model_hides(NULL) && !bench_model_hides("none") && !bench_model_hides("0=hdd;1=none"));
+	unlink(p0);
+	unlink(p1);
 }
 END_TEST
 
@@ -400,7 +653,6 @@ START_TEST(test_dist_hot)
 END_TEST
 
 /* ---- a short real run: figures reconcile, JSON equals text ---- */
-static char tmpdir[] = "/var/tmp/test_bench.XXXXXX";
 
 /* The number after "key": in s (first occurrence at or after from). */
 static double jnum(const char *s, const char *from_key, const char *key)
@@ -536,6 +788,13 @@ int main(void)
 	TCase *tc = tcase_create("flags");
 	tcase_add_loop_test(tc, test_bad_flags, 0, sizeof(bad_flags) / sizeof(bad_flags[0]));
 	tcase_add_test(tc, test_good_flags);
+	tcase_add_loop_test(tc, test_sweep_bad, 0, sizeof(bad_sweep) / sizeof(bad_sweep[0]));
+	tcase_add_test(tc, test_sweep_lists);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("holes");
+	tcase_add_test(tc, test_holes_ranges);
+	tcase_add_test(tc, test_holes_ranges_brute);
+	tcase_add_test(tc, test_holes_check);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("patterns");
 	tcase_set_timeout(tc, 30);
