@@ -127,7 +127,7 @@ int bench_holes_check(char *const *paths, unsigned n, uint64_t lo, uint64_t hi, 
 			continue;
 		}
 		fd[s.index] = f;
-		if (!have_geom && s.index < s.members && !vol_geom_of_sb(&s, &g, names, sizeof(names))) {
+		if (!have_geom && s.index < s.members && !sb_geom(&s, &g, names, sizeof(names))) {
 			have_geom = 1;
 			doff = s.data_offset;
 		}

@@ -53,17 +53,6 @@ static int write_sb(struct member *m, const struct sb *s)
 	return r;
 }
 
-/* Geometry from a superblock: the same struct create filled in. */
-static int geom_from_sb(const struct sb *s, struct layout_geom *g, char *err, size_t errlen)
-{
-	return sb_geom(s, g, err, errlen);
-}
-
-int vol_geom_of_sb(const struct sb *s, struct layout_geom *g, char *err, size_t errlen)
-{
-	return geom_from_sb(s, g, err, errlen);
-}
-
 int vol_write_sbs(struct vol *v)
 {
 	int first = 0;
@@ -312,7 +301,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	v->was_dirty = !as.sb.clean;
 	v->nslots = as.sb.members + as.sb.spares;
 	v->data_offset = as.sb.data_offset;
-	if ((r = geom_from_sb(&as.sb, &v->geom, err, errlen)) || (r = engine_init(v)))
+	if ((r = sb_geom(&as.sb, &v->geom, err, errlen)) || (r = engine_init(v)))
 		goto fail;
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (as.slot_of[i] >= 0 && !opts->readonly && member_lock(&v->members[as.slot_of[i]])) {

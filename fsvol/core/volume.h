@@ -137,8 +137,5 @@ struct vol_create {
 	int assume_clean;              /* skip zeroing the data areas */
 };
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
-/* The volume's geometry as a superblock records it (for tools that read
- * member files without opening the volume). 0 or -EINVAL with a message. */
-int vol_geom_of_sb(const struct sb *s, struct layout_geom *g, char *err, size_t errlen);
 
 #endif
