@@ -36,6 +36,14 @@ sweep() {
 }
 [[ $# -gt 0 ]] || { echo "usage: tests/run.sh SCRIPT..." >&2; exit 2; }
 
+# Each run gets a temp root of its own (under /var/tmp: a real filesystem), so
+# the sweep never touches another run's mounts, even of the same test.
+if [[ -z ${FSVOL_TEST_TMPDIR:-} ]]; then
+	FSVOL_TEST_TMPDIR=$(mktemp -d /var/tmp/fsvol-run.XXXXXX)
+	export FSVOL_TEST_TMPDIR
+	trap 'rmdir "$FSVOL_TEST_TMPDIR" 2>/dev/null' EXIT
+fi
+
 for t in "$@"; do
 	name=$(basename "$t" .sh)
 	out=$(mktemp "${TMPDIR:-/tmp}/fsvol-run.$name.XXXXXX")
