@@ -51,6 +51,7 @@ UNIT_TESTS := \
 	test_bench \
 	test_ctl \
 	test_engine \
+	test_http \
 	test_layout \
 	test_parity \
 	test_sb \
