@@ -107,7 +107,8 @@ diff "$T/layout.want" "$T/layout.cells" >/dev/null || fail "/layout.json differs
 [[ $(curl -s -o /dev/null -w '%{http_code}' -X POST "$url/stats.json") == 405 ]] || fail "POST is not refused with 405"
 
 # --- the page, twice, a couple of seconds apart
-# dom FILE: the numbers the test reads: polls, I/Os, IOPS, then "slot state path" per member
+# dom_facts FILE: the numbers the test reads: polls, I/Os, IOPS, then "slot state path"
+# per member (the whole path is the title of the shortened one shown)
 dom_facts() {
 	/usr/bin/python3 - "$1" <<'EOF'
 import re, sys
@@ -120,12 +121,11 @@ class P(HTMLParser):
         if a.get("id"): self.cur = a["id"]; self.text = ""
         if "member" in (a.get("class") or "").split() and "data-slot" in a:
             self.members.append([a["data-slot"], a.get("data-state"), ""])
-        if "m-path" in (a.get("class") or "").split(): self.cur = "path"; self.text = ""
+        if "m-path" in (a.get("class") or "").split(): self.members[-1][2] = a.get("title", "")
     def handle_data(self, d):
         if self.cur is not None: self.text += d
     def handle_endtag(self, tag):
-        if self.cur == "path": self.members[-1][2] = self.text
-        elif self.cur is not None: self.ids[self.cur] = self.text
+        if self.cur is not None: self.ids[self.cur] = self.text
         self.cur = None
 p = P(); p.feed(open(sys.argv[1]).read())
 num = lambda k: re.sub(r"[^0-9.]", "", p.ids.get(k, "")) or "-"
