@@ -19,8 +19,8 @@ OPT     := -O2 -g
 endif
 
 # pkg-config is evaluated lazily (=) so `make check` can install the packages first.
-PC_CFLAGS = $(shell pkg-config --cflags fuse3 liburing)
-PC_LIBS   = $(shell pkg-config --libs fuse3 liburing)
+PC_CFLAGS = $(shell pkg-config --cflags fuse3 liburing libmicrohttpd)
+PC_LIBS   = $(shell pkg-config --libs fuse3 liburing libmicrohttpd)
 CHECK_LIBS = $(shell pkg-config --libs check)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Wall -Wextra -Werror \
 	   -Wno-missing-field-initializers -pthread -I. $(OPT) $(PC_CFLAGS) -MMD -MP
@@ -51,6 +51,7 @@ UNIT_TESTS := \
 	test_bench \
 	test_ctl \
 	test_engine \
+	test_http \
 	test_layout \
 	test_parity \
 	test_sb \
@@ -88,7 +89,8 @@ INTEGRATION_TESTS := \
 	tests/integration/29-defects.sh \
 	tests/integration/30-assembly.sh \
 	tests/integration/31-crash.sh \
-	tests/integration/32-nbd-export.sh
+	tests/integration/32-nbd-export.sh \
+	tests/integration/33-dashboard.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -127,6 +129,15 @@ ifeq ($(SAN),1)
 $(LIB_PIC_OBJS) $(BUILD)/pic/$(NBD_PLUGIN_SRC:.c=.o) $(NBD_PLUGIN): \
 	OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=undefined -fno-sanitize-recover=undefined
 endif
+
+# The dashboard page (fsvol/front/dashboard.html) built into the daemon as
+# bytes, so it works offline and cannot drift from the binary.
+DASHBOARD_H := $(BUILD)/gen/dashboard_html.h
+$(DASHBOARD_H): fsvol/front/dashboard.html
+	@mkdir -p $(dir $@)
+	{ echo 'static const char http_dashboard[] = {'; xxd -i <$<; echo ', 0 };'; } >$@.tmp && mv $@.tmp $@
+$(BUILD)/fsvol/front/http.o $(BUILD)/pic/fsvol/front/http.o: $(DASHBOARD_H)
+$(BUILD)/fsvol/front/http.o $(BUILD)/pic/fsvol/front/http.o: CFLAGS += -I$(BUILD)/gen
 
 $(NBD_PLUGIN): $(BUILD)/pic/$(NBD_PLUGIN_SRC:.c=.o) $(LIB_PIC_OBJS)
 	@mkdir -p $(dir $@)
@@ -233,6 +244,9 @@ FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/obj/fsvol/front/http.o: $(DASHBOARD_H)
+$(FUZZ_BUILD)/obj/fsvol/front/http.o: FUZZ_CFLAGS += -I$(BUILD)/gen
 
 $(FUZZ_BUILD)/libfuzzvol.a: $(FUZZ_LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^

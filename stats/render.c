@@ -33,6 +33,11 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void stats_json_string(FILE *f, const char *s)
+{
+	json_str(f, s);
+}
+
 /* ---- table (MNT/stats) ---- */
 
 int stats_render_table(FILE *f, const struct stats_view_dev *v, size_t n)

@@ -118,6 +118,8 @@ int stats_render_table(FILE *f, const struct stats_view_dev *v, size_t n);
  * the last reset, or since mount), which a first interval divides by. */
 int stats_render_json(FILE *f, uint64_t uptime_ns, uint64_t since_reset_ns,
 		      const struct stats_view_dev *v, size_t n);
+/* A JSON string (or null for NULL), escaped as stats.json's are. */
+void stats_json_string(FILE *f, const char *s);
 #define STATS_DISKSTATS_MAJOR 240 /* "local/experimental use" in devices.txt */
 int stats_render_diskstats(FILE *f, const struct stats_view_dev *v, size_t n);
 

@@ -18,6 +18,7 @@
 #include "fsvol/cli/nbd_launch.h"
 #include "fsvol/core/vol_opts.h"
 #include "fsvol/front/fuse_front.h"
+#include "fsvol/front/http.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/model/spindle.h"
@@ -41,6 +42,8 @@ static const struct cmd_opt mount_opts[] = {
 	{ "nbd", 0, "ADDR", "also export the volume over NBD on unix:PATH or [ADDR:]PORT (one daemon serves both)" },
 	{ "name", 0, "EXPORT", "with --nbd: the export name" },
 	{ "read-only", 'r', NULL, "with --nbd: export read-only (MNT/volume stays writable)" },
+	{ "http", 0, "[ADDR:]PORT", "serve a live dashboard, /metrics, /stats.json and /status.json over HTTP "
+	  "(ADDR 127.0.0.1 unless given; see docs/counters.md)" },
 	{ 0 },
 };
 
@@ -137,6 +140,14 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	case 14: a->nbd_only = 1; return nbd_launch_kv(&a->nbd, "name", arg);
 	case 15: a->nbd_only = a->nbd.readonly = 1; return 0;
+	case 16: {
+		char err[256];
+		if (http_check_addr(arg, err, sizeof(err)))
+			return cmd_err(&cmd_mount, "%s", err), -1;
+		a->fo.http = arg;
+		a->fuse_only = 1;
+		return 0;
+	}
 	}
 	return -1;
 }
@@ -172,7 +183,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	if (a.nbd_only && !a.nbd.addr)
 		return cmd_uerr(c, "--name and --read-only need --nbd");
 	if (a.fuse_only && a.nbd.addr)
-		return cmd_uerr(c, "--fault, --owner, --group, --mode and --allow-other do not work with --nbd yet");
+		return cmd_uerr(c, "--fault, --owner, --group, --mode, --allow-other and --http do not work with --nbd yet");
 	/* the daemon runs in / and unmounts by this name when signalled: a
 	 * relative one would leave a dead mount behind */
 	if (!realpath(argv[first], mnt))

@@ -25,6 +25,7 @@
 
 #include "fsvol/core/bufpool.h"
 #include "fsvol/front/fuse_front.h"
+#include "fsvol/front/http.h"
 #include "fsvol/front/report.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
@@ -705,7 +706,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	struct ff f = { .v = v, .o = *o, .t0 = time(NULL), .tracers = 0 };
 	struct fuse_session *se;
 	struct fuse_loop_config *cfg = NULL;
-	int r = -EIO;
+	struct http_server *http = NULL;
+	int r = -EIO, http_fd = -1;
 
 	pthread_mutex_init(&f.handle_lock, NULL);
 	pthread_mutex_init(&f.trace_lock, NULL);
@@ -729,6 +731,9 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot install signal handlers");
 		goto out_session;
 	}
+	/* listen before mounting: a taken port is refused while the user waits */
+	if (o->http && (http_fd = http_listen(o->http, err, errlen)) < 0)
+		goto out_signals;
 	if (fuse_session_mount(se, o->mountpoint)) {
 		snprintf(err, errlen, "cannot mount on %s (is /dev/fuse usable? is fuse3 installed?%s)", o->mountpoint,
 			 o->allow_other && getuid() ? " --allow-other needs user_allow_other in /etc/fuse.conf" : "");
@@ -757,9 +762,17 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot start the volume's threads");
 		goto out_loop;
 	}
+	/* after daemonising: a thread does not survive fuse_daemonize's fork */
+	if (http_fd >= 0) {
+		http = http_start(v, http_fd, err, errlen);
+		http_fd = -1;
+		if (!http)
+			fsvol_log(LOG_ERR, "%s", err); /* the volume still serves */
+	}
 	/* > 0 is the signal that ended the loop (SIGTERM, SIGINT, SIGHUP): a
 	 * clean stop, like an unmount */
 	r = fuse_session_loop_mt(se, cfg);
+	http_stop(http);
 	/* requests still in the engine reply through this session: let them */
 	engine_drain(v);
 	if (r < 0)
@@ -770,6 +783,8 @@ out_loop:
 out_unmount:
 	fuse_session_unmount(se);
 out_signals:
+	if (http_fd >= 0)
+		close(http_fd);
 	fuse_remove_signal_handlers(se);
 out_session:
 	fuse_session_destroy(se);

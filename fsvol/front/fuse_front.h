@@ -20,6 +20,7 @@ struct ff_opts {
 	gid_t group;
 	mode_t mode;
 	int allow_other;  /* let other users in at all (FUSE allow_other) */
+	const char *http; /* --http [ADDR:]PORT: serve the dashboard and metrics (NULL: no) */
 };
 
 /* Defaults: owner the daemon's user, group "disk" when run by root (else the

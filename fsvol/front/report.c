@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fsvol/front/report.h"
 #include "stats/stats.h"
@@ -65,6 +66,64 @@ static void md_state(struct vol *v, struct stats_prom_md *md)
 	}
 }
 
+/* status.json: what MNT/status says, as JSON for the dashboard (read as
+ * vol_status reads it: each field one atomic load or fixed after assembly). */
+static void status_json(struct vol *v, FILE *f)
+{
+	const struct layout_geom *g = &v->geom;
+	uint64_t failed = atomic_load(&v->failed);
+	char name[SB_NAME_MAX + 1];
+	sb_volume_name(&v->sb, name);
+	fputs("{\"name\":", f);
+	stats_json_string(f, name);
+	fprintf(f, ",\"level\":\"%s\",\"layout\":\"%s\",\"chunk\":%llu,\"capacity\":%llu,\"members\":%u,"
+		"\"state\":\"%s\",\"events\":%llu,\n\"slots\":[", layout_level_name(g->level), layout_alg_name(g),
+		(unsigned long long)g->chunk, (unsigned long long)g->capacity, g->members,
+		!failed ? "active" : layout_survives(g, failed) ? "degraded" : "failed",
+		(unsigned long long)v->sb.events);
+	for (unsigned i = 0; i < v->nslots; i++) {
+		fprintf(f, "%s{\"slot\":%u,\"path\":", i ? ",\n" : "\n", i);
+		stats_json_string(f, v->slot[i] ? v->slot[i]->path : NULL);
+		fprintf(f, ",\"state\":\"%s\"}", vol_slot_state(v, i));
+	}
+	const char *what = v->sync_what;
+	fputs("],\n\"sync_what\":", f);
+	stats_json_string(f, what);
+	fprintf(f, ",\"sync_running\":%s,\"sync_pos\":%llu,\"sync_total\":%llu,\"sync_unit\":\"%s\","
+		"\"rebuild_slot\":%d,\"pid\":%d}\n", v->sync_running ? "true" : "false",
+		(unsigned long long)atomic_load(&v->sync_pos), (unsigned long long)v->sync_total,
+		layout_is_parity(g) ? "stripes" : "chunks", atomic_load(&v->rebuild_slot), (int)getpid());
+}
+
+/* layout.json: the first rows of the layout grid (as fsvol layout draws it,
+ * from layout_unmap), each cell [role, chunk, copy]: role "D", "P", "Q" or
+ * "-" (member space holding nothing), chunk the logical chunk number of a D. */
+#define REPORT_LAYOUT_ROWS 32
+static void layout_json(struct vol *v, FILE *f)
+{
+	const struct layout_geom *g = &v->geom;
+	uint64_t total = g->member_used / g->chunk, rows = 2 * (uint64_t)g->members;
+	rows = rows < 8 ? 8 : rows > REPORT_LAYOUT_ROWS ? REPORT_LAYOUT_ROWS : rows;
+	rows = rows < total ? rows : total;
+	fprintf(f, "{\"level\":\"%s\",\"layout\":\"%s\",\"members\":%u,\"chunk\":%llu,\"data_members\":%u,"
+		"\"parity\":%u,\"copies\":%u,\"stripes\":%llu,\"rows\":[", layout_level_name(g->level),
+		layout_alg_name(g), g->members, (unsigned long long)g->chunk, g->data_members,
+		layout_parity_count(g), layout_copies(g), (unsigned long long)total);
+	for (uint64_t r = 0; r < rows; r++) {
+		fputs(r ? ",\n[" : "\n[", f);
+		for (unsigned m = 0; m < g->members; m++) {
+			uint64_t logical = 0;
+			unsigned copy = 0;
+			int role = layout_unmap(g, m, r * g->chunk, &logical, &copy);
+			fprintf(f, "%s[\"%s\",%llu,%u]", m ? "," : "",
+				role == LAYOUT_P ? "P" : role == LAYOUT_Q ? "Q" : role < 0 ? "-" : "D",
+				(unsigned long long)(role == LAYOUT_DATA ? logical / g->chunk : 0), copy);
+		}
+		fputc(']', f);
+	}
+	fputs("]}\n", f);
+}
+
 int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 {
 	char names[SB_MAX_SLOTS + 1][VIEW_NAME];
@@ -75,6 +134,10 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 		return -ENOMEM;
 	if (kind == REPORT_STATUS) {
 		vol_status(v, f);
+	} else if (kind == REPORT_STATUS_JSON) {
+		status_json(v, f);
+	} else if (kind == REPORT_LAYOUT_JSON) {
+		layout_json(v, f);
 	} else {
 		/* read before the snapshots: a reset racing with them can only
 		 * make the covered time look longer, never negative */
