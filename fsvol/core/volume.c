@@ -112,13 +112,21 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 	vol_recovery_kick(v); /* a spare at hand takes over at once */
 }
 
-/* mdstat's progress line: a bar, percent, position, finish estimate, speed. */
-static void vol_status_progress(struct vol *v, FILE *f)
+/* The running pass's speed since it started, and the time left at that speed. */
+static void sync_rate(const struct vol *v, double *kibs, double *left)
 {
 	uint64_t pos = atomic_load(&v->sync_pos), total = v->sync_total, bytes = atomic_load(&v->sync_bytes);
 	double frac = total ? (double)pos / (double)total : 1, el = (double)(stats_now() - v->sync_t0) / 1e9;
-	double kibs = el > 0 ? (double)bytes / 1024 / el : 0;
-	double left = frac > 0 && frac < 1 ? el * (1 - frac) / frac : 0;
+	*kibs = el > 0 ? (double)bytes / 1024 / el : 0;
+	*left = frac > 0 && frac < 1 ? el * (1 - frac) / frac : 0;
+}
+
+/* mdstat's progress line: a bar, percent, position, finish estimate, speed. */
+static void vol_status_progress(struct vol *v, FILE *f)
+{
+	uint64_t pos = atomic_load(&v->sync_pos), total = v->sync_total;
+	double frac = total ? (double)pos / (double)total : 1, kibs, left;
+	sync_rate(v, &kibs, &left);
 	char bar[21];
 	unsigned fill = (unsigned)(frac * 20);
 	for (unsigned i = 0; i < 20; i++)
@@ -622,5 +630,7 @@ void vol_sync_info(const struct vol *v, struct vol_sync_info *out)
 		.mismatches = atomic_load(&v->sync_bad), .skipped = atomic_load(&v->sync_skipped),
 		.rebuild_slot = atomic_load(&v->rebuild_slot), .rebuild_pos = atomic_load(&v->rebuild_pos),
 	};
+	if (out->running)
+		sync_rate(v, &out->speed_kibs, &out->eta_s);
 	pthread_mutex_unlock((pthread_mutex_t *)&v->sync_lock);
 }

@@ -68,6 +68,8 @@ struct vol_sync_info {
 	uint64_t mismatches, skipped;
 	int rebuild_slot;          /* -1: none */
 	uint64_t rebuild_pos;      /* logical bytes in sync on the rebuilding member */
+	double speed_kibs;         /* since the pass started */
+	double eta_s;              /* at that speed; 0 when not running */
 };
 void vol_sync_info(const struct vol *v, struct vol_sync_info *out);
 

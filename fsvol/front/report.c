@@ -66,33 +66,38 @@ static void md_state(struct vol *v, struct stats_prom_md *md)
 	}
 }
 
-/* status.json: what MNT/status says, as JSON for the dashboard (read as
- * vol_status reads it: each field one atomic load or fixed after assembly). */
+/* status.json: what MNT/status says, as JSON (docs/status.schema.json). */
 static void status_json(struct vol *v, FILE *f)
 {
-	const struct layout_geom *g = &v->geom;
-	uint64_t failed = atomic_load(&v->failed);
+	const struct layout_geom *g = vol_geom(v);
+	uint64_t failed = vol_failed_mask(v);
+	struct vol_sync_info si;
 	char name[SB_NAME_MAX + 1];
-	sb_volume_name(&v->sb, name);
+	vol_sync_info(v, &si);
+	sb_volume_name(vol_sb(v), name);
 	fputs("{\"name\":", f);
 	stats_json_string(f, name);
 	fprintf(f, ",\"level\":\"%s\",\"layout\":\"%s\",\"chunk\":%llu,\"capacity\":%llu,\"members\":%u,"
 		"\"state\":\"%s\",\"events\":%llu,\n\"slots\":[", layout_level_name(g->level), layout_alg_name(g),
 		(unsigned long long)g->chunk, (unsigned long long)g->capacity, g->members,
 		!failed ? "active" : layout_survives(g, failed) ? "degraded" : "failed",
-		(unsigned long long)v->sb.events);
-	for (unsigned i = 0; i < v->nslots; i++) {
+		(unsigned long long)vol_sb(v)->events);
+	for (unsigned i = 0; i < vol_nslots(v); i++) {
+		struct member *m = vol_member(v, i);
+		const char *st = vol_slot_state(v, i);
 		fprintf(f, "%s{\"slot\":%u,\"path\":", i ? ",\n" : "\n", i);
-		stats_json_string(f, v->slot[i] ? v->slot[i]->path : NULL);
-		fprintf(f, ",\"state\":\"%s\"}", vol_slot_state(v, i));
+		stats_json_string(f, m ? m->path : NULL);
+		/* md's words: a failed member is "faulty" */
+		fprintf(f, ",\"state\":\"%s\"}", !strcmp(st, "failed") ? "faulty" : st);
 	}
-	const char *what = v->sync_what;
 	fputs("],\n\"sync_what\":", f);
-	stats_json_string(f, what);
+	stats_json_string(f, si.what);
 	fprintf(f, ",\"sync_running\":%s,\"sync_pos\":%llu,\"sync_total\":%llu,\"sync_unit\":\"%s\","
-		"\"rebuild_slot\":%d,\"pid\":%d}\n", v->sync_running ? "true" : "false",
-		(unsigned long long)atomic_load(&v->sync_pos), (unsigned long long)v->sync_total,
-		layout_is_parity(g) ? "stripes" : "chunks", atomic_load(&v->rebuild_slot), (int)getpid());
+		"\"mismatches\":%llu,\"skipped\":%llu,\"speed_kibs\":%.0f,\"eta_s\":%.1f,"
+		"\"rebuild_slot\":%d,\"rebuild_pos\":%llu,\"pid\":%d}\n", si.running ? "true" : "false",
+		(unsigned long long)si.pos, (unsigned long long)si.total, layout_is_parity(g) ? "stripes" : "chunks",
+		(unsigned long long)si.mismatches, (unsigned long long)si.skipped, si.speed_kibs, si.eta_s,
+		si.rebuild_slot, (unsigned long long)si.rebuild_pos, (int)getpid());
 }
 
 /* layout.json: the first rows of the layout grid (as fsvol layout draws it,
@@ -101,7 +106,7 @@ static void status_json(struct vol *v, FILE *f)
 #define REPORT_LAYOUT_ROWS 32
 static void layout_json(struct vol *v, FILE *f)
 {
-	const struct layout_geom *g = &v->geom;
+	const struct layout_geom *g = vol_geom(v);
 	uint64_t total = g->member_used / g->chunk, rows = 2 * (uint64_t)g->members;
 	rows = rows < 8 ? 8 : rows > REPORT_LAYOUT_ROWS ? REPORT_LAYOUT_ROWS : rows;
 	rows = rows < total ? rows : total;

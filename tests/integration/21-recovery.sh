@@ -9,6 +9,17 @@ requires fio
 requires jq
 
 vol_writes() { jq '.volume.writes' "$1/stats.json"; }
+SCHEMA=$(cd "$(dirname "$0")/../../docs" && pwd)/status.schema.json
+valid_status() { # MNT STATE SLOTSTATE: status.json validates and says so
+	cp "$1/status.json" "$T/status.json"
+	/usr/bin/python3 - "$SCHEMA" "$T/status.json" "$2" "$3" <<'PY' || fail "$1/status.json: $(cat "$T/status.json")"
+import json, sys, jsonschema
+s = json.load(open(sys.argv[2]))
+jsonschema.validate(s, json.load(open(sys.argv[1])))
+assert s["state"] == sys.argv[3], s["state"]
+assert sys.argv[4] in [x["state"] for x in s["slots"]], s["slots"]
+PY
+}
 wait_writes() { # MNT N: until the volume has seen N writes (the workload is under way)
 	local i
 	for ((i = 0; i < 600; i++)); do
@@ -45,7 +56,9 @@ run() {
 	local fio_pid=$!
 	track_pid "$fio_pid"
 	wait_writes "$d/mnt" 200
+	valid_status "$d/mnt" active active
 	"$FSVOL" fail "$d/mnt" "$first" || fail "$level: fsvol fail $first"
+	valid_status "$d/mnt" degraded faulty
 	"$FSVOL" detail --test "$d/mnt" >/dev/null && fail "$level: detail --test says healthy while degraded"
 	"$FSVOL" add "$d/mnt" "$d/spare" || fail "$level: fsvol add"
 	wait "$fio_pid" || fail "$level: fio saw errors while a member failed and rebuilt: $(tail -5 "$d/w.out")"
@@ -83,6 +96,9 @@ kill "$tpid" 2>/dev/null
 wait "$tpid" 2>/dev/null || true
 grep -q '"why":"rebuild"' "$d/trace.json" || fail "the trace shows no member I/O labelled rebuild"
 grep -q "recovery = " "$d/mnt/status" || fail "status shows no progress line during a throttled rebuild: $(cat "$d/mnt/status")"
+valid_status "$d/mnt" degraded rebuilding
+jq -e '.sync_what == "recovery" and .sync_running and .rebuild_slot == 1 and .speed_kibs > 0 and .eta_s > 0' \
+	"$d/mnt/status.json" >/dev/null || fail "status.json during a rebuild: $(cat "$d/mnt/status.json")"
 echo "sync_speed_max 200000" >"$d/mnt/ctl"
 wait_recovered "$d/mnt"
 jq -e '.members[] | select(.index == 1) | .writes > 0' "$d/mnt/stats.json" >/dev/null ||
