@@ -116,5 +116,8 @@ int member_fault_wrap(struct member *m);
 int member_fault_set(struct member *m, const char *spec, char *err, size_t errlen);
 /* The member's current fault spec, canonical ("none" when clear). */
 void member_fault_describe(struct member *m, char *buf, size_t len);
+/* A power cut: what the member's volatile cache (cache=volatile) holds is
+ * lost, and no I/O completes any more (the caller then stops the process). */
+void member_fault_powercut(struct member *m);
 
 #endif
