@@ -513,13 +513,15 @@ static void cache_pump(struct fault_state *f)
 				for (unsigned i = 0; i < nblk && !blocked; i++)
 					blocked = fault_overlaps(e->off, e->len, blk[i].off, blk[i].len);
 			}
-			if (e->writing || blocked) { /* newer overlapping entries wait for it */
-				if (nblk == FAULT_CACHE_BLOCKERS)
-					break;
-				blk[nblk].off = e->off;
-				blk[nblk++].len = e->len;
+			/* newer overlapping entries wait for this one: in flight, held
+			 * back, or going out now (two writes of one range in flight
+			 * at once may land in either order) */
+			if (nblk == FAULT_CACHE_BLOCKERS)
+				break;
+			blk[nblk].off = e->off;
+			blk[nblk++].len = e->len;
+			if (e->writing || blocked)
 				continue;
-			}
 			e->writing = 1;
 			f->cdirty -= e->len;
 			f->cwriting++;
