@@ -5,9 +5,10 @@
 # -c 0 and --data-offset 0 are refused, not taken as defaults; a FIFO or
 # character device member is named as such (no O_DIRECT hint); ctl refuses
 # bytes after a NUL; map names a bad LENGTH; create warns when members differ
-# in size.
+# in size; `ctl model` succeeds under load.
 . "$(dirname "$0")/../lib.sh"
 requires jq
+requires fio
 
 M=("$T/m0" "$T/m1")
 "$FSVOL" create -l raid1 -s 8M "${M[@]}" >/dev/null || fail "create"
@@ -74,4 +75,23 @@ grep -q "members differ in size; using 7M" "$T/warn" || fail "no warning naming 
 for d in d0 d1 d2; do grep -q "$T/$d:" "$T/warn" || fail "the warning does not name $d: $(cat "$T/warn")"; done
 "$FSVOL" create -f -l linear "$T/d0" "$T/d1" >/dev/null 2>"$T/warn" || fail "create linear"
 [[ ! -s $T/warn ]] || fail "linear (which uses every byte) warned: $(cat "$T/warn")"
-note "defects: relative mount, stopped daemon, zero options, FIFO member, ctl NUL, map LENGTH, unequal sizes"
+# --- ctl model under load: the spindles drain, then the model changes ---------------------
+fsvol_mount --model=hdd "$T/ld" "$T/d0" "$T/d1"
+fio --name=load --filename="$T/ld/volume" --rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=16 \
+	--size=8M --time_based --runtime=6 --output="$T/fio.out" &
+fpid=$!
+track_pid "$fpid"
+for ((i = 0; i < 50; i++)); do
+	[[ $(jq '.members[0].reads' "$T/ld/stats.json") -gt 20 ]] && break
+	sleep 0.1
+done
+for spec in ssd hdd ssd hdd; do
+	out=$("$FSVOL" ctl "$T/ld" model "$spec" 2>&1) || fail "ctl model $spec under load: $out"
+	grep -q "model $spec" "$T/ld/status" || fail "status does not show model $spec"
+	_alive "$fpid" || fail "fio stopped while the model changed: $(cat "$T/fio.out")"
+done
+wait "$fpid" || fail "fio under model changes: $(cat "$T/fio.out")"
+_drop_cleanup pid "$fpid"
+fsvol_umount "$T/ld"
+
+note "defects: relative mount, stopped daemon, zero options, FIFO member, ctl NUL, map LENGTH, unequal sizes, model under load"
