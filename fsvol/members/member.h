@@ -64,6 +64,9 @@ struct member_ops {
 	/* Create name with size bytes (fsvol create), or grow it. Optional. */
 	int (*create)(const char *name, uint64_t size, char *err, size_t errlen);
 	int (*grow)(struct member *m, uint64_t size);
+	/* Allocate [off, off+len) on the host so writes there never meet a full
+	 * filesystem (fsvol create --prealloc); reads stay zeros. Optional. */
+	int (*alloc)(struct member *m, uint64_t off, uint64_t len);
 	/* Claim the member for this process: -EWOULDBLOCK when another holds it. */
 	int (*lock)(struct member *m);
 };
