@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FUZZ_ASSERT(memchr(buf, 0, size) == NULL);
 		FUZZ_ASSERT(memchr(c.arg, 0, sizeof(c.arg)) != NULL);
-		FUZZ_ASSERT(c.verb <= REPORT_CTL_REPAIR);
+		FUZZ_ASSERT(c.verb <= REPORT_CTL_POWERCUT); /* the last verb */
 		if (c.verb == REPORT_CTL_FAIL || c.verb == REPORT_CTL_ERROR)
 			FUZZ_ASSERT(c.index < SB_MAX_SLOTS || c.index == REPORT_CTL_NO_INDEX);
 		if (c.verb == REPORT_CTL_MODEL)
