@@ -68,13 +68,14 @@ powercut_loop() { # NAME NMEMBERS CREATE-ARGS...
 		wpid=$!
 		track_pid "$wpid"
 		wait_acked "$d/log" $(($(grep -c '^A' "$d/log" 2>/dev/null || true) + 100 + RANDOM % 300)) "$wpid"
-		"$FSVOL" ctl "$d/mnt" powercut >/dev/null 2>&1 || true # the daemon dies under it
+		"$FSVOL" ctl "$d/mnt" powercut >"$d/ctl.out" 2>&1 || true # the daemon dies under it
+		for ((i = 0; i < 100; i++)); do _alive "$pid" || break; sleep 0.1; done
+		_alive "$pid" && fail "$name: round $r: the daemon survived ctl powercut: $(cat "$d/ctl.out")"
 		wait "$wpid" || fail "$name: round $r: writer failed: $(cat "$d/w$r.out")"
 		! grep -q "stopped at the limit" "$d/w$r.out" ||
 			fail "$name: round $r: the writer was not stopped by the power cut: $(cat "$d/w$r.out")"
 		"$FSVOL" umount "$d/mnt" >/dev/null 2>&1 || fail "$name: umount of the dead mount failed"
 		_drop_cleanup fsvol "$d/mnt" "$pid"
-		_alive "$pid" && fail "$name: daemon $pid survived the power cut"
 	done
 	fsvol_mount "$d/mnt" "${mem[@]}" 2>"$d/mount.err"
 	grep -q "not shut down cleanly" "$d/mount.err" || fail "$name: no resync after the last power cut"
