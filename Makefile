@@ -90,7 +90,8 @@ INTEGRATION_TESTS := \
 	tests/integration/30-assembly.sh \
 	tests/integration/31-crash.sh \
 	tests/integration/32-nbd-export.sh \
-	tests/integration/33-dashboard.sh
+	tests/integration/33-dashboard.sh \
+	tests/integration/38-powercut.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

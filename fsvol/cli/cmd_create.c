@@ -21,6 +21,8 @@ static const struct cmd_opt create_opts[] = {
 	{ "data-offset", 0, "OFF", "start of the data area on each member (default 1M)" },
 	{ "force", 'f', NULL, "overwrite members that already carry an fsvol superblock" },
 	{ "assume-clean", 0, NULL, "do not zero the data areas (parity/copies may not match)" },
+	{ "prealloc", 0, NULL, "allocate the data areas of member files now (fallocate), so writes never meet "
+	  "a full host filesystem; refused when it lacks the space" },
 	{ 0 },
 };
 
@@ -73,6 +75,7 @@ static int create_opt(int i, const char *arg, void *ctx)
 		return 0;
 	case 7: a->vc.force = 1; return 0;
 	case 8: a->vc.assume_clean = 1; return 0;
+	case 9: a->vc.prealloc = 1; return 0;
 	}
 	return -1;
 }
@@ -110,7 +113,7 @@ static void warn_unequal(const struct vol *v)
 static int create_run(const struct cmd *c, int argc, char **argv)
 {
 	struct create_args a = { 0 };
-	char err[512], cap[32], chunk[32], name[SB_NAME_MAX + 1];
+	char err[512], cap[32], chunk[32], name[SB_NAME_MAX + 1], warn[1024];
 	int first, r = cmd_parse(c, argc, argv, &first, create_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
@@ -127,9 +130,13 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 	if (first >= argc)
 		return cmd_uerr(c, "no members given");
 	unsigned n = (unsigned)(argc - first);
+	a.vc.warn = warn;
+	a.vc.warnlen = sizeof(warn);
 	r = vol_create(&a.vc, argv + first, n, err, sizeof(err));
 	if (r)
 		return cmd_err(c, "%s", err);
+	if (warn[0])
+		fprintf(stderr, "fsvol create: warning: %s (--prealloc reserves the space now)\n", warn);
 	/* Report what was built, from the geometry as assembled. */
 	struct vol *v;
 	struct vol_opts o = { .readonly = 1, .stats = VOL_STATS_OFF };

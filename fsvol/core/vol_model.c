@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fsvol/core/vol_int.h"
 #include "fsvol/model/adapter.h"
@@ -18,6 +19,9 @@ int vol_model_start(struct vol *v)
 	atomic_store_explicit(&v->emul, e, memory_order_release);
 	return 0;
 }
+
+/* How long a model change waits for the spindles to drain under load. */
+#define MODEL_DRAIN_NS (5 * 1000000000ull)
 
 /* Give each member its emulated disk (fsvol mount --model SPEC). */
 struct model_change {
@@ -39,7 +43,8 @@ static int model_apply(void *arg)
 	for (unsigned i = 0; i < n; i++) {
 		struct spindle *sp = v->slot[i] ? v->slot[i]->spindle : NULL;
 		if (sp && !spindle_idle(sp)) {
-			snprintf(mc->err, mc->errlen, "member %u has requests in its model's queue; retry when idle", i);
+			snprintf(mc->err, mc->errlen, "member %u still has requests in its model's queue after %d s; retry",
+				 i, (int)(MODEL_DRAIN_NS / 1000000000));
 			return -EBUSY;
 		}
 	}
@@ -114,7 +119,19 @@ int vol_model(struct vol *v, const char *spec, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot start the model's timer thread");
 		return -EAGAIN;
 	}
-	r = v->emul ? emul_locked(v->emul, model_apply, mc) : model_apply(mc);
+	if (v->emul) {
+		/* a disk with requests queued or in service keeps its state: hold
+		 * new requests back until every spindle drained, then change them
+		 * (bounded; the lock is not held while waiting) */
+		struct timespec ms = { 0, 1000000 };
+		uint64_t give_up = stats_now() + MODEL_DRAIN_NS;
+		emul_hold(v->emul, 1);
+		while ((r = emul_locked(v->emul, model_apply, mc)) == -EBUSY && stats_now() < give_up)
+			nanosleep(&ms, NULL);
+		emul_hold(v->emul, 0);
+	} else {
+		r = model_apply(mc);
+	}
 	if (!r)
 		snprintf(v->model, sizeof(v->model), "%s", spec);
 	free(mc->ad); /* the replaced adapters, or the new ones if not applied */

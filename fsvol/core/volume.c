@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <libgen.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -466,6 +468,81 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 	return 0;
 }
 
+/* A rounded size for messages about space: "78.1G" (df -h's habit). */
+static void create_human(uint64_t b, char *out, size_t len)
+{
+	static const char unit[] = "KMGTPE";
+	double x = (double)b;
+	int u = -1;
+	while (x >= 1024 && u < 5) {
+		x /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(out, len, "%llu bytes", (unsigned long long)b);
+	else
+		snprintf(out, len, "%.1f%c", x, unit[u]);
+}
+
+/* Member files are sparse: the host filesystem gives them space as the data
+ * areas are written. When it cannot hold them in full, say so and by how
+ * much (as LVM does for thin volumes larger than their pool): a warning, or
+ * a refusal before anything changes when --prealloc is to allocate it all. */
+static int create_space(const struct vol_create *c, char *const *paths, unsigned n, const struct create_probe *pr,
+			const struct member *ms, char *err, size_t errlen)
+{
+	struct { dev_t dev; uint64_t need, avail; char dir[256], names[512]; } fs[SB_MAX_SLOTS];
+	unsigned nfs = 0;
+	for (unsigned i = 0; i < n; i++) {
+		char dir[4096];
+		struct stat st;
+		struct statvfs sv;
+		if (member_backend(paths[i]) != &member_file_ops || (pr[i].exists && ms[i].is_blockdev))
+			continue;
+		snprintf(dir, sizeof(dir), "%s", paths[i]);
+		const char *d = dirname(dir); /* may be a constant ".", not dir */
+		if (stat(d, &st) || statvfs(d, &sv))
+			continue; /* create itself will say what is wrong */
+		/* what the file holds already is reused (or freed by zeroing) */
+		uint64_t held = 0;
+		struct stat fst;
+		if (pr[i].exists && !stat(paths[i], &fst))
+			held = (uint64_t)fst.st_blocks * 512;
+		uint64_t want = pr[i].size;
+		unsigned k = 0;
+		while (k < nfs && fs[k].dev != st.st_dev)
+			k++;
+		if (k == nfs) {
+			fs[nfs].dev = st.st_dev;
+			fs[nfs].need = 0;
+			fs[nfs].avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+			snprintf(fs[nfs].dir, sizeof(fs[nfs].dir), "%.250s", d);
+			fs[nfs++].names[0] = 0;
+		}
+		fs[k].need += want > held ? want - held : 0;
+		size_t used = strlen(fs[k].names);
+		snprintf(fs[k].names + used, sizeof(fs[k].names) - used, "%s%s", used ? ", " : "", paths[i]);
+	}
+	for (unsigned k = 0; k < nfs; k++) {
+		if (fs[k].need <= fs[k].avail)
+			continue;
+		char need[32], avail[32], short_by[32];
+		create_human(fs[k].need, need, sizeof(need));
+		create_human(fs[k].avail, avail, sizeof(avail));
+		create_human(fs[k].need - fs[k].avail, short_by, sizeof(short_by));
+		if (c->prealloc) {
+			snprintf(err, errlen, "--prealloc: the filesystem of %s has %s available; %s need %s (short by %s)",
+				 fs[k].dir, avail, fs[k].names, need, short_by);
+			return -ENOSPC;
+		}
+		if (c->warn && c->warnlen)
+			snprintf(c->warn, c->warnlen, "the filesystem of %s has %s available; the sparse members %s "
+				 "need %s once written in full (short by %s): writes beyond that fail with ENOSPC",
+				 fs[k].dir, avail, fs[k].names, need, short_by);
+	}
+	return 0;
+}
+
 /* Create (sparse) or grow a member to size; then open it. */
 static int create_file(struct member *m, const char *path, const struct create_probe *pr,
 		       char *err, size_t errlen)
@@ -544,6 +621,10 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	g.members = members;
 	if ((r = layout_init(&g, err, errlen)))
 		goto out;
+	if (c->warn && c->warnlen)
+		c->warn[0] = 0;
+	if ((r = create_space(c, paths, n, pr, ms, err, errlen)))
+		goto out;
 	/* 2. Create the missing files, grow short ones. */
 	for (unsigned i = 0; i < n; i++) {
 		if ((r = create_file(&ms[i], paths[i], &pr[i], err, errlen)))
@@ -580,6 +661,12 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		uint64_t used = s.slots[i].data_size;
 		if (!c->assume_clean && pr[i].exists && (r = ms[i].ops->zero(&ms[i], doff, used))) {
 			snprintf(err, errlen, "%s: cannot zero the data area: %s", paths[i], strerror(-r));
+			goto out;
+		}
+		/* allocated but unwritten: reads as zeros, writes find their space */
+		if (c->prealloc && ms[i].ops->alloc && (r = ms[i].ops->alloc(&ms[i], doff, used))) {
+			snprintf(err, errlen, "%s: cannot preallocate the data area (%llu bytes): %s", paths[i],
+				 (unsigned long long)used, strerror(-r));
 			goto out;
 		}
 		s.index = i;

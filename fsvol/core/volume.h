@@ -137,6 +137,9 @@ struct vol_create {
 	const char *name;
 	int force;                     /* overwrite an existing fsvol superblock */
 	int assume_clean;              /* skip zeroing the data areas */
+	int prealloc;                  /* allocate the data areas of member files */
+	char *warn;                    /* if set: a warning for the caller to print */
+	size_t warnlen;
 };
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
 

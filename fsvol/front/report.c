@@ -2,11 +2,13 @@
  * status) and the control commands written to MNT/ctl. */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fsvol/front/report.h"
+#include "fsvol/util/log.h"
 #include "stats/stats.h"
 
 #define VIEW_NAME 48 /* NAME (31) + ".m63" */
@@ -204,10 +206,11 @@ static const struct ctl_verb {
 	{ "remove", REPORT_CTL_REMOVE, 1, 1, "M" },
 	{ "sync_speed_min", REPORT_CTL_SPEED_MIN, 1, 1, "KIBS" },
 	{ "sync_speed_max", REPORT_CTL_SPEED_MAX, 1, 1, "KIBS" },
+	{ "powercut", REPORT_CTL_POWERCUT, 0, 0, "" },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
-		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair"
+		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut"
 
 /* A slot number below SB_MAX_SLOTS, or REPORT_CTL_NO_INDEX. */
 static unsigned ctl_index(const char *arg)
@@ -385,6 +388,15 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		/* md's knobs, KiB/s, live */
 		vol_set_sync_speed(v, c.verb == REPORT_CTL_SPEED_MAX, c.number);
 		return 0;
+	case REPORT_CTL_POWERCUT:
+		/* every member loses its volatile cache at once (docs/faults.md),
+		 * then the daemon dies as in a crash: the next mount resyncs */
+		for (unsigned i = 0; i < vol_nslots(v); i++)
+			if (vol_member(v, i))
+				member_fault_powercut(vol_member(v, i));
+		fsvol_log(LOG_WARNING, "power cut (ctl powercut): stopping as in a crash");
+		raise(SIGKILL);
+		return -EIO;
 	}
 	return -EINVAL;
 }

@@ -64,6 +64,9 @@ struct member_ops {
 	/* Create name with size bytes (fsvol create), or grow it. Optional. */
 	int (*create)(const char *name, uint64_t size, char *err, size_t errlen);
 	int (*grow)(struct member *m, uint64_t size);
+	/* Allocate [off, off+len) on the host so writes there never meet a full
+	 * filesystem (fsvol create --prealloc); reads stay zeros. Optional. */
+	int (*alloc)(struct member *m, uint64_t off, uint64_t len);
 	/* Claim the member for this process: -EWOULDBLOCK when another holds it. */
 	int (*lock)(struct member *m);
 };
@@ -116,5 +119,8 @@ int member_fault_wrap(struct member *m);
 int member_fault_set(struct member *m, const char *spec, char *err, size_t errlen);
 /* The member's current fault spec, canonical ("none" when clear). */
 void member_fault_describe(struct member *m, char *buf, size_t len);
+/* A power cut: what the member's volatile cache (cache=volatile) holds is
+ * lost, and no I/O completes any more (the caller then stops the process). */
+void member_fault_powercut(struct member *m);
 
 #endif

@@ -13,9 +13,15 @@
  *   delay=T, rdelay=T, wdelay=T   completions arrive T later (5ms, 200us)
  *   corrupt=P              a read returns one flipped byte with probability P
  *   seed=N                 the random sequence for rate and corrupt
+ *   cache=volatile|none    a volatile write-back cache, as a disk's: writes are
+ *                          acknowledged from memory and reach the member below
+ *                          only on a flush or as the cache fills
+ *   cache_size=SIZE        over this the oldest writes go out (default 8M); a
+ *                          write that finds twice that held waits for its own
  *
  * With no spec the wrapper costs one atomic load per I/O. A failed I/O never
- * reaches the member below, as with a dead disk.
+ * reaches the member below, as with a dead disk. member_fault_powercut drops
+ * what the cache holds and completes nothing any more (the power is off).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "fsvol/members/member.h"
@@ -45,6 +52,45 @@ struct fault_spec {
 	uint64_t rdelay_ns, wdelay_ns;
 	double corrupt;
 	uint64_t seed;
+	int cache;                 /* 1: volatile write-back cache */
+	uint64_t cache_size;
+};
+
+#define FAULT_CACHE_DEFAULT (8ull << 20)
+#define FAULT_CACHE_INFLIGHT 64u   /* write-outs in flight per member */
+#define FAULT_CACHE_BLOCKERS 128u  /* older ranges a write-out pass checks against */
+
+/* One cached write. Its data never changes; a newer write to the same range
+ * is a newer entry, and entries reach the member below oldest first (an entry
+ * is written out only when no older overlapping one is left). */
+struct cache_ent {
+	struct cache_ent *prev, *next; /* the cache, oldest first */
+	uint64_t seq, off, len;
+	void *data;
+	int writing;               /* its write-out is in flight */
+	int linked;                /* still in the cache */
+	unsigned refs;             /* reads that will lay it over what they read */
+	struct member_io *sync_io; /* a write waiting for its own write-out */
+	struct fault_state *f;
+	struct cache_ent *bnext;   /* a write-out batch */
+	struct iovec wiov;
+	struct member_io wio;      /* the write-out */
+};
+
+/* A flush waits until every entry up to target has been written out. */
+struct cache_flush {
+	struct member_io *io;
+	uint64_t target;
+	struct cache_flush *next;
+};
+
+/* A read that overlaps cached entries: the member's data, then theirs on top. */
+struct cache_rd {
+	struct member_io io;
+	struct member_io *orig;
+	struct fault_state *f;
+	unsigned n;
+	struct cache_ent *ent[];   /* oldest first */
 };
 
 struct fault_state {
@@ -56,6 +102,17 @@ struct fault_state {
 	uint64_t nio;              /* every I/O seen (flaky in I/Os) */
 	uint64_t t0;               /* flaky periods start here */
 	uint64_t rng;
+	/* the volatile cache (under lock) */
+	struct cache_ent *chead, *ctail;
+	uint64_t cseq;             /* of the newest entry */
+	uint64_t cbytes, cdirty;   /* all entries; those not being written out */
+	uint64_t wb_target;        /* entries up to this seq must be written out */
+	unsigned cwriting;
+	struct cache_flush *fhead, *ftail;
+	int cerr;                  /* a write-out's error, for the next flush */
+	int pumping, repump;
+	int dead;                  /* power cut: nothing completes any more */
+	pthread_cond_t idle;       /* cwriting fell to 0 */
 };
 
 /* A completion held back for a delay or to corrupt what was read. */
@@ -166,13 +223,18 @@ static int fault_parse(const char *spec, struct fault_spec *s, char *err, size_t
 			bad = fault_time(v, &s->wdelay_ns, NULL);
 		} else if (!strcmp(kv, "corrupt")) {
 			bad = fault_prob(v, &s->corrupt);
+		} else if (!strcmp(kv, "cache")) {
+			s->cache = !strcmp(v, "volatile") ? 1 : !strcmp(v, "none") ? 0 : -1;
+			bad = s->cache < 0;
+		} else if (!strcmp(kv, "cache_size")) {
+			bad = size_parse(v, &s->cache_size) || !s->cache_size;
 		} else if (!strcmp(kv, "seed")) {
 			char *end;
 			s->seed = strtoull(v, &end, 10);
 			bad = *end || *v == '-';
 		} else {
 			snprintf(err, errlen, "fault: unknown key '%s' (error, rate, after, errno, bad, flaky, "
-				 "delay, rdelay, wdelay, corrupt, seed)", kv);
+				 "delay, rdelay, wdelay, corrupt, seed, cache, cache_size)", kv);
 			return -EINVAL;
 		}
 		if (bad) {
@@ -184,12 +246,18 @@ static int fault_parse(const char *spec, struct fault_spec *s, char *err, size_t
 		snprintf(err, errlen, "fault: rate and after need error=read|write|all");
 		return -EINVAL;
 	}
+	if (s->cache_size && !s->cache) {
+		snprintf(err, errlen, "fault: cache_size needs cache=volatile");
+		return -EINVAL;
+	}
+	if (s->cache && !s->cache_size)
+		s->cache_size = FAULT_CACHE_DEFAULT;
 	return 0;
 }
 
 static int fault_spec_empty(const struct fault_spec *s)
 {
-	return !s->error_ops && !s->nbad && !s->up && !s->rdelay_ns && !s->wdelay_ns && !s->corrupt;
+	return !s->error_ops && !s->nbad && !s->up && !s->rdelay_ns && !s->wdelay_ns && !s->corrupt && !s->cache;
 }
 
 /* ---- the delay line: one thread releases held completions in time order ---- */
@@ -366,6 +434,304 @@ static void fault_finish(struct fault_io *fi)
 	o->done(o);
 }
 
+/* ---- the volatile write-back cache (cache=volatile) ---- */
+
+/* In use while set, and after it was cleared until what it holds is written out. */
+static int cache_in_use(const struct fault_state *f)
+{
+	return f->s.cache || f->chead || f->fhead;
+}
+
+static void cache_iov_copy(const struct iovec *iov, unsigned niov, uint64_t at, void *p, uint64_t len, int to_iov)
+{
+	for (unsigned i = 0; i < niov && len; i++) {
+		if (at >= iov[i].iov_len) {
+			at -= iov[i].iov_len;
+			continue;
+		}
+		uint64_t n = iov[i].iov_len - at < len ? iov[i].iov_len - at : len;
+		if (to_iov)
+			memcpy((uint8_t *)iov[i].iov_base + at, p, n);
+		else
+			memcpy(p, (uint8_t *)iov[i].iov_base + at, n);
+		p = (uint8_t *)p + n;
+		len -= n;
+		at = 0;
+	}
+}
+
+static void cache_ent_free(struct cache_ent *e)
+{
+	free(e->data);
+	free(e);
+}
+
+/* Under lock: out of the cache; freed once no read holds it. */
+static void cache_unlink(struct fault_state *f, struct cache_ent *e)
+{
+	*(e->prev ? &e->prev->next : &f->chead) = e->next;
+	*(e->next ? &e->next->prev : &f->ctail) = e->prev;
+	e->linked = 0;
+	f->cbytes -= e->len;
+	if (!e->writing)
+		f->cdirty -= e->len;
+	if (!e->refs)
+		cache_ent_free(e);
+}
+
+/* Under lock: with the cache cleared and empty, back to the fast path. */
+static void cache_settle(struct fault_state *f)
+{
+	if (!f->dead && !cache_in_use(f) && fault_spec_empty(&f->s))
+		atomic_store_explicit(&f->active, 0, memory_order_release);
+}
+
+static void cache_wb_done(struct member_io *io);
+
+/* Start the write-outs that are due: everything up to wb_target (flushes and
+ * writes that wait for their own), then the oldest while over cache_size.
+ * One thread pumps at a time; a completion meanwhile asks for another pass. */
+static void cache_pump(struct fault_state *f)
+{
+	pthread_mutex_lock(&f->lock);
+	if (f->pumping) {
+		f->repump = 1;
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
+	f->pumping = 1;
+	do {
+		struct { uint64_t off, len; } blk[FAULT_CACHE_BLOCKERS];
+		unsigned nblk = 0;
+		struct cache_ent *batch = NULL, **bt = &batch;
+		f->repump = 0;
+		for (struct cache_ent *e = f->chead; e && !f->dead && f->cwriting < FAULT_CACHE_INFLIGHT; e = e->next) {
+			int blocked = 0;
+			if (!e->writing) {
+				if (e->seq > f->wb_target && f->cdirty <= f->s.cache_size)
+					break; /* newer ones are not due either */
+				for (unsigned i = 0; i < nblk && !blocked; i++)
+					blocked = fault_overlaps(e->off, e->len, blk[i].off, blk[i].len);
+			}
+			/* newer overlapping entries wait for this one: in flight, held
+			 * back, or going out now (two writes of one range in flight
+			 * at once may land in either order) */
+			if (nblk == FAULT_CACHE_BLOCKERS)
+				break;
+			blk[nblk].off = e->off;
+			blk[nblk++].len = e->len;
+			if (e->writing || blocked)
+				continue;
+			e->writing = 1;
+			f->cdirty -= e->len;
+			f->cwriting++;
+			e->wiov = (struct iovec){ e->data, e->len };
+			e->wio = (struct member_io){ .op = MEMBER_WRITE, .nowait = 1, .off = e->off, .len = e->len,
+						     .iov = &e->wiov, .niov = 1, .done = cache_wb_done, .owner = e };
+			*bt = e;
+			bt = &e->bnext;
+			*bt = NULL;
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (batch) {
+			for (struct cache_ent *e = batch, *next; e; e = next) {
+				next = e->bnext;
+				f->inner.ops->queue(&f->inner, &e->wio);
+			}
+			f->inner.ops->commit(&f->inner);
+		}
+		pthread_mutex_lock(&f->lock);
+	} while (f->repump);
+	f->pumping = 0;
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* A flush whose writes are all below: flush the member below (or report a
+ * write-out's error). */
+static void cache_flush_issue(struct fault_state *f, struct member_io *io, int err, int commit)
+{
+	if (err) {
+		io->res = err;
+		io->done(io);
+		return;
+	}
+	if (commit)
+		io->nowait = 1; /* from a completion: must not block */
+	f->inner.ops->queue(&f->inner, io);
+	if (commit)
+		f->inner.ops->commit(&f->inner);
+}
+
+static void cache_wb_done(struct member_io *io)
+{
+	struct cache_ent *e = io->owner;
+	struct fault_state *f = e->f;
+	struct member_io *sync = NULL;
+	struct cache_flush *ready = NULL, **rt = &ready;
+	int res = io->res;
+	pthread_mutex_lock(&f->lock);
+	if (!--f->cwriting)
+		pthread_cond_broadcast(&f->idle);
+	if (f->dead) { /* the power is off: nothing is acknowledged any more */
+		cache_unlink(f, e);
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
+	sync = e->sync_io;
+	if (res < 0 && !f->cerr && !sync)
+		f->cerr = res;
+	cache_unlink(f, e); /* writing: cdirty was already taken off */
+	while (f->fhead && (!f->chead || f->chead->seq > f->fhead->target)) {
+		*rt = f->fhead;
+		f->fhead = f->fhead->next;
+		rt = &(*rt)->next;
+		*rt = NULL;
+	}
+	if (!f->fhead)
+		f->ftail = NULL;
+	int err = ready ? f->cerr : 0;
+	if (ready)
+		f->cerr = 0;
+	cache_settle(f);
+	pthread_mutex_unlock(&f->lock);
+	if (sync) {
+		sync->res = res;
+		sync->done(sync);
+	}
+	for (struct cache_flush *fl = ready, *next; fl; fl = next) {
+		next = fl->next;
+		cache_flush_issue(f, fl->io, err, 1);
+		err = 0;
+		free(fl);
+	}
+	cache_pump(f);
+}
+
+static void cache_rd_done(struct member_io *io)
+{
+	struct cache_rd *rd = (struct cache_rd *)io;
+	struct fault_state *f = rd->f;
+	struct member_io *o = rd->orig;
+	/* entries never change and a pinned one is never freed: no lock to copy */
+	for (unsigned i = 0; i < rd->n && !io->res; i++) {
+		struct cache_ent *e = rd->ent[i];
+		uint64_t b = e->off > o->off ? e->off : o->off;
+		uint64_t end = e->off + e->len < o->off + o->len ? e->off + e->len : o->off + o->len;
+		cache_iov_copy(o->iov, o->niov, b - o->off, (uint8_t *)e->data + (b - e->off), end - b, 1);
+	}
+	pthread_mutex_lock(&f->lock);
+	for (unsigned i = 0; i < rd->n; i++)
+		if (!--rd->ent[i]->refs && !rd->ent[i]->linked)
+			cache_ent_free(rd->ent[i]);
+	pthread_mutex_unlock(&f->lock);
+	o->res = io->res;
+	free(rd);
+	o->done(o);
+}
+
+/* Below the faults: through the cache when it is in use, else to the member. */
+static void cache_queue(struct fault_state *f, struct member_io *io)
+{
+	pthread_mutex_lock(&f->lock);
+	if (f->dead) { /* the power is off: it never completes */
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
+	if (!cache_in_use(f)) {
+		pthread_mutex_unlock(&f->lock);
+		f->inner.ops->queue(&f->inner, io);
+		return;
+	}
+	if (io->op == MEMBER_READ) {
+		unsigned n = 0;
+		for (struct cache_ent *e = f->chead; e; e = e->next)
+			n += fault_overlaps(io->off, io->len, e->off, e->len);
+		struct cache_rd *rd = n ? malloc(sizeof(*rd) + n * sizeof(rd->ent[0])) : NULL;
+		if (n && rd) {
+			rd->n = 0;
+			for (struct cache_ent *e = f->chead; e; e = e->next)
+				if (fault_overlaps(io->off, io->len, e->off, e->len)) {
+					e->refs++;
+					rd->ent[rd->n++] = e;
+				}
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (!n) {
+			f->inner.ops->queue(&f->inner, io);
+		} else if (!rd) {
+			io->res = -ENOMEM;
+			io->done(io);
+		} else {
+			rd->io = *io;
+			rd->io.done = cache_rd_done;
+			rd->orig = io;
+			rd->f = f;
+			f->inner.ops->queue(&f->inner, &rd->io);
+		}
+		return;
+	}
+	if (io->op == MEMBER_FLUSH) {
+		if (!f->chead) { /* everything is below already */
+			int err = f->cerr;
+			f->cerr = 0;
+			cache_settle(f);
+			pthread_mutex_unlock(&f->lock);
+			cache_flush_issue(f, io, err, 0);
+			return;
+		}
+		struct cache_flush *fl = malloc(sizeof(*fl));
+		if (!fl) {
+			pthread_mutex_unlock(&f->lock);
+			io->res = -ENOMEM;
+			io->done(io);
+			return;
+		}
+		*fl = (struct cache_flush){ .io = io, .target = f->cseq };
+		*(f->ftail ? &f->ftail->next : &f->fhead) = fl;
+		f->ftail = fl;
+		f->wb_target = f->cseq;
+		pthread_mutex_unlock(&f->lock);
+		cache_pump(f);
+		return;
+	}
+	size_t align = f->inner.align > 4096 ? f->inner.align : 4096;
+	struct cache_ent *e = calloc(1, sizeof(*e));
+	if (!e || posix_memalign(&e->data, align, (io->len + align - 1) / align * align)) {
+		pthread_mutex_unlock(&f->lock);
+		free(e);
+		io->res = -ENOMEM;
+		io->done(io);
+		return;
+	}
+	cache_iov_copy(io->iov, io->niov, 0, e->data, io->len, 0);
+	e->f = f;
+	e->off = io->off;
+	e->len = io->len;
+	e->seq = ++f->cseq;
+	e->linked = 1;
+	e->prev = f->ctail;
+	*(f->ctail ? &f->ctail->next : &f->chead) = e;
+	f->ctail = e;
+	f->cbytes += e->len;
+	f->cdirty += e->len;
+	/* over cache_size the oldest go out (the pump); a write that finds twice
+	 * that still held waits for its own write-out, as a full disk cache makes
+	 * it; so does every write once the cache was cleared */
+	int wait = !f->s.cache || f->cbytes > 2 * f->s.cache_size;
+	if (wait) {
+		e->sync_io = io;
+		f->wb_target = e->seq;
+	}
+	int pump = wait || f->cdirty > f->s.cache_size;
+	pthread_mutex_unlock(&f->lock);
+	if (!wait) {
+		io->res = 0;
+		io->done(io);
+	}
+	if (pump)
+		cache_pump(f);
+}
+
 static void fault_inner_done(struct member_io *io)
 {
 	struct fault_io *fi = (struct fault_io *)io;
@@ -385,6 +751,10 @@ static void fault_queue(struct member *m, struct member_io *io)
 	int corrupt;
 	uint64_t delay;
 	pthread_mutex_lock(&f->lock);
+	if (f->dead) { /* the power is off: it never completes */
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
 	int e = fault_decide(f, m, io, &corrupt, &delay);
 	pthread_mutex_unlock(&f->lock);
 	if (!corrupt && !delay) {
@@ -392,7 +762,7 @@ static void fault_queue(struct member *m, struct member_io *io)
 			io->res = -e;
 			io->done(io);
 		} else {
-			f->inner.ops->queue(&f->inner, io);
+			cache_queue(f, io);
 		}
 		return;
 	}
@@ -412,7 +782,7 @@ static void fault_queue(struct member *m, struct member_io *io)
 		fi->io.res = -e;
 		fault_inner_done(&fi->io);
 	} else {
-		f->inner.ops->queue(&f->inner, &fi->io);
+		cache_queue(f, &fi->io);
 	}
 }
 
@@ -436,7 +806,28 @@ static void fault_close(struct member *m)
 	struct fault_state *f = m->priv;
 	if (!f)
 		return;
+	/* a clean shutdown writes the cache out, as a disk does on a flush at
+	 * power-off; after a power cut what is left is dropped */
+	pthread_mutex_lock(&f->lock);
+	while (f->cwriting)
+		pthread_cond_wait(&f->idle, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+	for (struct cache_ent *e = f->chead, *next; e; e = next) {
+		next = e->next;
+		if (!f->dead)
+			member_pwrite(&f->inner, e->data, e->len, e->off);
+		free(e->data);
+		free(e);
+	}
+	for (struct cache_flush *fl = f->fhead, *next; fl; fl = next) {
+		next = fl->next;
+		free(fl);
+	}
+	if (f->chead && !f->dead)
+		member_flush(&f->inner);
+	f->chead = NULL;
 	member_close(&f->inner);
+	pthread_cond_destroy(&f->idle);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 	m->priv = NULL;
@@ -484,6 +875,7 @@ int member_fault_wrap(struct member *m)
 		return -ENOMEM;
 	f->inner = *m;
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->idle, NULL);
 	m->ops = &member_fault_ops;
 	m->priv = f;
 	return 0;
@@ -505,9 +897,34 @@ int member_fault_set(struct member *m, const char *spec, char *err, size_t errle
 	f->nerr_ops = f->nio = 0;
 	f->t0 = stats_now();
 	f->rng = s.seed;
-	atomic_store_explicit(&f->active, !fault_spec_empty(&s), memory_order_release);
+	atomic_store_explicit(&f->active, !fault_spec_empty(&s) || cache_in_use(f) || f->dead, memory_order_release);
 	pthread_mutex_unlock(&f->lock);
+	/* cleared with writes still cached: they go out now */
+	cache_pump(f);
 	return 0;
+}
+
+void member_fault_powercut(struct member *m)
+{
+	if (m->ops != &member_fault_ops)
+		return;
+	struct fault_state *f = m->priv;
+	pthread_mutex_lock(&f->lock);
+	f->dead = 1;
+	atomic_store_explicit(&f->active, 1, memory_order_release);
+	/* what was not on its way to the member below is lost; writes and
+	 * flushes waiting for it never complete */
+	for (struct cache_ent *e = f->chead, *next; e; e = next) {
+		next = e->next;
+		if (!e->writing)
+			cache_unlink(f, e);
+	}
+	for (struct cache_flush *fl = f->fhead, *next; fl; fl = next) {
+		next = fl->next;
+		free(fl);
+	}
+	f->fhead = f->ftail = NULL;
+	pthread_mutex_unlock(&f->lock);
 }
 
 void member_fault_describe(struct member *m, char *buf, size_t len)
@@ -541,6 +958,13 @@ void member_fault_describe(struct member *m, char *buf, size_t len)
 		PUT(",corrupt=%g", s->corrupt);
 	if (s->error_ops || s->corrupt)
 		PUT(",seed=%llu", (unsigned long long)s->seed);
+	if (s->cache) {
+		char sz[32];
+		size_format(s->cache_size, sz, sizeof(sz));
+		PUT(",cache=volatile,cache_size=%s", sz);
+	}
+	if (f->dead)
+		PUT(",powercut");
 	pthread_mutex_unlock(&f->lock);
 #undef PUT
 	if (!buf[0])

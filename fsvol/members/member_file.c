@@ -154,6 +154,13 @@ static int file_grow(struct member *m, uint64_t size)
 	return 0;
 }
 
+static int file_alloc(struct member *m, uint64_t off, uint64_t len)
+{
+	if (m->is_blockdev)
+		return 0; /* a device has no holes */
+	return fallocate(file_fd(m), 0, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+}
+
 static int file_lock(struct member *m)
 {
 	/* An advisory lock for as long as the fd is open (the daemon's life). */
@@ -422,5 +429,6 @@ const struct member_ops member_file_ops = {
 	.zero = file_zero,
 	.create = file_create,
 	.grow = file_grow,
+	.alloc = file_alloc,
 	.lock = file_lock,
 };

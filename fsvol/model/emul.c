@@ -27,6 +27,7 @@
 struct emul {
 	pthread_t thread;
 	atomic_int stop;
+	atomic_int hold;                    /* > 0: leave new requests in incoming */
 	_Atomic(struct emul_io *) incoming; /* lock-free stack of new requests */
 	sem_t kick;                         /* posted after every push */
 	/* Held by the timer thread while it works (not while it sleeps), and by
@@ -137,7 +138,8 @@ static void *emul_main(void *arg)
 		pthread_mutex_lock(&e->work);
 		while (sem_trywait(&e->kick) == 0)
 			; /* every push is seen by the take below */
-		take_incoming(e, &tail);
+		if (!atomic_load_explicit(&e->hold, memory_order_acquire))
+			take_incoming(e, &tail);
 		uint64_t now = stats_now(), due = UINT64_MAX;
 		while (e->n) {
 			struct emul_io *io = e->heap[0];
@@ -173,7 +175,8 @@ static void *emul_main(void *arg)
 		} else if (due - now > EMUL_SPIN_NS) {
 			sleep_until(e, due - EMUL_SPIN_NS);
 		} else {
-			while (stats_now() < due && !atomic_load_explicit(&e->incoming, memory_order_relaxed))
+			while (stats_now() < due && (atomic_load_explicit(&e->hold, memory_order_relaxed) ||
+						     !atomic_load_explicit(&e->incoming, memory_order_relaxed)))
 				__builtin_ia32_pause();
 		}
 	}
@@ -227,6 +230,12 @@ int emul_locked(struct emul *e, int (*fn)(void *arg), void *arg)
 	int r = fn(arg);
 	pthread_mutex_unlock(&e->work);
 	return r;
+}
+
+void emul_hold(struct emul *e, int hold)
+{
+	atomic_fetch_add_explicit(&e->hold, hold ? 1 : -1, memory_order_acq_rel);
+	sem_post(&e->kick); /* let go: take what waited */
 }
 
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count)

@@ -39,6 +39,11 @@ void emul_submit(struct emul *e, struct emul_io *io);
  * or released meanwhile (to change models at run time). Returns fn's value. */
 int emul_locked(struct emul *e, int (*fn)(void *arg), void *arg);
 
+/* Hold (1) or let go (0) new requests: while held they wait on the way in,
+ * and what the spindles already have drains, so a model change finds them
+ * idle under load. Holds nest. */
+void emul_hold(struct emul *e, int hold);
+
 /* Release lateness (real release time - emulated completion): percentiles in
  * ns of everything released so far, and the count. */
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count);

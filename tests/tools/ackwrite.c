@@ -1,7 +1,7 @@
 /* fsvol-ackwrite: a writer that records which writes were acknowledged, and
  * the checker that holds a volume to them (the crash tests' oracle).
  *
- *   fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] VOLUME LOG
+ *   fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] VOLUME LOG
  *   fsvol-ackwrite verify [-b BLOCK] [-s SEED] VOLUME LOG
  *
  * The LOG's first record "S seed 0" fixes the seed for later runs (-s only
@@ -13,6 +13,12 @@
  * more than the last issued in LOG (so several runs append to one LOG). A
  * thread stops at its first error (the daemon was killed: ENOTCONN), after
  * -n writes, or after -t seconds (default 60).
+ * -f N: a thread's fdatasync follows every N writes (default 1): each pwrite
+ * that returned is logged "W k g" (written, not yet flushed), and only after
+ * the fdatasync "A k g" for each write of the batch (the power-cut test:
+ * what a volatile cache may lose). verify then also counts "lost": blocks
+ * whose newest completed write (W) is not what they hold (the cache dropped
+ * it).
  * Every 4 KiB sector of a block carries a header (magic, seed, block, g,
  * sector) and a pattern derived from it, so a torn write is seen sector by
  * sector.
@@ -45,6 +51,8 @@ struct state {
 	unsigned threads;
 	double seconds;
 	uint32_t *acked, *issued; /* per block: last acknowledged / last issued generation */
+	uint32_t *written;        /* per block: last written, not yet flushed (-f) */
+	unsigned flush_every;
 };
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -120,12 +128,14 @@ static void load_log(struct state *st, const char *path)
 			st->seed = k;
 			continue;
 		}
-		if (k >= st->nblocks || (what != 'I' && what != 'A'))
+		if (k >= st->nblocks || (what != 'I' && what != 'A' && what != 'W'))
 			die("%s: record %lu: bad record '%c %" PRIu64 " %" PRIu32 "'", path, line, what, k, g);
 		if (what == 'I' && g > st->issued[k])
 			st->issued[k] = g;
 		if (what == 'A' && g > st->acked[k])
 			st->acked[k] = g;
+		if (what == 'W' && g > st->written[k])
+			st->written[k] = g;
 	}
 	if (!feof(f))
 		die("%s: unreadable after record %lu", path, line);
@@ -150,7 +160,9 @@ static void *writer(void *arg)
 
 	if (!mine || posix_memalign((void **)&buf, SECTOR, st->block))
 		return NULL;
-	while (w->acked < st->max_writes && now() < end) {
+	struct { uint64_t k; uint32_t g; } batch[256];
+	unsigned nb = 0;
+	while (w->acked + nb < st->max_writes && now() < end) {
 		uint64_t k;
 		uint32_t g;
 
@@ -161,12 +173,24 @@ static void *writer(void *arg)
 			fill_sector(buf + (size_t)s * SECTOR, st->seed, k, g, s);
 		log_line(st, 'I', k, g);
 		ssize_t r = pwrite(st->fd, buf, st->block, (off_t)(k * st->block));
-		if (r != (ssize_t)st->block || fdatasync(st->fd) < 0) {
-			w->err = r < 0 || r == (ssize_t)st->block ? errno : EIO;
+		if (r != (ssize_t)st->block) {
+			w->err = r < 0 ? errno : EIO;
 			break;
 		}
-		log_line(st, 'A', k, g);
-		w->acked++;
+		if (st->flush_every > 1)
+			log_line(st, 'W', k, g);
+		batch[nb].k = k;
+		batch[nb++].g = g;
+		if (nb < st->flush_every && w->acked + nb < st->max_writes && now() < end)
+			continue;
+		if (fdatasync(st->fd) < 0) {
+			w->err = errno;
+			break;
+		}
+		for (unsigned i = 0; i < nb; i++)
+			log_line(st, 'A', batch[i].k, batch[i].g);
+		w->acked += nb;
+		nb = 0;
 	}
 	free(buf);
 	return NULL;
@@ -175,7 +199,7 @@ static void *writer(void *arg)
 static int verify(struct state *st)
 {
 	uint8_t *buf, want[SECTOR];
-	uint64_t written = 0, acked = 0, bad = 0;
+	uint64_t written = 0, acked = 0, bad = 0, lost = 0, unflushed = 0;
 
 	if (posix_memalign((void **)&buf, SECTOR, st->block))
 		die("out of memory");
@@ -185,6 +209,12 @@ static int verify(struct state *st)
 		ssize_t r = pread(st->fd, buf, st->block, (off_t)(k * st->block));
 		if (r != (ssize_t)st->block)
 			die("%s: reading block %" PRIu64 ": %s", st->volume, k, r < 0 ? strerror(errno) : "short read");
+		if (st->written[k] > st->acked[k]) { /* a completed write no flush covered */
+			uint64_t h[5];
+			memcpy(h, buf, sizeof(h));
+			unflushed++;
+			lost += h[0] != MAGIC || h[3] < st->written[k];
+		}
 		for (unsigned s = 0; s < st->block / SECTOR; s++) {
 			const uint8_t *p = buf + (size_t)s * SECTOR;
 			uint64_t h[5];
@@ -211,8 +241,11 @@ static int verify(struct state *st)
 		}
 	}
 	free(buf);
-	printf("blocks %" PRIu64 ", written %" PRIu64 ", acknowledged %" PRIu64 ", mismatches %" PRIu64 "\n",
-	       st->nblocks, written, acked, bad);
+	printf("blocks %" PRIu64 ", written %" PRIu64 ", acknowledged %" PRIu64 ", mismatches %" PRIu64, st->nblocks,
+	       written, acked, bad);
+	if (unflushed)
+		printf(", unflushed %" PRIu64 ", lost %" PRIu64, unflushed, lost);
+	printf("\n");
 	return bad ? 1 : 0;
 }
 
@@ -234,14 +267,15 @@ static uint64_t parse_size(const char *s, const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] VOLUME LOG\n"
+	fprintf(stderr, "usage: fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] VOLUME LOG\n"
 			"       fsvol-ackwrite verify [-b BLOCK] [-s SEED] VOLUME LOG\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	struct state st = { .block = 12288, .seed = 1, .max_writes = UINT64_MAX, .threads = 4, .seconds = 60 };
+	struct state st = { .block = 12288, .seed = 1, .max_writes = UINT64_MAX, .threads = 4, .seconds = 60,
+			    .flush_every = 1 };
 	struct worker w[MAX_THREADS];
 	struct stat sb;
 	int wr, opt, rc = 0;
@@ -253,13 +287,14 @@ int main(int argc, char **argv)
 	if (!wr && strcmp(argv[1], "verify"))
 		usage();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "j:b:s:t:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "j:b:s:t:n:f:")) != -1) {
 		switch (opt) {
 		case 'j': st.threads = (unsigned)parse_size(optarg, "-j"); break;
 		case 'b': st.block = parse_size(optarg, "-b"); break;
 		case 's': st.seed = parse_size(optarg, "-s"); break;
 		case 't': st.seconds = (double)parse_size(optarg, "-t"); break;
 		case 'n': st.max_writes = parse_size(optarg, "-n"); break;
+		case 'f': st.flush_every = (unsigned)parse_size(optarg, "-f"); break;
 		default: usage();
 		}
 	}
@@ -267,6 +302,8 @@ int main(int argc, char **argv)
 		usage();
 	if (!st.block || st.block % SECTOR || st.block > (64u << 20))
 		die("-b %" PRIu64 ": must be a multiple of 4096 up to 64M", st.block);
+	if (!st.flush_every || st.flush_every > 256)
+		die("-f %u: must be 1..256", st.flush_every);
 	if (!st.threads || st.threads > MAX_THREADS)
 		die("-j %u: must be 1..%d", st.threads, MAX_THREADS);
 	st.volume = argv[optind];
@@ -278,13 +315,15 @@ int main(int argc, char **argv)
 		die("%s: smaller than one block", st.volume);
 	st.acked = calloc(st.nblocks, sizeof(*st.acked));
 	st.issued = calloc(st.nblocks, sizeof(*st.issued));
-	if (!st.acked || !st.issued)
+	st.written = calloc(st.nblocks, sizeof(*st.written));
+	if (!st.acked || !st.issued || !st.written)
 		die("out of memory");
 	load_log(&st, argv[optind + 1]);
 	if (!wr) {
 		rc = verify(&st);
 		free(st.acked);
 		free(st.issued);
+		free(st.written);
 		close(st.fd);
 		return rc;
 	}
@@ -308,6 +347,7 @@ int main(int argc, char **argv)
 	printf("acknowledged %" PRIu64 " writes; %s\n", total, rc ? strerror(rc) : "stopped at the limit");
 	free(st.acked);
 	free(st.issued);
+	free(st.written);
 	close(st.logfd);
 	close(st.fd);
 	return 0;

@@ -57,6 +57,8 @@ static const struct {
 	{ "fault 2 error=read,after=10", 0, 0, REPORT_CTL_FAULT, 2, "2", NULL },
 	{ "fault 2", 0, -EINVAL, 0, 0, NULL, "see docs/faults.md" },
 	{ "sync_speed_max 5000", 0, 0, REPORT_CTL_SPEED_MAX, 0, "5000", NULL },
+	{ "powercut\n", 0, 0, REPORT_CTL_POWERCUT, 0, "", NULL },
+	{ "powercut now", 0, -EINVAL, 0, 0, NULL, "unexpected 'now'" },
 	{ "sync_speed_min 0", 0, -EINVAL, 0, 0, NULL, "expected KiB/s from 1" },
 	{ "sync_speed_min x", 0, -EINVAL, 0, 0, NULL, "sync_speed_min x" },
 };

@@ -5,7 +5,7 @@
  * mapping promises, healthy and degraded; data round trips on every level;
  * a member error is retried on what survives; and the fault wrapper's
  * every kind (error, after, bad range healed by a write, flaky, corrupt,
- * errno, delay) behaves as specified.
+ * errno, delay, the volatile cache and a power cut) behaves as specified.
  */
 #include <check.h>
 #include <errno.h>
@@ -353,7 +353,7 @@ START_TEST(test_fault_spec_errors)
 	struct vol *v = mkvol("single", 1, 64 * K);
 	char err[256];
 	const char *bad[] = { "error=sometimes", "rate=2", "rate=0.5", "bad=8K", "flaky=1s/2io", "delay=fast", "nope=1",
-			      "error", "errno=EPERM" };
+			      "error", "errno=EPERM", "cache=fast", "cache_size=1M", "cache=volatile,cache_size=0" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
 		ck_assert_msg(member_fault_set(v->slot[0], bad[i], err, sizeof(err)) == -EINVAL, "%s accepted", bad[i]);
@@ -363,6 +363,183 @@ START_TEST(test_fault_spec_errors)
 	set_fault(v, 0, "error=read,rate=0.25,seed=9,bad=1M+4K");
 	member_fault_describe(v->slot[0], d, sizeof(d));
 	ck_assert_str_eq(d, "error=read,rate=0.25,after=0,errno=eio,bad=1048576+4096,seed=9");
+	vol_close(v);
+}
+END_TEST
+
+/* ---- the volatile write-back cache (cache=volatile) ---- */
+
+/* Each case runs ops on one wrapped memory member, 16 sectors of 4 KiB:
+ * "wOFF+LEN/G" writes generation G (KiB), "f" flushes, "n" clears the cache
+ * ("none"), "p" cuts the power, "c" closes cleanly. Before a "p" every
+ * sector reads back the newest write (the cache is readable); at the end the
+ * member below holds `below`, one character per sector ('0': never written). */
+static const struct cache_case {
+	const char *name, *spec, *ops, *below;
+} cache_cases[] = {
+	{ "acknowledged, not flushed: lost", "cache=volatile", "w0+8/1 p", "0000000000000000" },
+	{ "flushed: survives", "cache=volatile", "w0+8/1 w8+8/2 f w16+4/3 p", "1122000000000000" },
+	{ "a newer write after the flush: lost", "cache=volatile", "w0+8/1 f w4+8/2 p", "1100000000000000" },
+	{ "overlapping writes reach the member in order", "cache=volatile", "w0+16/1 w4+8/2 w8+4/3 f p",
+	  "1231000000000000" },
+	{ "over cache_size the oldest go out", "cache=volatile,cache_size=16K", "w0+16/1 w16+16/2 w32+16/3 p",
+	  "1111222200000000" },
+	{ "a clean close writes the cache out", "cache=volatile", "w0+8/1 w12+4/2 c", "1102000000000000" },
+	{ "cleared: what it held goes out, then writes go through", "cache=volatile", "w0+8/1 n w8+4/2 p",
+	  "1120000000000000" },
+	{ "no cache: a power cut loses nothing", "none", "w0+4/1 w60+4/2 p", "1000000000000002" },
+};
+
+static void cache_sector(uint8_t *p, int g)
+{
+	memset(p, g ? 'A' + g : 0, 4096);
+}
+
+START_TEST(test_fault_cache)
+{
+	const struct cache_case *c = &cache_cases[_i];
+	char name[64], err[256];
+	struct member m = { 0 }, raw = { 0 };
+	static uint8_t buf[64 * K], want[64 * K];
+	int view[16] = { 0 }, closed = 0;
+	snprintf(name, sizeof(name), "mem:cache%d:1M", _i);
+	ck_assert_int_eq(member_open(&m, name, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(member_fault_wrap(&m), 0);
+	ck_assert_msg(member_fault_set(&m, c->spec, err, sizeof(err)) == 0, "%s: %s", c->spec, err);
+	snprintf(name, sizeof(name), "mem:cache%d", _i);
+	ck_assert_int_eq(member_open(&raw, name, 0, err, sizeof(err)), 0);
+	for (const char *op = c->ops; *op; op += strcspn(op, " "), op += strspn(op, " ")) {
+		if (*op == 'w') {
+			unsigned off, len, g;
+			ck_assert_int_eq(sscanf(op, "w%u+%u/%u", &off, &len, &g), 3);
+			for (unsigned s = off / 4; s < (off + len) / 4; s++) {
+				cache_sector(buf + (s - off / 4) * 4096, (int)g);
+				view[s] = (int)g;
+			}
+			ck_assert_int_eq(member_pwrite(&m, buf, len * K, off * K), 0);
+		} else if (*op == 'f') {
+			ck_assert_int_eq(member_flush(&m), 0);
+		} else if (*op == 'n') {
+			ck_assert_int_eq(member_fault_set(&m, "none", err, sizeof(err)), 0);
+		} else if (*op == 'p') {
+			member_fault_powercut(&m);
+			continue; /* no I/O completes any more: nothing to read */
+		} else if (*op == 'c') {
+			member_close(&m);
+			closed = 1;
+			continue;
+		}
+		/* the cache is readable: every sector reads its newest write */
+		ck_assert_int_eq(member_pread(&m, buf, sizeof(buf), 0), 0);
+		for (unsigned s = 0; s < 16; s++)
+			cache_sector(want + s * 4096, view[s]);
+		ck_assert_msg(!memcmp(buf, want, sizeof(buf)), "%s: after '%.12s' a read misses a cached write", c->name, op);
+	}
+	ck_assert_int_eq(member_pread(&raw, buf, sizeof(buf), 0), 0);
+	for (unsigned s = 0; s < 16; s++) {
+		cache_sector(want, c->below[s] - '0');
+		ck_assert_msg(!memcmp(buf + s * 4096, want, 4096), "%s: sector %u below is not '%c'", c->name, s,
+			      c->below[s]);
+	}
+	if (!closed)
+		member_close(&m);
+	member_close(&raw);
+}
+END_TEST
+
+/* A disk that completes a batch newest first (as NCQ may): memory, with the
+ * writes of one commit applied in reverse order. */
+struct rev_disk {
+	uint8_t data[64 * K];
+	struct member_io *q;
+};
+
+static void rev_queue(struct member *m, struct member_io *io)
+{
+	struct rev_disk *d = m->priv;
+	io->next = d->q; /* a stack: commit runs it newest first */
+	d->q = io;
+}
+
+static void rev_commit(struct member *m)
+{
+	struct rev_disk *d = m->priv;
+	struct member_io *io = d->q;
+	d->q = NULL;
+	for (struct member_io *next; io; io = next) {
+		next = io->next;
+		io->res = 0;
+		if (io->op != MEMBER_FLUSH) {
+			uint64_t at = io->off;
+			for (unsigned i = 0; i < io->niov; i++, at += io->iov[i - 1].iov_len)
+				if (io->op == MEMBER_WRITE)
+					memcpy(d->data + at, io->iov[i].iov_base, io->iov[i].iov_len);
+				else
+					memcpy(io->iov[i].iov_base, d->data + at, io->iov[i].iov_len);
+		}
+		io->done(io);
+	}
+}
+
+static void rev_close(struct member *m)
+{
+	(void)m;
+}
+
+static const struct member_ops rev_ops = {
+	.name = "reverse", .queue = rev_queue, .commit = rev_commit, .close = rev_close,
+};
+
+/* Writes of one range never go out together: the disk below could land them
+ * in either order. */
+START_TEST(test_fault_cache_order)
+{
+	static struct rev_disk d;
+	static uint8_t a[8 * K], b[8 * K];
+	char err[256];
+	struct member m = { .ops = &rev_ops, .priv = &d, .size = sizeof(d.data), .align = 1, .caps = MEMBER_CAN_FLUSH };
+	ck_assert_int_eq(member_fault_wrap(&m), 0);
+	ck_assert_msg(member_fault_set(&m, "cache=volatile", err, sizeof(err)) == 0, "%s", err);
+	memset(a, 1, sizeof(a));
+	memset(b, 2, sizeof(b));
+	ck_assert_int_eq(member_pwrite(&m, a, sizeof(a), 0), 0);
+	ck_assert_int_eq(member_pwrite(&m, b, sizeof(b), 4 * K), 0);
+	ck_assert_int_eq(member_pwrite(&m, a, 4 * K, 16 * K), 0); /* apart: may go out with either */
+	ck_assert_int_eq(member_flush(&m), 0);
+	ck_assert_msg(!memcmp(d.data, a, 4 * K) && !memcmp(d.data + 4 * K, b, sizeof(b)),
+		      "an older write landed over a newer one");
+	ck_assert(!memcmp(d.data + 16 * K, a, 4 * K));
+	member_close(&m);
+}
+END_TEST
+
+/* Through the engine: a parity volume on cached members reads what it was
+ * told, the members hold nothing until a flush, and then a check agrees. */
+START_TEST(test_fault_cache_volume)
+{
+	struct vol *v = mkvol("raid5", 4, 64 * K);
+	static uint8_t a[384 * K], b[384 * K], z[64 * K];
+	uint64_t bad = 0, skipped = 0;
+	char err[256];
+	struct member raw = { 0 };
+	for (unsigned i = 0; i < 4; i++)
+		set_fault(v, i, "cache=volatile,cache_size=1M");
+	fill(a, sizeof(a), 11);
+	ck_assert_int_eq(engine_write(v, a, 0, sizeof(a)), 0);
+	ck_assert_int_eq(engine_read(v, b, 0, sizeof(b)), 0);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	ck_assert_int_eq(member_open(&raw, v->slot[0]->path, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(member_pread(&raw, b, sizeof(z), v->data_offset), 0);
+	ck_assert_msg(!memcmp(b, z, sizeof(z)), "a member holds data that was never flushed");
+	ck_assert_int_eq(engine_flush(v), 0);
+	ck_assert_int_eq(member_pread(&raw, b, sizeof(z), v->data_offset), 0);
+	ck_assert_msg(!memcmp(b, a, sizeof(z)), "a flush did not reach the member"); /* chunk 0 is on member 0 */
+	member_close(&raw);
+	ck_assert_int_eq(engine_resync(v, 0, 0, &bad, &skipped), 0);
+	ck_assert_uint_eq(bad, 0);
+	char d[256];
+	member_fault_describe(v->slot[1], d, sizeof(d));
+	ck_assert_str_eq(d, "cache=volatile,cache_size=1M");
 	vol_close(v);
 }
 END_TEST
@@ -414,6 +591,9 @@ static Suite *engine_suite(void)
 	tcase_add_test(t, test_fault_enospc_fails_no_member);
 	tcase_add_test(t, test_fault_delay_counted);
 	tcase_add_test(t, test_fault_spec_errors);
+	tcase_add_loop_test(t, test_fault_cache, 0, sizeof(cache_cases) / sizeof(cache_cases[0]));
+	tcase_add_test(t, test_fault_cache_order);
+	tcase_add_test(t, test_fault_cache_volume);
 	suite_add_tcase(s, t);
 	return s;
 }
