@@ -21,6 +21,10 @@ static const struct cmd_opt create_opts[] = {
 	{ "data-offset", 0, "OFF", "start of the data area on each member (default 1M)" },
 	{ "force", 'f', NULL, "overwrite members that already carry an fsvol superblock" },
 	{ "assume-clean", 0, NULL, "do not zero the data areas (parity/copies may not match)" },
+	{ "bitmap", 0, "internal|none", "write-intent bitmap (default internal on redundant levels, as md)", 0,
+	  "internal none" },
+	{ "bitmap-chunk", 0, "SIZE", "data per bitmap bit, a power of two >= 4K (default 64M, larger when the "
+	  "bitmap would not fit below the data offset)" },
 	{ 0 },
 };
 
@@ -73,6 +77,20 @@ static int create_opt(int i, const char *arg, void *ctx)
 		return 0;
 	case 7: a->vc.force = 1; return 0;
 	case 8: a->vc.assume_clean = 1; return 0;
+	case 9:
+		if (!strcmp(arg, "none"))
+			a->vc.bitmap = -1;
+		else if (!strcmp(arg, "internal"))
+			a->vc.bitmap = 1;
+		else
+			return cmd_err(&cmd_create, "--bitmap %s: give internal or none", arg), -1;
+		return 0;
+	case 10:
+		if (cmd_size(&cmd_create, "--bitmap-chunk", arg, &a->vc.bitmap_chunk))
+			return -1;
+		if (!a->vc.bitmap_chunk)
+			return cmd_err(&cmd_create, "--bitmap-chunk %s: must be a power of two of at least 4K", arg), -1;
+		return 0;
 	}
 	return -1;
 }
@@ -126,6 +144,8 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		a.vc.geom.chunk = 512 << 10;
 	if (first >= argc)
 		return cmd_uerr(c, "no members given");
+	if (a.vc.bitmap < 0 && a.vc.bitmap_chunk)
+		return cmd_uerr(c, "--bitmap-chunk with --bitmap none: choose one");
 	unsigned n = (unsigned)(argc - first);
 	r = vol_create(&a.vc, argv + first, n, err, sizeof(err));
 	if (r)

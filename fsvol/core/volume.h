@@ -34,6 +34,7 @@ struct vol_opts {
 };
 
 struct eng_state;
+struct vol_bitmap;
 struct emul;
 struct stats_dev;
 struct stats_trace;
@@ -85,6 +86,7 @@ struct vol {
 	atomic_int rebuild_slot;
 	atomic_uint_fast64_t rebuild_pos;
 	struct member *member_store;    /* SB_MAX_SLOTS members: slots point here */
+	struct vol_bitmap *bitmap;      /* write-intent bitmap (core/bitmap_vol.c), NULL: none */
 };
 
 /* Assemble from member paths (any order). Returns 0 or -errno with a message
@@ -151,6 +153,8 @@ struct vol_create {
 	const char *name;
 	int force;                     /* overwrite an existing fsvol superblock */
 	int assume_clean;              /* skip zeroing the data areas */
+	int bitmap;                    /* -1 none, 0 default (internal when redundant), 1 internal */
+	uint64_t bitmap_chunk;         /* 0: md's default (bitmap_default_chunk) */
 };
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
 
