@@ -49,6 +49,7 @@ NBD_PLUGIN := $(BUILD)/lib/fsvol/fsvol-nbdkit.so
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
 	test_bench \
+	test_bitmap \
 	test_ctl \
 	test_engine \
 	test_layout \

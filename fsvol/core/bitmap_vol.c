@@ -126,10 +126,14 @@ int vol_bitmap_open(struct vol *v, char *err, size_t errlen)
 	return 0;
 }
 
+static int host_error(int r)
+{
+	return r == -ENOSPC || r == -EDQUOT || r == -EAGAIN || r == -ENOMEM;
+}
+
 /* Write the blocks of snap that differ from ondisk to every target member,
- * then flush them. Bitmap lock NOT held. The members that failed are set in
- * *bad. */
-static void bm_write(struct vol *v, struct vol_bitmap *b, uint64_t *bad)
+ * then flush them. Bitmap lock NOT held. Each member's result in res[]. */
+static void bm_write(struct vol *v, struct vol_bitmap *b, int *res)
 {
 	pthread_mutex_lock(&v->state_lock);
 	for (unsigned i = 0; i < v->geom.members; i++) {
@@ -145,8 +149,7 @@ static void bm_write(struct vol *v, struct vol_bitmap *b, uint64_t *bad)
 			}
 		if (!r && wrote && (m->caps & MEMBER_CAN_FLUSH))
 			r = member_flush(m);
-		if (r)
-			*bad |= 1ull << i;
+		res[i] = r;
 	}
 	pthread_mutex_unlock(&v->state_lock);
 }
@@ -176,17 +179,23 @@ static void bm_round(struct vol *v, struct vol_bitmap *b)
 	for (uint64_t i = 0; i < b->bytes; i++)
 		b->sure[i] = b->ondisk[i] & b->snap[i];
 	pthread_mutex_unlock(&b->lock);
-	uint64_t bad = 0;
-	bm_write(v, b, &bad);
-	for (unsigned i = 0; bad && i < v->geom.members; i++)
-		if (bad & (1ull << i))
-			vol_fail_slot(v, i, -EIO); /* durable on what survives: md does the same */
+	int res[SB_MAX_SLOTS] = { 0 }, host = 0;
+	bm_write(v, b, res);
+	for (unsigned i = 0; i < v->geom.members; i++)
+		if (host_error(res[i]))
+			host = res[i]; /* the host's condition, not the disk's (engine.md) */
+		else if (res[i])
+			vol_fail_slot(v, i, res[i]); /* durable on what survives, as md */
 	pthread_mutex_lock(&b->lock);
-	memcpy(b->ondisk, b->snap, b->bytes);
-	memcpy(b->sure, b->snap, b->bytes);
+	if (!host) {
+		memcpy(b->ondisk, b->snap, b->bytes);
+		memcpy(b->sure, b->snap, b->bytes);
+	} /* else ondisk stays: the next writer's round writes the blocks again */
 	pthread_mutex_unlock(&b->lock);
 	while (w) {
 		struct eng_req *n = w->next;
+		if (host)
+			w->res = host; /* its segment ends with the host's errno */
 		eng_kick(w);
 		w = n;
 	}

@@ -643,6 +643,10 @@ static void eng_step(struct eng_req *rq)
 				return; /* its bits are being written: the bitmap thread kicks us */
 			break;
 		case ST_BITMAP:
+			if (rq->res) { /* the bitmap could not be written (the host's errno) */
+				rq->state = ST_SEG_END;
+				break;
+			}
 			if (rq->kind == ENG_K_WRITE && rq->seg_buf != rq->buf + rq->progress) {
 				rq->state = ST_EDGES;
 				if ((r = edges_issue(rq)) == 0)
