@@ -90,7 +90,8 @@ INTEGRATION_TESTS := \
 	tests/integration/30-assembly.sh \
 	tests/integration/31-crash.sh \
 	tests/integration/32-nbd-export.sh \
-	tests/integration/36-bitmap.sh
+	tests/integration/36-bitmap.sh \
+	tests/integration/37-status-json.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

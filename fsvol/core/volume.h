@@ -143,6 +143,8 @@ const char *vol_slot_state(const struct vol *v, unsigned slot);
 int vol_read_sb(struct member *m, struct sb_candidate *c);
 /* Render MNT/status (mdstat-like) into f. */
 void vol_status(struct vol *v, FILE *f);
+/* Render MNT/status.json (docs/status.schema.json) into f. */
+void vol_status_json(struct vol *v, FILE *f);
 
 /* create: write fresh superblocks on members (see fsvol create). */
 struct vol_create {

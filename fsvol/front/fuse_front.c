@@ -5,7 +5,7 @@
  *   MNT/diskstats   /proc/diskstats lines   MNT/status       mdstat-like
  *   MNT/ctl         control commands; opened read-write, a read after a
  *                   refused write returns the reason (fsvol ctl shows it)
- *   MNT/metrics     Prometheus text format
+ *   MNT/metrics     Prometheus text format  MNT/status.json  status, as JSON
  *   MNT/trace, MNT/trace.json   live trace while open: text like blkparse, or JSON lines
  *
  * Text files are rendered once when opened (like procfs' seq files), so a
@@ -34,7 +34,7 @@
 #define FF_IDLE_THREADS 4
 #define FF_MAX_BACKGROUND 4096 /* async direct I/O requests the kernel keeps in flight */
 
-enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_METRICS, INO_END };
+enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_METRICS, INO_STATUS_JSON, INO_END };
 
 static const struct ff_file {
 	const char *name;
@@ -51,6 +51,7 @@ static const struct ff_file {
 	[INO_TRACE] = { "trace", S_IFREG | 0400, -1 },
 	[INO_TRACE_JSON] = { "trace.json", S_IFREG | 0400, -1 },
 	[INO_METRICS] = { "metrics", S_IFREG | 0444, REPORT_METRICS },
+	[INO_STATUS_JSON] = { "status.json", S_IFREG | 0444, REPORT_STATUS_JSON },
 };
 
 /* An open text or trace file. fi->fh holds its id, not a pointer: the

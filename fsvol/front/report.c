@@ -74,6 +74,8 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 		return -ENOMEM;
 	if (kind == REPORT_STATUS) {
 		vol_status(v, f);
+	} else if (kind == REPORT_STATUS_JSON) {
+		vol_status_json(v, f);
 	} else {
 		/* read before the snapshots: a reset racing with them can only
 		 * make the covered time look longer, never negative */

@@ -7,7 +7,7 @@
 #include "fsvol/core/volume.h"
 #include "stats/stats.h"
 
-enum report_kind { REPORT_TABLE, REPORT_JSON, REPORT_DISKSTATS, REPORT_STATUS, REPORT_METRICS };
+enum report_kind { REPORT_TABLE, REPORT_JSON, REPORT_DISKSTATS, REPORT_STATUS, REPORT_METRICS, REPORT_STATUS_JSON };
 
 /* Render into a malloc'd buffer (*out, *len). 0 or -errno. */
 int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len);
