@@ -45,7 +45,7 @@ struct vol_bitmap {
 	int running, stop, need_write;
 	struct eng_req *waiters;
 	int partial;                          /* slot + 1 of a re-add's partial recovery */
-	uint64_t writes;                      /* bitmap block writes (per member) */
+	atomic_uint_fast64_t writes;          /* bitmap block writes (per member) */
 };
 
 static void *alloc_img(uint64_t bytes)
@@ -131,36 +131,54 @@ static int host_error(int r)
 	return r == -ENOSPC || r == -EDQUOT || r == -EAGAIN || r == -ENOMEM;
 }
 
+/* The target members, held: each one's pending count keeps vol_remove from
+ * closing it while the bitmap thread writes (no state lock across I/O, so a
+ * member failing meanwhile never waits for a bitmap write). */
+static unsigned bm_hold(struct vol *v, struct member **ms, unsigned *slots)
+{
+	unsigned n = 0;
+	pthread_mutex_lock(&v->state_lock);
+	for (unsigned i = 0; i < v->geom.members; i++)
+		if (bm_target(v, i)) {
+			atomic_fetch_add(&v->slot[i]->pending, 1);
+			ms[n] = v->slot[i];
+			slots[n++] = i;
+		}
+	pthread_mutex_unlock(&v->state_lock);
+	return n;
+}
+
 /* Write the blocks of snap that differ from ondisk to every target member,
- * then flush them. Bitmap lock NOT held. Each member's result in res[]. */
+ * then flush them. Bitmap lock NOT held. Each member's result in res[slot]. */
 static void bm_write(struct vol *v, struct vol_bitmap *b, int *res)
 {
-	pthread_mutex_lock(&v->state_lock);
-	for (unsigned i = 0; i < v->geom.members; i++) {
-		if (!bm_target(v, i))
-			continue;
-		struct member *m = v->slot[i];
+	struct member *ms[SB_MAX_SLOTS];
+	unsigned slots[SB_MAX_SLOTS], n = bm_hold(v, ms, slots);
+	for (unsigned k = 0; k < n; k++) {
+		struct member *m = ms[k];
 		int r = 0, wrote = 0;
 		for (uint64_t o = 0; o < b->bytes && !r; o += BITMAP_BLOCK)
 			if (memcmp(b->snap + o, b->ondisk + o, BITMAP_BLOCK)) {
 				r = member_pwrite(m, b->snap + o, BITMAP_BLOCK, b->offset + o);
 				wrote = 1;
-				b->writes++;
+				atomic_fetch_add(&b->writes, 1);
 			}
 		if (!r && wrote && (m->caps & MEMBER_CAN_FLUSH))
 			r = member_flush(m);
-		res[i] = r;
+		res[slots[k]] = r;
+		atomic_fetch_sub(&m->pending, 1);
 	}
-	pthread_mutex_unlock(&v->state_lock);
 }
 
 static void bm_flush_members(struct vol *v)
 {
-	pthread_mutex_lock(&v->state_lock);
-	for (unsigned i = 0; i < v->geom.members; i++)
-		if (bm_target(v, i) && (v->slot[i]->caps & MEMBER_CAN_FLUSH))
-			member_flush(v->slot[i]); /* an error shows on the next write */
-	pthread_mutex_unlock(&v->state_lock);
+	struct member *ms[SB_MAX_SLOTS];
+	unsigned slots[SB_MAX_SLOTS], n = bm_hold(v, ms, slots);
+	for (unsigned k = 0; k < n; k++) {
+		if (ms[k]->caps & MEMBER_CAN_FLUSH)
+			member_flush(ms[k]); /* an error shows on the next write */
+		atomic_fetch_sub(&ms[k]->pending, 1);
+	}
 }
 
 static int may_clear(const struct vol *v)
@@ -436,7 +454,7 @@ void vol_bitmap_counts(struct vol *v, uint64_t *regions, uint64_t *dirty, uint64
 	pthread_mutex_lock(&b->lock);
 	*regions = b->nbits;
 	*dirty = bitmap_count(b->want, b->nbits);
-	*writes = b->writes;
+	*writes = atomic_load(&b->writes);
 	pthread_mutex_unlock(&b->lock);
 }
 
