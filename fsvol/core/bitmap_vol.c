@@ -46,6 +46,7 @@ struct vol_bitmap {
 	struct eng_req *waiters;
 	int partial;                          /* slot + 1 of a re-add's partial recovery */
 	atomic_uint_fast64_t writes;          /* bitmap block writes (per member) */
+	struct member *whole[SB_MAX_SLOTS];   /* the member each slot last got the whole image on */
 };
 
 static void *alloc_img(uint64_t bytes)
@@ -156,9 +157,11 @@ static void bm_write(struct vol *v, struct vol_bitmap *b, int *res)
 	unsigned slots[SB_MAX_SLOTS], n = bm_hold(v, ms, slots);
 	for (unsigned k = 0; k < n; k++) {
 		struct member *m = ms[k];
-		int r = 0, wrote = 0;
+		/* a member new to its slot (the first write of this mount, a re-add,
+		 * a spare taking over) gets every block: its own image may be stale */
+		int r = 0, wrote = 0, whole = b->whole[slots[k]] != m;
 		for (uint64_t o = 0; o < b->bytes && !r; o += BITMAP_BLOCK)
-			if (memcmp(b->snap + o, b->ondisk + o, BITMAP_BLOCK)) {
+			if (whole || memcmp(b->snap + o, b->ondisk + o, BITMAP_BLOCK)) {
 				r = member_pwrite(m, b->snap + o, BITMAP_BLOCK, b->offset + o);
 				wrote = 1;
 				atomic_fetch_add(&b->writes, 1);
@@ -166,6 +169,8 @@ static void bm_write(struct vol *v, struct vol_bitmap *b, int *res)
 		if (!r && wrote && (m->caps & MEMBER_CAN_FLUSH))
 			r = member_flush(m);
 		res[slots[k]] = r;
+		if (!r)
+			b->whole[slots[k]] = m;
 		atomic_fetch_sub(&m->pending, 1);
 	}
 }
