@@ -110,3 +110,34 @@ readd raid1 2 internal
 readd raid5 4 internal
 readd raid6 5 internal
 readd raid1 2 none
+
+# --- re-add while writes go on: fio's checksummed writes run through the fail,
+# the re-add and its partial recovery (writers setting bits race the recovery
+# skipping clean regions); then the re-added member must serve every byte
+if command -v fio >/dev/null; then
+	d=$T/live
+	mkdir -p "$d"
+	"$FSVOL" create -l raid5 -c 64K -s 32M --bitmap-chunk 256K "$d"/m{0,1,2,3} >/dev/null
+	fsvol_mount "$d/mnt" "$d"/m{0,1,2,3}
+	fio_job() {
+		fio --name=w --filename="$d/mnt/volume" --rw=randwrite --bsrange=4k-64k --direct=1 \
+			--ioengine=io_uring --iodepth=8 --size=24M --verify=crc32c --verify_state_save=0 \
+			--randseed=36 "$@"
+	}
+	fio_job --do_verify=0 --rate=4m --output="$d/w.out" & # ~6 s of writes
+	fio_pid=$!
+	track_pid "$fio_pid"
+	sleep 1
+	"$FSVOL" fail "$d/mnt" 3
+	sleep 1
+	_alive "$fio_pid" || fail "fio ended before the re-add: nothing raced the recovery"
+	"$FSVOL" re-add "$d/mnt" "$d/m3" || fail "live re-add"
+	wait "$fio_pid" || fail "fio saw errors during the fail and re-add: $(tail -5 "$d/w.out")"
+	wait_recovered "$d/mnt"
+	grep -q "$d/m3 active" "$d/mnt/status" || fail "m3 not active after the live re-add: $(cat "$d/mnt/status")"
+	grep "recovery of member 3 ($d/m3) starts" "$DAEMON_LOG" | tail -1 | grep -q "dirty regions only" ||
+		fail "the live re-add was not a bitmap recovery"
+	"$FSVOL" fail "$d/mnt" 0
+	fio_job --verify_only --output="$d/v.out" || fail "verify failed with the re-added member serving: $(tail -5 "$d/v.out")"
+	fsvol_umount "$d/mnt"
+fi
