@@ -49,6 +49,7 @@ NBD_PLUGIN := $(BUILD)/lib/fsvol/fsvol-nbdkit.so
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
 	test_bench \
+	test_bitmap \
 	test_ctl \
 	test_engine \
 	test_http \
@@ -91,6 +92,8 @@ INTEGRATION_TESTS := \
 	tests/integration/31-crash.sh \
 	tests/integration/32-nbd-export.sh \
 	tests/integration/33-dashboard.sh \
+	tests/integration/36-bitmap.sh \
+	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh
 
 BINS := $(BUILD)/bin/fsvol

@@ -23,6 +23,10 @@ static const struct cmd_opt create_opts[] = {
 	{ "assume-clean", 0, NULL, "do not zero the data areas (parity/copies may not match)" },
 	{ "prealloc", 0, NULL, "allocate the data areas of member files now (fallocate), so writes never meet "
 	  "a full host filesystem; refused when it lacks the space" },
+	{ "bitmap", 0, "internal|none", "write-intent bitmap (default internal on redundant levels, as md)", 0,
+	  "internal none" },
+	{ "bitmap-chunk", 0, "SIZE", "data per bitmap bit, a power of two >= 4K (default 64M, larger when the "
+	  "bitmap would not fit below the data offset)" },
 	{ 0 },
 };
 
@@ -76,6 +80,20 @@ static int create_opt(int i, const char *arg, void *ctx)
 	case 7: a->vc.force = 1; return 0;
 	case 8: a->vc.assume_clean = 1; return 0;
 	case 9: a->vc.prealloc = 1; return 0;
+	case 10:
+		if (!strcmp(arg, "none"))
+			a->vc.bitmap = -1;
+		else if (!strcmp(arg, "internal"))
+			a->vc.bitmap = 1;
+		else
+			return cmd_err(&cmd_create, "--bitmap %s: give internal or none", arg), -1;
+		return 0;
+	case 11:
+		if (cmd_size(&cmd_create, "--bitmap-chunk", arg, &a->vc.bitmap_chunk))
+			return -1;
+		if (!a->vc.bitmap_chunk)
+			return cmd_err(&cmd_create, "--bitmap-chunk %s: must be a power of two of at least 4K", arg), -1;
+		return 0;
 	}
 	return -1;
 }
@@ -129,6 +147,8 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		a.vc.geom.chunk = 512 << 10;
 	if (first >= argc)
 		return cmd_uerr(c, "no members given");
+	if (a.vc.bitmap < 0 && a.vc.bitmap_chunk)
+		return cmd_uerr(c, "--bitmap-chunk with --bitmap none: choose one");
 	unsigned n = (unsigned)(argc - first);
 	a.vc.warn = warn;
 	a.vc.warnlen = sizeof(warn);

@@ -23,12 +23,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
 #include "stats/stats.h"
 
 enum {
 	ST_START,       /* next segment, or finish */
 	ST_LOCK,        /* taking the segment's locks */
+	ST_BITMAP,      /* a write waits for its write-intent bits to be durable */
 	ST_EDGES,       /* an unaligned write's edge blocks are being read */
 	ST_FAMILY,      /* ask the family for the next batch */
 	ST_WAIT,        /* a batch is in flight */
@@ -636,6 +638,15 @@ static void eng_step(struct eng_req *rq)
 		case ST_LOCK:
 			if (rq->lk.want && !eng_locks_take(v->eng->locks, rq))
 				return; /* queued on a bucket: its release kicks us */
+			rq->state = ST_BITMAP;
+			if (rq->kind == ENG_K_WRITE && !vol_bitmap_begin(v, rq->seg_off, rq->seg_len, rq))
+				return; /* its bits are being written: the bitmap thread kicks us */
+			break;
+		case ST_BITMAP:
+			if (rq->res) { /* the bitmap could not be written (the host's errno) */
+				rq->state = ST_SEG_END;
+				break;
+			}
 			if (rq->kind == ENG_K_WRITE && rq->seg_buf != rq->buf + rq->progress) {
 				rq->state = ST_EDGES;
 				if ((r = edges_issue(rq)) == 0)
@@ -682,6 +693,8 @@ static void eng_step(struct eng_req *rq)
 			 * lock drops, so no write can slip past the target meanwhile */
 			if (rq->kind == ENG_K_REBUILD && !rq->res)
 				atomic_store_explicit(&v->rebuild_pos, rq->seg_off + rq->seg_len, memory_order_release);
+			if (rq->kind == ENG_K_WRITE)
+				vol_bitmap_end(v, rq->seg_off, rq->seg_len);
 			if (rq->lk.want)
 				eng_locks_drop(v->eng->locks, rq);
 			if (!rq->res && rq->kind == ENG_K_READ && rq->seg_buf != rq->buf + rq->progress)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
@@ -311,8 +312,11 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 		pthread_mutex_unlock(&v->state_lock);
 		return r;
 	}
-	/* no write-intent bitmap to say what changed while it was away: the
-	 * whole member is rebuilt (mdadm --add; with a bitmap md catches up) */
+	/* with a write-intent bitmap only the regions written while it was away
+	 * are rebuilt (bits are never cleared while degraded, as md); without
+	 * one, the whole member (mdadm --add) */
+	if (v->bitmap)
+		vol_bitmap_partial(v, (int)k);
 	v->slot[k] = m;
 	m->slot = (int)k;
 	v->sb.slots[k].state = SB_REBUILDING;
@@ -322,7 +326,8 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 	v->sb.events++;
 	vol_write_sbs(v);
 	pthread_mutex_unlock(&v->state_lock);
-	fsvol_log(LOG_NOTICE, "%s re-added as member %u: recovery starts", path, k);
+	fsvol_log(LOG_NOTICE, "%s re-added as member %u: recovery starts%s", path, k,
+		v->bitmap ? " (the bitmap's dirty regions)" : "");
 	vol_recovery_kick(v);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
@@ -50,13 +51,20 @@ static int sync_preempted(struct vol *v, int recovery)
 
 static int run_check(struct vol *v, const char *what)
 {
-	uint64_t bad = 0, skipped = 0, t0 = stats_now();
+	uint64_t bad = 0, skipped = 0, clean = 0, t0 = stats_now();
 	int repair = strcmp(what, "check") != 0, r = 0;
+	/* after an unclean shutdown only the regions the bitmap marks can differ */
+	int by_bitmap = !strcmp(what, "resync") && v->bitmap;
 	for (uint64_t u = 0; u < v->sync_total && !sync_preempted(v, 0); u++) {
 		uint64_t off, len;
+		engine_unit_range(v, u, &off, &len);
+		if (by_bitmap && !vol_bitmap_dirty(v, off, len)) {
+			clean++;
+			atomic_store(&v->sync_pos, u + 1);
+			continue;
+		}
 		if ((r = engine_resync(v, u, repair, &bad, &skipped)) < 0)
 			break;
-		engine_unit_range(v, u, &off, &len);
 		atomic_store(&v->sync_bad, bad);
 		atomic_store(&v->sync_skipped, skipped);
 		atomic_store(&v->sync_pos, u + 1);
@@ -70,6 +78,9 @@ static int run_check(struct vol *v, const char *what)
 		done ? "done" : "stopped", (unsigned long long)atomic_load(&v->sync_pos),
 		(unsigned long long)v->sync_total, (unsigned long long)bad, repair && bad ? " repaired" : "",
 		(unsigned long long)skipped);
+	if (by_bitmap)
+		fsvol_log(LOG_NOTICE, "%s: %llu units clean by the write-intent bitmap, not read", what,
+			(unsigned long long)clean);
 	return done;
 }
 
@@ -94,14 +105,22 @@ static int run_recovery(struct vol *v)
 	while (u < v->sync_total && (engine_unit_range(v, u, &off, &len), off + len <= pos))
 		u++;
 	atomic_store(&v->sync_pos, u);
-	uint64_t start_bytes = off < pos ? off : pos;
-	fsvol_log(LOG_NOTICE, "recovery of member %d (%s) %s at %llu of %llu units", slot,
+	uint64_t start_bytes = off < pos ? off : pos, clean = 0;
+	/* a re-added member catches up only the regions written while it was away */
+	int partial = vol_bitmap_take_partial(v, slot);
+	fsvol_log(LOG_NOTICE, "recovery of member %d (%s) %s at %llu of %llu units%s", slot,
 		v->slot[slot] ? v->slot[slot]->path : "?", u ? "resumes" : "starts", (unsigned long long)u,
-		(unsigned long long)v->sync_total);
+		(unsigned long long)v->sync_total, partial ? ", dirty regions only (bitmap)" : "");
 	for (; u < v->sync_total && !atomic_load(&v->sync_stop); u++) {
 		if (atomic_load(&v->rebuild_slot) != slot) {
 			r = -EIO; /* the target failed meanwhile */
 			break;
+		}
+		engine_unit_range(v, u, &off, &len);
+		if (partial && vol_bitmap_skip(v, slot, off, len)) {
+			clean++;
+			atomic_store(&v->sync_pos, u + 1);
+			continue;
 		}
 		if ((r = engine_rebuild(v, u)) < 0)
 			break;
@@ -122,6 +141,9 @@ static int run_recovery(struct vol *v)
 	fsvol_log(LOG_NOTICE, "recovery of member %d %s: %llu of %llu units%s%s", slot, done ? "done" : "stopped",
 		(unsigned long long)atomic_load(&v->sync_pos), (unsigned long long)v->sync_total,
 		r ? ": " : "", r ? strerror(-r) : "");
+	if (partial)
+		fsvol_log(LOG_NOTICE, "recovery of member %d: %llu units clean by the write-intent bitmap, not copied",
+			slot, (unsigned long long)clean);
 	return done;
 }
 

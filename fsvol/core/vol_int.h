@@ -6,6 +6,7 @@
 #include "fsvol/core/volume.h"
 
 struct eng_state;
+struct vol_bitmap;
 struct emul;
 struct stats_dev;
 struct stats_trace;
@@ -56,6 +57,7 @@ struct vol {
 	 * counts as failed. -1: none. */
 	atomic_int rebuild_slot;
 	atomic_uint_fast64_t rebuild_pos;
+	struct vol_bitmap *bitmap;      /* write-intent bitmap (core/bitmap_vol.c), NULL: none */
 };
 
 #endif

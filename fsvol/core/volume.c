@@ -15,6 +15,8 @@
 #include "fsvol/util/size.h"
 #include "fsvol/model/spindle.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/bitmap_vol.h"
+#include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
 static void *aligned_block(void)
@@ -192,6 +194,7 @@ void vol_status(struct vol *v, FILE *f)
 		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us\n",
 			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000);
 	}
+	vol_bitmap_status(v, f);
 	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
@@ -217,6 +220,7 @@ static void vol_free(struct vol *v)
 	if (!v)
 		return;
 	emul_destroy(v->emul);
+	vol_bitmap_free(v);
 	engine_fini(v);
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
@@ -243,7 +247,7 @@ int vol_start(struct vol *v)
 	v->started = 1;
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
-	int r = 0;
+	int r = vol_bitmap_start(v);
 	/* Not shut down cleanly: a write may have reached some members and not
 	 * others. Bring the redundancy back in line, in the background (md). */
 	if (!r && v->was_dirty && !v->opts.readonly && engine_resync_units(v))
@@ -359,6 +363,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		r = -EINVAL;
 		goto fail;
 	}
+	if ((r = vol_bitmap_open(v, err, errlen)))
+		goto fail;
 	/* Counters exist at every level so the level can change at run time. */
 	atomic_store(&v->stats_level, opts->stats);
 	if (!(v->vstats = stats_dev_create())) {
@@ -412,6 +418,7 @@ void vol_close(struct vol *v)
 	engine_drain(v);
 	if (!v->opts.readonly) {
 		engine_flush(v);
+		vol_bitmap_close(v);
 		pthread_mutex_lock(&v->state_lock);
 		/* an interrupted resync stays owed: the next assembly starts it again */
 		v->sb.clean = !v->was_dirty;
@@ -564,6 +571,29 @@ static int create_file(struct member *m, const char *path, const struct create_p
 	return 0;
 }
 
+/* The write-intent bitmap's place and chunk (fsvol create --bitmap,
+ * --bitmap-chunk): right after the superblock, up to the data. */
+static int create_bitmap(const struct vol_create *c, const struct layout_geom *g, uint64_t doff, struct sb *s,
+			 char *err, size_t errlen)
+{
+	int redundant = layout_copies(g) > 1 || layout_parity_count(g) > 0;
+	uint64_t area = doff - SB_SIZE;
+	if (c->bitmap < 0 || (c->bitmap == 0 && !c->bitmap_chunk && (!redundant || area < BITMAP_BLOCK)))
+		return 0; /* none asked, or (by default) nothing it could serve or no room */
+	if (!redundant) {
+		snprintf(err, errlen, "%s has no redundancy: a write-intent bitmap would serve nothing "
+			 "(use --bitmap none)", layout_level_name(g->level));
+		return -EINVAL;
+	}
+	uint64_t chunk = c->bitmap_chunk ? c->bitmap_chunk : bitmap_default_chunk(g->capacity, area);
+	int r = bitmap_check(g->capacity, chunk, area, err, errlen);
+	if (r)
+		return r;
+	s->bitmap_offset = SB_SIZE;
+	s->bitmap_chunk = chunk;
+	return 0;
+}
+
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen)
 {
 	struct layout_geom g = c->geom;
@@ -647,6 +677,8 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.volume_size = g.capacity;
 	s.events = 1;
 	s.clean = 1;
+	if ((r = create_bitmap(c, &g, doff, &s, err, errlen)))
+		goto out;
 	if (c->name)
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
 	else
@@ -667,6 +699,12 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		if (c->prealloc && ms[i].ops->alloc && (r = ms[i].ops->alloc(&ms[i], doff, used))) {
 			snprintf(err, errlen, "%s: cannot preallocate the data area (%llu bytes): %s", paths[i],
 				 (unsigned long long)used, strerror(-r));
+			goto out;
+		}
+		/* a stale bitmap from an earlier life must not survive */
+		if (s.bitmap_offset && pr[i].exists &&
+		    (r = ms[i].ops->zero(&ms[i], s.bitmap_offset, doff - s.bitmap_offset))) {
+			snprintf(err, errlen, "%s: cannot zero the bitmap area: %s", paths[i], strerror(-r));
 			goto out;
 		}
 		s.index = i;

@@ -127,6 +127,8 @@ const char *vol_slot_state(const struct vol *v, unsigned slot);
 int vol_read_sb(struct member *m, struct sb_candidate *c);
 /* Render MNT/status (mdstat-like) into f. */
 void vol_status(struct vol *v, FILE *f);
+/* Render MNT/status.json (docs/status.schema.json) into f. */
+void vol_status_json(struct vol *v, FILE *f);
 
 /* create: write fresh superblocks on members (see fsvol create). */
 struct vol_create {
@@ -140,6 +142,8 @@ struct vol_create {
 	int prealloc;                  /* allocate the data areas of member files */
 	char *warn;                    /* if set: a warning for the caller to print */
 	size_t warnlen;
+	int bitmap;                    /* -1 none, 0 default (internal when redundant), 1 internal */
+	uint64_t bitmap_chunk;         /* 0: md's default (bitmap_default_chunk) */
 };
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
 

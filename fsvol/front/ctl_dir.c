@@ -34,6 +34,7 @@ static const struct {
 	{ "stats.json", REPORT_JSON },
 	{ "diskstats", REPORT_DISKSTATS },
 	{ "status", REPORT_STATUS },
+	{ "status.json", REPORT_STATUS_JSON },
 };
 
 static int ctl_dir_write_file(struct ctl_dir *c, const char *name, enum report_kind kind)

@@ -5,7 +5,7 @@
  *   MNT/diskstats   /proc/diskstats lines   MNT/status       mdstat-like
  *   MNT/ctl         control commands; opened read-write, a read after a
  *                   refused write returns the reason (fsvol ctl shows it)
- *   MNT/metrics     Prometheus text format
+ *   MNT/metrics     Prometheus text format  MNT/status.json  status, as JSON
  *   MNT/trace, MNT/trace.json   live trace while open: text like blkparse, or JSON lines
  *
  * Text files are rendered once when opened (like procfs' seq files), so a

@@ -68,40 +68,6 @@ static void md_state(struct vol *v, struct stats_prom_md *md)
 	}
 }
 
-/* status.json: what MNT/status says, as JSON (docs/status.schema.json). */
-static void status_json(struct vol *v, FILE *f)
-{
-	const struct layout_geom *g = vol_geom(v);
-	uint64_t failed = vol_failed_mask(v);
-	struct vol_sync_info si;
-	char name[SB_NAME_MAX + 1];
-	vol_sync_info(v, &si);
-	sb_volume_name(vol_sb(v), name);
-	fputs("{\"name\":", f);
-	stats_json_string(f, name);
-	fprintf(f, ",\"level\":\"%s\",\"layout\":\"%s\",\"chunk\":%llu,\"capacity\":%llu,\"members\":%u,"
-		"\"state\":\"%s\",\"events\":%llu,\n\"slots\":[", layout_level_name(g->level), layout_alg_name(g),
-		(unsigned long long)g->chunk, (unsigned long long)g->capacity, g->members,
-		!failed ? "active" : layout_survives(g, failed) ? "degraded" : "failed",
-		(unsigned long long)vol_sb(v)->events);
-	for (unsigned i = 0; i < vol_nslots(v); i++) {
-		struct member *m = vol_member(v, i);
-		const char *st = vol_slot_state(v, i);
-		fprintf(f, "%s{\"slot\":%u,\"path\":", i ? ",\n" : "\n", i);
-		stats_json_string(f, m ? m->path : NULL);
-		/* md's words: a failed member is "faulty" */
-		fprintf(f, ",\"state\":\"%s\"}", !strcmp(st, "failed") ? "faulty" : st);
-	}
-	fputs("],\n\"sync_what\":", f);
-	stats_json_string(f, si.what);
-	fprintf(f, ",\"sync_running\":%s,\"sync_pos\":%llu,\"sync_total\":%llu,\"sync_unit\":\"%s\","
-		"\"mismatches\":%llu,\"skipped\":%llu,\"speed_kibs\":%.0f,\"eta_s\":%.1f,"
-		"\"rebuild_slot\":%d,\"rebuild_pos\":%llu,\"pid\":%d}\n", si.running ? "true" : "false",
-		(unsigned long long)si.pos, (unsigned long long)si.total, layout_is_parity(g) ? "stripes" : "chunks",
-		(unsigned long long)si.mismatches, (unsigned long long)si.skipped, si.speed_kibs, si.eta_s,
-		si.rebuild_slot, (unsigned long long)si.rebuild_pos, (int)getpid());
-}
-
 /* layout.json: the first rows of the layout grid (as fsvol layout draws it,
  * from layout_unmap), each cell [role, chunk, copy]: role "D", "P", "Q" or
  * "-" (member space holding nothing), chunk the logical chunk number of a D. */
@@ -142,7 +108,7 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 	if (kind == REPORT_STATUS) {
 		vol_status(v, f);
 	} else if (kind == REPORT_STATUS_JSON) {
-		status_json(v, f);
+		vol_status_json(v, f);
 	} else if (kind == REPORT_LAYOUT_JSON) {
 		layout_json(v, f);
 	} else {

@@ -17,7 +17,7 @@ import json, sys, jsonschema
 s = json.load(open(sys.argv[2]))
 jsonschema.validate(s, json.load(open(sys.argv[1])))
 assert s["state"] == sys.argv[3], s["state"]
-assert sys.argv[4] in [x["state"] for x in s["slots"]], s["slots"]
+assert sys.argv[4] in [x["state"] for x in s["members"]], s["members"]
 PY
 }
 wait_writes() { # MNT N: until the volume has seen N writes (the workload is under way)
@@ -56,7 +56,7 @@ run() {
 	local fio_pid=$!
 	track_pid "$fio_pid"
 	wait_writes "$d/mnt" 200
-	valid_status "$d/mnt" active active
+	valid_status "$d/mnt" healthy active
 	"$FSVOL" fail "$d/mnt" "$first" || fail "$level: fsvol fail $first"
 	valid_status "$d/mnt" degraded faulty
 	"$FSVOL" detail --test "$d/mnt" >/dev/null && fail "$level: detail --test says healthy while degraded"
@@ -96,8 +96,8 @@ kill "$tpid" 2>/dev/null
 wait "$tpid" 2>/dev/null || true
 grep -q '"why":"rebuild"' "$d/trace.json" || fail "the trace shows no member I/O labelled rebuild"
 grep -q "recovery = " "$d/mnt/status" || fail "status shows no progress line during a throttled rebuild: $(cat "$d/mnt/status")"
-valid_status "$d/mnt" degraded rebuilding
-jq -e '.sync_what == "recovery" and .sync_running and .rebuild_slot == 1 and .speed_kibs > 0 and .eta_s > 0' \
+valid_status "$d/mnt" rebuilding rebuilding
+jq -e '.sync.action == "recovery" and .sync.state == "running" and .members[1].state == "rebuilding" and .sync.speed_kib_s > 0 and .sync.eta_s > 0' \
 	"$d/mnt/status.json" >/dev/null || fail "status.json during a rebuild: $(cat "$d/mnt/status.json")"
 echo "sync_speed_max 200000" >"$d/mnt/ctl"
 wait_recovered "$d/mnt"

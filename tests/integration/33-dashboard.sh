@@ -85,13 +85,13 @@ if stats["volume"]["name"] != name or len(stats["members"]) != 6:
     bad.append(f"/stats.json: volume {stats['volume']['name']}, {len(stats['members'])} members")
 if stats["volume"]["reads"] + stats["volume"]["writes"] == 0:
     bad.append("/stats.json: no I/O counted under load")
-if status["name"] != name or status["level"] != "raid5" or status["state"] != "active" or status["members"] != 5:
+if status["name"] != name or status["level"] != "raid5" or status["state"] != "healthy" or status["raid_members"] != 5:
     bad.append(f"/status.json: {status}")
-if [s["state"] for s in status["slots"]] != ["active"] * 5 + ["spare"]:
-    bad.append(f"/status.json slot states: {status['slots']}")
-if [s["path"] for s in status["slots"]] != [m["path"] for m in stats["members"]]:
+if [s["state"] for s in status["members"]] != ["active"] * 5 + ["spare"]:
+    bad.append(f"/status.json member states: {status['members']}")
+if [s["path"] for s in status["members"]] != [m["path"] for m in stats["members"]]:
     bad.append("/status.json and /stats.json name different member paths")
-if status["sync_what"] is not None or status["rebuild_slot"] != -1:
+if status["sync"] is not None or any(m["rebuild_pos"] is not None for m in status["members"]):
     bad.append(f"/status.json: a sync or rebuild on a clean volume: {status}")
 if (layout["members"], layout["chunk"], layout["data_members"], layout["parity"]) != (5, 65536, 4, 1):
     bad.append(f"/layout.json geometry: {layout}")

@@ -1,0 +1,110 @@
+/* vol_status_json: MNT/status.json, the machine-readable MNT/status (the
+ * schema: docs/status.schema.json). Read as MNT/status reads the volume:
+ * without the state lock, a snapshot that may be a moment old. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/vol_int.h"
+#include "stats/stats.h"
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* md's words for a member (mdadm --detail, sysfs state): faulty, not failed */
+static const char *member_word(const struct vol *v, unsigned i)
+{
+	const char *s = vol_slot_state(v, i);
+	if (!strcmp(s, "failed"))
+		return "faulty";
+	if (!strcmp(s, "empty"))
+		return "removed";
+	return s;
+}
+
+void vol_status_json(struct vol *v, FILE *f)
+{
+	const struct layout_geom *g = &v->geom;
+	uint64_t failed = atomic_load(&v->failed);
+	int rebuilding = atomic_load(&v->rebuild_slot);
+	char uuid[37], name[SB_NAME_MAX + 1];
+	sb_uuid_format(v->sb.volume_uuid, uuid);
+	sb_volume_name(&v->sb, name);
+	const char *state = !failed ? "healthy" : !layout_survives(g, failed) ? "failed"
+			    : rebuilding >= 0 && v->sync_running && !strcmp(v->sync_what, "recovery") ? "rebuilding"
+			    : "degraded";
+	fputs("{\"name\":", f);
+	json_str(f, name);
+	fprintf(f, ",\"uuid\":\"%s\",\"level\":\"%s\",\"layout\":", uuid, layout_level_name(g->level));
+	if (layout_alg_name(g)[0])
+		json_str(f, layout_alg_name(g));
+	else
+		fputs("null", f);
+	fprintf(f, ",\"chunk\":%llu,\"raid_members\":%u,\"capacity\":%llu,\"events\":%llu,\"state\":\"%s\"",
+		(unsigned long long)g->chunk, g->members, (unsigned long long)g->capacity,
+		(unsigned long long)v->sb.events, state);
+	unsigned active = 0;
+	for (unsigned i = 0; i < g->members; i++)
+		active += !(failed & (1ull << i));
+	fprintf(f, ",\"active_members\":%u,\"members\":[", active);
+	for (unsigned i = 0; i < v->nslots; i++) {
+		fprintf(f, "%s{\"slot\":%u,\"role\":", i ? "," : "", i);
+		if (i < g->members)
+			fprintf(f, "%u", i);
+		else
+			fputs("null", f);
+		fputs(",\"path\":", f);
+		if (v->slot[i])
+			json_str(f, v->slot[i]->path);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"state\":\"%s\",\"rebuild_pos\":", member_word(v, i));
+		if ((int)i == rebuilding)
+			fprintf(f, "%llu", (unsigned long long)atomic_load(&v->rebuild_pos));
+		else
+			fputs("null", f);
+		fputc('}', f);
+	}
+	fputs("],\"sync\":", f);
+	if (!v->sync_what) {
+		fputs("null", f);
+	} else {
+		uint64_t pos = atomic_load(&v->sync_pos), total = v->sync_total, bytes = atomic_load(&v->sync_bytes);
+		double frac = total ? (double)pos / (double)total : 1, el = (double)(stats_now() - v->sync_t0) / 1e9;
+		double kibs = v->sync_running && el > 0 ? (double)bytes / 1024 / el : 0;
+		fprintf(f, "{\"action\":\"%s\",\"state\":\"%s\",\"position\":%llu,\"total\":%llu,\"percent\":%.1f,"
+			"\"speed_kib_s\":%.0f,\"eta_s\":", v->sync_what,
+			v->sync_running ? "running" : v->sync_done ? "done" : "stopped", (unsigned long long)pos,
+			(unsigned long long)total, 100 * frac, kibs);
+		if (v->sync_running && frac > 0 && frac < 1)
+			fprintf(f, "%.1f", el * (1 - frac) / frac);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"mismatches\":%llu,\"skipped\":%llu}", (unsigned long long)atomic_load(&v->sync_bad),
+			(unsigned long long)atomic_load(&v->sync_skipped));
+	}
+	fprintf(f, ",\"mismatch_count\":%llu,\"sync_speed_min\":%u,\"sync_speed_max\":%u,\"bitmap\":",
+		(unsigned long long)atomic_load(&v->sync_bad), atomic_load(&v->sync_speed_min),
+		atomic_load(&v->sync_speed_max));
+	if (v->bitmap) {
+		uint64_t regions, dirty, writes;
+		vol_bitmap_counts(v, &regions, &dirty, &writes);
+		fprintf(f, "{\"chunk\":%llu,\"regions\":%llu,\"dirty\":%llu,\"block_writes\":%llu}",
+			(unsigned long long)v->sb.bitmap_chunk, (unsigned long long)regions, (unsigned long long)dirty,
+			(unsigned long long)writes);
+	} else {
+		fputs("null", f);
+	}
+	fputs("}\n", f);
+}
