@@ -11,6 +11,10 @@
 #include "fsvol/cli/cmd.h"
 
 static const struct cmd_opt no_opts[] = { { 0 } };
+static const struct cmd_opt replace_opts[] = {
+	{ "with", 0, "PATH", "the new member (added as a spare first); default: a spare already there" },
+	{ 0 },
+};
 static const struct cmd_opt fail_opts[] = {
 	{ "force", 0, NULL, "fail it even when the volume cannot run without it (it stops serving)" },
 	{ 0 },
@@ -92,6 +96,38 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 	}
 	return test ? state : 0;
 }
+
+static int replace_opt(int i, const char *arg, void *ctx)
+{
+	(void)i;
+	*(const char **)ctx = arg;
+	return 0;
+}
+
+/* replace: one role, onto --with PATH or a spare (md's want_replacement) */
+static int replace_run(const struct cmd *c, int argc, char **argv)
+{
+	const char *with = NULL;
+	int first, r = cmd_parse(c, argc, argv, &first, replace_opt, &with);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (argc - first != 2)
+		return cmd_uerr(c, "need a mount point and the member to replace");
+	char b1[PATH_MAX + 2], b2[PATH_MAX + 2], line[2 * PATH_MAX + 64], reason[512];
+	const char *m = member_arg(argv[first + 1], b1, sizeof(b1));
+	snprintf(line, sizeof(line), "replace %s%s%s", m, with ? " " : "", with ? member_arg(with, b2, sizeof(b2)) : "");
+	if (cmd_ctl_send(argv[first], line, reason, sizeof(reason)))
+		return cmd_err(c, "%s", reason);
+	return 0;
+}
+
+const struct cmd cmd_replace = {
+	.name = "replace",
+	.operands = "MNT MEMBER",
+	.summary = "build a new member while the old one serves, then swap them (md's replace)",
+	.opts = replace_opts,
+	.run = replace_run,
+};
 
 const struct cmd cmd_fail = {
 	.name = "fail",

@@ -27,7 +27,7 @@
 enum { ENG_DONE = 0, ENG_ISSUE = 1 };
 
 enum eng_kind { ENG_K_READ = ENGINE_READ, ENG_K_WRITE = ENGINE_WRITE, ENG_K_FLUSH = ENGINE_FLUSH, ENG_K_RESYNC,
-		ENG_K_REBUILD };
+		ENG_K_REBUILD, ENG_K_COPY /* a replacement's unit (md's want_replacement) */ };
 
 /* One contiguous run of memory for one member range (data-area offsets). */
 struct eng_piece {
@@ -103,6 +103,7 @@ struct eng_req {
 	struct iovec *iov;
 	/* resync */
 	uint64_t unit, mismatches, skipped;
+	int target, dest;        /* rebuild/copy: the role whose part is rebuilt, the slot written */
 	int repair;
 	struct eng_req *parent;  /* a child (edge reads of an unaligned write) */
 };
@@ -116,7 +117,8 @@ struct eng_family {
 	int (*read)(struct eng_req *rq);   /* ENG_ISSUE, ENG_DONE or -errno */
 	int (*write)(struct eng_req *rq);
 	int (*resync)(struct eng_req *rq);
-	int (*rebuild)(struct eng_req *rq); /* the unit's part of rebuild_slot, from redundancy */
+	int (*rebuild)(struct eng_req *rq); /* the unit's part of role rq->target, from redundancy,
+					     * written to slot rq->dest */
 	uint64_t (*resync_units)(const struct layout_geom *g);
 	void (*resync_range)(const struct layout_geom *g, uint64_t unit, uint64_t *off, uint64_t *len);
 	uint64_t (*lock_unit)(const struct layout_geom *g);

@@ -207,6 +207,11 @@ int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, 
 	rq->pieces[rq->npieces++] = (struct eng_piece){
 		.slot = slot, .op = (uint8_t)op, .why = (uint8_t)why, .off = off, .len = len, .buf = buf
 	};
+	/* a role being replaced: its replacement gets every write too, so each
+	 * unit it holds stays equal to the role once copied (md's replacement) */
+	int rs = atomic_load_explicit(&rq->v->replace_slot, memory_order_acquire);
+	if (op == MEMBER_WRITE && rs >= 0 && (unsigned)rs == slot)
+		return eng_piece(rq, (unsigned)atomic_load(&rq->v->replace_with), op, STATS_WHY_MIRROR, off, len, buf);
 	return 0;
 }
 
@@ -411,7 +416,7 @@ static int seg_begin(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
 	const struct eng_family *fam = v->eng->fam;
-	if (rq->kind == ENG_K_RESYNC || rq->kind == ENG_K_REBUILD) {
+	if (rq->kind >= ENG_K_RESYNC) {
 		fam->resync_range(&v->geom, rq->unit, &rq->seg_off, &rq->seg_len);
 		rq->seg_n = rq->seg_len;
 		eng_locks_set(&rq->lk, lock_unit(v), rq->seg_off, rq->seg_len, 1);
@@ -515,6 +520,18 @@ static int batch_settle(struct eng_req *rq)
 	}
 	if (!bad)
 		return 1;
+	int rw = atomic_load(&v->replace_with);
+	if (rw >= 0 && (bad & (1ull << rw))) {
+		/* the replacement failed: the replace ends, the role still serves */
+		vol_replace_abort(v, atomic_load(&rq->member_err));
+		bad &= ~(1ull << rw);
+		if (rq->kind == ENG_K_COPY) {
+			rq->res = -EIO;
+			return 0;
+		}
+		if (!bad)
+			return 1;
+	}
 	for (unsigned i = 0; i < v->geom.members; i++)
 		if (bad & (1ull << i))
 			vol_fail_slot(v, i, atomic_load(&rq->member_err));
@@ -539,8 +556,9 @@ static int flush_step(struct eng_req *rq)
 	int rebuilding = atomic_load(&v->rebuild_slot);
 	if (rebuilding >= 0)
 		failed &= ~(1ull << rebuilding);
-	for (unsigned i = 0; i < v->geom.members; i++)
-		if (v->slot[i] && !(failed & (1ull << i)) && (v->slot[i]->caps & MEMBER_CAN_FLUSH)) {
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && (i < v->geom.members ? !(failed & (1ull << i)) : (int)i == atomic_load(&v->replace_with)) &&
+		    (v->slot[i]->caps & MEMBER_CAN_FLUSH)) {
 			int r = eng_piece(rq, i, MEMBER_FLUSH, STATS_WHY_DATA, 0, 0, NULL);
 			if (r)
 				return r;
@@ -559,6 +577,7 @@ static int family_step(struct eng_req *rq)
 	case ENG_K_FLUSH:
 		return flush_step(rq);
 	case ENG_K_REBUILD:
+	case ENG_K_COPY:
 		return fam->rebuild(rq);
 	default:
 		return fam->resync(rq);
@@ -571,7 +590,7 @@ static void req_finish(struct eng_req *rq)
 	uint64_t now = stats_now();
 	chunk_free(rq->bounce);
 	rq->bounce = NULL;
-	int background = rq->kind == ENG_K_RESYNC || rq->kind == ENG_K_REBUILD;
+	int background = rq->kind >= ENG_K_RESYNC;
 	if (!(rq->flags & ENG_F_INTERNAL) && !background) {
 		uint64_t len = rq->kind == ENG_K_FLUSH ? 0 : rq->len;
 		if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
@@ -591,7 +610,7 @@ static void req_finish(struct eng_req *rq)
 			.seq = rq->trace_parent, .parent = 0, .t_start_ns = rq->t0, .latency_ns = now - rq->t0,
 			.offset = rq->seg_off, .length = rq->seg_len, .dev = -1,
 			.op = rq->kind == ENG_K_RESYNC && !rq->repair ? STATS_READ : STATS_WRITE,
-			.why = rq->kind == ENG_K_REBUILD ? STATS_WHY_REBUILD : STATS_WHY_DATA, .error = (int16_t)rq->res,
+			.why = rq->kind >= ENG_K_REBUILD ? STATS_WHY_REBUILD : STATS_WHY_DATA, .error = (int16_t)rq->res,
 		};
 		stats_trace_add(v->trace, &rec);
 	}
@@ -846,6 +865,8 @@ static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, uint6
 	rq->kind = kind;
 	rq->unit = unit;
 	rq->repair = repair;
+	rq->target = kind == ENG_K_COPY ? atomic_load(&v->replace_slot) : atomic_load(&v->rebuild_slot);
+	rq->dest = kind == ENG_K_COPY ? atomic_load(&v->replace_with) : rq->target;
 	rq->t0 = stats_now();
 	if (stats_trace_on(v->trace))
 		rq->trace_parent = stats_trace_id(v->trace);
@@ -877,6 +898,13 @@ int engine_rebuild(struct vol *v, uint64_t unit)
 	if (atomic_load(&v->rebuild_slot) < 0)
 		return -EINVAL;
 	return engine_unit(v, ENG_K_REBUILD, unit, 0, NULL, NULL);
+}
+
+int engine_copy(struct vol *v, uint64_t unit)
+{
+	if (atomic_load(&v->replace_slot) < 0)
+		return -EINVAL;
+	return engine_unit(v, ENG_K_COPY, unit, 0, NULL, NULL);
 }
 
 unsigned engine_active(const struct vol *v)

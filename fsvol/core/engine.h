@@ -48,6 +48,9 @@ uint64_t engine_resync_units(const struct vol *v);
  * parity stripe, a mirror chunk); the slot is in sync below the unit's end
  * from the moment it completes. 0 or -errno. */
 int engine_rebuild(struct vol *v, uint64_t unit);
+/* The same for a replacement: role replace_slot's part of the unit, rebuilt
+ * from redundancy onto the member in slot replace_with. */
+int engine_copy(struct vol *v, uint64_t unit);
 /* The logical range of a resync/rebuild unit. */
 void engine_unit_range(const struct vol *v, uint64_t unit, uint64_t *off, uint64_t *len);
 /* Requests in the engine now (the foreground, for throttling background work). */

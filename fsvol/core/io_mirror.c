@@ -212,7 +212,7 @@ static int mirror_resync(struct eng_req *rq)
 static int mirror_rebuild(struct eng_req *rq)
 {
 	const struct layout_geom *g = &rq->v->geom;
-	unsigned copies = layout_copies(g), target = (unsigned)atomic_load(&rq->v->rebuild_slot);
+	unsigned copies = layout_copies(g), target = (unsigned)rq->target;
 	uint64_t end = rq->seg_off + rq->seg_len;
 	struct layout_extent e[LAYOUT_MAX_MEMBERS];
 	for (;;) {
@@ -246,7 +246,7 @@ static int mirror_rebuild(struct eng_req *rq)
 		}
 		if (rq->phase == 1) {
 			rq->phase = 2;
-			int r = eng_piece(rq, target, MEMBER_WRITE, STATS_WHY_REBUILD, e[dst].offset, win, rq->fam_priv);
+			int r = eng_piece(rq, (unsigned)rq->dest, MEMBER_WRITE, STATS_WHY_REBUILD, e[dst].offset, win, rq->fam_priv);
 			return r ? r : ENG_ISSUE;
 		}
 		eng_scratch_free(rq);

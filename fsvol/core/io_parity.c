@@ -462,7 +462,7 @@ static int parity_rebuild(struct eng_req *rq)
 {
 	const struct layout_geom *g = &rq->v->geom;
 	unsigned nd = g->data_members, np = layout_parity_count(g), n = nd + np;
-	unsigned target = (unsigned)atomic_load(&rq->v->rebuild_slot);
+	unsigned target = (unsigned)rq->target;
 	uint64_t failed = eng_failed_at(rq, rq->seg_off) | (1ull << target);
 	uint64_t win = g->chunk < PARITY_WINDOW ? g->chunk : PARITY_WINDOW;
 	struct layout_stripe st;
@@ -513,7 +513,7 @@ static int parity_rebuild(struct eng_req *rq)
 			if (parity_recover((void *const *)b, nd, np, lost, nlost, win))
 				return -EIO;
 			rq->phase = 2;
-			int r = eng_piece(rq, target, MEMBER_WRITE, STATS_WHY_REBUILD, st.member_offset + x, win, b[tcol]);
+			int r = eng_piece(rq, (unsigned)rq->dest, MEMBER_WRITE, STATS_WHY_REBUILD, st.member_offset + x, win, b[tcol]);
 			return r ? r : ENG_ISSUE;
 		}
 		eng_scratch_free(rq);

@@ -84,6 +84,9 @@ void vol_recovery_kick(struct vol *v)
 	if (atomic_load(&v->rebuild_slot) >= 0) {
 		start = 1; /* one is pending or running already: make sure it runs */
 	} else if (k >= 0 && s >= 0 && layout_survives(&v->geom, atomic_load(&v->failed))) {
+		/* redundancy first: a replace in progress gives its spare to the recovery */
+		atomic_store(&v->replace_slot, -1);
+		atomic_store(&v->replace_with, -1);
 		take_over(v, (unsigned)k, (unsigned)s);
 		vol_write_sbs(v);
 		start = 1;
@@ -330,4 +333,99 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 		v->bitmap ? " (the bitmap's dirty regions)" : "");
 	vol_recovery_kick(v);
 	return 0;
+}
+
+/* ---- replace (md's want_replacement) ---- */
+
+int vol_replace(struct vol *v, const char *which, const char *path, char *err, size_t errlen)
+{
+	if (!redundant(v)) {
+		snprintf(err, errlen, "%s has no redundancy to build a replacement from", layout_level_name(v->geom.level));
+		return -EINVAL;
+	}
+	if (path && path[0]) {
+		int r = vol_add(v, path, err, errlen);
+		if (r)
+			return r;
+	}
+	pthread_mutex_lock(&v->state_lock);
+	int k = vol_slot_of(v, which), s = -1, r = 0;
+	if (k < 0 || (unsigned)k >= v->geom.members || strcmp(vol_slot_state(v, (unsigned)k), "active")) {
+		snprintf(err, errlen, "replace %s: expected an active member (slot below %u or its path); "
+			 "a failed one is rebuilt onto a spare by itself", which, v->geom.members);
+		r = -EINVAL;
+	} else if (atomic_load(&v->rebuild_slot) >= 0 || atomic_load(&v->replace_slot) >= 0) {
+		snprintf(err, errlen, "replace %s: a recovery or replace is running; one at a time", which);
+		r = -EBUSY;
+	} else if (path && path[0]) {
+		for (unsigned i = v->geom.members; i < v->nslots; i++)
+			if (v->slot[i] && !strcmp(v->slot[i]->path, path))
+				s = (int)i;
+	} else {
+		s = find_spare(v);
+	}
+	if (!r && s < 0) {
+		snprintf(err, errlen, "replace %s: no spare to build the replacement on (add one, or give --with PATH)", which);
+		r = -ENOENT;
+	}
+	if (!r) {
+		atomic_store(&v->replace_with, s);
+		atomic_store_explicit(&v->replace_slot, k, memory_order_release);
+		fsvol_log(LOG_NOTICE, "replace of member %d (%s) onto %s starts", k, v->slot[k]->path, v->slot[s]->path);
+	}
+	pthread_mutex_unlock(&v->state_lock);
+	if (r)
+		return r;
+	atomic_store(&v->replace_wanted, 1);
+	if (vol_sync_start(v, "replace") == -EBUSY)
+		return 0; /* the running pass gives way and goes on with the replace */
+	return 0;
+}
+
+/* End a replace without swapping (state lock held or not: atomics only, and
+ * the sb update under the lock). */
+static void replace_end(struct vol *v)
+{
+	atomic_store(&v->replace_slot, -1);
+	atomic_store(&v->replace_with, -1);
+}
+
+void vol_replace_abort(struct vol *v, int error)
+{
+	pthread_mutex_lock(&v->state_lock);
+	int s = atomic_load(&v->replace_with);
+	if (s >= 0) {
+		replace_end(v);
+		v->sb.slots[s].state = SB_FAILED;
+		v->sb.events++;
+		vol_write_sbs(v);
+		fsvol_log(LOG_ERR, "replacement %s failed: %s; replace stopped, the member it was to replace still serves",
+			  v->slot[s] ? v->slot[s]->path : "?", strerror(error < 0 ? -error : EIO));
+	}
+	pthread_mutex_unlock(&v->state_lock);
+}
+
+void vol_replace_done(struct vol *v)
+{
+	pthread_mutex_lock(&v->state_lock);
+	int k = atomic_load(&v->replace_slot), s = atomic_load(&v->replace_with);
+	if (k >= 0 && s >= 0) {
+		struct member *old = v->slot[k], *rep = v->slot[s];
+		struct sb_slot sk = v->sb.slots[k], ss = v->sb.slots[s];
+		/* the replacement takes the role; the old member becomes a spare */
+		v->slot[k] = rep;
+		rep->slot = k;
+		v->slot[s] = old;
+		old->slot = s;
+		v->sb.slots[k] = ss;
+		v->sb.slots[k].state = SB_ACTIVE;
+		v->sb.slots[k].data_size = sk.data_size;
+		v->sb.slots[s] = sk;
+		v->sb.slots[s].state = SB_SPARE;
+		replace_end(v);
+		v->sb.events++;
+		vol_write_sbs(v);
+		fsvol_log(LOG_NOTICE, "%s replaced member %d; %s is a spare now", rep->path, k, old->path);
+	}
+	pthread_mutex_unlock(&v->state_lock);
 }

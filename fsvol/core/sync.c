@@ -46,7 +46,8 @@ static void sync_throttle(struct vol *v, uint64_t t0, uint64_t bytes)
 static int sync_preempted(struct vol *v, int recovery)
 {
 	/* a recovery waiting pre-empts a check or resync (it resumes later) */
-	return atomic_load(&v->sync_stop) || (!recovery && atomic_load(&v->recovery_wanted));
+	return atomic_load(&v->sync_stop) || (!recovery && atomic_load(&v->recovery_wanted)) ||
+	       (!recovery && atomic_load(&v->replace_wanted));
 }
 
 static int run_check(struct vol *v, const char *what)
@@ -147,18 +148,61 @@ static int run_recovery(struct vol *v)
 	return done;
 }
 
+/* A replacement built while the role it replaces serves (md's want_replacement). */
+static int run_replace(struct vol *v)
+{
+	int k = atomic_load(&v->replace_slot), r = 0;
+	uint64_t t0 = stats_now(), u = 0, off = 0, len = 0;
+	if (k < 0)
+		return 1;
+	fsvol_log(LOG_NOTICE, "replace of member %d: %llu units", k, (unsigned long long)v->sync_total);
+	for (; u < v->sync_total && !sync_preempted(v, 1); u++) {
+		if (atomic_load(&v->replace_slot) != k) {
+			r = -EIO; /* the replacement failed, or the role did (a recovery follows) */
+			break;
+		}
+		if ((r = engine_copy(v, u)) < 0)
+			break;
+		engine_unit_range(v, u, &off, &len);
+		atomic_store(&v->sync_pos, u + 1);
+		atomic_store(&v->sync_bytes, off + len);
+		sync_throttle(v, t0, off + len);
+	}
+	int done = !r && u == v->sync_total;
+	if (done) {
+		vol_replace_done(v);
+	} else if (atomic_load(&v->replace_slot) == k) {
+		/* stopped (umount, a recovery first): the replacement stays a spare */
+		atomic_store(&v->replace_slot, -1);
+		atomic_store(&v->replace_with, -1);
+	}
+	fsvol_log(LOG_NOTICE, "replace of member %d %s: %llu of %llu units", k, done ? "done" : "stopped",
+		  (unsigned long long)atomic_load(&v->sync_pos), (unsigned long long)v->sync_total);
+	return done;
+}
+
 static void *sync_main(void *arg)
 {
 	struct vol *v = arg;
 	for (;;) {
-		int recovery = !strcmp(v->sync_what, "recovery");
-		int done = recovery ? run_recovery(v) : run_check(v, v->sync_what);
+		int done = !strcmp(v->sync_what, "recovery") ? run_recovery(v)
+			   : !strcmp(v->sync_what, "replace") ? run_replace(v) : run_check(v, v->sync_what);
 		pthread_mutex_lock(&v->sync_lock);
 		v->sync_done = done;
 		if (!atomic_load(&v->sync_stop) && atomic_exchange(&v->recovery_wanted, 0) &&
 		    atomic_load(&v->rebuild_slot) >= 0) {
 			/* a member failed, or one was added, while this pass ran */
 			v->sync_what = "recovery";
+			v->sync_total = engine_resync_units(v);
+			atomic_store(&v->sync_pos, 0);
+			atomic_store(&v->sync_bytes, 0);
+			v->sync_t0 = stats_now();
+			pthread_mutex_unlock(&v->sync_lock);
+			continue;
+		}
+		if (!atomic_load(&v->sync_stop) && atomic_exchange(&v->replace_wanted, 0) &&
+		    atomic_load(&v->replace_slot) >= 0) {
+			v->sync_what = "replace"; /* asked for while this pass ran */
 			v->sync_total = engine_resync_units(v);
 			atomic_store(&v->sync_pos, 0);
 			atomic_store(&v->sync_bytes, 0);
@@ -193,6 +237,8 @@ int vol_sync_start(struct vol *v, const char *what)
 		atomic_store(&v->sync_stop, 0);
 		if (!strcmp(what, "recovery"))
 			atomic_store(&v->recovery_wanted, 0);
+		if (!strcmp(what, "replace"))
+			atomic_store(&v->replace_wanted, 0);
 		v->sync_t0 = stats_now();
 		v->sync_done = 0;
 		v->sync_running = 1;

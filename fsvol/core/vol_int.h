@@ -58,6 +58,11 @@ struct vol {
 	atomic_int rebuild_slot;
 	atomic_uint_fast64_t rebuild_pos;
 	struct vol_bitmap *bitmap;      /* write-intent bitmap (core/bitmap_vol.c), NULL: none */
+	/* replace (md's want_replacement): role replace_slot is rebuilt onto the
+	 * member in spare slot replace_with while the role keeps serving; every
+	 * write to the role goes to both. -1: none. */
+	atomic_int replace_slot, replace_with;
+	atomic_int replace_wanted;      /* a replace waits for the running pass */
 };
 
 #endif

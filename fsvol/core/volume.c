@@ -112,6 +112,12 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 		if (!v->opts.readonly)
 			vol_write_sbs(v);
 	}
+	if ((int)slot == atomic_load(&v->replace_slot)) {
+		/* the role being replaced failed: its replacement (a spare) is
+		 * rebuilt instead, by the recovery the kick below starts */
+		atomic_store(&v->replace_slot, -1);
+		atomic_store(&v->replace_with, -1);
+	}
 	pthread_mutex_unlock(&v->state_lock);
 	vol_recovery_kick(v); /* a spare at hand takes over at once */
 }
@@ -208,6 +214,8 @@ static int vol_alloc(struct vol **out, const struct vol_opts *opts)
 	pthread_mutex_init(&v->state_lock, NULL);
 	pthread_mutex_init(&v->sync_lock, NULL);
 	atomic_init(&v->rebuild_slot, -1);
+	atomic_init(&v->replace_slot, -1);
+	atomic_init(&v->replace_with, -1);
 	/* md's defaults, KiB/s */
 	atomic_init(&v->sync_speed_min, 1000);
 	atomic_init(&v->sync_speed_max, 200000);

@@ -99,6 +99,14 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen);
 int vol_remove(struct vol *v, const char *which, char *err, size_t errlen);
 /* "N" or a member's path -> its slot, or -1. */
 int vol_slot_of(const struct vol *v, const char *which);
+/* Replace role M (slot or path) with PATH (added as a spare first) or with a
+ * spare: the new member is built while the old one serves, then takes the
+ * role; the old one becomes a spare. 0 or -errno with a message. */
+int vol_replace(struct vol *v, const char *which, const char *path, char *err, size_t errlen);
+/* The replacement failed (the engine saw an error on it): the replace ends. */
+void vol_replace_abort(struct vol *v, int error);
+/* The replacement holds the whole role: swap it in. */
+void vol_replace_done(struct vol *v);
 /* Called when a member failed: start recovery onto a spare if one is there. */
 void vol_recovery_kick(struct vol *v);
 /* Recovery done: the rebuilt slot becomes active. */

@@ -173,10 +173,11 @@ static const struct ctl_verb {
 	{ "sync_speed_min", REPORT_CTL_SPEED_MIN, 1, 1, "KIBS" },
 	{ "sync_speed_max", REPORT_CTL_SPEED_MAX, 1, 1, "KIBS" },
 	{ "powercut", REPORT_CTL_POWERCUT, 0, 0, "" },
+	{ "replace", REPORT_CTL_REPLACE, 1, 2, "M [PATH]" },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
-		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut"
+		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, replace M [PATH]"
 
 /* A slot number below SB_MAX_SLOTS, or REPORT_CTL_NO_INDEX. */
 static unsigned ctl_index(const char *arg)
@@ -346,6 +347,11 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 	case REPORT_CTL_REMOVE:
 		r = c.verb == REPORT_CTL_ADD ? vol_add(v, c.arg, why, sizeof(why))
 		    : c.verb == REPORT_CTL_READD ? vol_readd(v, c.arg, why, sizeof(why)) : vol_remove(v, c.arg, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case REPORT_CTL_REPLACE:
+		r = vol_replace(v, c.arg, c.arg2[0] ? c.arg2 : NULL, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;

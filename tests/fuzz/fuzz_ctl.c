@@ -22,11 +22,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(memchr(buf, 0, size) == NULL);
 		FUZZ_ASSERT(memchr(c.arg, 0, sizeof(c.arg)) != NULL);
 		FUZZ_ASSERT(memchr(c.arg2, 0, sizeof(c.arg2)) != NULL);
-		FUZZ_ASSERT(c.verb <= REPORT_CTL_POWERCUT); /* the last verb */
+		FUZZ_ASSERT(c.verb <= REPORT_CTL_REPLACE); /* the last verb */
 		if (c.verb == REPORT_CTL_FAIL || c.verb == REPORT_CTL_ERROR || c.verb == REPORT_CTL_FAULT ||
 		    c.verb == REPORT_CTL_REMOVE)
 			FUZZ_ASSERT(c.index < SB_MAX_SLOTS || c.index == REPORT_CTL_NO_INDEX);
-		if (c.verb == REPORT_CTL_MODEL || c.verb == REPORT_CTL_ADD || c.verb == REPORT_CTL_READD)
+		if (c.verb == REPORT_CTL_MODEL || c.verb == REPORT_CTL_ADD || c.verb == REPORT_CTL_READD || c.verb == REPORT_CTL_REPLACE)
 			FUZZ_ASSERT(c.arg[0] != 0);
 		if (c.verb == REPORT_CTL_FAULT)
 			FUZZ_ASSERT(c.arg2[0] != 0);

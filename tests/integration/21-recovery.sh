@@ -77,6 +77,31 @@ run raid4 4 3 0
 run raid5 4 2 0
 run raid6 5 1 "0 4"
 
+# --- replace (md's want_replacement): no failure, no window without redundancy
+replace_run() { # LEVEL N ROLE OTHER: replace ROLE under verified writes, then fail OTHER
+	local level=$1 n=$2 role=$3 other=$4 d=$T/replace-$1 members=() i
+	mkdir -p "$d"
+	for ((i = 0; i < n; i++)); do members+=("$d/m$i"); done
+	"$FSVOL" create -l "$level" -c 64K -s 24M "${members[@]}" >/dev/null
+	truncate -s 25M "$d/new"
+	fsvol_mount "$d/mnt" "${members[@]}"
+	fio_job "$d/mnt" "$d/w.out" --do_verify=0 &
+	local fio_pid=$!
+	track_pid "$fio_pid"
+	wait_writes "$d/mnt" 100
+	"$FSVOL" replace --with "$d/new" "$d/mnt" "$role" || fail "$level: fsvol replace"
+	grep -q "degraded" "$d/mnt/status" && fail "$level: degraded during a replace: $(cat "$d/mnt/status")"
+	wait "$fio_pid" || fail "$level: fio saw errors during a replace: $(tail -5 "$d/w.out")"
+	for ((i = 0; i < 1200; i++)); do grep -q "replace done" "$d/mnt/status" && break; sleep 0.05; done
+	grep -q "m$role: $d/new active" "$d/mnt/status" || fail "$level: the replacement did not take the role: $(cat "$d/mnt/status")"
+	grep -q "$d/m$role spare" "$d/mnt/status" || fail "$level: the replaced member is not a spare: $(cat "$d/mnt/status")"
+	"$FSVOL" fail "$d/mnt" "$other"
+	fio_job "$d/mnt" "$d/v.out" --verify_only || fail "$level: verify after replace + fail $other: $(tail -5 "$d/v.out")"
+	fsvol_umount "$d/mnt"
+}
+replace_run raid5 4 1 0
+replace_run raid1 2 0 1
+
 # --- rebuild traffic is counted below the mapping layer and labelled in the trace
 d=$T/trace
 mkdir -p "$d"

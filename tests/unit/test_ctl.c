@@ -61,6 +61,8 @@ static const struct {
 	{ "powercut now", 0, -EINVAL, 0, 0, NULL, "unexpected 'now'" },
 	{ "sync_speed_min 0", 0, -EINVAL, 0, 0, NULL, "expected KiB/s from 1" },
 	{ "sync_speed_min x", 0, -EINVAL, 0, 0, NULL, "sync_speed_min x" },
+	{ "replace 2 /var/tmp/s0", 0, 0, REPORT_CTL_REPLACE, 0, "2", NULL },
+	{ "replace", 0, -EINVAL, 0, 0, NULL, "replace M [PATH]: the argument is missing" },
 };
 
 START_TEST(test_parse)
