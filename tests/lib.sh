@@ -275,3 +275,26 @@ size_of() { stat -c %s "$1"; }
 cmp_at() {
 	cmp -n "$4" -i "$3:0" "$1" "$2" || fail "$1 at $3 (+$4) differs from $2"
 }
+
+# ---- waits shared by the crash tests (31-crash, 38-powercut) ----
+
+wait_resync() { # MNT: until a resync that a dirty mount started is done
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q "resync done" "$1/status" && return 0
+		grep -q "resync stopped" "$1/status" && fail "resync stopped: $(cat "$1/status")"
+		sleep 0.1
+	done
+	fail "resync did not finish: $(cat "$1/status")"
+}
+
+# wait_acked LOG N WPID: until LOG holds N acknowledged writes, the writer running
+wait_acked() {
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		[[ $(grep -c '^A' "$1" 2>/dev/null) -ge $2 ]] && return 0
+		_alive "$3" || fail "the writer stopped before $2 acknowledged writes: $(grep -c '^A' "$1")"
+		sleep 0.05
+	done
+	fail "the writer did not reach $2 acknowledged writes: $(grep -c '^A' "$1")"
+}

@@ -8,20 +8,6 @@
 #include "fsvol/core/vol_int.h"
 #include "stats/stats.h"
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 /* md's words for a member (mdadm --detail, sysfs state): faulty, not failed */
 static const char *member_word(const struct vol *v, unsigned i)
 {
@@ -45,10 +31,10 @@ void vol_status_json(struct vol *v, FILE *f)
 			    : rebuilding >= 0 && v->sync_running && !strcmp(v->sync_what, "recovery") ? "rebuilding"
 			    : "degraded";
 	fputs("{\"name\":", f);
-	json_str(f, name);
+	stats_json_string(f, name);
 	fprintf(f, ",\"uuid\":\"%s\",\"level\":\"%s\",\"layout\":", uuid, layout_level_name(g->level));
 	if (layout_alg_name(g)[0])
-		json_str(f, layout_alg_name(g));
+		stats_json_string(f, layout_alg_name(g));
 	else
 		fputs("null", f);
 	fprintf(f, ",\"chunk\":%llu,\"raid_members\":%u,\"capacity\":%llu,\"events\":%llu,\"state\":\"%s\"",
@@ -66,7 +52,7 @@ void vol_status_json(struct vol *v, FILE *f)
 			fputs("null", f);
 		fputs(",\"path\":", f);
 		if (v->slot[i])
-			json_str(f, v->slot[i]->path);
+			stats_json_string(f, v->slot[i]->path);
 		else
 			fputs("null", f);
 		fprintf(f, ",\"state\":\"%s\",\"rebuild_pos\":", member_word(v, i));

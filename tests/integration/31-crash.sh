@@ -13,27 +13,6 @@ ACKW=$FSVOL_BUILD/bin/fsvol-ackwrite
 [[ -x $ACKW ]] || fail "$ACKW not built (make $ACKW)"
 ROUNDS=3
 
-wait_resync() { # MNT: until a resync that a dirty mount started is done
-	local i
-	for ((i = 0; i < 600; i++)); do
-		grep -q "resync done" "$1/status" && return 0
-		grep -q "resync stopped" "$1/status" && fail "resync stopped: $(cat "$1/status")"
-		sleep 0.1
-	done
-	fail "resync did not finish: $(cat "$1/status")"
-}
-
-# wait_acked LOG N WPID: until LOG holds N acknowledged writes, the writer running
-wait_acked() {
-	local i
-	for ((i = 0; i < 1200; i++)); do
-		[[ $(grep -c '^A' "$1" 2>/dev/null) -ge $2 ]] && return 0
-		_alive "$3" || fail "the writer stopped before $2 acknowledged writes: $(grep -c '^A' "$1")"
-		sleep 0.05
-	done
-	fail "the writer did not reach $2 acknowledged writes: $(grep -c '^A' "$1")"
-}
-
 check_clean() { # MNT LOG WHEN
 	local out
 	out=$("$ACKW" verify "$1/volume" "$2") || fail "$3: acknowledged writes lost: $out"
