@@ -466,7 +466,7 @@ static void child_done(void *arg, int res)
 		eng_kick(parent);
 }
 
-static int req_start(struct vol *v, struct eng_req *rq);
+static void req_start(struct eng_req *rq);
 
 /* An unaligned write: read the partial blocks at its edges into the bounce
  * buffer (children that run under this request's locks). 1 when they are
@@ -498,7 +498,7 @@ static int edges_issue(struct eng_req *rq)
 		c->done = child_done;
 		c->arg = rq;
 		c->trace_parent = rq->trace_parent;
-		req_start(rq->v, c);
+		req_start(c);
 	}
 	return atomic_fetch_sub_explicit(&rq->pending, 1, memory_order_acq_rel) == 1;
 }
@@ -752,12 +752,10 @@ void eng_kick(struct eng_req *rq)
 	tl_running = 0;
 }
 
-static int req_start(struct vol *v, struct eng_req *rq)
+static void req_start(struct eng_req *rq)
 {
-	(void)v;
 	rq->state = ST_START;
 	eng_kick(rq);
-	return 0;
 }
 
 /* ---- entry points ---- */
@@ -798,7 +796,8 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 		eng_kick(rq);
 		return 0;
 	}
-	return req_start(v, rq);
+	req_start(rq);
+	return 0;
 }
 
 struct eng_waiter {
@@ -874,7 +873,7 @@ static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, uint6
 	rq->arg = &w;
 	rq->why = STATS_WHY_DATA;
 	tl_may_block = 1;
-	req_start(v, rq);
+	req_start(rq);
 	tl_may_block = was;
 	while (sem_wait(&w.sem) < 0 && errno == EINTR)
 		;
