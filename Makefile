@@ -19,8 +19,8 @@ OPT     := -O2 -g
 endif
 
 # pkg-config is evaluated lazily (=) so `make check` can install the packages first.
-PC_CFLAGS = $(shell pkg-config --cflags fuse3 liburing)
-PC_LIBS   = $(shell pkg-config --libs fuse3 liburing)
+PC_CFLAGS = $(shell pkg-config --cflags fuse3 liburing libnbd)
+PC_LIBS   = $(shell pkg-config --libs fuse3 liburing libnbd)
 CHECK_LIBS = $(shell pkg-config --libs check)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Wall -Wextra -Werror \
 	   -Wno-missing-field-initializers -pthread -I. $(OPT) $(PC_CFLAGS) -MMD -MP
