@@ -88,7 +88,9 @@ INTEGRATION_TESTS := \
 	tests/integration/29-defects.sh \
 	tests/integration/30-assembly.sh \
 	tests/integration/31-crash.sh \
-	tests/integration/32-nbd-export.sh
+	tests/integration/32-nbd-export.sh \
+	tests/integration/34-nbd-members.sh \
+	tests/integration/35-netns.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

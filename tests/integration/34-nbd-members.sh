@@ -54,6 +54,7 @@ for ((k = 0; k < 200; k++)); do
 	(($(member_stat "$T/mnt" 2 writes) > w0 + 200)) && break
 	sleep 0.05
 done
+_alive "$fio_pid" || fail "the write run ended before the server was killed"
 kill -KILL "$(cat "$T/n2.pid")"
 rc=0
 wait "$fio_pid" || rc=$?
