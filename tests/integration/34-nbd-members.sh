@@ -93,6 +93,29 @@ dd if="$T/mnt/volume" bs=1M count=24 iflag=direct status=none | cmp - "$T/ref" |
 [[ $(member_stat "$T/mnt" 0 reads) == "$r0" ]] || fail "the failed local member was read"
 fsvol_umount "$T/mnt"
 
+# --- reconnect is explicit: a server that went away and came back (nbdkit
+# file keeps the bytes) is re-added and resynced
+truncate -s 40M "$T/ex.img"
+nbdkit -U "$T/x.sock" -P "$T/x.pid" file "$T/ex.img" || fail "nbdkit file"
+track_pid "$(cat "$T/x.pid")"
+"$FSVOL" create -l raid1 -s 32M "$T/loc2" "$(uri x)" >/dev/null || fail "create raid1 file + nbdkit file"
+fsvol_mount "$T/mnt" "$T/loc2" "$(uri x)"
+dd if="$T/ref" of="$T/mnt/volume" bs=1M count=8 oflag=direct conv=notrunc status=none
+kill -TERM "$(cat "$T/x.pid")"
+for ((k = 0; k < 50; k++)); do [[ -e $T/x.sock ]] || break; sleep 0.1; done
+rm -f "$T/x.sock"
+dd if="$T/ref" of="$T/mnt/volume" bs=1M count=8 oflag=direct conv=notrunc status=none ||
+	fail "writes failed when the NBD mirror's server went away"
+grep -q "m1: .* failed" "$T/mnt/status" || fail "the gone server's member is not failed"
+nbdkit -U "$T/x.sock" -P "$T/x.pid" file "$T/ex.img" || fail "nbdkit file (again)"
+track_pid "$(cat "$T/x.pid")"
+"$FSVOL" re-add "$T/mnt" "$(uri x)" || fail "re-add of the NBD member"
+for ((k = 0; k < 100; k++)); do grep -q "m1: .* active" "$T/mnt/status" && break; sleep 0.1; done
+grep -q "m1: .* active" "$T/mnt/status" || fail "the re-added NBD member did not come back: $(cat "$T/mnt/status")"
+"$FSVOL" fail "$T/mnt" 0 || fail "fsvol fail 0"
+cmp -n $((8 * MiB)) "$T/mnt/volume" "$T/ref" || fail "the re-added NBD member's copy differs"
+fsvol_umount "$T/mnt"
+
 # --- what create refuses
 export_mem small 4M
 expect_fail_msg "too small" "$FSVOL" create -l raid1 -s 16M "$T/f2" "$(uri small)"
