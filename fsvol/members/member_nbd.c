@@ -415,7 +415,7 @@ static void nbdm_close_member(struct member *m)
 	/* off the list: the event thread no longer touches it */
 	pthread_mutex_lock(&p->lock);
 	if (!p->dead && nbd_aio_in_flight(p->h) == 0)
-		nbd_shutdown(p->h, 0); /* NBD_CMD_DISC: a polite goodbye */
+		nbd_aio_disconnect(p->h, 0); /* NBD_CMD_DISC, not waited for: a hung server cannot hold us */
 	struct member_io *done = p->done;
 	p->done = NULL;
 	pthread_mutex_unlock(&p->lock);
