@@ -19,8 +19,8 @@ OPT     := -O2 -g
 endif
 
 # pkg-config is evaluated lazily (=) so `make check` can install the packages first.
-PC_CFLAGS = $(shell pkg-config --cflags fuse3 liburing libmicrohttpd)
-PC_LIBS   = $(shell pkg-config --libs fuse3 liburing libmicrohttpd)
+PC_CFLAGS = $(shell pkg-config --cflags fuse3 liburing libmicrohttpd libnbd)
+PC_LIBS   = $(shell pkg-config --libs fuse3 liburing libmicrohttpd libnbd)
 CHECK_LIBS = $(shell pkg-config --libs check)
 CFLAGS  += -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Wall -Wextra -Werror \
 	   -Wno-missing-field-initializers -pthread -I. $(OPT) $(PC_CFLAGS) -MMD -MP
@@ -92,6 +92,8 @@ INTEGRATION_TESTS := \
 	tests/integration/31-crash.sh \
 	tests/integration/32-nbd-export.sh \
 	tests/integration/33-dashboard.sh \
+	tests/integration/34-nbd-members.sh \
+	tests/integration/35-netns.sh \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh

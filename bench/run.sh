@@ -16,6 +16,7 @@ cleanup() {
 	for m in "${mounted[@]}"; do "$FSVOL" umount "$m" >/dev/null 2>&1 || umount -l "$m" 2>/dev/null || true; done
 	umount "$T/bind" 2>/dev/null || true
 	[ -s "$T/nbd.pid" ] && kill "$(cat "$T/nbd.pid")" 2>/dev/null
+	for p in "$T"/nbdmem*.pid; do [ -s "$p" ] && kill "$(cat "$p")" 2>/dev/null; done
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -174,6 +175,54 @@ if command -v nbdkit >/dev/null && fio --enghelp=nbd >/dev/null 2>&1 &&
 	row "  the same, O_DIRECT members (default)" "$(mbs "$d")" "$(mbs "$b")" "$(ratio "$d" "$b")"
 else
 	echo "nbdkit, fio's nbd engine or the plugin missing: NBD export comparison skipped"
+fi
+
+# NBD members (members/member_nbd.c) against the same exports read directly:
+# four `nbdkit memory` exports on unix sockets, a raid0 of them mounted (fio
+# through FUSE, 4K random reads at QD32) vs fio's nbd engine on the four
+# exports at once (4 jobs x QD8: the same total queue depth); alternated
+# three times, medians.
+if command -v nbdkit >/dev/null && fio --enghelp=nbd >/dev/null 2>&1; then
+	nu=()
+	for i in 0 1 2 3; do
+		nbdkit -U "$T/nbdmem$i.sock" -P "$T/nbdmem$i.pid" memory 256M
+		nu+=("nbd+unix:///?socket=$T/nbdmem$i.sock")
+	done
+	"$FSVOL" create -l raid0 -c 64K "${nu[@]}" >/dev/null
+	"$FSVOL" mount --log "$T/daemon.log" "$MNT" "${nu[@]}"
+	mounted+=("$MNT")
+	dd if=/dev/urandom of="$MNT/volume" bs=1M count=800 oflag=direct conv=notrunc status=none
+	direct=()
+	for i in 0 1 2 3; do direct+=(--name="d$i" --uri="${nu[i]}"); done
+	: >"$T/nbdm_v" && : >"$T/nbdm_d"
+	for rep in 1 2 3; do
+		fio_read "nbdmv$rep" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth=32 --size=800M |
+			awk '{ print $1 }' >>"$T/nbdm_v"
+		fio --output-format=json --time_based --runtime="$secs" --ramp_time=1 --ioengine=nbd \
+			--rw=randread --bs=4k --iodepth=8 --size=199M --offset=1M --group_reporting \
+			--output="$T/nbdmd$rep.json" "${direct[@]}" >/dev/null
+		jq -r '.jobs[0].read.iops' "$T/nbdmd$rep.json" >>"$T/nbdm_d"
+	done
+	"$FSVOL" umount "$MNT"
+	mounted=()
+	# the same members in-process (fsvol-bench --members): no FUSE round trip
+	: >"$T/nbdm_i"
+	if [ -x "$here/$build/bin/fsvol-bench" ]; then
+		list=$(IFS=,; echo "${nu[*]}")
+		for rep in 1 2 3; do
+			"$here/$build/bin/fsvol-bench" -q -b4K -r -o32 -t1 -d"$secs" -W1 -Sh --json --members "$list" |
+				jq '.results.total.read.iops' >>"$T/nbdm_i"
+		done
+	fi
+	a=$(median <"$T/nbdm_v") b=$(median <"$T/nbdm_d")
+	row "NBD members (raid0 x4, FUSE) vs fio nbd, 4K QD32" "$(printf %.0f "$a") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$a" "$b")"
+	if [ -s "$T/nbdm_i" ]; then
+		a=$(median <"$T/nbdm_i")
+		row "  the same in-process (fsvol-bench)" "$(printf %.0f "$a") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$a" "$b")"
+	fi
+	for i in 0 1 2 3; do kill "$(cat "$T/nbdmem$i.pid")" 2>/dev/null; done
+else
+	echo "nbdkit or fio's nbd engine missing: NBD members comparison skipped"
 fi
 
 # fsvol-bench against fio: the same raw file, the same job, alternated

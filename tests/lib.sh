@@ -74,6 +74,8 @@ _undo() {
 	loopdev) losetup -d "$a" ;;
 	user) userdel "$a" ;;
 	group) groupdel "$a" ;;
+	netns) ip netns del "$a" ;; # its veth ends go with it
+	netns-link) ip link del "$a" ;;
 	esac
 }
 

@@ -40,6 +40,7 @@ sweep() {
 # the sweep never touches another run's mounts, even of the same test.
 if [[ -z ${FSVOL_TEST_TMPDIR:-} ]]; then
 	FSVOL_TEST_TMPDIR=$(mktemp -d /var/tmp/fsvol-run.XXXXXX)
+	chmod 755 "$FSVOL_TEST_TMPDIR" # tests run as other users too (28-access)
 	export FSVOL_TEST_TMPDIR
 	trap 'rmdir "$FSVOL_TEST_TMPDIR" 2>/dev/null' EXIT
 fi

@@ -406,7 +406,7 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 	}
 	watchdog_disarm(); /* the mount is gone: nothing can wait in the kernel now */
 	/* Wait for the daemon to write its clean superblocks and exit. */
-	for (long i = 0; pid > 0 && i < timeout * 50; i++) {
+	for (long i = 0; pid > 0 && i < timeout * 200; i++) { /* 200 x 5 ms: a second */
 		if (daemon_gone(pid))
 			return 0;
 		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);

@@ -465,6 +465,11 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 	pr->size = m->size;
 	if (!m->is_blockdev && need > pr->size)
 		pr->size = need; /* a file is grown to -s */
+	if (m->is_blockdev && need > pr->size) {
+		snprintf(err, errlen, "%s: too small for -s (%llu bytes, needs %llu): a device or NBD export "
+			 "cannot be grown", path, (unsigned long long)pr->size, (unsigned long long)need);
+		return -EINVAL;
+	}
 	if (member_lock(m)) {
 		snprintf(err, errlen, "%s: in use by a mounted fsvol volume", path);
 		return -EBUSY;

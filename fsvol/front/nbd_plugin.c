@@ -31,6 +31,7 @@
 #include "fsvol/core/volume.h"
 #include "fsvol/front/ctl_dir.h"
 #include "fsvol/front/fuse_front.h"
+#include "fsvol/members/member.h"
 #include "fsvol/model/spindle.h"
 #include "fsvol/util/size.h"
 
@@ -179,6 +180,8 @@ static void nbd_drop_clients(void)
 		int fd = atoi(e->d_name), listening = 0;
 		socklen_t len = sizeof(listening);
 		if (fd <= 2 || fd == dirfd(d) || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+			continue;
+		if (member_nbd_owns_fd(fd)) /* an NBD member's own connection */
 			continue;
 		if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 && !listening)
 			shutdown(fd, SHUT_RDWR);

@@ -10,11 +10,18 @@
 /* Backends chosen by name prefix; the last entry (no prefix) takes the rest. */
 static const struct member_ops *const member_backends[] = {
 	&member_mem_ops,
+	&member_nbd_ops,
 	&member_file_ops,
 };
 
+/* The other URI schemes libnbd opens (member_nbd_ops.prefix is "nbd://"). */
+static const char *const member_nbd_schemes[] = { "nbd+unix://", "nbds://", "nbds+unix://" };
+
 const struct member_ops *member_backend(const char *name)
 {
+	for (size_t i = 0; i < sizeof(member_nbd_schemes) / sizeof(member_nbd_schemes[0]); i++)
+		if (!strncmp(name, member_nbd_schemes[i], strlen(member_nbd_schemes[i])))
+			return &member_nbd_ops;
 	size_t n = sizeof(member_backends) / sizeof(member_backends[0]);
 	for (size_t i = 0; i < n; i++) {
 		const char *p = member_backends[i]->prefix;

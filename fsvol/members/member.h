@@ -7,7 +7,8 @@
  *   mem:NAME[:SIZE]           memory  process memory, for tests and experiments
  *   (any, wrapped)            fault   errors, bad ranges, flaky periods, delay,
  *                                     corruption, over any backend (member_fault.c)
- *   nbd://... (to come)       nbd     a network block device through libnbd
+ *   nbd://HOST[:PORT]/EXPORT  nbd     a network block device through libnbd
+ *   nbd+unix:///EXPORT?socket=PATH      (also nbds://, nbds+unix:// with TLS)
  *
  * Data I/O is asynchronous, in fio's queue/commit manner: the engine queues
  * every member I/O of a batch, then commits each member once; every I/O then
@@ -74,6 +75,7 @@ struct member_ops {
 extern const struct member_ops member_file_ops;
 extern const struct member_ops member_mem_ops;
 extern const struct member_ops member_fault_ops;
+extern const struct member_ops member_nbd_ops;
 
 struct member {
 	const struct member_ops *ops;
@@ -110,6 +112,10 @@ int member_pwrite(struct member *m, const void *buf, size_t len, uint64_t off);
 int member_flush(struct member *m);
 /* Queue, commit and wait for one io (it may complete on another thread). */
 int member_io_sync(struct member *m, struct member_io *io);
+
+/* Is fd the socket of an open NBD member (member_nbd.c)? An NBD server in
+ * the same process must not take it for one of its clients. */
+int member_nbd_owns_fd(int fd);
 
 /* Fault injection (member_fault.c): wrap m's backend so faults can be set on it
  * at any time; with no spec set, I/O passes through untouched. */

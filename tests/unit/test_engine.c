@@ -570,6 +570,32 @@ START_TEST(test_resync_counts_and_repairs)
 }
 END_TEST
 
+/* NBD members: names pick the backend; a server that is not there is a clear
+ * error naming the URI, never a member create could make. */
+START_TEST(test_nbd_names_and_refusals)
+{
+	ck_assert_ptr_eq(member_backend("nbd://127.0.0.1:1/x"), &member_nbd_ops);
+	ck_assert_ptr_eq(member_backend("nbd+unix:///e?socket=/tmp/s"), &member_nbd_ops);
+	ck_assert_ptr_eq(member_backend("nbds://h/e"), &member_nbd_ops);
+	ck_assert_ptr_eq(member_backend("nbdfile.img"), &member_file_ops); /* a file named nbd... */
+	ck_assert_ptr_eq(member_backend("mem:a:1M"), &member_mem_ops);
+	struct member m;
+	char err[512];
+	const char *gone = "nbd+unix:///?socket=/nonexistent/fsvol-test.sock";
+	int r = member_open(&m, gone, 1, err, sizeof(err));
+	ck_assert_int_eq(r, -ECONNREFUSED);
+	ck_assert_ptr_nonnull(strstr(err, gone));
+	ck_assert_ptr_nonnull(strstr(err, "cannot connect"));
+	r = member_open(&m, "nbd://", 1, err, sizeof(err));
+	ck_assert_int_lt(r, 0);
+	ck_assert_ptr_nonnull(strstr(err, "nbd://"));
+	/* create cannot make an export */
+	r = member_create(gone, 1 << 20, err, sizeof(err));
+	ck_assert_int_eq(r, -ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err, "nbd"));
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -594,6 +620,9 @@ static Suite *engine_suite(void)
 	tcase_add_loop_test(t, test_fault_cache, 0, sizeof(cache_cases) / sizeof(cache_cases[0]));
 	tcase_add_test(t, test_fault_cache_order);
 	tcase_add_test(t, test_fault_cache_volume);
+	suite_add_tcase(s, t);
+	t = tcase_create("nbd");
+	tcase_add_test(t, test_nbd_names_and_refusals);
 	suite_add_tcase(s, t);
 	return s;
 }
