@@ -14,6 +14,14 @@ requires jq
 cd "$T"
 
 NS=fsv$$
+# hosts a killed run of this test left behind hold the same addresses: gone
+for old in $(ip netns list 2>/dev/null | awk '/^fsv[0-9]+h[0-9]/ { print $1 }'); do
+	ip netns pids "$old" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+	ip netns del "$old" 2>/dev/null
+done
+for old in $(ip -br link 2>/dev/null | awk '$1 ~ /^fsv[0-9]+v[0-9]/ { sub(/@.*/, "", $1); print $1 }'); do
+	ip link del "$old" 2>/dev/null
+done
 ip netns add "${NS}h0" 2>"$T/netns.err" || {
 	echo "SKIP: cannot create network namespaces here: $(cat "$T/netns.err")"
 	exit 77
