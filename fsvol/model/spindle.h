@@ -260,4 +260,7 @@ double spindle_disk_mean_seek_ns(const struct spindle *s);
  * SSD: overhead + read + len / bw. */
 double spindle_random_read_ns(const struct spindle *s, uint64_t len);
 
+/* spindle_spec.c: format a message into err (when err and len are set). */
+void spindle_seterr(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

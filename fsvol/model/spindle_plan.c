@@ -4,20 +4,8 @@
 #include "fsvol/model/spindle.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <string.h>
 
-static void seterr(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* The parameters of a disk: a member's, without what is the member's own. */
 static void disk_spec(const struct spindle_params *p, char *buf, size_t len)
@@ -44,12 +32,12 @@ static int bind_adapter(struct spindle_plan *pl, unsigned i, char *err, size_t e
 			return 0;
 		}
 	if (adapter_parse(name, &pl->ad[pl->nadapters], why, sizeof(why))) {
-		seterr(err, errlen, "member %u: adapter '%s' is not defined (define it with"
+		spindle_seterr(err, errlen, "member %u: adapter '%s' is not defined (define it with"
 		       " @%s=PRESET, or name a preset: %s)", i, name, name, why);
 		return -EINVAL;
 	}
 	if (pl->nadapters == ADAPTER_MAX) {
-		seterr(err, errlen, "member %u: adapter %s: more than %d adapters", i, name,
+		spindle_seterr(err, errlen, "member %u: adapter %s: more than %d adapters", i, name,
 		       ADAPTER_MAX);
 		return -EINVAL;
 	}
@@ -74,7 +62,7 @@ int spindle_plan(const char *spec, unsigned members, const uint64_t *member_byte
 			return -EINVAL;
 		if (!p->disk[0] || p->kind == SPINDLE_NONE) {
 			if (spindle_place(p, member_bytes[i], &pl->base[i], why, sizeof(why))) {
-				seterr(err, errlen, "member %u: %s", i, why);
+				spindle_seterr(err, errlen, "member %u: %s", i, why);
 				return -EINVAL;
 			}
 			continue;
@@ -86,14 +74,14 @@ int spindle_plan(const char *spec, unsigned members, const uint64_t *member_byte
 				o = j;
 		pl->disk[i] = o;
 		if (!p->capacity_bytes) {
-			seterr(err, errlen, "member %u: disk %s: a shared disk needs its capacity"
+			spindle_seterr(err, errlen, "member %u: disk %s: a shared disk needs its capacity"
 			       " (capacity=member makes one member the whole disk)", i, p->disk);
 			return -EINVAL;
 		}
 		disk_spec(p, a, sizeof(a));
 		disk_spec(&pl->p[o], b, sizeof(b));
 		if (strcmp(a, b)) {
-			seterr(err, errlen, "member %u: disk %s is also member %u's, with other"
+			spindle_seterr(err, errlen, "member %u: disk %s is also member %u's, with other"
 			       " parameters (members of one disk differ only in start=): %s vs %s",
 			       i, p->disk, o, a, b);
 			return -EINVAL;
@@ -109,19 +97,19 @@ int spindle_plan(const char *spec, unsigned members, const uint64_t *member_byte
 			q.start_mode = SPINDLE_START_BYTES;
 			q.start_bytes = base;
 			if (spindle_place(&q, member_bytes[i], &base, why, sizeof(why))) {
-				seterr(err, errlen, "member %u: on disk %s after the members before it: %s",
+				spindle_seterr(err, errlen, "member %u: on disk %s after the members before it: %s",
 				       i, p->disk, why);
 				return -EINVAL;
 			}
 		} else if (spindle_place(p, member_bytes[i], &base, why, sizeof(why))) {
-			seterr(err, errlen, "member %u: %s", i, why);
+			spindle_seterr(err, errlen, "member %u: %s", i, why);
 			return -EINVAL;
 		}
 		pl->base[i] = base;
 		for (unsigned j = o; j < i; j++)
 			if (pl->disk[j] == o && base < pl->base[j] + member_bytes[j] &&
 			    pl->base[j] < base + member_bytes[i]) {
-				seterr(err, errlen, "member %u (disk %s bytes %llu..%llu) overlaps member"
+				spindle_seterr(err, errlen, "member %u (disk %s bytes %llu..%llu) overlaps member"
 				       " %u (bytes %llu..%llu)", i, p->disk, (unsigned long long)base,
 				       (unsigned long long)(base + member_bytes[i]), j,
 				       (unsigned long long)pl->base[j],

@@ -162,9 +162,8 @@ static const char *kind_name(enum spindle_kind k)
 	return k == SPINDLE_HDD ? "hdd" : k == SPINDLE_SSD ? "ssd" : "none";
 }
 
-static void seterr(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t len, const char *fmt, ...)
+/* A message for the caller, when it wants one (spindle_plan.c uses it too). */
+void spindle_seterr(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	if (!err || !len)
@@ -259,7 +258,7 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 		for (size_t i = 0; ok && i < n; i++)
 			ok = isalnum((unsigned char)val[i]) || strchr("-_.", val[i]);
 		if (!ok) {
-			seterr(err, errlen, "%s=%s: a name is a letter, then letters, digits, '-', '_'"
+			spindle_seterr(err, errlen, "%s=%s: a name is a letter, then letters, digits, '-', '_'"
 			       " or '.' (at most %d)", k->name, val, SPINDLE_NAME - 1);
 			return -EINVAL;
 		}
@@ -273,12 +272,12 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 		}
 		if (strchr(val, '.')) {
 			if (parse_plain(val, &v)) {
-				seterr(err, errlen, "start=%s: not a fraction of the stroke (0.5),"
+				spindle_seterr(err, errlen, "start=%s: not a fraction of the stroke (0.5),"
 				       " a size (bytes, K, M, G) or inner", val);
 				return -EINVAL;
 			}
 			if (v >= 1) {
-				seterr(err, errlen, "start=%s: a fraction of the stroke is below 1"
+				spindle_seterr(err, errlen, "start=%s: a fraction of the stroke is below 1"
 				       " (start=inner puts the member at the inner edge)", val);
 				return -EINVAL;
 			}
@@ -287,7 +286,7 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 			return 0;
 		}
 		if (parse_with_unit(val, size_units, 1, &v) || v >= 1.8e19) {
-			seterr(err, errlen, "start=%s: not a size (bytes, K, M, G), a fraction of"
+			spindle_seterr(err, errlen, "start=%s: not a size (bytes, K, M, G), a fraction of"
 			       " the stroke (0.5) or inner", val);
 			return -EINVAL;
 		}
@@ -300,7 +299,7 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 			return 0;
 		}
 		if (parse_with_unit(val, size_units, 1, &v)) {
-			seterr(err, errlen, "%s=%s: not a size (bytes, or with K, M, G, T) or 'member'",
+			spindle_seterr(err, errlen, "%s=%s: not a size (bytes, or with K, M, G, T) or 'member'",
 			       k->name, val);
 			return -EINVAL;
 		}
@@ -311,7 +310,7 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 				*(enum spindle_sched *)field = (enum spindle_sched)i;
 				return 0;
 			}
-		seterr(err, errlen, "%s=%s: unknown discipline (fifo, sstf, cscan)", k->name, val);
+		spindle_seterr(err, errlen, "%s=%s: unknown discipline (fifo, sstf, cscan)", k->name, val);
 		return -EINVAL;
 	case K_BOOL:
 		if (!strcmp(val, "1") || !strcmp(val, "on") || !strcmp(val, "yes") ||
@@ -324,56 +323,56 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 			*(int *)field = 0;
 			return 0;
 		}
-		seterr(err, errlen, "%s=%s: not a boolean (0/1, on/off, yes/no)", k->name, val);
+		spindle_seterr(err, errlen, "%s=%s: not a boolean (0/1, on/off, yes/no)", k->name, val);
 		return -EINVAL;
 	case K_FRAC:
 		if (parse_plain(val, &v)) {
-			seterr(err, errlen, "%s=%s: not a number", k->name, val);
+			spindle_seterr(err, errlen, "%s=%s: not a number", k->name, val);
 			return -EINVAL;
 		}
 		if (v <= 0 || v > 1.0 / 3 + 1e-6) {
-			seterr(err, errlen, "%s: must be > 0 and <= 0.333 (1/3 of the stroke)", k->name);
+			spindle_seterr(err, errlen, "%s: must be > 0 and <= 0.333 (1/3 of the stroke)", k->name);
 			return -EINVAL;
 		}
 		*(double *)field = v > 1.0 / 3 ? 1.0 / 3 : v;
 		return 0;
 	case K_TIME:
 		if (parse_with_unit(val, time_units, 0, &v)) {
-			seterr(err, errlen, "%s=%s: not a time (a number with ns, us, ms or s)",
+			spindle_seterr(err, errlen, "%s=%s: not a time (a number with ns, us, ms or s)",
 			       k->name, val);
 			return -EINVAL;
 		}
 		break;
 	case K_SIZE:
 		if (parse_with_unit(val, size_units, 1, &v)) {
-			seterr(err, errlen, "%s=%s: not a size (bytes, or with K, M, G)", k->name, val);
+			spindle_seterr(err, errlen, "%s=%s: not a size (bytes, or with K, M, G)", k->name, val);
 			return -EINVAL;
 		}
 		break;
 	case K_RATE:
 		if (parse_with_unit(val, rate_units, 0, &v)) {
-			seterr(err, errlen, "%s=%s: not a rate (a number with B/s, KB/s, MB/s, GB/s,"
+			spindle_seterr(err, errlen, "%s=%s: not a rate (a number with B/s, KB/s, MB/s, GB/s,"
 			       " KiB/s, MiB/s or GiB/s)", k->name, val);
 			return -EINVAL;
 		}
 		break;
 	case K_UINT:
 		if (parse_plain(val, &v) || strchr(val, '.')) {
-			seterr(err, errlen, "%s=%s: not a whole number", k->name, val);
+			spindle_seterr(err, errlen, "%s=%s: not a whole number", k->name, val);
 			return -EINVAL;
 		}
 		break;
 	}
 	if (v >= 1.8e19) {
-		seterr(err, errlen, "%s=%s: too large", k->name, val);
+		spindle_seterr(err, errlen, "%s=%s: too large", k->name, val);
 		return -EINVAL;
 	}
 	u = (uint64_t)(v + 0.5);
 	if (u < k->min || u > k->max) {
 		if (u < k->min && k->min == 1)
-			seterr(err, errlen, "%s: must be > 0", k->name);
+			spindle_seterr(err, errlen, "%s: must be > 0", k->name);
 		else
-			seterr(err, errlen, "%s: must be between %llu and %llu", k->name,
+			spindle_seterr(err, errlen, "%s: must be between %llu and %llu", k->name,
 			       (unsigned long long)k->min, (unsigned long long)k->max);
 		return -EINVAL;
 	}
@@ -390,18 +389,18 @@ static int validate(const struct spindle_params *p, char *err, size_t errlen)
 	if (!p->capacity_bytes && ((p->start_mode == SPINDLE_START_BYTES && p->start_bytes) ||
 				   (p->start_mode == SPINDLE_START_FRAC && p->start_frac > 0) ||
 				   p->start_mode == SPINDLE_START_INNER)) {
-		seterr(err, errlen, "start: capacity=member makes the member the whole disk;"
+		spindle_seterr(err, errlen, "start: capacity=member makes the member the whole disk;"
 		       " give the disk's capacity (capacity=SIZE) to place the member on it");
 		return -EINVAL;
 	}
 	if (p->kind != SPINDLE_HDD)
 		return 0;
 	if (p->seek_t2t_ns >= p->seek_avg_ns) {
-		seterr(err, errlen, "seek_t2t: must be < seek_avg");
+		spindle_seterr(err, errlen, "seek_t2t: must be < seek_avg");
 		return -EINVAL;
 	}
 	if (p->seek_avg_ns >= p->seek_full_ns) {
-		seterr(err, errlen, "seek_full: must be > seek_avg");
+		spindle_seterr(err, errlen, "seek_full: must be > seek_avg");
 		return -EINVAL;
 	}
 	/* The fitted curve is monotonic when its long part, extended down to the knee,
@@ -410,12 +409,12 @@ static int validate(const struct spindle_params *p, char *err, size_t errlen)
 	double l = (double)p->seek_avg_ns - ((double)p->seek_full_ns - (double)p->seek_avg_ns)
 		   * (1.0 / 3 - p->seek_knee) * 1.5;
 	if (l <= (double)p->seek_t2t_ns) {
-		seterr(err, errlen, "seek_full: too long for seek_avg, seek_t2t and seek_knee"
+		spindle_seterr(err, errlen, "seek_full: too long for seek_avg, seek_t2t and seek_knee"
 		       " (the seek curve would not rise monotonically)");
 		return -EINVAL;
 	}
 	if (p->rate_inner_Bps > p->rate_outer_Bps) {
-		seterr(err, errlen, "rate_inner: must be <= rate_outer");
+		spindle_seterr(err, errlen, "rate_inner: must be <= rate_outer");
 		return -EINVAL;
 	}
 	return 0;
@@ -455,7 +454,7 @@ int spindle_parse(const char *spec, struct spindle_params *out, char *err, size_
 	const struct preset *pr = NULL;
 
 	if (!spec || strlen(spec) >= sizeof(buf)) {
-		seterr(err, errlen, "model spec: %s", spec ? "too long" : "missing");
+		spindle_seterr(err, errlen, "model spec: %s", spec ? "too long" : "missing");
 		return -EINVAL;
 	}
 	strcpy(buf, spec);
@@ -469,22 +468,22 @@ int spindle_parse(const char *spec, struct spindle_params *out, char *err, size_
 	if (!pr) {
 		list_presets(names, sizeof(names));
 		if (!*name)
-			seterr(err, errlen, "empty model spec (presets: %s)", names);
+			spindle_seterr(err, errlen, "empty model spec (presets: %s)", names);
 		else
-			seterr(err, errlen, "unknown preset '%s' (presets: %s)", name, names);
+			spindle_seterr(err, errlen, "unknown preset '%s' (presets: %s)", name, names);
 		return -EINVAL;
 	}
 	p = pr->p;
 	snprintf(p.preset, sizeof(p.preset), "%s", pr->name);
 	if (colon) {
 		if (pr->p.kind == SPINDLE_NONE) {
-			seterr(err, errlen, "none: takes no parameters");
+			spindle_seterr(err, errlen, "none: takes no parameters");
 			return -EINVAL;
 		}
 		char *save = NULL;
 		char *rest = colon + 1;
 		if (!*trim(rest)) {
-			seterr(err, errlen, "%s: no parameters after ':'", pr->name);
+			spindle_seterr(err, errlen, "%s: no parameters after ':'", pr->name);
 			return -EINVAL;
 		}
 		/* strtok_r would merge ",,": walk by hand so an empty item is an error. */
@@ -498,7 +497,7 @@ int spindle_parse(const char *spec, struct spindle_params *out, char *err, size_
 				*eq = 0;
 			char *key = trim(item);
 			if (!*key) {
-				seterr(err, errlen, "%s: empty parameter (a key=value is missing"
+				spindle_seterr(err, errlen, "%s: empty parameter (a key=value is missing"
 				       " around ',')", pr->name);
 				return -EINVAL;
 			}
@@ -508,18 +507,18 @@ int spindle_parse(const char *spec, struct spindle_params *out, char *err, size_
 					k = &keys[i];
 			if (!k) {
 				list_keys(kind_bit(p.kind), names, sizeof(names));
-				seterr(err, errlen, "unknown key '%s' (keys for %s: %s)", key,
+				spindle_seterr(err, errlen, "unknown key '%s' (keys for %s: %s)", key,
 				       kind_name(p.kind), names);
 				return -EINVAL;
 			}
 			if (!(k->kinds & kind_bit(p.kind))) {
-				seterr(err, errlen, "%s: not a parameter of %s models", key,
+				spindle_seterr(err, errlen, "%s: not a parameter of %s models", key,
 				       kind_name(p.kind));
 				return -EINVAL;
 			}
 			char *val = eq ? trim(eq + 1) : NULL;
 			if (!val || !*val) {
-				seterr(err, errlen, "%s: missing value (%s=VALUE)", key, key);
+				spindle_seterr(err, errlen, "%s: missing value (%s=VALUE)", key, key);
 				return -EINVAL;
 			}
 			int rc = set_value(k, val, &p, err, errlen);
@@ -583,7 +582,7 @@ int adapter_parse(const char *spec, struct adapter_params *out, char *err, size_
 	struct adapter_params p;
 	size_t n = 0;
 	if (!spec || strlen(spec) >= sizeof(buf)) {
-		seterr(err, errlen, "adapter spec: %s", spec ? "too long" : "missing");
+		spindle_seterr(err, errlen, "adapter spec: %s", spec ? "too long" : "missing");
 		return -EINVAL;
 	}
 	strcpy(buf, spec);
@@ -599,7 +598,7 @@ int adapter_parse(const char *spec, struct adapter_params *out, char *err, size_
 		for (size_t j = 0; j < NADAPTERS; j++)
 			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", j ? ", " : "",
 					      adapter_table[j].name);
-		seterr(err, errlen, "unknown adapter '%s' (adapters: %s)", name, names);
+		spindle_seterr(err, errlen, "unknown adapter '%s' (adapters: %s)", name, names);
 		return -EINVAL;
 	}
 	p = adapter_table[i].p;
@@ -616,20 +615,20 @@ int adapter_parse(const char *spec, struct adapter_params *out, char *err, size_
 		double v;
 		if (!strcmp(key, "rate")) {
 			if (!val || parse_with_unit(val, rate_units, 0, &v) || v < 1 || v >= 1.8e19) {
-				seterr(err, errlen, "adapter rate=%s: not a rate (a number > 0 with B/s,"
+				spindle_seterr(err, errlen, "adapter rate=%s: not a rate (a number > 0 with B/s,"
 				       " KB/s, MB/s, GB/s, KiB/s, MiB/s or GiB/s)", val ? val : "");
 				return -EINVAL;
 			}
 			p.rate_Bps = (uint64_t)(v + 0.5);
 		} else if (!strcmp(key, "overhead")) {
 			if (!val || parse_with_unit(val, time_units, 0, &v) || v > 1e9) {
-				seterr(err, errlen, "adapter overhead=%s: not a time up to 1s (a number"
+				spindle_seterr(err, errlen, "adapter overhead=%s: not a time up to 1s (a number"
 				       " with ns, us, ms or s)", val ? val : "");
 				return -EINVAL;
 			}
 			p.overhead_ns = (uint64_t)(v + 0.5);
 		} else {
-			seterr(err, errlen, "unknown adapter key '%s' (keys: rate, overhead)", key);
+			spindle_seterr(err, errlen, "unknown adapter key '%s' (keys: rate, overhead)", key);
 			return -EINVAL;
 		}
 	}
@@ -649,11 +648,11 @@ int spindle_parse_volume(const char *spec, unsigned members, struct spindle_para
 
 	*nad = 0;
 	if (!members || members > SPINDLE_MAX_MEMBERS) {
-		seterr(err, errlen, "model spec: %s", members ? "too many members" : "no members");
+		spindle_seterr(err, errlen, "model spec: %s", members ? "too many members" : "no members");
 		return -EINVAL;
 	}
 	if (!spec) {
-		seterr(err, errlen, "model spec: missing");
+		spindle_seterr(err, errlen, "model spec: missing");
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < members; i++)
@@ -668,7 +667,7 @@ int spindle_parse_volume(const char *spec, unsigned members, struct spindle_para
 			end++;
 		size_t n = (size_t)(end - s);
 		if (n >= sizeof(buf)) {
-			seterr(err, errlen, "model spec: too long");
+			spindle_seterr(err, errlen, "model spec: too long");
 			return -EINVAL;
 		}
 		memcpy(buf, s, n);
@@ -676,7 +675,7 @@ int spindle_parse_volume(const char *spec, unsigned members, struct spindle_para
 		s = *end ? end + 1 : end;
 		if (buf[0] == '@') {
 			if (!adapter_prefix(buf, name, &rest)) {
-				seterr(err, errlen, "model spec '%s': expected @NAME=ADAPTER (e.g."
+				spindle_seterr(err, errlen, "model spec '%s': expected @NAME=ADAPTER (e.g."
 				       " @a=fast-scsi2)", buf);
 				return -EINVAL;
 			}
@@ -684,15 +683,15 @@ int spindle_parse_volume(const char *spec, unsigned members, struct spindle_para
 			for (k = 0; k < *nad && strcmp(adname[k], name); k++)
 				;
 			if (k < *nad) {
-				seterr(err, errlen, "adapter %s: defined twice", name);
+				spindle_seterr(err, errlen, "adapter %s: defined twice", name);
 				return -EINVAL;
 			}
 			if (k == ADAPTER_MAX) {
-				seterr(err, errlen, "adapter %s: more than %d adapters", name, ADAPTER_MAX);
+				spindle_seterr(err, errlen, "adapter %s: more than %d adapters", name, ADAPTER_MAX);
 				return -EINVAL;
 			}
 			if (adapter_parse(rest, &ad[k], sub, sizeof(sub))) {
-				seterr(err, errlen, "adapter %s: %s", name, sub);
+				spindle_seterr(err, errlen, "adapter %s: %s", name, sub);
 				return -EINVAL;
 			}
 			snprintf(adname[k], SPINDLE_NAME, "%s", name);
@@ -701,7 +700,7 @@ int spindle_parse_volume(const char *spec, unsigned members, struct spindle_para
 		}
 		if (!member_prefix(buf, &lo, &hi, &rest)) {
 			if (!first) {
-				seterr(err, errlen, "model spec '%s': expected MEMBER=SPEC, FIRST-LAST=SPEC"
+				spindle_seterr(err, errlen, "model spec '%s': expected MEMBER=SPEC, FIRST-LAST=SPEC"
 				       " or @ADAPTER=SPEC (e.g. 0=hdd;1-3=ssd; a spec for every other"
 				       " member comes first)", buf);
 				return -EINVAL;
@@ -713,22 +712,22 @@ int spindle_parse_volume(const char *spec, unsigned members, struct spindle_para
 		}
 		if (lo > hi || hi >= members) {
 			if (lo > hi)
-				seterr(err, errlen, "members %lu-%lu: the range runs backwards", lo, hi);
+				spindle_seterr(err, errlen, "members %lu-%lu: the range runs backwards", lo, hi);
 			else
-				seterr(err, errlen, "member %lu: out of range (the volume has %u members)",
+				spindle_seterr(err, errlen, "member %lu: out of range (the volume has %u members)",
 				       hi, members);
 			return -EINVAL;
 		}
 		for (unsigned long i = lo; i <= hi; i++)
 			if (out[i].preset[0]) {
-				seterr(err, errlen, "member %lu: model given twice", i);
+				spindle_seterr(err, errlen, "member %lu: model given twice", i);
 				return -EINVAL;
 			}
 		if (spindle_parse(rest, &out[lo], sub, sizeof(sub))) {
 			if (lo == hi)
-				seterr(err, errlen, "member %lu: %s", lo, sub);
+				spindle_seterr(err, errlen, "member %lu: %s", lo, sub);
 			else
-				seterr(err, errlen, "members %lu-%lu: %s", lo, hi, sub);
+				spindle_seterr(err, errlen, "members %lu-%lu: %s", lo, hi, sub);
 			out[lo].preset[0] = 0;
 			return -EINVAL;
 		}
@@ -738,7 +737,7 @@ int spindle_parse_volume(const char *spec, unsigned members, struct spindle_para
 	for (unsigned i = 0; i < members; i++)
 		if (!out[i].preset[0]) {
 			if (!have_default) {
-				seterr(err, errlen, "member %u: no model given (give one per member,"
+				spindle_seterr(err, errlen, "member %u: no model given (give one per member,"
 				       " or one spec for all)", i);
 				return -EINVAL;
 			}
@@ -866,7 +865,7 @@ int spindle_place(const struct spindle_params *p, uint64_t member_bytes, uint64_
 	human(member_bytes, m, sizeof(m));
 	human(p->capacity_bytes, d, sizeof(d));
 	if (p->capacity_bytes && member_bytes > p->capacity_bytes) {
-		seterr(err, errlen, "a member of %s (%llu bytes) is larger than its %s disk of %s"
+		spindle_seterr(err, errlen, "a member of %s (%llu bytes) is larger than its %s disk of %s"
 		       " (%llu bytes; capacity=member makes the member the whole disk)", m,
 		       (unsigned long long)member_bytes, p->preset, d,
 		       (unsigned long long)p->capacity_bytes);
@@ -874,7 +873,7 @@ int spindle_place(const struct spindle_params *p, uint64_t member_bytes, uint64_
 	}
 	spindle_init(&s, p, member_bytes);
 	if (s.want_base > s.disk_bytes || member_bytes > s.disk_bytes - s.want_base) {
-		seterr(err, errlen, "a member of %s (%llu bytes) from byte %llu does not fit on its"
+		spindle_seterr(err, errlen, "a member of %s (%llu bytes) from byte %llu does not fit on its"
 		       " %s disk of %s (%llu bytes)", m, (unsigned long long)member_bytes,
 		       (unsigned long long)s.want_base, p->preset, d,
 		       (unsigned long long)s.disk_bytes);
