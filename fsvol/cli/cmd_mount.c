@@ -287,6 +287,7 @@ static struct {
 
 static void *watchdog_run(void *arg)
 {
+	pthread_setname_np(pthread_self(), "fsvol-watchdog"); /* top -H, ps -L */
 	(void)arg;
 	for (long i = 0; i < wd.secs * 10; i++) {
 		if (atomic_load(&wd.done))

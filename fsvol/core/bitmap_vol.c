@@ -271,6 +271,7 @@ static uint64_t now_ns(void)
 
 static void *bm_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "fsvol-bitmap"); /* top -H, ps -L */
 	struct vol *v = arg;
 	struct vol_bitmap *b = v->bitmap;
 	uint64_t next_tick = now_ns() + BM_TICK_NS;

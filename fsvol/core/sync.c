@@ -183,6 +183,7 @@ static int run_replace(struct vol *v)
 
 static void *sync_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "fsvol-sync"); /* top -H, ps -L */
 	struct vol *v = arg;
 	for (;;) {
 		int done = !strcmp(v->sync_what, "recovery") ? run_recovery(v)

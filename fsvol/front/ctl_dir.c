@@ -133,6 +133,7 @@ static void ctl_dir_read(struct ctl_dir *c)
 
 static void *ctl_dir_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "fsvol-ctl"); /* top -H, ps -L */
 	struct ctl_dir *c = arg;
 	for (;;) {
 		struct pollfd p[2] = { { c->fifo, POLLIN, 0 }, { c->wake[0], POLLIN, 0 } };

@@ -154,6 +154,7 @@ static int nbd_mounted(const char *mnt)
 
 static void *nbd_fuse_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "fsvol-fuse"); /* top -H, ps -L */
 	struct ff_opts o = { .mountpoint = nbd.mount, .foreground = 1, .page_cache = nbd.page_cache };
 	(void)arg;
 	nbd.fuse_result = ff_serve(nbd.v, &o, nbd.fuse_err, sizeof(nbd.fuse_err));
@@ -192,6 +193,7 @@ static void nbd_drop_clients(void)
 /* Waits for the server's shutdown (a signal, or the FUSE mount gone). */
 static void *nbd_watch_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "fsvol-watch"); /* top -H, ps -L */
 	(void)arg;
 	/* nbdkit_nanosleep returns -1 early once the server is shutting down
 	 * (and logs "aborting sleep because of server shut down") */

@@ -274,6 +274,7 @@ static void fault_finish(struct fault_io *fi);
 
 static void *fault_line_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "fsvol-fault"); /* top -H, ps -L */
 	(void)arg;
 	pthread_mutex_lock(&fault_line.lock);
 	for (;;) {

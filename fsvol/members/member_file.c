@@ -322,6 +322,7 @@ static struct {
 
 static void *file_reaper(void *arg)
 {
+	pthread_setname_np(pthread_self(), "fsvol-reaper"); /* top -H, ps -L */
 	(void)arg;
 	for (;;) {
 		struct io_uring_cqe *cqe;

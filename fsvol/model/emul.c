@@ -127,6 +127,7 @@ static void sleep_until(struct emul *e, uint64_t until)
 
 static void *emul_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "fsvol-model"); /* top -H, ps -L */
 	struct emul *e = arg;
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	/* Releases are the model's clock: run ahead of the I/O threads when the
