@@ -5,24 +5,35 @@
  *
  * Any number of requests are in flight per connection: queue issues
  * nbd_aio_pread/pwrite/flush/zero at once (libnbd sends without blocking) and
- * each command's completion callback settles its member_io. One event thread
- * serves every NBD member of the process: it polls each handle's socket in the
- * direction libnbd asks for and calls nbd_aio_notify_read/write (libnbd 1.14
- * has no nbd_poll2); an eventfd wakes it when a command left bytes unsent.
+ * each command's completion callback settles its member_io. Each member has
+ * its own event thread: it polls the socket in the direction libnbd asks for
+ * and calls nbd_aio_notify_read/write (libnbd 1.14 has no nbd_poll2); an
+ * eventfd wakes it when a command left bytes unsent. One thread per member,
+ * not one for all: replies from several servers are taken in parallel
+ * (measured: raid0 over four nbdkit exports, 4K random reads at QD32 in
+ * process, 1.3x the IOPS of one shared thread).
  *
  * A handle is not safe for concurrent calls from several threads: every libnbd
  * call on it is made under its mutex, so completion callbacks run under it too.
  * They only collect finished I/Os; io->done runs after the mutex is dropped
  * (a completion may queue more I/O on the same member).
  *
+ * Synchronous I/O (member_io_sync: superblocks, the bitmap, zeroing) is
+ * driven by the waiting thread itself. A waiter often holds the volume's
+ * state lock (a member failing rewrites every superblock), and an event
+ * thread may be blocked on that same lock by the completion it runs: the
+ * waiter must never need an event thread. It reads the socket too (only when
+ * it has bytes: see nbdm_readable), completes its own I/O and leaves the
+ * others' completions to the event thread, which runs them once it can.
+ *
  * A lost connection, a refused command or a server silent for NBD_TIMEOUT_S
  * with commands outstanding fails the member: what was in flight and all
  * later I/O completes with -EIO at once; the engine fails the member, and the
  * user reconnects it with `fsvol re-add MNT URI`.
  *
- * The event thread does not survive fork(): a fork handler stops it and the
- * next I/O starts it in whichever process goes on (a daemon opens its members
- * before it daemonises; two processes must never read one socket).
+ * Event threads do not survive fork(): a fork handler stops them and the
+ * next I/O starts them in whichever process goes on (a daemon opens its
+ * members before it daemonises; two processes must never read one socket).
  */
 #include <errno.h>
 #include <libnbd.h>
@@ -32,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,35 +55,38 @@
 #define NBD_PIECE_MAX (32u << 20)           /* largest read/write command sent */
 #define NBD_ZERO_PIECE (1ull << 30)         /* largest zero command (32-bit lengths) */
 #define NBD_TIMEOUT_NS (30ull * 1000000000) /* no reply for this long: the member is lost */
+#define NBD_DRAIN_MAX 64                    /* replies taken per handle per poll */
 
 struct nbdm_priv {
-	struct nbdm_priv *next;      /* the event thread's list (nbdm_ev.lock) */
+	struct nbdm_priv *next;      /* every open NBD member (nbdm_reg.lock) */
 	pthread_mutex_t lock;       /* every libnbd call on h, and the fields below */
 	struct nbd_handle *h;
 	int dead;                   /* the connection is gone: I/O fails at once */
-	int holds;                  /* this member claimed its URI (lock) */
+	int holds;                  /* this member claimed its URI (nbdm_reg.lock) */
 	uint64_t active_ns;         /* last issue or completion */
 	struct member_io *done;     /* finished, to complete outside the lock */
 	unsigned max_piece;
 	unsigned polled;            /* the directions the event thread waits for */
+	int drain;                  /* socket bytes are reply bytes (no TLS): see nbdm_readable */
+	/* the member's event thread (started by the first I/O in a process) */
+	int efd;                    /* wakes it: a command left bytes unsent; stop */
+	int running, stop;          /* (lock) */
+	pid_t pid;                  /* the process it runs in */
+	pthread_t thread;
 	char uri[4096];
 };
 
-/* The event thread and every open NBD member. */
+/* Every open NBD member, for the fork handlers, URI claims and owns_fd. */
 static struct {
 	pthread_mutex_t lock;
 	struct nbdm_priv *list;
-	int efd;
-	int running, stop;
-	pid_t pid;                  /* the process the thread runs in */
-	pthread_t thread;
 	pthread_once_t once;
-} nbdm_ev = { .lock = PTHREAD_MUTEX_INITIALIZER, .efd = -1, .once = PTHREAD_ONCE_INIT };
+} nbdm_reg = { .lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT };
 
-static void nbdm_wake(void)
+static void nbdm_wake(struct nbdm_priv *p)
 {
 	uint64_t one = 1;
-	if (write(nbdm_ev.efd, &one, sizeof(one)) < 0) {
+	if (write(p->efd, &one, sizeof(one)) < 0) {
 		/* the counter is full: the thread is awake anyway */
 	}
 }
@@ -84,6 +99,14 @@ static void nbdm_run_done(struct member_io *list)
 		list = io->next;
 		io->done(io);
 	}
+}
+
+/* Take p's finished I/Os (p->lock held). */
+static struct member_io *nbdm_take_done(struct nbdm_priv *p)
+{
+	struct member_io *done = p->done;
+	p->done = NULL;
+	return done;
 }
 
 /* The handle is gone (p->lock held): refuse new I/O; libnbd fails what was in flight. */
@@ -115,212 +138,178 @@ static int nbdm_cmd_done(void *ud, int *error)
 	return 1; /* retire the command */
 }
 
-/* ---- the event thread ---- */
+/* ---- the event threads ---- */
 
-/* Poll buffers of one event loop (the thread's, or a nested one). */
-struct nbdm_evbuf {
-	size_t cap;
-	struct pollfd *pfd;
-	struct nbdm_priv **who;
-};
-
-static __thread int nbdm_on_ev;      /* this is the event thread */
-/* I/Os queued on the event thread by a caller that may block (see commit) */
-#define NBDM_TL_WAIT 64
-static __thread struct member_io *tl_wait[NBDM_TL_WAIT];
-static __thread unsigned tl_nwait;
-
-/* One round of the event loop: wait (at most wait_ms; -1 for ever), move each
- * ready handle on, complete what finished. -1 when the thread must stop. */
-static int nbdm_ev_once(struct nbdm_evbuf *b, int wait_ms)
+/* More reply bytes wait in the socket (p->lock held). libnbd 1.14 must not
+ * be told "readable" when nothing is: its reply state then stops sending the
+ * commands queued behind it until some reply arrives, and none may come. So
+ * a handle that two threads poll (see commit) is read only when it has bytes. */
+static int nbdm_readable(struct nbdm_priv *p, int fd, short revents)
 {
-	/* 1. what to wait for */
-	size_t n = 1;
-	int timeout = wait_ms;
-	uint64_t now = stats_now();
-	pthread_mutex_lock(&nbdm_ev.lock);
-	if (nbdm_ev.stop) {
-		pthread_mutex_unlock(&nbdm_ev.lock);
-		return -1;
-	}
-	size_t want = 1;
-	for (struct nbdm_priv *p = nbdm_ev.list; p; p = p->next)
-		want++;
-	if (want > b->cap) {
-		struct pollfd *np = realloc(b->pfd, want * sizeof(*b->pfd));
-		struct nbdm_priv **nw = np ? realloc(b->who, want * sizeof(*b->who)) : NULL;
-		if (np)
-			b->pfd = np;
-		if (nw)
-			b->who = nw;
-		if (np && nw)
-			b->cap = want;
-	}
-	if (!b->cap) {
-		pthread_mutex_unlock(&nbdm_ev.lock);
-		usleep(1000);
+	int n = 0;
+	if (nbd_aio_get_fd(p->h) != fd || nbd_aio_is_dead(p->h) || nbd_aio_is_closed(p->h))
 		return 0;
-	}
-	struct pollfd *pfd = b->pfd;
-	pfd[0] = (struct pollfd){ .fd = nbdm_ev.efd, .events = POLLIN };
-	for (struct nbdm_priv *p = nbdm_ev.list; p && n < b->cap; p = p->next) {
-		pthread_mutex_lock(&p->lock);
-		p->polled = 0;
-		if (!p->dead) {
-			int fd = nbd_aio_get_fd(p->h);
-			unsigned dir = nbd_aio_get_direction(p->h);
-			if (nbd_aio_in_flight(p->h) > 0) {
-				if (now > p->active_ns && now - p->active_ns > NBD_TIMEOUT_NS && fd >= 0) {
-					/* silent server: end the connection, libnbd fails the rest */
-					fsvol_log(LOG_ERR, "%s: no reply for %llu s", p->uri,
-						  (unsigned long long)(NBD_TIMEOUT_NS / 1000000000));
-					shutdown(fd, SHUT_RDWR);
-					dir |= LIBNBD_AIO_DIRECTION_READ;
-				}
-				if (timeout < 0 || timeout > 1000)
-					timeout = 1000;
-			}
-			if (fd >= 0) {
-				short ev = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-					   (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
-				pfd[n] = (struct pollfd){ .fd = fd, .events = ev };
-				p->polled = dir & LIBNBD_AIO_DIRECTION_BOTH;
-				b->who[n++] = p;
-			}
-		}
-		pthread_mutex_unlock(&p->lock);
-	}
-	pthread_mutex_unlock(&nbdm_ev.lock);
+	if (revents & (POLLHUP | POLLERR))
+		return 1; /* the read finds the end */
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
 
-	/* 2. wait */
-	if (poll(pfd, n, timeout) < 0) {
+/* What p's socket must be polled for; fd -1 for nothing (p->lock not held).
+ * Ends a connection silent for NBD_TIMEOUT_S with commands outstanding. */
+static struct pollfd nbdm_want(struct nbdm_priv *p, int *timeout)
+{
+	struct pollfd pfd = { .fd = -1 };
+	pthread_mutex_lock(&p->lock);
+	p->polled = 0;
+	if (!p->dead) {
+		int fd = nbd_aio_get_fd(p->h);
+		unsigned dir = nbd_aio_get_direction(p->h);
+		if (nbd_aio_in_flight(p->h) > 0) {
+			uint64_t now = stats_now();
+			if (now > p->active_ns && now - p->active_ns > NBD_TIMEOUT_NS && fd >= 0) {
+				/* silent server: end the connection, libnbd fails the rest */
+				fsvol_log(LOG_ERR, "%s: no reply for %llu s", p->uri,
+					  (unsigned long long)(NBD_TIMEOUT_NS / 1000000000));
+				shutdown(fd, SHUT_RDWR);
+				dir |= LIBNBD_AIO_DIRECTION_READ;
+			}
+			if (*timeout < 0 || *timeout > 1000)
+				*timeout = 1000;
+		}
+		if (fd >= 0) {
+			pfd.fd = fd;
+			pfd.events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+				     (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+			p->polled = dir & LIBNBD_AIO_DIRECTION_BOTH;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return pfd;
+}
+
+/* Move p's handle on after a poll said pfd is ready, then complete what
+ * finished (p->lock not held). */
+static void nbdm_move(struct nbdm_priv *p, const struct pollfd *pfd)
+{
+	pthread_mutex_lock(&p->lock);
+	int r = 0;
+	if (!p->dead && nbd_aio_get_fd(p->h) == pfd->fd) {
+		/* libnbd reads one reply per call: take every reply that has
+		 * arrived, not one per poll */
+		for (int k = 0; k < NBD_DRAIN_MAX && r >= 0 && (pfd->revents & (POLLIN | POLLHUP | POLLERR)) &&
+				(k == 0 || p->drain) && nbdm_readable(p, pfd->fd, pfd->revents);
+		     k++)
+			r = nbd_aio_notify_read(p->h);
+		if (r >= 0 && (pfd->revents & POLLOUT) && (nbd_aio_get_direction(p->h) & LIBNBD_AIO_DIRECTION_WRITE))
+			r = nbd_aio_notify_write(p->h);
+		if (r < 0 || nbd_aio_is_dead(p->h) || nbd_aio_is_closed(p->h))
+			nbdm_mark_dead(p, r < 0 ? nbd_get_error() : "closed by the server");
+	}
+	struct member_io *done = nbdm_take_done(p);
+	pthread_mutex_unlock(&p->lock);
+	nbdm_run_done(done);
+}
+
+static __thread struct nbdm_priv *nbdm_self; /* the member whose event thread this is */
+
+/* One turn of p's event loop: wait (at most wait_ms; -1 for ever), move the
+ * handle on. -1 when the thread must stop. */
+static int nbdm_turn(struct nbdm_priv *p, int wait_ms)
+{
+	int timeout = wait_ms;
+	pthread_mutex_lock(&p->lock);
+	int stop = p->stop;
+	pthread_mutex_unlock(&p->lock);
+	if (stop)
+		return -1;
+	struct pollfd pfd[2] = { { .fd = p->efd, .events = POLLIN }, nbdm_want(p, &timeout) };
+	if (poll(pfd, 2, timeout) < 0) {
 		if (errno != EINTR) {
-			fsvol_log(LOG_ERR, "NBD members: poll: %s", strerror(errno));
+			fsvol_log(LOG_ERR, "%s: poll: %s", p->uri, strerror(errno));
 			usleep(1000);
 		}
 		return 0;
 	}
 	if (pfd[0].revents) {
 		uint64_t v;
-		if (read(nbdm_ev.efd, &v, sizeof(v)) < 0) {
+		if (read(p->efd, &v, sizeof(v)) < 0) {
 			/* EAGAIN: another wake-up took it */
 		}
 	}
-
-	/* 3. move each ready handle on; members closed meanwhile are skipped */
-	struct member_io *done = NULL;
-	pthread_mutex_lock(&nbdm_ev.lock);
-	for (size_t i = 1; i < n; i++) {
-		if (!pfd[i].revents)
-			continue;
-		struct nbdm_priv *p = nbdm_ev.list;
-		while (p && p != b->who[i])
-			p = p->next;
-		if (!p)
-			continue;
-		pthread_mutex_lock(&p->lock);
-		int r = 0;
-		if (!p->dead && nbd_aio_get_fd(p->h) == pfd[i].fd) {
-			if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
-				r = nbd_aio_notify_read(p->h);
-			if (r >= 0 && (pfd[i].revents & POLLOUT) &&
-			    (nbd_aio_get_direction(p->h) & LIBNBD_AIO_DIRECTION_WRITE))
-				r = nbd_aio_notify_write(p->h);
-			if (r < 0 || nbd_aio_is_dead(p->h) || nbd_aio_is_closed(p->h))
-				nbdm_mark_dead(p, r < 0 ? nbd_get_error() : "closed by the server");
-		}
-		while (p->done) {
-			struct member_io *io = p->done;
-			p->done = io->next;
-			io->next = done;
-			done = io;
-		}
-		pthread_mutex_unlock(&p->lock);
-	}
-	pthread_mutex_unlock(&nbdm_ev.lock);
-	nbdm_run_done(done);
+	nbdm_move(p, &pfd[1]); /* also after a wake alone: a sync waiter's leftovers */
 	return 0;
 }
 
 static void *nbdm_ev_main(void *arg)
 {
-	(void)arg;
-	struct nbdm_evbuf b = { 0 };
-	nbdm_on_ev = 1;
-	while (nbdm_ev_once(&b, -1) == 0)
+	pthread_setname_np(pthread_self(), "fsvol-nbd"); /* top -H, ps -L */
+	struct nbdm_priv *p = arg;
+	nbdm_self = p;
+	while (nbdm_turn(p, -1) == 0)
 		;
-	free(b.pfd);
-	free(b.who);
 	return NULL;
 }
 
-/* Stop the thread before fork (see the top); it restarts on the next I/O. */
-static void nbdm_fork_prepare(void)
+/* Start p's thread in this process (p->lock held). */
+static int nbdm_ev_start_locked(struct nbdm_priv *p)
 {
-	pthread_mutex_lock(&nbdm_ev.lock);
-	int join = nbdm_ev.running && nbdm_ev.pid == getpid() && !pthread_equal(nbdm_ev.thread, pthread_self());
-	if (join) {
-		nbdm_ev.stop = 1;
-		pthread_mutex_unlock(&nbdm_ev.lock);
-		nbdm_wake();
-		pthread_join(nbdm_ev.thread, NULL);
-		pthread_mutex_lock(&nbdm_ev.lock);
-		nbdm_ev.running = nbdm_ev.stop = 0;
-	}
-	/* held across fork: the child gets the list in a consistent state */
+	if (p->running && p->pid == getpid())
+		return 0;
+	p->stop = 0;
+	if (pthread_create(&p->thread, NULL, nbdm_ev_main, p))
+		return -EAGAIN;
+	p->running = 1;
+	p->pid = getpid();
+	return 0;
 }
 
-static int nbdm_ev_start_locked(void);
+/* Stop p's thread (p->lock not held; never from the thread itself). */
+static void nbdm_ev_stop(struct nbdm_priv *p)
+{
+	pthread_mutex_lock(&p->lock);
+	int join = p->running && p->pid == getpid() && !pthread_equal(p->thread, pthread_self());
+	p->stop = 1;
+	pthread_mutex_unlock(&p->lock);
+	if (join) {
+		nbdm_wake(p);
+		pthread_join(p->thread, NULL);
+	}
+	pthread_mutex_lock(&p->lock);
+	p->running = p->stop = 0;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* The threads do not survive fork() (see the top): stop them before; the
+ * parent restarts those with commands in flight, the next I/O the others. */
+static void nbdm_fork_prepare(void)
+{
+	pthread_mutex_lock(&nbdm_reg.lock); /* held across fork: a consistent list */
+	for (struct nbdm_priv *p = nbdm_reg.list; p; p = p->next)
+		if (p != nbdm_self)
+			nbdm_ev_stop(p);
+}
 
 static void nbdm_fork_parent(void)
 {
-	/* commands in flight here need their thread back now */
-	int busy = 0;
-	for (struct nbdm_priv *p = nbdm_ev.list; p; p = p->next) {
+	for (struct nbdm_priv *p = nbdm_reg.list; p; p = p->next) {
 		pthread_mutex_lock(&p->lock);
-		busy |= !p->dead && nbd_aio_in_flight(p->h) > 0;
+		if (!p->dead && nbd_aio_in_flight(p->h) > 0)
+			nbdm_ev_start_locked(p);
 		pthread_mutex_unlock(&p->lock);
 	}
-	if (busy && !nbdm_ev.running)
-		nbdm_ev_start_locked();
-	pthread_mutex_unlock(&nbdm_ev.lock);
+	pthread_mutex_unlock(&nbdm_reg.lock);
 }
 
 static void nbdm_fork_child(void)
 {
-	nbdm_ev.running = 0;
-	pthread_mutex_unlock(&nbdm_ev.lock);
+	for (struct nbdm_priv *p = nbdm_reg.list; p; p = p->next)
+		p->running = 0;
+	pthread_mutex_unlock(&nbdm_reg.lock);
 }
 
-static void nbdm_ev_init(void)
+static void nbdm_reg_init(void)
 {
-	nbdm_ev.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_atfork(nbdm_fork_prepare, nbdm_fork_parent, nbdm_fork_child);
-}
-
-static int nbdm_ev_start_locked(void)
-{
-	if (nbdm_ev.running && nbdm_ev.pid == getpid())
-		return 0;
-	if (nbdm_ev.efd < 0)
-		return -EMFILE;
-	nbdm_ev.stop = 0;
-	if (pthread_create(&nbdm_ev.thread, NULL, nbdm_ev_main, NULL))
-		return -EAGAIN;
-	nbdm_ev.running = 1;
-	nbdm_ev.pid = getpid();
-	return 0;
-}
-
-/* The thread runs in this process (cheap when it does). */
-static int nbdm_ev_ensure(void)
-{
-	if (__atomic_load_n(&nbdm_ev.running, __ATOMIC_ACQUIRE) && nbdm_ev.pid == getpid())
-		return 0;
-	pthread_mutex_lock(&nbdm_ev.lock);
-	int r = nbdm_ev_start_locked();
-	pthread_mutex_unlock(&nbdm_ev.lock);
-	return r;
 }
 
 /* ---- open, close, lock ---- */
@@ -337,10 +326,11 @@ static uint64_t nbdm_hash(const char *s)
 static int nbdm_open(struct member *m, const char *uri, int direct, char *err, size_t errlen)
 {
 	(void)direct; /* the server decides how it caches */
-	pthread_once(&nbdm_ev.once, nbdm_ev_init);
+	pthread_once(&nbdm_reg.once, nbdm_reg_init);
 	struct nbdm_priv *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->efd = -1;
 	if (strlen(uri) >= sizeof(p->uri)) {
 		free(p);
 		snprintf(err, errlen, "%.64s...: URI too long", uri);
@@ -350,7 +340,10 @@ static int nbdm_open(struct member *m, const char *uri, int direct, char *err, s
 	pthread_mutex_init(&p->lock, NULL);
 	int e = 0;
 	const char *what = "";
-	if (!(p->h = nbd_create())) {
+	if ((p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+		e = errno;
+		what = strerror(e);
+	} else if (!(p->h = nbd_create())) {
 		e = nbd_get_errno();
 		what = nbd_get_error();
 	} else if (nbd_connect_uri(p->h, uri) < 0) {
@@ -377,6 +370,8 @@ static int nbdm_open(struct member *m, const char *uri, int direct, char *err, s
 		snprintf(err, errlen, "%s: cannot connect: %s", uri, what[0] ? what : strerror(e));
 		if (p->h)
 			nbd_close(p->h);
+		if (p->efd >= 0)
+			close(p->efd);
 		pthread_mutex_destroy(&p->lock);
 		free(p);
 		return -e;
@@ -388,15 +383,16 @@ static int nbdm_open(struct member *m, const char *uri, int direct, char *err, s
 		m->caps |= MEMBER_CAN_ZERO;
 	if (nbd_is_rotational(p->h) > 0)
 		m->caps |= MEMBER_ROTATIONAL;
+	p->drain = nbd_get_tls_negotiated(p->h) <= 0; /* TLS records: bytes are not replies */
 	m->is_blockdev = 1; /* an export has the size its server gives: never grown */
 	m->dev = nbdm_hash(uri) | 1ull << 63;
 	m->ino = nbdm_hash(uri) ^ 0x6e6264; /* "nbd" */
 	m->priv = p;
 	p->active_ns = stats_now();
-	pthread_mutex_lock(&nbdm_ev.lock);
-	p->next = nbdm_ev.list;
-	nbdm_ev.list = p;
-	pthread_mutex_unlock(&nbdm_ev.lock);
+	pthread_mutex_lock(&nbdm_reg.lock);
+	p->next = nbdm_reg.list;
+	nbdm_reg.list = p;
+	pthread_mutex_unlock(&nbdm_reg.lock);
 	return 0;
 }
 
@@ -405,33 +401,41 @@ static void nbdm_close_member(struct member *m)
 	struct nbdm_priv *p = m->priv;
 	if (!p)
 		return;
-	pthread_mutex_lock(&nbdm_ev.lock);
-	for (struct nbdm_priv **pp = &nbdm_ev.list; *pp; pp = &(*pp)->next)
+	pthread_mutex_lock(&nbdm_reg.lock);
+	for (struct nbdm_priv **pp = &nbdm_reg.list; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
 			break;
 		}
-	pthread_mutex_unlock(&nbdm_ev.lock);
-	/* off the list: the event thread no longer touches it */
+	pthread_mutex_unlock(&nbdm_reg.lock);
+	/* its own thread closing it (no caller does) cannot join itself: the
+	 * thread ends after this completion and p stays allocated */
+	int own = nbdm_self == p;
+	if (own)
+		pthread_detach(pthread_self());
+	nbdm_ev_stop(p); /* no thread touches the handle now */
 	pthread_mutex_lock(&p->lock);
+	p->stop = own;
 	if (!p->dead && nbd_aio_in_flight(p->h) == 0)
 		nbd_aio_disconnect(p->h, 0); /* NBD_CMD_DISC, not waited for: a hung server cannot hold us */
-	struct member_io *done = p->done;
-	p->done = NULL;
+	struct member_io *done = nbdm_take_done(p);
 	pthread_mutex_unlock(&p->lock);
 	nbd_close(p->h); /* fails anything still in flight through its callback */
+	p->h = NULL;
 	pthread_mutex_lock(&p->lock);
-	while (p->done) {
-		struct member_io *io = p->done;
-		p->done = io->next;
+	for (struct member_io *io = nbdm_take_done(p), *next; io; io = next) {
+		next = io->next;
 		io->next = done;
 		done = io;
 	}
 	pthread_mutex_unlock(&p->lock);
 	nbdm_run_done(done);
+	m->priv = NULL;
+	if (own)
+		return;
+	close(p->efd);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
-	m->priv = NULL;
 }
 
 /* NBD has no lock: two processes can share an export (docs/network.md). In
@@ -440,13 +444,13 @@ static int nbdm_lock(struct member *m)
 {
 	struct nbdm_priv *p = m->priv;
 	int r = 0;
-	pthread_mutex_lock(&nbdm_ev.lock);
-	for (struct nbdm_priv *q = nbdm_ev.list; q; q = q->next)
+	pthread_mutex_lock(&nbdm_reg.lock);
+	for (struct nbdm_priv *q = nbdm_reg.list; q; q = q->next)
 		if (q != p && q->holds && !strcmp(q->uri, p->uri))
 			r = -EWOULDBLOCK;
 	if (!r)
 		p->holds = 1;
-	pthread_mutex_unlock(&nbdm_ev.lock);
+	pthread_mutex_unlock(&nbdm_reg.lock);
 	return r;
 }
 
@@ -522,16 +526,90 @@ static void nbdm_issue(struct member *m, struct nbdm_priv *p, struct member_io *
 	}
 }
 
+/* ---- synchronous I/O, driven by the waiter ---- */
+
+/* The event thread ran a sync I/O's done (it took it from p->done first):
+ * the last touch of io, so the waiter may return. */
+static void nbdm_sync_released(struct member_io *io)
+{
+	__atomic_store_n(&io->bpriv[0], NULL, __ATOMIC_RELEASE);
+}
+
+/* Take io off p->done (p->lock held): 1 if it was there. */
+static int nbdm_unlink_done(struct nbdm_priv *p, struct member_io *io)
+{
+	for (struct member_io **pp = &p->done; *pp; pp = &(*pp)->next)
+		if (*pp == io) {
+			*pp = io->next;
+			return 1;
+		}
+	return 0;
+}
+
+/* io, whose caller waits for it (io->sync): issued, then the socket is
+ * polled and read here until io is done; io->done runs here at the end. */
+static void nbdm_sync(struct member *m, struct nbdm_priv *p, struct member_io *io)
+{
+	void (*done)(struct member_io *) = io->done;
+	io->done = nbdm_sync_released;
+	pthread_mutex_lock(&p->lock);
+	nbdm_issue(m, p, io);
+	uint64_t since = stats_now();
+	for (;;) {
+		if (!__atomic_load_n((uintptr_t *)&io->bpriv[1], __ATOMIC_ACQUIRE) && nbdm_unlink_done(p, io))
+			io->bpriv[0] = NULL;
+		if (!__atomic_load_n(&io->bpriv[0], __ATOMIC_ACQUIRE))
+			break;
+		struct pollfd pfd = { .fd = -1 };
+		if (!p->dead && nbd_aio_get_fd(p->h) >= 0) {
+			unsigned dir = nbd_aio_get_direction(p->h);
+			pfd.fd = nbd_aio_get_fd(p->h);
+			pfd.events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+				     (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+		}
+		pthread_mutex_unlock(&p->lock);
+		/* short: the event thread may take the reply meanwhile */
+		int n = poll(&pfd, 1, 10);
+		pthread_mutex_lock(&p->lock);
+		if (n > 0 && !p->dead && nbd_aio_get_fd(p->h) == pfd.fd) {
+			int r = 0;
+			uint64_t before = p->active_ns;
+			if ((pfd.revents & (POLLIN | POLLHUP | POLLERR)) && nbdm_readable(p, pfd.fd, pfd.revents))
+				r = nbd_aio_notify_read(p->h);
+			if (r >= 0 && (pfd.revents & POLLOUT) && (nbd_aio_get_direction(p->h) & LIBNBD_AIO_DIRECTION_WRITE))
+				r = nbd_aio_notify_write(p->h);
+			if (r < 0 || nbd_aio_is_dead(p->h) || nbd_aio_is_closed(p->h))
+				nbdm_mark_dead(p, r < 0 ? nbd_get_error() : "closed by the server");
+			if (p->active_ns != before)
+				since = p->active_ns;
+		} else if (n == 0 && !p->dead && stats_now() - since > NBD_TIMEOUT_NS && pfd.fd >= 0) {
+			/* the event thread may be blocked: end a silent server here */
+			fsvol_log(LOG_ERR, "%s: no reply for %llu s", p->uri,
+				  (unsigned long long)(NBD_TIMEOUT_NS / 1000000000));
+			shutdown(pfd.fd, SHUT_RDWR);
+			since = stats_now();
+		}
+	}
+	int others = p->done != NULL;
+	pthread_mutex_unlock(&p->lock);
+	if (others)
+		nbdm_wake(p); /* their completions are the event thread's to run */
+	io->done = done;
+	done(io);
+}
+
 /* Commands go out at once: libnbd sends without blocking, so a nowait
  * caller waits for nothing but the handle's mutex. */
 static void nbdm_queue(struct member *m, struct member_io *io)
 {
 	struct nbdm_priv *p = m->priv;
-	int started = nbdm_ev_ensure();
-	if (nbdm_on_ev && !io->nowait && tl_nwait < NBDM_TL_WAIT)
-		tl_wait[tl_nwait++] = io;
+	if (io->sync) {
+		nbdm_sync(m, p, io);
+		io->done(io);
+		return;
+	}
 	pthread_mutex_lock(&p->lock);
-	if (started && !p->dead)
+	if (!p->dead && nbdm_ev_start_locked(p))
 		nbdm_mark_dead(p, "cannot start the event thread");
 	nbdm_issue(m, p, io);
 	unsigned dir = p->dead ? 0 : nbd_aio_get_direction(p->h) & LIBNBD_AIO_DIRECTION_BOTH;
@@ -539,34 +617,16 @@ static void nbdm_queue(struct member *m, struct member_io *io)
 	int wake = dir && (dir & ~p->polled);
 	if (wake)
 		p->polled |= dir;
-	struct member_io *done = p->done;
-	p->done = NULL;
+	struct member_io *done = nbdm_take_done(p);
 	pthread_mutex_unlock(&p->lock);
 	if (wake)
-		nbdm_wake();
+		nbdm_wake(p);
 	nbdm_run_done(done);
 }
 
-/* A caller that may block, on the event thread itself (a completion that
- * rewrites superblocks, say): commit turns the event loop until its I/Os are
- * done, or nobody would. */
-
 static void nbdm_commit(struct member *m)
 {
-	(void)m; /* queue already sent it */
-	if (!nbdm_on_ev || !tl_nwait)
-		return;
-	struct member_io *mine[NBDM_TL_WAIT];
-	unsigned n = tl_nwait;
-	memcpy(mine, tl_wait, n * sizeof(*mine));
-	tl_nwait = 0;
-	struct nbdm_evbuf b = { 0 };
-	for (unsigned i = 0; i < n; i++)
-		while (__atomic_load_n((uintptr_t *)&mine[i]->bpriv[1], __ATOMIC_ACQUIRE))
-			if (nbdm_ev_once(&b, 100) < 0)
-				break;
-	free(b.pfd);
-	free(b.who);
+	(void)m; /* queue sent it */
 }
 
 static int nbdm_zero(struct member *m, uint64_t off, uint64_t len)
@@ -591,13 +651,13 @@ static int nbdm_zero(struct member *m, uint64_t off, uint64_t len)
 int member_nbd_owns_fd(int fd)
 {
 	int found = 0;
-	pthread_mutex_lock(&nbdm_ev.lock);
-	for (struct nbdm_priv *p = nbdm_ev.list; p && !found; p = p->next) {
+	pthread_mutex_lock(&nbdm_reg.lock);
+	for (struct nbdm_priv *p = nbdm_reg.list; p && !found; p = p->next) {
 		pthread_mutex_lock(&p->lock);
 		found = !p->dead && nbd_aio_get_fd(p->h) == fd;
 		pthread_mutex_unlock(&p->lock);
 	}
-	pthread_mutex_unlock(&nbdm_ev.lock);
+	pthread_mutex_unlock(&nbdm_reg.lock);
 	return found;
 }
 
