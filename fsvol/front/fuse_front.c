@@ -27,12 +27,14 @@
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/front/http.h"
 #include "fsvol/front/report.h"
+#include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
 #define FF_MAX_IO (1u << 20)
 #define FF_MAX_THREADS 256 /* threads block only for real member I/O, never for a model */
 #define FF_IDLE_THREADS 4
+#define FF_NOBLOCK_THREADS 4 /* when no member can block a thread (NBD, memory) */
 #define FF_MAX_BACKGROUND 4096 /* async direct I/O requests the kernel keeps in flight */
 
 enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_METRICS, INO_STATUS_JSON, INO_END };
@@ -757,7 +759,15 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	 * cost more than the work (measured: 4 idle threads served 4K random
 	 * reads at QD32 about 1.6x faster than 64). Buffers live in a pool, so a
 	 * new thread costs no fresh memory. */
-	fuse_loop_cfg_set_max_threads(cfg, FF_MAX_THREADS);
+	/* Members that never block (NBD, memory) need no more threads than are
+	 * kept idle: more only start and end by the thousand a second (measured:
+	 * raid0 over four NBD members, 4K random reads at QD32, 1.4x the IOPS
+	 * at 4 threads than at 256). A member added later that can block only
+	 * serves fewer requests at once. */
+	int may_block = 0;
+	for (unsigned i = 0; i < vol_nslots(v); i++)
+		may_block |= vol_member(v, i) && (vol_member(v, i)->caps & MEMBER_CAN_BLOCK);
+	fuse_loop_cfg_set_max_threads(cfg, may_block ? FF_MAX_THREADS : FF_NOBLOCK_THREADS);
 	fuse_loop_cfg_set_idle_threads(cfg, FF_IDLE_THREADS);
 	if (vol_start(v)) {
 		snprintf(err, errlen, "cannot start the volume's threads");
