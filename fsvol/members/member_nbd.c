@@ -39,6 +39,7 @@
 #include <libnbd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,8 @@
 #define NBD_ZERO_PIECE (1ull << 30)         /* largest zero command (32-bit lengths) */
 #define NBD_TIMEOUT_NS (30ull * 1000000000) /* no reply for this long: the member is lost */
 #define NBD_DRAIN_MAX 64                    /* replies taken per handle per poll */
+#define NBD_CONNECT_S 10                    /* connect and handshake, at most */
+#define NBD_CONNECT_S_STR "10"
 
 struct nbdm_priv {
 	struct nbdm_priv *next;      /* every open NBD member (nbdm_reg.lock) */
@@ -323,6 +326,26 @@ static uint64_t nbdm_hash(const char *s)
 	return h;
 }
 
+/* nbd_connect_uri with a deadline: an unreachable host or a server that
+ * never answers the handshake fails in NBD_CONNECT_S, not in the system's TCP
+ * timeout (2 minutes and more). 0, -ETIMEDOUT, or -1 with libnbd's error. */
+static int nbdm_connect(struct nbd_handle *h, const char *uri)
+{
+	/* the user's own URI may name its TLS files (tls-psk-file=, tls-certificates=) */
+	nbd_set_uri_allow_local_file(h, true);
+	if (nbd_aio_connect_uri(h, uri) < 0)
+		return -1;
+	uint64_t end = stats_now() + NBD_CONNECT_S * 1000000000ull;
+	while (nbd_aio_is_connecting(h)) {
+		uint64_t now = stats_now();
+		if (now >= end)
+			return -ETIMEDOUT;
+		if (nbd_poll(h, (int)((end - now) / 1000000 + 1)) < 0)
+			return -1;
+	}
+	return nbd_aio_is_ready(h) ? 0 : -1;
+}
+
 static int nbdm_open(struct member *m, const char *uri, int direct, char *err, size_t errlen)
 {
 	(void)direct; /* the server decides how it caches */
@@ -346,7 +369,10 @@ static int nbdm_open(struct member *m, const char *uri, int direct, char *err, s
 	} else if (!(p->h = nbd_create())) {
 		e = nbd_get_errno();
 		what = nbd_get_error();
-	} else if (nbd_connect_uri(p->h, uri) < 0) {
+	} else if ((e = nbdm_connect(p->h, uri)) == -ETIMEDOUT) {
+		e = ETIMEDOUT;
+		what = "no answer within " NBD_CONNECT_S_STR " s (connect and handshake)";
+	} else if (e < 0) {
 		e = nbd_get_errno();
 		what = nbd_get_error();
 	}

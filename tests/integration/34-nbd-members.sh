@@ -7,7 +7,9 @@
 #    members like local ones.
 #  - raid1 of a local file and an NBD member: each copy read back alone (a
 #    read policy that prefers it, then the other member failed).
-#  - create refuses an export too small for -s, and a URI nobody serves.
+#  - a TLS member (nbds+unix://, pre-shared key) mirrors a file and serves alone.
+#  - create refuses an export too small for -s, and a URI nobody serves; a
+#    server that never answers the handshake is given up within the deadline.
 . "$(dirname "$0")/../lib.sh"
 requires nbdkit
 requires fio
@@ -115,6 +117,46 @@ grep -q "m1: .* active" "$T/mnt/status" || fail "the re-added NBD member did not
 "$FSVOL" fail "$T/mnt" 0 || fail "fsvol fail 0"
 cmp -n $((8 * MiB)) "$T/mnt/volume" "$T/ref" || fail "the re-added NBD member's copy differs"
 fsvol_umount "$T/mnt"
+
+# --- TLS (nbds+unix://, a pre-shared key): a raid1 of a file and a TLS
+# member verifies, and the TLS copy alone reads back
+printf 'alice:%s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$T/keys.psk"
+chmod 600 "$T/keys.psk"
+nbdkit --tls=require --tls-psk="$T/keys.psk" -U "$T/tls.sock" -P "$T/tls.pid" memory 40M ||
+	fail "nbdkit with TLS"
+track_pid "$(cat "$T/tls.pid")"
+tls="nbds+unix://alice@/?socket=$T/tls.sock&tls-psk-file=$T/keys.psk"
+expect_fail_msg "cannot connect" "$FSVOL" examine "$(uri tls)" # plain NBD to a TLS-only server
+"$FSVOL" create -l raid1 -s 32M "$T/loc3" "$tls" >/dev/null || fail "create raid1 file + TLS member"
+fsvol_mount "$T/mnt" "$T/loc3" "$tls"
+fio --name=t --filename="$T/mnt/volume" --rw=randwrite --bsrange=4k-128k --direct=1 --ioengine=io_uring \
+	--iodepth=16 --size=24M --verify=crc32c --verify_state_save=0 --output="$T/fio5.out" ||
+	fail "fio verify over a TLS member: $(tail -5 "$T/fio5.out")"
+"$FSVOL" fail "$T/mnt" 0 || fail "fsvol fail of the local member (TLS)"
+fio --name=t --filename="$T/mnt/volume" --rw=randwrite --bsrange=4k-128k --direct=1 --ioengine=io_uring \
+	--iodepth=16 --size=24M --verify=crc32c --verify_state_save=0 --verify_only --output="$T/fio6.out" ||
+	fail "verify from the TLS member alone: $(tail -5 "$T/fio6.out")"
+(($(member_stat "$T/mnt" 1 reads) > 0)) || fail "the TLS member served no reads"
+fsvol_umount "$T/mnt"
+
+# --- a server that accepts but never answers the handshake: refused within
+# the connect deadline (10 s), not the system's TCP timeout
+/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+held = []
+end = time.time() + 60
+while time.time() < end:
+    s.settimeout(max(0.1, end - time.time()))
+    try:
+        held.append(s.accept()[0])
+    except OSError:
+        pass
+' >"$T/mute.port" &
+track_pid $!
+for ((k = 0; k < 50; k++)); do [[ -s $T/mute.port ]] && break; sleep 0.1; done
+expect_fail_msg "no answer within" timeout 60 "$FSVOL" examine "nbd://127.0.0.1:$(cat "$T/mute.port")/"
 
 # --- what create refuses
 export_mem small 4M
