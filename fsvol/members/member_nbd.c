@@ -146,7 +146,7 @@ static int nbdm_cmd_done(void *ud, int *error)
 /* More reply bytes wait in the socket (p->lock held). libnbd 1.14 must not
  * be told "readable" when nothing is: its reply state then stops sending the
  * commands queued behind it until some reply arrives, and none may come. So
- * a handle that two threads poll (see commit) is read only when it has bytes. */
+ * a handle that two threads poll (see nbdm_sync) is read only when it has bytes. */
 static int nbdm_readable(struct nbdm_priv *p, int fd, short revents)
 {
 	int n = 0;
@@ -215,11 +215,11 @@ static void nbdm_move(struct nbdm_priv *p, const struct pollfd *pfd)
 
 static __thread struct nbdm_priv *nbdm_self; /* the member whose event thread this is */
 
-/* One turn of p's event loop: wait (at most wait_ms; -1 for ever), move the
- * handle on. -1 when the thread must stop. */
-static int nbdm_turn(struct nbdm_priv *p, int wait_ms)
+/* One turn of p's event loop: wait, move the handle on. -1 when the thread
+ * must stop. */
+static int nbdm_turn(struct nbdm_priv *p)
 {
-	int timeout = wait_ms;
+	int timeout = -1;
 	pthread_mutex_lock(&p->lock);
 	int stop = p->stop;
 	pthread_mutex_unlock(&p->lock);
@@ -248,7 +248,7 @@ static void *nbdm_ev_main(void *arg)
 	pthread_setname_np(pthread_self(), "fsvol-nbd"); /* top -H, ps -L */
 	struct nbdm_priv *p = arg;
 	nbdm_self = p;
-	while (nbdm_turn(p, -1) == 0)
+	while (nbdm_turn(p) == 0)
 		;
 	return NULL;
 }
