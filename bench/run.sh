@@ -181,8 +181,8 @@ fi
 # NBD members (members/member_nbd.c) against the same exports read directly:
 # four `nbdkit memory` exports on unix sockets, a raid0 of them mounted (fio
 # through FUSE, 4K random reads at QD32) vs fio's nbd engine on the four
-# exports at once (4 jobs x QD8: the same total queue depth); alternated
-# three times, medians.
+# exports at once (4 jobs x QD8: the same total queue depth); then the same
+# members in-process against fio again; alternated pairs, medians.
 if command -v nbdkit >/dev/null && fio --enghelp=nbd >/dev/null 2>&1; then
 	nu=()
 	for i in 0 1 2 3; do
@@ -195,33 +195,37 @@ if command -v nbdkit >/dev/null && fio --enghelp=nbd >/dev/null 2>&1; then
 	dd if=/dev/urandom of="$MNT/volume" bs=1M count=800 oflag=direct conv=notrunc status=none
 	direct=()
 	for i in 0 1 2 3; do direct+=(--name="d$i" --uri="${nu[i]}"); done
-	: >"$T/nbdm_v" && : >"$T/nbdm_d"
-	for rep in 1 2 3; do
-		fio_read "nbdmv$rep" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth=32 --size=800M |
-			awk '{ print $1 }' >>"$T/nbdm_v"
+	fio_direct() { # OUT: fio's nbd engine on the four exports, read IOPS appended
 		fio --output-format=json --time_based --runtime="$secs" --ramp_time=1 --ioengine=nbd \
 			--rw=randread --bs=4k --iodepth=8 --size=199M --offset=1M --group_reporting \
-			--output="$T/nbdmd$rep.json" "${direct[@]}" >/dev/null
-		jq -r '.jobs[0].read.iops' "$T/nbdmd$rep.json" >>"$T/nbdm_d"
+			--output="$T/nbdmd.json" "${direct[@]}" >/dev/null
+		jq -r '.jobs[0].read.iops' "$T/nbdmd.json" >>"$1"
+	}
+	# fio's figure swings widely from run to run here (four processes and four
+	# servers on few cores): five alternated pairs per comparison
+	: >"$T/nbdm_v" && : >"$T/nbdm_d"
+	for rep in 1 2 3 4 5; do
+		fio_read "nbdmv$rep" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth=32 --size=800M |
+			awk '{ print $1 }' >>"$T/nbdm_v"
+		fio_direct "$T/nbdm_d"
 	done
 	"$FSVOL" umount "$MNT"
 	mounted=()
-	# the same members in-process (fsvol-bench --members): no FUSE round trip
-	: >"$T/nbdm_i"
-	if [ -x "$here/$build/bin/fsvol-bench" ]; then
-		list=$(IFS=,; echo "${nu[*]}")
-		for rep in 1 2 3; do
-			"$here/$build/bin/fsvol-bench" -q -b4K -r -o32 -t1 -d"$secs" -W1 -Sh --json --members "$list" |
-				jq '.results.total.read.iops' >>"$T/nbdm_i"
-		done
-	fi
 	a=$(median <"$T/nbdm_v") b=$(median <"$T/nbdm_d")
 	row "NBD members (raid0 x4, FUSE) vs fio nbd, 4K QD32" "$(printf %.0f "$a") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$a" "$b")"
-	if [ -s "$T/nbdm_i" ]; then
-		a=$(median <"$T/nbdm_i")
-		row "  the same in-process (fsvol-bench)" "$(printf %.0f "$a") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$a" "$b")"
+	# the same members in-process (fsvol-bench --members): no FUSE round trip
+	if [ -x "$here/$build/bin/fsvol-bench" ]; then
+		list=$(IFS=,; echo "${nu[*]}")
+		: >"$T/nbdm_i" && : >"$T/nbdm_d2"
+		for rep in 1 2 3 4 5; do
+			"$here/$build/bin/fsvol-bench" -q -b4K -r -o32 -t1 -d"$secs" -W1 -Sh --json --members "$list" |
+				jq '.results.total.read.iops' >>"$T/nbdm_i"
+			fio_direct "$T/nbdm_d2"
+		done
+		a=$(median <"$T/nbdm_i") b=$(median <"$T/nbdm_d2")
+		row "  in-process (fsvol-bench) vs fio nbd" "$(printf %.0f "$a") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$a" "$b")"
 	fi
-	for i in 0 1 2 3; do kill "$(cat "$T/nbdmem$i.pid")" 2>/dev/null; done
+	for i in 0 1 2 3; do kill "$(cat "$T/nbdmem$i.pid")" 2>/dev/null || true; done
 else
 	echo "nbdkit or fio's nbd engine missing: NBD members comparison skipped"
 fi
