@@ -70,8 +70,13 @@ static void *uring_worker(void *arg)
 			   (unsigned long long)o->block);
 		goto wait;
 	}
-	/* room for every slot's I/O or timeout */
-	if ((r = io_uring_queue_init(n < 8 ? 8 : n, &ring, 0)) < 0) {
+	/* room for every slot's I/O or timeout; completions run when this
+	 * thread waits, not by interrupting it (as fio sets up its rings), where
+	 * the kernel knows the flags */
+	r = io_uring_queue_init(n < 8 ? 8 : n, &ring, IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
+	if (r == -EINVAL)
+		r = io_uring_queue_init(n < 8 ? 8 : n, &ring, 0);
+	if (r < 0) {
 		bench_fail(w, r, "io_uring_queue_init: %s", strerror(-r));
 		goto wait;
 	}
