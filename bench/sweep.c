@@ -1077,22 +1077,13 @@ static void json_num(FILE *f, const char *key, double v, int comma)
 		fprintf(f, "%s\"%s\":null", comma ? "," : "", key);
 }
 
-/* A string, or null for NULL; escaped as JSON wants. */
+/* A string, or null for NULL (stats_json_string escapes it). */
 static void json_str(FILE *f, const char *v)
 {
-	if (!v) {
-		fprintf(f, "null");
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	fputc('"', f);
+	if (v)
+		stats_json_string(f, v);
+	else
+		fputs("null", f);
 }
 
 static void json_dev(FILE *f, const struct bench_sweep_dev *d)

@@ -258,6 +258,21 @@ expect_fail_msg() {
 	fi
 }
 
+# member_stat MNT INDEX FIELD: one member's counter from MNT/stats.json.
+member_stat() { jq ".members[] | select(.index == $2) | .$3" "$1/stats.json"; }
+
+# wait_member_writes MNT INDEX N: until member INDEX has seen N more writes
+# than when called (a background workload is under way on it); 30 s at most.
+wait_member_writes() {
+	local w0 i
+	w0=$(member_stat "$1" "$2" writes)
+	for ((i = 0; i < 600; i++)); do
+		(($(member_stat "$1" "$2" writes) >= w0 + $3)) && return 0
+		sleep 0.05
+	done
+	fail "$1: member $2 did not see $3 writes"
+}
+
 # random_file PATH BYTES: reference data from /dev/urandom.
 random_file() {
 	head -c "$2" /dev/urandom >"$1"

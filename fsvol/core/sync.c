@@ -181,6 +181,16 @@ static int run_replace(struct vol *v)
 	return done;
 }
 
+/* Pass what starts from its beginning (v->sync_lock held). */
+static void sync_pass_begin(struct vol *v, const char *what)
+{
+	v->sync_what = what;
+	v->sync_total = engine_resync_units(v);
+	atomic_store(&v->sync_pos, 0);
+	atomic_store(&v->sync_bytes, 0);
+	v->sync_t0 = stats_now();
+}
+
 static void *sync_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "fsvol-sync"); /* top -H, ps -L */
@@ -190,24 +200,17 @@ static void *sync_main(void *arg)
 			   : !strcmp(v->sync_what, "replace") ? run_replace(v) : run_check(v, v->sync_what);
 		pthread_mutex_lock(&v->sync_lock);
 		v->sync_done = done;
+		/* asked for while this pass ran: a recovery (a member failed, or one
+		 * was added), then a replace */
+		const char *next = NULL;
 		if (!atomic_load(&v->sync_stop) && atomic_exchange(&v->recovery_wanted, 0) &&
-		    atomic_load(&v->rebuild_slot) >= 0) {
-			/* a member failed, or one was added, while this pass ran */
-			v->sync_what = "recovery";
-			v->sync_total = engine_resync_units(v);
-			atomic_store(&v->sync_pos, 0);
-			atomic_store(&v->sync_bytes, 0);
-			v->sync_t0 = stats_now();
-			pthread_mutex_unlock(&v->sync_lock);
-			continue;
-		}
-		if (!atomic_load(&v->sync_stop) && atomic_exchange(&v->replace_wanted, 0) &&
-		    atomic_load(&v->replace_slot) >= 0) {
-			v->sync_what = "replace"; /* asked for while this pass ran */
-			v->sync_total = engine_resync_units(v);
-			atomic_store(&v->sync_pos, 0);
-			atomic_store(&v->sync_bytes, 0);
-			v->sync_t0 = stats_now();
+		    atomic_load(&v->rebuild_slot) >= 0)
+			next = "recovery";
+		else if (!atomic_load(&v->sync_stop) && atomic_exchange(&v->replace_wanted, 0) &&
+			 atomic_load(&v->replace_slot) >= 0)
+			next = "replace";
+		if (next) {
+			sync_pass_begin(v, next);
 			pthread_mutex_unlock(&v->sync_lock);
 			continue;
 		}
@@ -229,18 +232,14 @@ int vol_sync_start(struct vol *v, const char *what)
 		if (v->sync_joinable)
 			pthread_join(v->sync_thread, NULL);
 		v->sync_joinable = 0;
-		v->sync_what = what;
-		v->sync_total = engine_resync_units(v);
-		atomic_store(&v->sync_pos, 0);
+		sync_pass_begin(v, what);
 		atomic_store(&v->sync_bad, 0);
 		atomic_store(&v->sync_skipped, 0);
-		atomic_store(&v->sync_bytes, 0);
 		atomic_store(&v->sync_stop, 0);
 		if (!strcmp(what, "recovery"))
 			atomic_store(&v->recovery_wanted, 0);
 		if (!strcmp(what, "replace"))
 			atomic_store(&v->replace_wanted, 0);
-		v->sync_t0 = stats_now();
 		v->sync_done = 0;
 		v->sync_running = 1;
 		if (pthread_create(&v->sync_thread, NULL, sync_main, v)) {

@@ -113,3 +113,15 @@ int member_flush(struct member *m)
 	struct member_io io = { .op = MEMBER_FLUSH };
 	return member_io_sync(m, &io);
 }
+
+int member_write_zeros(struct member *m, uint64_t off, uint64_t len)
+{
+	static const char zeros[1 << 16] __attribute__((aligned(4096))); /* O_DIRECT */
+	for (uint64_t o = 0; o < len; o += sizeof(zeros)) {
+		size_t n = len - o < sizeof(zeros) ? (size_t)(len - o) : sizeof(zeros);
+		int r = member_pwrite(m, zeros, n, off + o);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

@@ -112,6 +112,8 @@ int member_create(const char *name, uint64_t size, char *err, size_t errlen);
 int member_pread(struct member *m, void *buf, size_t len, uint64_t off);
 int member_pwrite(struct member *m, const void *buf, size_t len, uint64_t off);
 int member_flush(struct member *m);
+/* Write zeros over [off, off+len) (a backend's zero() with nothing cheaper). */
+int member_write_zeros(struct member *m, uint64_t off, uint64_t len);
 /* Queue, commit and wait for one io (it may complete on another thread). */
 int member_io_sync(struct member *m, struct member_io *io);
 

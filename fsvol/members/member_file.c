@@ -178,15 +178,7 @@ static int file_zero(struct member *m, uint64_t off, uint64_t len)
 		return 0;
 	if (errno != EOPNOTSUPP)
 		return -errno;
-	/* No hole punching here: write zeros (aligned for O_DIRECT). */
-	static const char zeros[1 << 16] __attribute__((aligned(4096)));
-	for (uint64_t o = 0; o < len; o += sizeof(zeros)) {
-		size_t n = len - o < sizeof(zeros) ? (size_t)(len - o) : sizeof(zeros);
-		int r = member_pwrite(m, zeros, n, off + o);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return member_write_zeros(m, off, len); /* no hole punching here */
 }
 
 /* ---- data I/O ---- */

@@ -555,9 +555,14 @@ static void nbdm_issue(struct member *m, struct nbdm_priv *p, struct member_io *
 /* ---- synchronous I/O, driven by the waiter ---- */
 
 /* The event thread ran a sync I/O's done (it took it from p->done first):
- * the last touch of io, so the waiter may return. */
+ * wake the waiter (io->owner is its eventfd), then let it go; the store is
+ * the last touch of io. */
 static void nbdm_sync_released(struct member_io *io)
 {
+	uint64_t one = 1;
+	if (write(*(int *)io->owner, &one, sizeof(one)) < 0) {
+		/* the counter is full: the waiter is awake anyway */
+	}
 	__atomic_store_n(&io->bpriv[0], NULL, __ATOMIC_RELEASE);
 }
 
@@ -573,11 +578,20 @@ static int nbdm_unlink_done(struct nbdm_priv *p, struct member_io *io)
 }
 
 /* io, whose caller waits for it (io->sync): issued, then the socket is
- * polled and read here until io is done; io->done runs here at the end. */
+ * polled and read here until io is done; io->done runs here at the end. If
+ * the event thread takes the reply first, nbdm_sync_released wakes us. */
 static void nbdm_sync(struct member *m, struct nbdm_priv *p, struct member_io *io)
 {
 	void (*done)(struct member_io *) = io->done;
+	void *owner = io->owner;
+	int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (wake < 0) {
+		io->res = -errno;
+		done(io);
+		return;
+	}
 	io->done = nbdm_sync_released;
+	io->owner = &wake;
 	pthread_mutex_lock(&p->lock);
 	nbdm_issue(m, p, io);
 	uint64_t since = stats_now();
@@ -586,18 +600,19 @@ static void nbdm_sync(struct member *m, struct nbdm_priv *p, struct member_io *i
 			io->bpriv[0] = NULL;
 		if (!__atomic_load_n(&io->bpriv[0], __ATOMIC_ACQUIRE))
 			break;
-		struct pollfd pfd = { .fd = -1 };
+		struct pollfd w[2] = { { .fd = -1 }, { .fd = wake, .events = POLLIN } };
 		if (!p->dead && nbd_aio_get_fd(p->h) >= 0) {
 			unsigned dir = nbd_aio_get_direction(p->h);
-			pfd.fd = nbd_aio_get_fd(p->h);
-			pfd.events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-				     (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
+			w[0].fd = nbd_aio_get_fd(p->h);
+			w[0].events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
+				      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
 		}
 		pthread_mutex_unlock(&p->lock);
-		/* short: the event thread may take the reply meanwhile */
-		int n = poll(&pfd, 1, 10);
+		/* the event thread may take the reply meanwhile: it then wakes us */
+		int n = poll(w, 2, 1000);
+		struct pollfd pfd = w[0];
 		pthread_mutex_lock(&p->lock);
-		if (n > 0 && !p->dead && nbd_aio_get_fd(p->h) == pfd.fd) {
+		if (n > 0 && pfd.revents && !p->dead && nbd_aio_get_fd(p->h) == pfd.fd) {
 			int r = 0;
 			uint64_t before = p->active_ns;
 			if ((pfd.revents & (POLLIN | POLLHUP | POLLERR)) && nbdm_readable(p, pfd.fd, pfd.revents))
@@ -620,7 +635,9 @@ static void nbdm_sync(struct member *m, struct nbdm_priv *p, struct member_io *i
 	pthread_mutex_unlock(&p->lock);
 	if (others)
 		nbdm_wake(p); /* their completions are the event thread's to run */
+	close(wake);
 	io->done = done;
+	io->owner = owner;
 	done(io);
 }
 
@@ -630,8 +647,7 @@ static void nbdm_queue(struct member *m, struct member_io *io)
 {
 	struct nbdm_priv *p = m->priv;
 	if (io->sync) {
-		nbdm_sync(m, p, io);
-		io->done(io);
+		nbdm_sync(m, p, io); /* completes it */
 		return;
 	}
 	pthread_mutex_lock(&p->lock);
@@ -663,15 +679,7 @@ static int nbdm_zero(struct member *m, uint64_t off, uint64_t len)
 		struct member_io io = { .op = NBD_OP_ZERO, .off = off, .len = len };
 		return member_io_sync(m, &io);
 	}
-	/* no NBD_CMD_WRITE_ZEROES: write them, 1 MiB at a time */
-	static const char zeros[1 << 20];
-	for (uint64_t o = 0; o < len; o += sizeof(zeros)) {
-		size_t n = len - o < sizeof(zeros) ? (size_t)(len - o) : sizeof(zeros);
-		int r = member_pwrite(m, zeros, n, off + o);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return member_write_zeros(m, off, len); /* no NBD_CMD_WRITE_ZEROES */
 }
 
 int member_nbd_owns_fd(int fd)

@@ -43,19 +43,25 @@ fio_job() { # MNT OUT [fio args]: the checksummed random-write job
 		--iodepth=8 --size=20M --verify=crc32c --verify_state_save=0 --randseed=9 --output="$out" "$@"
 }
 
-# run LEVEL N "FIRST" "THEN": FIRST fails mid-run, a spare rebuilds it, THEN fail after
-run() {
-	local level=$1 n=$2 first=$3 then=$4
-	local d=$T/$level members=() i
+# busy_vol DIR LEVEL N EXTRA WRITES: LEVEL over N members mounted on DIR/mnt,
+# a file DIR/EXTRA to add, the checksummed job running (fio_pid) and WRITES in
+busy_vol() {
+	local d=$1 level=$2 n=$3 members=() i
 	mkdir -p "$d"
 	for ((i = 0; i < n; i++)); do members+=("$d/m$i"); done
 	"$FSVOL" create -l "$level" -c 64K -s 24M "${members[@]}" >/dev/null
-	truncate -s 25M "$d/spare"
+	truncate -s 25M "$d/$4"
 	fsvol_mount "$d/mnt" "${members[@]}"
 	fio_job "$d/mnt" "$d/w.out" --do_verify=0 &
-	local fio_pid=$!
+	fio_pid=$!
 	track_pid "$fio_pid"
-	wait_writes "$d/mnt" 200
+	wait_writes "$d/mnt" "$5"
+}
+
+# run LEVEL N "FIRST" "THEN": FIRST fails mid-run, a spare rebuilds it, THEN fail after
+run() {
+	local level=$1 first=$3 then=$4 d=$T/$1 i
+	busy_vol "$d" "$level" "$2" spare 200
 	valid_status "$d/mnt" healthy active
 	"$FSVOL" fail "$d/mnt" "$first" || fail "$level: fsvol fail $first"
 	valid_status "$d/mnt" degraded faulty
@@ -79,16 +85,8 @@ run raid6 5 1 "0 4"
 
 # --- replace (md's want_replacement): no failure, no window without redundancy
 replace_run() { # LEVEL N ROLE OTHER: replace ROLE under verified writes, then fail OTHER
-	local level=$1 n=$2 role=$3 other=$4 d=$T/replace-$1 members=() i
-	mkdir -p "$d"
-	for ((i = 0; i < n; i++)); do members+=("$d/m$i"); done
-	"$FSVOL" create -l "$level" -c 64K -s 24M "${members[@]}" >/dev/null
-	truncate -s 25M "$d/new"
-	fsvol_mount "$d/mnt" "${members[@]}"
-	fio_job "$d/mnt" "$d/w.out" --do_verify=0 &
-	local fio_pid=$!
-	track_pid "$fio_pid"
-	wait_writes "$d/mnt" 100
+	local level=$1 role=$3 other=$4 d=$T/replace-$1 i
+	busy_vol "$d" "$level" "$2" new 100
 	"$FSVOL" replace --with "$d/new" "$d/mnt" "$role" || fail "$level: fsvol replace"
 	grep -q "degraded" "$d/mnt/status" && fail "$level: degraded during a replace: $(cat "$d/mnt/status")"
 	wait "$fio_pid" || fail "$level: fio saw errors during a replace: $(tail -5 "$d/w.out")"

@@ -22,7 +22,6 @@ export_mem() {
 	nbdkit -U "$T/$1.sock" -P "$T/$1.pid" memory "$2" || fail "nbdkit memory $2 on $1 failed"
 	track_pid "$(cat "$T/$1.pid")"
 }
-member_stat() { jq ".members[] | select(.index == $2) | .$3" "$1/stats.json"; }
 
 # --- raid5 over four NBD exports, one server killed mid-run
 for i in 0 1 2 3; do export_mem n$i 96M; done
@@ -51,11 +50,7 @@ jq -e '.members[2].path | startswith("nbd+unix://")' "$T/mnt/stats.json" >/dev/n
 # again, and kill n2's server once the run is under way
 fio_w "$T/fio2.out" --do_verify=0 --loops=4 &
 fio_pid=$!
-w0=$(member_stat "$T/mnt" 2 writes)
-for ((k = 0; k < 200; k++)); do
-	(($(member_stat "$T/mnt" 2 writes) > w0 + 200)) && break
-	sleep 0.05
-done
+wait_member_writes "$T/mnt" 2 200
 _alive "$fio_pid" || fail "the write run ended before the server was killed"
 kill -KILL "$(cat "$T/n2.pid")"
 rc=0

@@ -67,21 +67,13 @@ fio_w() { # OUT [extra]
 		--ioengine=io_uring --iodepth=16 --size=${size}M --verify=crc32c --verify_state_save=0 \
 		--randseed=11 --output="$out" "$@"
 }
-member_writes() { jq ".members[] | select(.index == $1) | .writes" "$T/mnt/stats.json"; }
 
 fio_w "$T/fio1.out" --do_verify=0 --loops=2 &
 fio_pid=$!
-w0=$(member_writes 1)
-for ((k = 0; k < 400; k++)); do
-	(($(member_writes 1) > w0 + 100)) && break
-	sleep 0.05
-done
+wait_member_writes "$T/mnt" 1 100
 _alive "$fio_pid" || fail "the write run ended before host 1 was killed"
 kill -KILL "$(cat "$T/h1.pid")"
-for ((k = 0; k < 400; k++)); do
-	(($(member_writes 4) > w0 + 300)) && break
-	sleep 0.05
-done
+wait_member_writes "$T/mnt" 4 200
 _alive "$fio_pid" || fail "the write run ended before host 4 was killed"
 kill -KILL "$(cat "$T/h4.pid")"
 rc=0

@@ -9,9 +9,11 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fsvol/core/vol_int.h"
 #include "stats/stats.h"
@@ -596,6 +598,53 @@ START_TEST(test_nbd_names_and_refusals)
 }
 END_TEST
 
+/* An NBD member completes each I/O exactly once, synchronous (its waiter
+ * drives the socket) or not, against a real nbdkit memory export. */
+static atomic_int nbd_done_calls;
+static void nbd_count_done(struct member_io *io)
+{
+	(void)io;
+	atomic_fetch_add(&nbd_done_calls, 1);
+}
+
+START_TEST(test_nbd_completes_once)
+{
+	char dir[] = "/tmp/fsvol-nbdt.XXXXXX", cmd[512], uri[256];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "nbdkit -U %s/s -P %s/p memory 1M 2>/dev/null", dir, dir);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "test_nbd_completes_once: nbdkit not available, skipped\n");
+		rmdir(dir);
+		return;
+	}
+	snprintf(uri, sizeof(uri), "nbd+unix:///?socket=%s/s", dir);
+	struct member m;
+	char err[512];
+	ck_assert_int_eq(member_open(&m, uri, 1, err, sizeof(err)), 0);
+	static char buf[4096] __attribute__((aligned(4096)));
+	memset(buf, 0x5a, sizeof(buf));
+	struct iovec iov = { buf, sizeof(buf) };
+	for (int sync = 0; sync <= 1; sync++) {
+		atomic_store(&nbd_done_calls, 0);
+		struct member_io io = { .op = MEMBER_WRITE, .off = 8192, .len = sizeof(buf), .iov = &iov, .niov = 1,
+					.sync = (uint8_t)sync, .done = nbd_count_done };
+		m.ops->queue(&m, &io);
+		m.ops->commit(&m);
+		for (int i = 0; i < 5000 && !atomic_load(&nbd_done_calls); i++)
+			usleep(1000);
+		usleep(20000); /* a second completion would come now */
+		ck_assert_int_eq(atomic_load(&nbd_done_calls), 1);
+		ck_assert_int_eq(io.res, 0);
+	}
+	memset(buf, 0, sizeof(buf));
+	ck_assert_int_eq(member_pread(&m, buf, sizeof(buf), 8192), 0);
+	ck_assert_int_eq(buf[100], 0x5a);
+	member_close(&m);
+	snprintf(cmd, sizeof(cmd), "kill $(cat %s/p); rm -rf %s", dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -623,6 +672,7 @@ static Suite *engine_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("nbd");
 	tcase_add_test(t, test_nbd_names_and_refusals);
+	tcase_add_test(t, test_nbd_completes_once);
 	suite_add_tcase(s, t);
 	return s;
 }
