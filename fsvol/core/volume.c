@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsvol/members/fault.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
