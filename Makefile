@@ -59,6 +59,7 @@ UNIT_TESTS := \
 	test_size \
 	test_spindle \
 	test_stats \
+	test_tracefile \
 	test_vol_opts
 UNIT_BINS := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 
