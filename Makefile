@@ -98,7 +98,8 @@ INTEGRATION_TESTS := \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh \
-	tests/integration/50-trace-record.sh
+	tests/integration/50-trace-record.sh \
+	tests/integration/51-replay.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
