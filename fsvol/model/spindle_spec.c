@@ -119,7 +119,7 @@ static const struct key keys[] = {
 	{ "iface", K_RATE, F(iface_Bps), FOR_HDD, 1, UINT64_MAX, "host interface rate" },
 	{ "rpm", K_UINT, F(rpm), FOR_HDD, 1, 100000, "spindle speed" },
 	{ "heads", K_UINT, F(heads), FOR_HDD, 1, 1024, "recording surfaces (tracks per cylinder)" },
-	{ "zones", K_UINT, F(zones), FOR_HDD, 1, SPINDLE_MAX_ZONES,
+	{ "zones", K_UINT, F(zones), FOR_HDD, 1, SPINDLE_PRESET_ZONES,
 	  "zoned-recording bands, outer to inner" },
 	{ "seek_t2t", K_TIME, F(seek_t2t_ns), FOR_HDD, 1, 1000 * MS, "track-to-track seek (1 cylinder)" },
 	{ "seek_avg", K_TIME, F(seek_avg_ns), FOR_HDD, 1, 1000 * MS, "average seek (1/3 of the stroke)" },
