@@ -213,6 +213,8 @@ static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, str
 		    (rc = num(c, b, "Skew for cylinder switch", 0, &cs)) ||
 		    (rc = num(c, b, "Number of spares", 0, &sp)))
 			return rc;
+		if (c1 == t->cylinders)
+			t->cylinders++; /* some files count the last cylinder from 1 */
 		if (c1 < c0 || c0 < 0 || spt < 1 || c1 >= t->cylinders)
 			return ds_err(c, b->file, b->line, "zone: cylinders %g..%g, %g blocks per track"
 				      " (the disk has %u cylinders)", c0, c1, spt, t->cylinders);
@@ -314,10 +316,11 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	for (int k = 0; k < SPINDLE_OVH_KINDS; k++)
 		for (int w = 0; w < 2; w++)
 			t->ovh_ns[k][w] = ms_ns((get0(c, d, ovh[k][w], &rc) + per) * scale);
+	t->rhit_done_ns = ms_ns(get0(c, d, "Read completion overhead", &rc) * scale);
 	t->rdone_ns = ms_ns((get0(c, d, "Read completion overhead", &rc) +
 			     get0(c, d, "First reselect overhead", &rc) +
 			     get0(c, d, "Data preparation overhead", &rc)) * scale);
-	t->wdone_ns = ms_ns((get0(c, d, "Write completion overhead", &rc)) * scale);
+	t->wdone_ns = ms_ns(get0(c, d, "Write completion overhead", &rc) * scale);
 	/* The transfer to the host goes at the slowest of the disk's and the
 	 * buses' per-sector times (DiskSim takes the largest along the path). */
 	double bulk = get0(c, d, "Bulk sector transfer time", &rc), rb = bulk, wb = bulk;
@@ -336,6 +339,11 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	}
 	t->rsect_ns = ms_ns(rb);
 	t->wsect_ns = ms_ns(wb);
+	/* "Set watermark by reqsize": the share of the request, else of the segment */
+	double wm = get0(c, d, "High (read) water mark", &rc);
+	t->read_wm = wm > 0 && wm < 1 ? wm : 0;
+	wm = get0(c, d, "Low (write) water mark", &rc);
+	t->write_wm = wm > 0 && wm <= 1 ? wm : 0;
 	double segs = get0(c, d, "Number of buffer segments", &rc);
 	double seg = get0(c, d, "Segment size (in blks)", &rc);
 	double ra = get0(c, d, "Maximum read-ahead (blks)", &rc);
@@ -377,27 +385,39 @@ static struct dsp_block *find_disk(struct dsp_file *f)
 	return n == 1 ? only : NULL;
 }
 
-static void list_ignored(struct dsp_block *b, FILE *log, const char *path)
+/* Keys already listed, so a parameter every zone repeats is listed once. */
+struct ign {
+	const char *key[512];
+	size_t n;
+};
+
+static int ign_seen(struct ign *g, const char *key)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (!strcmp(g->key[i], key))
+			return 1;
+	if (g->n < 512)
+		g->key[g->n++] = key;
+	return 0;
+}
+
+static void list_ignored(struct dsp_block *b, FILE *log, const char *path, struct ign *g)
 {
 	for (size_t i = 0; i < b->nparam; i++) {
 		struct dsp_param *p = &b->param[i];
 		if (p->v.kind == DSP_BLOCK && p->used) {
-			list_ignored(p->v.block, log, path);
+			list_ignored(p->v.block, log, path, g);
 			continue;
 		}
 		if (p->v.kind == DSP_LIST && p->used) {
 			for (size_t k = 0; k < p->v.nitem; k++)
 				if (p->v.item[k].kind == DSP_BLOCK)
-					list_ignored(p->v.item[k].block, log, path);
+					list_ignored(p->v.item[k].block, log, path, g);
 			continue;
 		}
 		if (p->used)
 			continue;
-		/* once per parameter name: zones repeat theirs */
-		int seen = 0;
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = !strcmp(b->param[k].key, p->key);
-		if (!seen)
+		if (!ign_seen(g, p->key))
 			fprintf(log, "disksim:%s: ignored: %s (%s:%d, in %s %s)\n", path, p->key,
 				p->v.file, p->v.line, b->type, b->name[0] ? b->name : "");
 	}
@@ -455,8 +475,9 @@ static int load(const char *path, struct spindle_params *p, struct spindle_table
 	p->rate_outer_Bps = (uint64_t)(t->zone[0].spt * 512.0 * 1e9 / rev);
 	p->rate_inner_Bps = (uint64_t)(t->zone[t->nzones - 1].spt * 512.0 * 1e9 / rev);
 	p->tab = t;
-	list_ignored(m, log, path);
-	list_ignored(d, log, path);
+	static struct ign g;
+	g.n = 0;
+	list_ignored(d, log, path, &g);
 	for (size_t i = 0; i < f.nblock; i++)
 		if (f.block[i] != d && strcmp(f.block[i]->type, "disksim_bus") &&
 		    strcmp(f.block[i]->type, "disksim_ctlr") && f.block[i] != m &&
@@ -464,7 +485,7 @@ static int load(const char *path, struct spindle_params *p, struct spindle_table
 			fprintf(log, "disksim:%s: ignored: %s %s (%s:%d)\n", path, f.block[i]->type,
 				f.block[i]->name, f.block[i]->file, f.block[i]->line);
 		else if (f.block[i] != d && f.block[i] != m && strcmp(f.block[i]->type, "dm_disk"))
-			list_ignored(f.block[i], log, path);
+			list_ignored(f.block[i], log, path, &g);
 out:
 	dsp_free(&f);
 	return rc;

@@ -464,13 +464,26 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	uint64_t t_cmd = t + c->overhead_ns;
 	uint64_t ts = max_u64(t_cmd, s->mech_free_ns);
 	c->wait_ns = ts - t_cmd;
-	uint64_t at = position(s, head_at(s, t), off, ts, r->write, c);
-	double media = media_ns(s, off, r->length);
 	double link = (double)iface_ns(s, r->length, r->write);
+	uint64_t at = position(s, head_at(s, t), off, ts, r->write, c);
+	if (r->write && s->p.tab) {
+		/* a measured drive writes once the buffer holds write_wm of the data */
+		uint64_t ready = t_cmd + (uint64_t)(link * s->p.tab->write_wm);
+		if (ready > at) {
+			struct loc b = locate(s, off);
+			uint64_t arrive = ts + c->seek_ns;
+			uint64_t from = max_u64(arrive, ready);
+			c->rotate_ns = from - arrive + ns_round(rotate_ns(s, &b, from));
+			at = arrive + c->rotate_ns;
+		}
+	}
+	double media = media_ns(s, off, r->length);
 	c->transfer_ns = ns_round(media > link ? media : link);
 	uint64_t done = at + c->transfer_ns;
 	if (r->write && s->p.tab) /* the data crossed the interface from the command on */
 		done = max_u64(at + ns_round(media), t_cmd + (uint64_t)link);
+	else if (s->p.tab && s->p.tab->read_wm > 0) /* reconnect at the high-water mark */
+		done = max_u64(done, at + ns_round(media * s->p.tab->read_wm + link));
 	if (r->write)
 		done = max_u64(done, bus(s, t_cmd, t_cmd, r->length, e, &late));
 	else
@@ -529,7 +542,7 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	*done = bus(s, t + c->overhead_ns, *done, r->length, e, &late);
 	c->wait_ns = late < *done - t - c->overhead_ns ? late : *done - t - c->overhead_ns;
 	c->transfer_ns = *done - t - c->overhead_ns - c->wait_ns;
-	uint64_t fin = done_overhead(s, 0);
+	uint64_t fin = s->p.tab ? s->p.tab->rhit_done_ns : 0; /* no reselection */
 	c->overhead_ns += fin;
 	*done += fin;
 	c->cache_hit = 1;

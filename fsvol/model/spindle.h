@@ -74,7 +74,10 @@ struct spindle_table {
 	uint64_t settle_ns;        /* added to a write's seek */
 	uint64_t ovh_ns[SPINDLE_OVH_KINDS][2]; /* command overhead, after a read [0] or write [1] */
 	uint64_t rdone_ns, wdone_ns;   /* after the transfer: reselect, data prep, completion */
+	uint64_t rhit_done_ns;     /* after a read hit's transfer (no reselection) */
 	uint64_t rsect_ns, wsect_ns;   /* host transfer per 512-byte sector */
+	double read_wm;            /* a read reconnects once this share of it is read */
+	double write_wm;           /* a write starts on the media once this share is in */
 	unsigned segments;         /* read cache segments, 1..SPINDLE_MAX_SEGS */
 	uint64_t seg_bytes;        /* segment size */
 	uint64_t ra_bytes;         /* read-ahead after a read */
