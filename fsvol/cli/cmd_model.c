@@ -94,7 +94,7 @@ static int model_validate(const struct cmd *c, const struct model_ctx *m, const 
 			goto out;
 		}
 	}
-	double mean[2], p50[2], p90[2];
+	double mean[2], p50[2], p90[2], rms = validate_rms(a, t.n, b, t.n);
 	if (validate_summary(a, t.n, &mean[0], &p50[0], &p90[0]) ||
 	    validate_summary(b, t.n, &mean[1], &p50[1], &p90[1])) {
 		rc = cmd_err(c, "out of memory");
@@ -104,7 +104,12 @@ static int model_validate(const struct cmd *c, const struct model_ctx *m, const 
 	printf("  %-9s %8s %8s %8s\n", "", "mean", "p50", "p90");
 	printf("  %-9s %8.3f %8.3f %8.3f\n", "measured", mean[0], p50[0], p90[0]);
 	printf("  %-9s %8.3f %8.3f %8.3f\n", "emulated", mean[1], p50[1], p90[1]);
-	printf("rms = %.6f\n", validate_rms(a, t.n, b, t.n));
+	validate_naive(&p, &t, emul);
+	for (size_t i = 0; i < t.n; i++)
+		b[i] = (double)emul[i] / 1e6;
+	printf("naive model (mean seek + half a turn + transfer): rms = %.6f\n",
+	       validate_rms(a, t.n, b, t.n));
+	printf("rms = %.6f\n", rms);
 	rc = 0;
 out:
 	free(emul);

@@ -79,6 +79,22 @@ int validate_run(const struct spindle_params *p, const struct tracefile *t, uint
 	return rc;
 }
 
+void validate_naive(const struct spindle_params *p, const struct tracefile *t, uint64_t *emul_ns)
+{
+	static struct spindle sp; /* large: not on the stack */
+	uint64_t disk = p->capacity_bytes ? p->capacity_bytes : t->max_end;
+	spindle_init(&sp, p, disk);
+	double seek = spindle_disk_mean_seek_ns(&sp), half = sp.rev_ns / 2;
+	double rate, bytes = 0, ns = 0;
+	for (unsigned z = 0; z < sp.nzones; z++) { /* byte-weighted mean media rate */
+		bytes += (double)sp.zone[z].bytes;
+		ns += (double)sp.zone[z].bytes * 1e9 / spindle_zone_rate(&sp, z);
+	}
+	rate = ns > 0 ? bytes * 1e9 / ns : 1;
+	for (size_t i = 0; i < t->n; i++)
+		emul_ns[i] = (uint64_t)(seek + half + (double)t->rec[i].len * 1e9 / rate);
+}
+
 /* ---- DiskSim's rms ------------------------------------------------------- */
 
 #define RMS_BUCKETS 1750

@@ -18,6 +18,11 @@
 int validate_run(const struct spindle_params *p, const struct tracefile *t, uint64_t *emul_ns,
 		 char *err, size_t errlen);
 
+/* The naive model's service times for t (the baseline of docs/validation.md):
+ * every request costs the drive's mean random seek + half a revolution + its
+ * transfer at the mean media rate, no cache, no queue, no overheads. */
+void validate_naive(const struct spindle_params *p, const struct tracefile *t, uint64_t *emul_ns);
+
 /* DiskSim's rms: both samples (ms) binned as its "access time" distributions
  * (statdefs: 1750 buckets, 1 us wide growing by 1% of their start), each a CDF
  * printed at 6 decimals, then the RMS of the horizontal distance between them
