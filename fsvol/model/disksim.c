@@ -263,7 +263,7 @@ static int map_mech(struct ds_ctx *c, struct dsp_block *m, struct spindle_params
 		return ds_err(c, m->file, m->line, "Rotation speed (in rpms) %g: out of range", rpm);
 	p->rpm = (uint32_t)llround(rpm);
 	p->switch_ns = (uint64_t)llround(hs * MS_NS);
-	t->settle_ns = (uint64_t)llround(settle * MS_NS);
+	t->settle_ns = (int64_t)llround(settle * MS_NS);
 	struct dsp_param *at = dsp_get(m, "Access time type");
 	if (at && (at->v.kind != DSP_WORD || strcmp(at->v.word, "trackSwitchPlusRotation")))
 		return ds_err(c, at->v.file, at->v.line, "Access time type %s: only"

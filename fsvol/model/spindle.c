@@ -397,8 +397,11 @@ static uint64_t position(const struct spindle *s, uint64_t from, uint64_t off, u
 	double seek = spindle_seek_ns(s, (double)dist);
 	if (a.track != b.track && seek < (double)s->p.switch_ns)
 		seek = (double)s->p.switch_ns; /* other surface */
-	if (write && s->p.tab && a.track != b.track)
+	if (write && s->p.tab && a.track != b.track) {
 		seek += (double)s->p.tab->settle_ns;
+		if (seek < 0)
+			seek = 0;
+	}
 	c->seek_ns = ns_round(seek);
 	uint64_t arrive = ts + c->seek_ns;
 	c->rotate_ns = ns_round(rotate_ns(s, &b, arrive));

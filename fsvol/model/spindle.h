@@ -71,7 +71,7 @@ struct spindle_table {
 	unsigned nseek;            /* seek table: time over seek_d cylinders, linear */
 	uint32_t seek_d[SPINDLE_SEEK_POINTS];  /* between points, extrapolated past the last */
 	double seek_ns[SPINDLE_SEEK_POINTS];
-	uint64_t settle_ns;        /* added to a write's seek */
+	int64_t settle_ns;         /* added to a write's seek (some drives: negative) */
 	uint64_t ovh_ns[SPINDLE_OVH_KINDS][2]; /* command overhead, after a read [0] or write [1] */
 	uint64_t rdone_ns, wdone_ns;   /* after the transfer: reselect, data prep, completion */
 	uint64_t rhit_done_ns;     /* after a read hit's transfer (no reselection) */
