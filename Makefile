@@ -99,7 +99,8 @@ INTEGRATION_TESTS := \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh \
 	tests/integration/50-trace-record.sh \
-	tests/integration/51-replay.sh
+	tests/integration/51-replay.sh \
+	tests/integration/53-validate.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

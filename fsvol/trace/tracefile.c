@@ -7,10 +7,6 @@
 
 #include "fsvol/trace/tf_int.h"
 
-/* The DiskSim validation parser is tf_valid.c's (the model validation work);
- * until it is linked in, that format is refused by name. */
-#pragma weak tracefile_parse_valid
-
 static const char *const fmt_names[TRACEFILE_FMT_COUNT] = {
 	[TRACEFILE_AUTO] = "auto",         [TRACEFILE_FIO2] = "fio2",
 	[TRACEFILE_FIO3] = "fio3",         [TRACEFILE_BLKPARSE] = "blkparse",
@@ -176,14 +172,7 @@ int tracefile_load(const char *path, enum tracefile_fmt fmt, struct tracefile *o
 	case TRACEFILE_BLKPARSE: r = tf_parse_blkparse(path, f, out, err, errlen); break;
 	case TRACEFILE_MSR: r = tf_parse_msr(path, f, out, err, errlen); break;
 	case TRACEFILE_DISKSIM: r = tf_parse_disksim(path, f, out, err, errlen); break;
-	case TRACEFILE_VALID:
-		if (tracefile_parse_valid) {
-			r = tracefile_parse_valid(path, f, out, err, errlen);
-			break;
-		}
-		snprintf(err, errlen, "%s: DiskSim validation traces are not read by this build", path);
-		r = -ENOTSUP;
-		break;
+	case TRACEFILE_VALID: r = tracefile_parse_valid(path, f, out, err, errlen); break;
 	default:
 		snprintf(err, errlen, "%s: unknown trace format %d", path, (int)fmt);
 		r = -EINVAL;

@@ -92,6 +92,12 @@ static const struct good {
 	  "13.191135\t30\t0\t5\t1\n17.829285\t20\t576560\t6\t0\n",
 	  2, (576560 + 6) * 512ull,
 	  { 0, 0, 2560, -1, 30, 1, TRACEFILE_READ }, { 4638150, 576560 * 512ull, 3072, -1, 20, 2, TRACEFILE_WRITE } },
+	/* tf_valid.c (the validation work) behind the same dispatcher */
+	{ "valid", TRACEFILE_VALID,
+	  "R Hit    1975456   4  15362.00000  56074.00000\nW Miss 100 8 1000.5 0.0\n",
+	  2, 1975456 * 512ull + 2048,
+	  { 0, 1975456 * 512ull, 2048, 15362000, 0, 1, TRACEFILE_READ },
+	  { 15362000 + 56074000, 51200, 4096, 1000500, 0, 2, TRACEFILE_WRITE } },
 };
 
 START_TEST(test_good)
@@ -144,6 +150,7 @@ static const struct bad {
 	{ "disksim: zero", TRACEFILE_AUTO, "0.5 0 100 0 1\n", ":1: a request of 0 blocks" },
 	{ "disksim: forced on fio", TRACEFILE_DISKSIM, "fio version 2 iolog\n", ":1: expected TIME_MS" },
 	{ "msr: forced on disksim", TRACEFILE_MSR, "0.5 0 100 8 1\n", ":1: expected a Timestamp" },
+	{ "valid: truncated", TRACEFILE_AUTO, "R Hit 1975456 4 15362.0 1.0\nR Hit 1975456 4 15362.0\n", ":2: too few fields" },
 };
 
 START_TEST(test_bad)
