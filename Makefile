@@ -100,6 +100,7 @@ INTEGRATION_TESTS := \
 	tests/integration/38-powercut.sh \
 	tests/integration/50-trace-record.sh \
 	tests/integration/51-replay.sh \
+	tests/integration/52-replay-compare.sh \
 	tests/integration/53-validate.sh
 
 BINS := $(BUILD)/bin/fsvol
