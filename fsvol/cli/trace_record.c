@@ -2,7 +2,8 @@
  * as a fio iolog version 3, so fio replays them (fio --read_iolog=FILE, with
  * --replay_redirect=DEV elsewhere) and fsvol-bench --replay reads them back.
  * It reads MNT/trace.json, keeps the volume requests (not their member
- * requests), and writes them in issue order when it stops (COUNT requests,
+ * requests, nor a rebuild's units; a resync or scrub pass running meanwhile
+ * shows as volume requests there and is recorded too), and writes them in issue order when it stops (COUNT requests,
  * SEC seconds, or SIGINT/SIGTERM): the trace hands requests out as they
  * complete, which is not the order they arrived in.
  *   fio version 3 iolog
@@ -56,7 +57,8 @@ static int parse_line(const char *line, struct rec_req *q)
 	    field_i64(line, "\"t_start_ns\":", &t) || field_i64(line, "\"offset\":", &off) ||
 	    field_i64(line, "\"length\":", &len) || field_i64(line, "\"seq\":", &seq))
 		return -EINVAL;
-	if (parent != 0 || dev != -1)
+	/* member requests, and the units of a rebuild (the volume's own pass) */
+	if (parent != 0 || dev != -1 || strstr(line, "\"why\":\"rebuild\""))
 		return 0;
 	if (strstr(line, "\"op\":\"read\""))
 		q->op = STATS_READ;
