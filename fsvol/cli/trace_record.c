@@ -83,7 +83,8 @@ static int by_time(const void *a, const void *b)
 static int write_log(FILE *f, const char *vol, struct rec_req *q, size_t n)
 {
 	static const char *const act[] = { [STATS_READ] = "read", [STATS_WRITE] = "write", [STATS_FLUSH] = "sync" };
-	qsort(q, n, sizeof(*q), by_time);
+	if (n)
+		qsort(q, n, sizeof(*q), by_time);
 	uint64_t t0 = n ? q[0].t_ns : 0, last = 0;
 	for (size_t i = 0; i < n; i++) {
 		last = (q[i].t_ns - t0) / 1000000;
