@@ -59,6 +59,7 @@ UNIT_TESTS := \
 	test_size \
 	test_spindle \
 	test_stats \
+	test_tracefile \
 	test_vol_opts
 UNIT_BINS := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 
@@ -97,6 +98,8 @@ INTEGRATION_TESTS := \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh \
+	tests/integration/50-trace-record.sh \
+	tests/integration/51-replay.sh \
 	tests/integration/53-validate.sh
 
 BINS := $(BUILD)/bin/fsvol

@@ -158,8 +158,11 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 	struct bench_opstat sum[3];
 	fprintf(f, "\nCommand Line: %s\n\nInput parameters:\n\n", o->cmdline);
 	fprintf(f, "\ttimespan:   1\n\t-------------\n");
-	fprintf(f, "\tduration: %gs\n\twarm up time: %gs\n\tcool down time: %gs\n", o->duration, o->warmup,
-		o->cooldown);
+	if (o->trace)
+		fprintf(f, "\tduration: the trace's (replay)\n");
+	else
+		fprintf(f, "\tduration: %gs\n\twarm up time: %gs\n\tcool down time: %gs\n", o->duration, o->warmup,
+			o->cooldown);
 	if (o->latency)
 		fprintf(f, "\tmeasuring latency\n");
 	fprintf(f, "\trandom seed: %llu\n", (unsigned long long)r->seed);
@@ -171,6 +174,12 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 			for (unsigned m = 0; m < o->nmembers; m++)
 				fprintf(f, " %s", o->members[m]);
 			fputc('\n', f);
+		}
+		if (o->trace) {
+			fprintf(f, "\t\t%s\n", o->direct ? "software cache disabled (O_DIRECT)" : "using software cache");
+			bench_replay_report(f, o, r);
+			fprintf(f, "\t\tusing %s (%u OS threads)\n", tr->engine, tr->workers);
+			continue;
 		}
 		fprintf(f, "\t\tthink time: %lluus\n", (unsigned long long)o->think_us);
 		fprintf(f, "\t\t%s\n", o->direct ? "software cache disabled (O_DIRECT)" : "using software cache");
