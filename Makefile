@@ -100,7 +100,8 @@ INTEGRATION_TESTS := \
 	tests/integration/38-powercut.sh \
 	tests/integration/50-trace-record.sh \
 	tests/integration/51-replay.sh \
-	tests/integration/53-validate.sh
+	tests/integration/53-validate.sh \
+	tests/integration/54-virtual.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
