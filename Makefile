@@ -60,6 +60,7 @@ UNIT_TESTS := \
 	test_spindle \
 	test_stats \
 	test_tracefile \
+	test_validate \
 	test_vol_opts
 UNIT_BINS := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 
