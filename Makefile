@@ -60,6 +60,7 @@ UNIT_TESTS := \
 	test_spindle \
 	test_stats \
 	test_tracefile \
+	test_validate \
 	test_vol_opts
 UNIT_BINS := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 
@@ -101,7 +102,8 @@ INTEGRATION_TESTS := \
 	tests/integration/50-trace-record.sh \
 	tests/integration/51-replay.sh \
 	tests/integration/52-replay-compare.sh \
-	tests/integration/53-validate.sh
+	tests/integration/53-validate.sh \
+	tests/integration/54-virtual.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -71,6 +71,7 @@ struct bench_opts {
 	int replay_afap;         /* --replay-afap: no waits, -o in flight */
 	int replay_map;          /* enum bench_replay_map */
 	const char *latency_log; /* --latency-log FILE: one line per request */
+	int virtual_time;        /* --virtual: the in-process model's clock is virtual */
 	const char *compare;     /* --compare LEVEL:N,... (replay_cmp.c) */
 	const char *out;         /* --out DIR: with --compare, data files and plots */
 	const struct tracefile *trace; /* loaded before bench_run (bench_replay_load) */

@@ -279,6 +279,7 @@ static int set_replay_map(struct bench_flag_ctx *c, const char *v)
 }
 
 static int set_latency_log(struct bench_flag_ctx *c, const char *v) { O(c)->latency_log = v; return 0; }
+static int set_virtual(struct bench_flag_ctx *c, const char *v) { (void)v; O(c)->virtual_time = 1; return 0; }
 static int set_compare(struct bench_flag_ctx *c, const char *v) { O(c)->compare = v; return 0; }
 static int set_out(struct bench_flag_ctx *c, const char *v) { O(c)->out = v; return 0; }
 
@@ -321,6 +322,9 @@ static const struct bench_flag opts[] = {
 						       "modulo its size, or scaled onto it (default: refused)", set_replay_map },
 	{ 0, "latency-log", BENCH_FLAG_REQ, "FILE", "with --replay: one line per request (index, issue time, op, "
 						     "offset, length, latency)", set_latency_log },
+	{ 0, "virtual", BENCH_FLAG_NONE, NULL, "with --replay on --members or --compare, and --model: the model's "
+					      "clock is virtual (a discrete-event simulation: nothing waits for "
+					      "emulated time; the same trace gives the same times)", set_virtual },
 	{ 0, "compare", BENCH_FLAG_REQ, "LEVEL:N,...", "with --replay: build each layout (members on emulated disks "
 							 "with --model; -c SIZE: volumes of SIZE), replay on each, one table", set_compare },
 	{ 0, "out", BENCH_FLAG_REQ, "DIR", "with --compare: CSV, data files and plots (throughput, latency CDF, "
@@ -412,7 +416,8 @@ static int check_replay(struct bench_opts *o, char *err, size_t errlen)
 {
 	const char *need = o->replay_fmt ? "--replay-format" : o->replay_speed ? "--replay-speed"
 			 : o->replay_afap ? "--replay-afap" : o->replay_map ? "--replay-map"
-			 : o->latency_log ? "--latency-log" : o->compare ? "--compare" : o->out ? "--out" : NULL;
+			 : o->latency_log ? "--latency-log" : o->compare ? "--compare" : o->out ? "--out"
+			 : o->virtual_time ? "--virtual" : NULL;
 	if (!o->replay) {
 		if (need) {
 			snprintf(err, errlen, "%s: needs --replay FILE", need);
@@ -439,6 +444,11 @@ static int check_replay(struct bench_opts *o, char *err, size_t errlen)
 	}
 	if (o->ntargets > 1) {
 		snprintf(err, errlen, "--replay: one TARGET at a time (or --compare)");
+		return -EINVAL;
+	}
+	if (o->virtual_time && ((!o->nmembers && !o->compare) || !o->model)) {
+		snprintf(err, errlen, "--virtual: needs --members or --compare, and --model (emulated disks in"
+			 " this process)");
 		return -EINVAL;
 	}
 	o->latency = 1; /* a replay always reports its percentiles */

@@ -27,6 +27,7 @@ struct rp_slot {
 
 struct rp {
 	struct bench_worker *w;
+	struct vol *virt;                /* --virtual: the volume whose clock is the model's */
 	const struct tracefile *t;
 	struct io_uring ring;
 	int ring_ok;
@@ -113,6 +114,12 @@ uint64_t bench_replay_offset(const struct bench_opts *o, const struct tracefile_
 
 /* ---- issue and complete ---- */
 
+/* The replay's clock: real, or the volume's virtual one (from t_start). */
+static uint64_t rp_now(const struct rp *rp)
+{
+	return rp->virt ? rp->w->clk->t_start + vol_clock(rp->virt) : stats_now();
+}
+
 static void rp_complete(struct rp *rp, struct rp_slot *s)
 {
 	struct bench_worker *w = rp->w;
@@ -141,7 +148,7 @@ static void vol_done(void *arg, int res)
 {
 	struct rp_slot *s = arg;
 	struct rp *rp = s->rp;
-	s->t1 = stats_now();
+	s->t1 = rp_now(rp);
 	s->res = res;
 	struct rp_slot *head = atomic_load_explicit(&rp->done, memory_order_relaxed);
 	do
@@ -161,7 +168,7 @@ static void rp_issue(struct rp *rp, size_t idx)
 	s->idx = idx;
 	s->res = 0;
 	w->req[idx].off = off;
-	s->t0 = stats_now();
+	s->t0 = rp_now(rp);
 	w->req[idx].t_ns = s->t0 - w->clk->t_start;
 	void *buf = q->op == TRACEFILE_WRITE ? rp->wbuf : rp->rbuf;
 	if (w->tgt->vol) {
@@ -187,6 +194,33 @@ static void rp_issue(struct rp *rp, size_t idx)
 static void rp_wait(struct rp *rp, uint64_t deadline)
 {
 	uint64_t now = stats_now();
+	if (rp->virt) {
+		/* virtual time: run the model up to the next issue, or to the
+		 * next completion; the completions arrive on this thread */
+		struct rp_slot *d;
+		if (deadline != UINT64_MAX)
+			vol_run(rp->virt, deadline - rp->w->clk->t_start);
+		/* waiting for a completion: the next one in the model; when the
+		 * model has none yet, a request is still on a thread of the volume
+		 * (the write-intent bitmap's): look again shortly */
+		while (!(d = atomic_exchange_explicit(&rp->done, NULL, memory_order_acquire)) &&
+		       deadline == UINT64_MAX) {
+			uint64_t before = vol_clock(rp->virt);
+			vol_run_next(rp->virt);
+			if ((d = atomic_exchange_explicit(&rp->done, NULL, memory_order_acquire)))
+				break;
+			if (vol_clock(rp->virt) == before) {
+				struct timespec ts = { 0, 20000 };
+				nanosleep(&ts, NULL);
+			}
+		}
+		while (d) {
+			struct rp_slot *s = d;
+			d = s->next;
+			rp_complete(rp, s);
+		}
+		return;
+	}
 	if (rp->w->tgt->vol) {
 		if (deadline != UINT64_MAX && deadline > now) {
 			struct timespec ts = { (time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u) };
@@ -279,7 +313,7 @@ static void *replay_worker(void *arg)
 	struct bench_worker *w = arg;
 	const struct bench_opts *o = w->o;
 	struct bench_clock *c = w->clk;
-	struct rp rp = { .w = w, .t = o->trace };
+	struct rp rp = { .w = w, .t = o->trace, .virt = o->virtual_time ? w->tgt->vol : NULL };
 	unsigned nslots = o->replay_afap ? o->outstanding : BENCH_REPLAY_MAX_INFLIGHT;
 	double speed = o->replay_speed > 0 ? o->replay_speed : 1;
 	size_t i = 0, n = rp.t->n;
@@ -292,7 +326,7 @@ static void *replay_worker(void *arg)
 	if (w->error)
 		i = n;
 	for (;;) {
-		uint64_t now = stats_now(), deadline = UINT64_MAX;
+		uint64_t now = rp_now(&rp), deadline = UINT64_MAX;
 		if (atomic_load_explicit(&c->stop, memory_order_relaxed))
 			i = n; /* an error: drain and leave */
 		while (i < n && rp.idle) {
@@ -373,6 +407,8 @@ void bench_replay_report(FILE *f, const struct bench_opts *o, const struct bench
 		   " syncs, %" PRIu64 " trims; it addresses %" PRIu64 " bytes)\n",
 		o->replay, tracefile_fmt_name(t->fmt), t->n, n[TRACEFILE_READ], n[TRACEFILE_WRITE],
 		n[TRACEFILE_SYNC], n[TRACEFILE_TRIM], t->max_end);
+	if (o->virtual_time)
+		fprintf(f, "\t\tclock: virtual (the model's discrete-event time; no waiting)\n");
 	if (o->replay_afap)
 		fprintf(f, "\t\ttiming: as fast as possible, %u in flight\n", o->outstanding);
 	else if (o->replay_speed > 0 && o->replay_speed != 1)

@@ -172,7 +172,8 @@ static int open_target(struct bench_target *t, const struct bench_opts *o, char 
 
 static int open_volume(struct bench_target *t, const struct bench_opts *o, char *err, size_t errlen)
 {
-	struct vol_opts vo = { .stats = VOL_STATS_ALL, .buffered = !o->direct, .model = o->model };
+	struct vol_opts vo = { .stats = VOL_STATS_ALL, .buffered = !o->direct, .model = o->model,
+			       .virtual_time = o->virtual_time };
 	int r = vol_open(&t->vol, (char *const *)o->members, o->nmembers, &vo, err, errlen);
 	if (r)
 		return r;
@@ -208,7 +209,7 @@ struct below_src {
 static int below_snap(struct below_src *s, struct stats_snap *out, char *err, size_t errlen)
 {
 	if (s->vol) {
-		uint64_t now = stats_now();
+		uint64_t now = vol_clock(s->vol); /* the model's, in virtual time */
 		stats_snapshot(vol_stats(s->vol), now, &out[0]);
 		for (unsigned i = 0; i + 1 < s->ndev; i++) {
 			struct member *m = vol_member(s->vol, i);

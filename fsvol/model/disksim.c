@@ -468,6 +468,10 @@ static int load(const char *path, struct spindle_params *p, struct spindle_table
 	    (rc = map_disk(&c, &f, d, p, t)))
 		goto out;
 	p->zones = t->nzones;
+	/* the data-sheet figures `fsvol model show` prints, from the table */
+	p->seek_t2t_ns = (uint64_t)spindle_table_seek_ns(t, 1);
+	p->seek_avg_ns = (uint64_t)spindle_table_seek_ns(t, (t->cylinders - 1) / 3.0);
+	p->seek_full_ns = (uint64_t)spindle_table_seek_ns(t, t->cylinders - 1);
 	p->capacity_bytes = t->blocks * SPINDLE_SECTOR;
 	p->seek_knee = 0.2;
 	/* the figures `fsvol model show` prints beside the table */

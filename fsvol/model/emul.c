@@ -41,6 +41,7 @@ struct emul {
 	 * thread runs, the caller drives emul_run and vnow is the model's time. */
 	int virt;
 	uint64_t vnow;
+	atomic_uint expected;   /* virtual: requests announced, not yet submitted */
 };
 
 static uint64_t clock_now(const struct emul *e)
@@ -224,21 +225,51 @@ uint64_t emul_now(const struct emul *e)
 	return clock_now(e);
 }
 
+int emul_is_virtual(const struct emul *e)
+{
+	return e->virt;
+}
+
+void emul_expect(struct emul *e, int delta)
+{
+	if (delta > 0) {
+		atomic_fetch_add_explicit(&e->expected, (unsigned)delta, memory_order_acq_rel);
+		return;
+	}
+	atomic_fetch_sub_explicit(&e->expected, (unsigned)-delta, memory_order_acq_rel);
+	sem_post(&e->kick);
+}
+
+/* Virtual time must not move while a request announced at the current time
+ * is still on its way (its data moving on another thread). */
+static void wait_expected(struct emul *e)
+{
+	while (atomic_load_explicit(&e->expected, memory_order_acquire))
+		while (sem_wait(&e->kick) < 0 && errno == EINTR)
+			;
+}
+
 /* The discrete-event loop: jump the clock to the next completion, release
- * everything due then (releases may submit more, at or after now), repeat. */
-uint64_t emul_run(struct emul *e, uint64_t until_ns)
+ * everything due then (releases may submit more, at or after now), repeat.
+ * once: stop after the first instant that released something. */
+static uint64_t run(struct emul *e, uint64_t until_ns, int once)
 {
 	for (;;) {
 		struct emul_io *out = NULL, **tail = &out;
+		wait_expected(e);
 		pthread_mutex_lock(&e->work);
 		uint64_t due = emul_round(e, &tail);
 		pthread_mutex_unlock(&e->work);
 		if (out) {
 			release_all(out);
+			if (once)
+				return e->vnow;
 			continue;
 		}
 		if (atomic_load_explicit(&e->incoming, memory_order_acquire) &&
 		    !atomic_load_explicit(&e->hold, memory_order_relaxed))
+			continue;
+		if (atomic_load_explicit(&e->expected, memory_order_acquire))
 			continue;
 		if (due == UINT64_MAX || due > until_ns) {
 			if (until_ns != UINT64_MAX && until_ns > e->vnow)
@@ -247,6 +278,16 @@ uint64_t emul_run(struct emul *e, uint64_t until_ns)
 		}
 		e->vnow = due;
 	}
+}
+
+uint64_t emul_run(struct emul *e, uint64_t until_ns)
+{
+	return run(e, until_ns, 0);
+}
+
+uint64_t emul_step(struct emul *e)
+{
+	return run(e, UINT64_MAX, 1);
 }
 
 int emul_create(struct emul **out)

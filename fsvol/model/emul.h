@@ -42,8 +42,17 @@ int emul_create_virtual(struct emul **out);
 /* Run the simulation until nothing is due at or before until_ns (UINT64_MAX:
  * until everything submitted has been released); returns the clock. */
 uint64_t emul_run(struct emul *e, uint64_t until_ns);
+/* Release what is due at the next completion time (and only then): the clock
+ * moves to it. Returns the clock; nothing left: it does not move. */
+uint64_t emul_step(struct emul *e);
 /* The model's clock: real monotonic ns, or the virtual clock. */
 uint64_t emul_now(const struct emul *e);
+int emul_is_virtual(const struct emul *e);
+/* Virtual time: announce (+1) a request that will be submitted once its data
+ * has moved, or say (-1) that it has been; emul_run and emul_step wait for the
+ * announced ones before the clock moves, so each request gets the arrival it
+ * was issued at. Call -1 after the emul_submit. */
+void emul_expect(struct emul *e, int delta);
 void emul_destroy(struct emul *e);
 /* Queue io on its spindle (arrival = io->r.arrival_ns); io->release follows. */
 void emul_submit(struct emul *e, struct emul_io *io);

@@ -142,7 +142,7 @@ static void fit_seek(struct spindle *s)
 
 /* A measured seek table: linear between points, extrapolated past the last
  * (as DiskSim's "extracted" seek curves are read). */
-static double table_seek(const struct spindle_table *t, double dist)
+double spindle_table_seek_ns(const struct spindle_table *t, double dist)
 {
 	unsigned i = 1;
 	if (t->nseek == 1 || dist <= t->seek_d[0])
@@ -160,7 +160,7 @@ double spindle_seek_ns(const struct spindle *sp, double dist)
 	if (dist <= 0)
 		return 0;
 	if (s->p.tab && s->p.tab->nseek)
-		return table_seek(s->p.tab, dist);
+		return spindle_table_seek_ns(s->p.tab, dist);
 	if (!s->seek_linear)
 		return dist < s->seek_knee_cyl ? s->seek_a + s->seek_b * sqrt(dist)
 					       : s->seek_c + s->seek_e * dist;

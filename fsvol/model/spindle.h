@@ -291,6 +291,9 @@ void spindle_complete(struct spindle *s, struct spindle_req *r);
 uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r,
 			    uint64_t start_ns, struct spindle_cost *cost);
 
+/* Seek time over dist cylinders from a measured table (linear between its
+ * points, extrapolated past the last), in ns. */
+double spindle_table_seek_ns(const struct spindle_table *t, double dist);
 /* Seek time over dist cylinders of the disk (HDD), in ns. */
 double spindle_seek_ns(const struct spindle *s, double dist);
 /* Disk cylinder and zone of a member offset (HDD). */
