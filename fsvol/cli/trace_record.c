@@ -9,8 +9,9 @@
  *   fio version 3 iolog
  *   0 /mnt/v/volume add
  *   0 /mnt/v/volume open
- *   MS /mnt/v/volume read|write|sync OFFSET LENGTH   (MS from the first request)
- *   MS /mnt/v/volume close */
+ *   US /mnt/v/volume read|write|sync OFFSET LENGTH   (US: microseconds from
+ *   US /mnt/v/volume close                              the first request)
+ * Microseconds because fio 3.33 writes and reads v3 timestamps so. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -87,7 +88,7 @@ static int write_log(FILE *f, const char *vol, struct rec_req *q, size_t n)
 		qsort(q, n, sizeof(*q), by_time);
 	uint64_t t0 = n ? q[0].t_ns : 0, last = 0;
 	for (size_t i = 0; i < n; i++) {
-		last = (q[i].t_ns - t0) / 1000000;
+		last = (q[i].t_ns - t0) / 1000;
 		if (q[i].op == STATS_FLUSH)
 			fprintf(f, "%" PRIu64 " %s sync 0 0\n", last, vol);
 		else
