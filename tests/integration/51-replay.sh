@@ -4,7 +4,8 @@
 # fsvol-bench replays it on a raid10 mount while that one is recorded (the
 # same requests), in-process on a raid6 (the volume's counters and the
 # latency log say the same), and on a raw file as recorded and sped up
-# (never early). Bad input is refused with a message and nothing issued.
+# (never early), on a loop device, and a log fio wrote itself. Bad input is
+# refused with a message and nothing issued.
 . "$(dirname "$0")/../lib.sh"
 requires fio
 requires jq
@@ -84,6 +85,19 @@ last_us=$(awk '!/^#/ { t = $2 } END { print t }' "$T/fast.txt")
 if [[ $span_us -ge 200000 ]]; then
 	awk -v a="$last_us" -v s="$span_us" 'BEGIN { exit !(a < s) }' ||
 		fail "4x: the last request went out at $last_us us, the trace spans $span_us us"
+fi
+
+# --- a block device (a loop device over a file): the same requests reach the file
+truncate -s 64M "$T/dev.img"
+if loop_attach "$T/dev.img"; then
+	"$BENCH" --replay "$T/a.log" --replay-afap -o8 -S --latency-log "$T/dev.txt" "$LOOP" >"$T/dev.out" 2>"$T/dev.err" ||
+		fail "replay on $LOOP: $(cat "$T/dev.err")"
+	[[ $(grep -vc '^#' "$T/dev.txt") -eq $n ]] || fail "$LOOP: not $n requests replayed"
+	grep -q "$LOOP (64M)" "$T/dev.out" || fail "$LOOP: the report does not name the device and its size"
+	# what was written there is in the file under it
+	[[ $(stat -c %b "$T/dev.img") -gt 0 ]] || fail "the writes replayed on $LOOP did not reach $T/dev.img"
+else
+	note "no free loop device: the block-device replay is not run"
 fi
 
 # --- a log fio wrote itself (--write_iolog, v3): read with fio's own time unit
