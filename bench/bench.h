@@ -1,7 +1,9 @@
 /* bench: fsvol-bench, a diskspd-style load generator. Options (opts.c),
  * access patterns (pattern.c), the run (run.c) with its two engines
  * (uring.c for files and devices, volume.c for an fsvol volume opened
- * in-process), CPU and fsvol counters (sample.c), and the report (report.c).
+ * in-process), CPU and fsvol counters (sample.c), and the report (report.c);
+ * --replay: a trace instead of a pattern (replay.c the engine, replay_target.c
+ * load and map, replay_report.c, replay_cmp.c for --compare).
  * bench_run() fills a struct bench_result and prints nothing, so sweeps can
  * call it and render rows of their own. */
 #ifndef FSVOL_BENCH_H

@@ -16,7 +16,6 @@
 #include "bench/run.h"
 #include "fsvol/core/volume.h"
 
-
 struct rp_slot {
 	struct rp *rp;
 	struct rp_slot *next;
@@ -42,74 +41,6 @@ static unsigned replay_workers(const struct bench_opts *o)
 {
 	(void)o;
 	return 1;
-}
-
-/* ---- the trace against a target ---- */
-
-int bench_replay_load(const struct bench_opts *o, struct tracefile *t, char *err, size_t errlen)
-{
-	int r = tracefile_load(o->replay, (enum tracefile_fmt)o->replay_fmt, t, err, errlen);
-	if (r)
-		return r;
-	for (size_t i = 0; o->direct && i < t->n; i++) {
-		const struct tracefile_rec *q = &t->rec[i];
-		if ((q->op == TRACEFILE_READ || q->op == TRACEFILE_WRITE) && ((q->off | q->len) % 512)) {
-			snprintf(err, errlen, "%s:%u: offset %" PRIu64 " or length %" PRIu64
-				 " is not a multiple of 512, which -S (O_DIRECT) needs: drop -S",
-				 o->replay, q->line, q->off, q->len);
-			tracefile_free(t);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-unsigned bench_replay_write_pct(const struct tracefile *t)
-{
-	size_t w = 0;
-	for (size_t i = 0; i < t->n; i++)
-		w += t->rec[i].op != TRACEFILE_READ;
-	if (!w)
-		return 0;
-	unsigned pct = (unsigned)(100 * w / t->n);
-	return pct ? pct : 1; /* any write (or sync) opens the target for writing */
-}
-
-int bench_replay_fits(const struct bench_opts *o, uint64_t size, const char *path, char *err, size_t errlen)
-{
-	const struct tracefile *t = o->trace;
-	for (size_t i = 0; i < t->n; i++) {
-		const struct tracefile_rec *q = &t->rec[i];
-		if (q->op != TRACEFILE_READ && q->op != TRACEFILE_WRITE)
-			continue;
-		if (q->len > size) {
-			snprintf(err, errlen, "%s:%u: a request of %" PRIu64 " bytes is larger than %s (%" PRIu64
-				 " bytes)", o->replay, q->line, q->len, path, size);
-			return -EINVAL;
-		}
-		if (o->replay_map == BENCH_MAP_NONE && q->off + q->len > size) {
-			snprintf(err, errlen, "%s:%u: the trace addresses up to %" PRIu64 " bytes, beyond the end of "
-				 "%s (%" PRIu64 " bytes): nothing was issued; --replay-map wrap|scale folds it in",
-				 o->replay, q->line, t->max_end, path, size);
-			return -ERANGE;
-		}
-	}
-	return 0;
-}
-
-uint64_t bench_replay_offset(const struct bench_opts *o, const struct tracefile_rec *r, uint64_t size)
-{
-	uint64_t x = r->off;
-	if (o->replay_map == BENCH_MAP_NONE || o->trace->max_end <= size)
-		return x;
-	if (o->replay_map == BENCH_MAP_WRAP)
-		x = r->off % size;
-	else /* scale: the trace's span onto the target's, in proportion */
-		x = (uint64_t)((unsigned __int128)r->off * size / o->trace->max_end);
-	x &= ~511ull; /* sector-aligned as the trace was */
-	if (x + r->len > size)
-		x = (size - r->len) & ~511ull;
-	return x;
 }
 
 /* ---- issue and complete ---- */
@@ -367,63 +298,3 @@ const struct bench_engine_ops bench_replay_ops = {
 	.workers_per_thread = replay_workers,
 	.worker = replay_worker,
 };
-
-/* ---- what the replay adds to the report and its log ---- */
-
-int bench_replay_latency_log(const char *path, const struct tracefile *t, const struct bench_result *r,
-			     char *err, size_t errlen)
-{
-	static const char *const opn[] = { "read", "write", "sync", "trim" };
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		snprintf(err, errlen, "--latency-log %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	fprintf(f, "# index issue_us op offset length latency_us (trace line)\n");
-	for (size_t i = 0; i < r->nreq && i < t->n; i++) {
-		const struct bench_replay_req *q = &r->req[i];
-		const struct tracefile_rec *x = &t->rec[i];
-		if (q->done)
-			fprintf(f, "%zu %.3f %s %" PRIu64 " %" PRIu64 " %.3f %u\n", i, (double)q->t_ns / 1e3,
-				opn[x->op & 3], q->off, x->len, (double)q->lat_ns / 1e3, x->line);
-		else
-			fprintf(f, "%zu - %s %" PRIu64 " %" PRIu64 " skipped %u\n", i, opn[x->op & 3], x->off, x->len,
-				x->line);
-	}
-	if (fclose(f)) {
-		snprintf(err, errlen, "--latency-log %s: %s", path, strerror(errno));
-		return -EIO;
-	}
-	return 0;
-}
-
-void bench_replay_report(FILE *f, const struct bench_opts *o, const struct bench_result *r)
-{
-	const struct tracefile *t = o->trace;
-	uint64_t n[4] = { 0 };
-	for (size_t i = 0; i < t->n; i++)
-		n[t->rec[i].op & 3]++;
-	fprintf(f, "\t\treplaying: '%s' (%s, %zu requests: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
-		   " syncs, %" PRIu64 " trims; it addresses %" PRIu64 " bytes)\n",
-		o->replay, tracefile_fmt_name(t->fmt), t->n, n[TRACEFILE_READ], n[TRACEFILE_WRITE],
-		n[TRACEFILE_SYNC], n[TRACEFILE_TRIM], t->max_end);
-	if (o->virtual_time)
-		fprintf(f, "\t\tclock: virtual (the model's discrete-event time; no waiting)\n");
-	if (o->replay_afap)
-		fprintf(f, "\t\ttiming: as fast as possible, %u in flight\n", o->outstanding);
-	else if (o->replay_speed > 0 && o->replay_speed != 1)
-		fprintf(f, "\t\ttiming: open loop, %g times faster than recorded\n", o->replay_speed);
-	else
-		fprintf(f, "\t\ttiming: open loop, as recorded\n");
-	fprintf(f, "\t\toffsets: %s\n", o->replay_map == BENCH_MAP_WRAP ? "wrapped at the target's size"
-				       : o->replay_map == BENCH_MAP_SCALE ? "scaled to the target's size"
-									  : "as in the trace");
-	if (r) {
-		size_t issued = r->nreq - r->skipped;
-		fprintf(f, "\t\tissued: %zu requests (%" PRIu64 " trims not replayed)", issued, r->skipped);
-		if (!o->replay_afap)
-			fprintf(f, "; behind schedule: mean %.1f us, max %.1f us", r->late_mean_ns / 1e3,
-				(double)r->late_max_ns / 1e3);
-		fputc('\n', f);
-	}
-}
