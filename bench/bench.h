@@ -223,6 +223,9 @@ int bench_run(const struct bench_opts *o, struct bench_result **out, char *err, 
 void bench_result_free(struct bench_result *r);
 
 /* ---- replay (replay.c, replay_cmp.c) ---- */
+/* Open loop: at most this many requests in flight (a block queue's depth);
+ * beyond, the schedule slips and the lateness shows in the report. */
+#define BENCH_REPLAY_MAX_INFLIGHT 256
 struct tracefile;
 /* Load o->replay into t and check it against the flags (-S alignment). 0 or
  * -errno with "FILE:LINE: ..." in err; nothing is issued before this. */

@@ -16,9 +16,6 @@
 #include "bench/run.h"
 #include "fsvol/core/volume.h"
 
-/* Open loop: at most this many in flight; beyond, the schedule slips and the
- * lateness shows in the report. */
-#define RP_MAX_INFLIGHT 256
 
 struct rp_slot {
 	struct rp *rp;
@@ -317,7 +314,7 @@ static void *replay_worker(void *arg)
 	const struct bench_opts *o = w->o;
 	struct bench_clock *c = w->clk;
 	struct rp rp = { .w = w, .t = o->trace, .virt = o->virtual_time ? w->tgt->vol : NULL };
-	unsigned nslots = o->replay_afap ? o->outstanding : RP_MAX_INFLIGHT;
+	unsigned nslots = o->replay_afap ? o->outstanding : BENCH_REPLAY_MAX_INFLIGHT;
 	double speed = o->replay_speed > 0 ? o->replay_speed : 1;
 	size_t i = 0, n = rp.t->n;
 

@@ -27,6 +27,7 @@ struct cmp_layout {
 	char name[32];       /* "raid5 x4" */
 	/* results */
 	double test_s, iops, mb_s, mean_ms, pct[BENCH_NPCT];
+	double late_ms;      /* mean issue behind the schedule (open loop) */
 	double m_ios_per_io, util[LAYOUT_MAX_MEMBERS];
 	double *lat_ms;      /* every request's latency, sorted: the CDF */
 	size_t nlat;
@@ -148,6 +149,7 @@ static void fill_row(struct cmp_layout *x, const struct bench_result *res)
 			bench_opstat_add(&all, &res->thread[t].op[op]);
 	bench_figs_of(&all, res->test_s, &f);
 	x->test_s = res->test_s;
+	x->late_ms = res->late_mean_ns / 1e6;
 	x->iops = f.iops;
 	x->mb_s = f.mb_s;
 	x->mean_ms = f.avg_ms;
@@ -223,18 +225,19 @@ static void table(FILE *f, const struct bench_opts *o, const struct cmp_layout *
 		o->replay_afap ? "as fast as possible" : o->replay_speed > 0 && o->replay_speed != 1 ? "open loop, sped up"
 												  : "open loop, as recorded",
 		o->model ? o->model : "none");
-	fprintf(f, "%-11s | %8s | %8s | %7s | %8s | %8s | %8s | %8s | %8s | %6s | member %%util\n", "layout",
-		"time s", "IOPS", "MB/s", "mean ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "m-I/O");
+	fprintf(f, "%-11s | %7s | %7s | %6s | %8s | %8s | %8s | %8s | %8s | %8s | %5s | member %%util\n", "layout",
+		"time s", "IOPS", "MB/s", "late ms", "mean ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "m-I/O");
 	for (unsigned k = 0; k < n; k++) {
 		const struct cmp_layout *x = &l[k];
-		fprintf(f, "%-11s | %8.2f | %8.1f | %7.2f | %8.3f | %8.3f | %8.3f | %8.3f | %8.3f | %6.2f |", x->name,
-			x->test_s, x->iops, x->mb_s, x->mean_ms, x->pct[2], x->pct[4], x->pct[6], x->pct[BENCH_NPCT - 1],
-			x->m_ios_per_io);
+		fprintf(f, "%-11s | %7.2f | %7.1f | %6.2f | %8.1f | %8.2f | %8.2f | %8.2f | %8.2f | %8.2f | %5.2f |",
+			x->name, x->test_s, x->iops, x->mb_s, x->late_ms, x->mean_ms, x->pct[2], x->pct[4], x->pct[6],
+			x->pct[BENCH_NPCT - 1], x->m_ios_per_io);
 		for (unsigned i = 0; i < x->n; i++)
 			fprintf(f, " %3.0f", x->util[i]);
 		fputc('\n', f);
 	}
-	fprintf(f, "(m-I/O: member I/Os per volume I/O; %%util: busy time over the replay, per member)\n");
+	fprintf(f, "(late: mean issue behind the recorded time, once %d are in flight; m-I/O: member I/Os per\n"
+		   " volume I/O; %%util: busy time over the replay, per member)\n", BENCH_REPLAY_MAX_INFLIGHT);
 }
 
 /* ---- --out DIR: CSV, data files, plot.gp, gnuplot ---- */
@@ -253,7 +256,7 @@ static int write_out(const char *dir, const struct cmp_layout *l, unsigned n, FI
 		return -errno;
 	if (!(f = out_file(dir, "compare.csv")))
 		return -errno;
-	fprintf(f, "layout,level,members,time_s,iops,mb_s,mean_ms,p50_ms,p90_ms,p99_ms,max_ms,member_ios_per_io");
+	fprintf(f, "layout,level,members,time_s,iops,mb_s,mean_ms,p50_ms,p90_ms,p99_ms,max_ms,member_ios_per_io,late_ms");
 	for (unsigned k = 0; k < n; k++)
 		maxm = l[k].n > maxm ? l[k].n : maxm;
 	for (unsigned i = 0; i < maxm; i++)
@@ -264,6 +267,7 @@ static int write_out(const char *dir, const struct cmp_layout *l, unsigned n, FI
 		fprintf(f, "%s,%s,%u,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", x->name, layout_level_name(x->level),
 			x->n, x->test_s, x->iops, x->mb_s, x->mean_ms, x->pct[2], x->pct[4], x->pct[6],
 			x->pct[BENCH_NPCT - 1], x->m_ios_per_io);
+		fprintf(f, ",%.6g", x->late_ms);
 		for (unsigned i = 0; i < maxm; i++)
 			if (i < x->n)
 				fprintf(f, ",%.6g", x->util[i]);

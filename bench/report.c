@@ -312,7 +312,18 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		fprintf(f, m ? "," : "");
 		jstr(f, o->members[m]);
 	}
-	fprintf(f, "]},\n\"results\":{\"test_time_s\":%.6f,\"thread_count\":%u,\"proc_count\":%u,\n\"cpu\":[", r->test_s,
+	fprintf(f, "]");
+	if (o->trace) { /* --replay: the trace and how its schedule held */
+		fprintf(f, ",\"replay\":{\"file\":");
+		jstr(f, o->replay);
+		fprintf(f, ",\"format\":\"%s\",\"requests\":%zu,\"addresses\":%llu,\"timing\":\"%s\",\"speed\":%g,"
+			   "\"map\":\"%s\",\"skipped\":%llu,\"late_mean_us\":%.3f,\"late_max_us\":%.3f}",
+			tracefile_fmt_name(o->trace->fmt), o->trace->n, (unsigned long long)o->trace->max_end,
+			o->replay_afap ? "afap" : "open", o->replay_speed > 0 ? o->replay_speed : 1,
+			o->replay_map == BENCH_MAP_WRAP ? "wrap" : o->replay_map == BENCH_MAP_SCALE ? "scale" : "none",
+			(unsigned long long)r->skipped, r->late_mean_ns / 1e3, (double)r->late_max_ns / 1e3);
+	}
+	fprintf(f, "},\n\"results\":{\"test_time_s\":%.6f,\"thread_count\":%u,\"proc_count\":%u,\n\"cpu\":[", r->test_s,
 		r->nthreads, r->ncpu);
 	for (unsigned i = 0; i < r->ncpu; i++)
 		fprintf(f, "%s{\"cpu\":%u,\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f}", i ? "," : "", i,

@@ -2,14 +2,16 @@
  * as a fio iolog version 3, so fio replays them (fio --read_iolog=FILE, with
  * --replay_redirect=DEV elsewhere) and fsvol-bench --replay reads them back.
  * It reads MNT/trace.json, keeps the volume requests (not their member
- * requests), and writes them in issue order when it stops (COUNT requests,
+ * requests, nor a rebuild's units; a resync or scrub pass running meanwhile
+ * shows as volume requests there and is recorded too), and writes them in issue order when it stops (COUNT requests,
  * SEC seconds, or SIGINT/SIGTERM): the trace hands requests out as they
  * complete, which is not the order they arrived in.
  *   fio version 3 iolog
  *   0 /mnt/v/volume add
  *   0 /mnt/v/volume open
- *   MS /mnt/v/volume read|write|sync OFFSET LENGTH   (MS from the first request)
- *   MS /mnt/v/volume close */
+ *   US /mnt/v/volume read|write|sync OFFSET LENGTH   (US: microseconds from
+ *   US /mnt/v/volume close                              the first request)
+ * Microseconds because fio 3.33 writes and reads v3 timestamps so. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -56,7 +58,8 @@ static int parse_line(const char *line, struct rec_req *q)
 	    field_i64(line, "\"t_start_ns\":", &t) || field_i64(line, "\"offset\":", &off) ||
 	    field_i64(line, "\"length\":", &len) || field_i64(line, "\"seq\":", &seq))
 		return -EINVAL;
-	if (parent != 0 || dev != -1)
+	/* member requests, and the units of a rebuild (the volume's own pass) */
+	if (parent != 0 || dev != -1 || strstr(line, "\"why\":\"rebuild\""))
 		return 0;
 	if (strstr(line, "\"op\":\"read\""))
 		q->op = STATS_READ;
@@ -81,10 +84,11 @@ static int by_time(const void *a, const void *b)
 static int write_log(FILE *f, const char *vol, struct rec_req *q, size_t n)
 {
 	static const char *const act[] = { [STATS_READ] = "read", [STATS_WRITE] = "write", [STATS_FLUSH] = "sync" };
-	qsort(q, n, sizeof(*q), by_time);
+	if (n)
+		qsort(q, n, sizeof(*q), by_time);
 	uint64_t t0 = n ? q[0].t_ns : 0, last = 0;
 	for (size_t i = 0; i < n; i++) {
-		last = (q[i].t_ns - t0) / 1000000;
+		last = (q[i].t_ns - t0) / 1000;
 		if (q[i].op == STATS_FLUSH)
 			fprintf(f, "%" PRIu64 " %s sync 0 0\n", last, vol);
 		else

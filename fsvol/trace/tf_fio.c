@@ -1,11 +1,13 @@
 /* tf_fio: fio's iolog, versions 2 and 3 (fio's HOWTO, "Trace file format").
  *   fio version 2 iolog            fio version 3 iolog
- *   FILE add|open|close            MS FILE add|open|close
+ *   FILE add|open|close            US FILE add|open|close
  *   FILE read|write|sync|datasync|trim|wait OFFSET LENGTH
- *                                  MS FILE read|write|sync|datasync|trim OFFSET LENGTH
- * Files are numbered in the order they are added (dev). v3's MS is the issue
- * time in milliseconds from the start; v2's "wait" delays by OFFSET
- * microseconds (the HOWTO's word), so later requests start that much later. */
+ *                                  US FILE read|write|sync|datasync|trim OFFSET LENGTH
+ * Files are numbered in the order they are added (dev). v3's US is the issue
+ * time from the start in microseconds: fio 3.33 writes them so (a 200 ms
+ * thinktime shows as 200000) and waits that many microseconds on replay; the
+ * HOWTO names no unit. v2's "wait" delays by OFFSET microseconds (the HOWTO's
+ * word), so later requests start that much later. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,15 +65,15 @@ int tf_parse_fio(const char *path, FILE *f, int version, struct tracefile *out, 
 	}
 	version = r.line[12] - '0'; /* the header says which, whatever was asked */
 	out->fmt = version == 3 ? TRACEFILE_FIO3 : TRACEFILE_FIO2;
-	const char *form = version == 3 ? "MS FILE ACTION [OFFSET LENGTH]" : "FILE ACTION [OFFSET LENGTH]";
+	const char *form = version == 3 ? "US FILE ACTION [OFFSET LENGTH]" : "FILE ACTION [OFFSET LENGTH]";
 	while (!ret && tf_getline(&r) >= 0) {
 		const char *p = r.line;
 		char name[256], act[32];
-		uint64_t ms = 0, off, len;
+		uint64_t us = 0, off, len;
 		if (!*tf_skip(p))
 			continue;
-		if (version == 3 && tf_u64(&p, &ms)) {
-			ret = tf_err(&r, err, errlen, "expected a timestamp in ms first (%s)", form);
+		if (version == 3 && tf_u64(&p, &us)) {
+			ret = tf_err(&r, err, errlen, "expected a timestamp in microseconds first (%s)", form);
 			break;
 		}
 		if (tf_word(&p, name, sizeof(name)) || tf_word(&p, act, sizeof(act))) {
@@ -122,14 +124,14 @@ int tf_parse_fio(const char *path, FILE *f, int version, struct tracefile *out, 
 			ret = tf_err(&r, err, errlen, "a %s of 0 bytes", act);
 			break;
 		}
-		if (len > UINT64_MAX - off || ms > UINT64_MAX / 1000000) {
+		if (len > UINT64_MAX - off || us > UINT64_MAX / 1000) {
 			ret = tf_err(&r, err, errlen, "offset, length or time out of range");
 			break;
 		}
 		rec.dev = (uint32_t)fi;
 		rec.off = off;
 		rec.len = len;
-		rec.t_ns = version == 3 ? ms * 1000000 : now_ns;
+		rec.t_ns = version == 3 ? us * 1000 : now_ns;
 		if ((ret = tf_push(out, &r, &rec)))
 			snprintf(err, errlen, "out of memory");
 	}

@@ -44,14 +44,19 @@ want=$(awk -F'[=,]' '/issued rwts/ { print $2 + $3 }' "$T/fio-work.out")
 reads=$(requests "$T/a.log" | grep -c '^read ')
 writes=$(requests "$T/a.log" | grep -c '^write ')
 [[ $reads -gt 0 && $writes -gt 0 ]] || fail "expected reads and writes, got $reads and $writes"
-# timestamps in ms, never going back
+# timestamps in microseconds (as fio writes them), never going back
 awk 'NR > 1 { if ($1 < last) exit 1; last = $1 }' "$T/a.log" || fail "timestamps go back in $T/a.log"
+span_us=$(awk '$3 ~ /^(read|write|sync)$/ { t = $1 } END { print t }' "$T/a.log")
 note "recorded $n requests ($reads reads, $writes writes) on raid5"
 
 # --- fio replays the log on B while B is recorded: the same requests
 record "$T/B" "$T/b.log" -n "$n" --duration 120
+t0=$(date +%s%N)
 fio --name=replay --read_iolog="$T/a.log" --replay_redirect="$T/B/volume" --direct=1 --ioengine=psync \
 	--output="$T/fio-replay.out" || fail "fio replay: $(cat "$T/fio-replay.out")"
+took_us=$((($(date +%s%N) - t0) / 1000))
+# fio waits out the recorded gaps (it drops those under 100 us): the replay lasts the recording
+[[ $took_us -ge $((span_us * 9 / 10)) ]] || fail "fio replayed a ${span_us} us recording in ${took_us} us"
 wait "$REC_PID" || fail "the second recorder failed: $(cat "$T/record.err")"
 diff <(requests "$T/a.log") <(requests "$T/b.log") >"$T/diff" ||
 	fail "fio's replay on raid10 issued other requests than recorded on raid5: $(head -n 5 "$T/diff")"

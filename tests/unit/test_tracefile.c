@@ -66,8 +66,8 @@ static const struct good {
 	{ "fio3", TRACEFILE_FIO3,
 	  "fio version 3 iolog\n0 a add\n0 b add\n0 a open\n0 b open\n5 a read 0 4096\n7 b write 8192 4096\n"
 	  "12 a datasync 0 0\n13 a close\n",
-	  3, 12288,
-	  { 0, 0, 4096, -1, 0, 6, TRACEFILE_READ }, { 7000000, 0, 0, -1, 0, 8, TRACEFILE_SYNC } },
+	  3, 12288, /* microseconds, as fio 3.33 writes them */
+	  { 0, 0, 4096, -1, 0, 6, TRACEFILE_READ }, { 7000, 0, 0, -1, 0, 8, TRACEFILE_SYNC } },
 	{ "blkparse", TRACEFILE_BLKPARSE,
 	  "  8,0    3        1     0.000000000   697  Q  WS 1000 + 8 [jbd2/sda1-8]\n"
 	  "  8,0    3        2     0.000001000   697  G  WS 1000 + 8 [jbd2/sda1-8]\n"
