@@ -12,7 +12,7 @@ BENCH=$FSVOL_BUILD/bin/fsvol-bench
 "$FSVOL" create -l raid5 -c 64K -s 32M "$T"/m{0,1,2,3} >/dev/null
 members=$(echo "$T"/m{0,1,2,3} | tr ' ' ,)
 # 300 requests, ~15 ms apart (a fixed LCG: the same trace every run), 4K-64K,
-# 70% reads, anywhere in the 96M volume: fio iolog v3, times in ms
+# 70% reads, anywhere in the 96M volume: fio iolog v3, times in microseconds
 awk 'BEGIN {
 	x = 12345; t = 0
 	print "fio version 3 iolog"; print "0 /v add"; print "0 /v open"
@@ -21,9 +21,9 @@ awk 'BEGIN {
 		x = (x * 1103515245 + 12345) % 2147483648; op = x % 10 < 7 ? "read" : "write"
 		x = (x * 1103515245 + 12345) % 2147483648; off = (x % 24000) * 4096
 		x = (x * 1103515245 + 12345) % 2147483648; len = 4096 * 2 ^ (x % 5)
-		print t, "/v", op, off, len
+		print t * 1000, "/v", op, off, len
 	}
-	print t, "/v close"
+	print t * 1000, "/v close"
 }' >"$T/w.log"
 
 run() { # OUT [ARGS...]
