@@ -322,9 +322,10 @@ static const struct bench_flag opts[] = {
 						       "modulo its size, or scaled onto it (default: refused)", set_replay_map },
 	{ 0, "latency-log", BENCH_FLAG_REQ, "FILE", "with --replay: one line per request (index, issue time, op, "
 						     "offset, length, latency)", set_latency_log },
-	{ 0, "virtual", BENCH_FLAG_NONE, NULL, "with --replay on --members or --compare, and --model: the model's "
-					      "clock is virtual (a discrete-event simulation: nothing waits for "
-					      "emulated time; the same trace gives the same times)", set_virtual },
+	{ 0, "virtual", BENCH_FLAG_NONE, NULL, "with --members (or --compare) and --model: the model's clock is "
+					      "virtual, a discrete-event simulation: nothing waits for emulated time, "
+					      "-d/-W/-C and a trace's times are the model's, the same run gives the "
+					      "same figures", set_virtual },
 	{ 0, "compare", BENCH_FLAG_REQ, "LEVEL:N,...", "with --replay: build each layout (members on emulated disks "
 							 "with --model; -c SIZE: volumes of SIZE), replay on each, one table", set_compare },
 	{ 0, "out", BENCH_FLAG_REQ, "DIR", "with --compare: CSV, data files and plots (throughput, latency CDF, "
@@ -416,8 +417,17 @@ static int check_replay(struct bench_opts *o, char *err, size_t errlen)
 {
 	const char *need = o->replay_fmt ? "--replay-format" : o->replay_speed ? "--replay-speed"
 			 : o->replay_afap ? "--replay-afap" : o->replay_map ? "--replay-map"
-			 : o->latency_log ? "--latency-log" : o->compare ? "--compare" : o->out ? "--out"
-			 : o->virtual_time ? "--virtual" : NULL;
+			 : o->latency_log ? "--latency-log" : o->compare ? "--compare" : o->out ? "--out" : NULL;
+	if (o->virtual_time && ((!o->nmembers && !o->compare) || !o->model)) {
+		snprintf(err, errlen, "--virtual: needs --members (or --compare), and --model (emulated disks in"
+			 " this process)");
+		return -EINVAL;
+	}
+	if (o->virtual_time && o->threads > 1) {
+		snprintf(err, errlen, "--virtual: -t %u: one thread drives the model's clock (use -o for a deeper queue)",
+			 o->threads);
+		return -EINVAL;
+	}
 	if (!o->replay) {
 		if (need) {
 			snprintf(err, errlen, "%s: needs --replay FILE", need);
@@ -444,11 +454,6 @@ static int check_replay(struct bench_opts *o, char *err, size_t errlen)
 	}
 	if (o->ntargets > 1) {
 		snprintf(err, errlen, "--replay: one TARGET at a time (or --compare)");
-		return -EINVAL;
-	}
-	if (o->virtual_time && ((!o->nmembers && !o->compare) || !o->model)) {
-		snprintf(err, errlen, "--virtual: needs --members or --compare, and --model (emulated disks in"
-			 " this process)");
 		return -EINVAL;
 	}
 	o->latency = 1; /* a replay always reports its percentiles */

@@ -137,7 +137,7 @@ static void rp_wait(struct rp *rp, uint64_t deadline)
 		while (!(d = atomic_exchange_explicit(&rp->done, NULL, memory_order_acquire)) &&
 		       deadline == UINT64_MAX) {
 			uint64_t before = vol_clock(rp->virt);
-			vol_run_next(rp->virt);
+			vol_run_next(rp->virt, UINT64_MAX);
 			if ((d = atomic_exchange_explicit(&rp->done, NULL, memory_order_acquire)))
 				break;
 			if (vol_clock(rp->virt) == before) {

@@ -206,6 +206,36 @@ struct below_src {
 	int have_a, have_b, have_r0;
 };
 
+/* The window's edges sampled from the worker, at virtual instants (--virtual). */
+struct edge_ctx {
+	struct below_src *src;
+	struct bench_result *res;
+	unsigned nt;
+	struct bench_cpu_raw **cpu[2];
+	unsigned *ncpu[2];
+	char *err;
+	size_t errlen;
+};
+
+static int below_snap(struct below_src *s, struct stats_snap *out, char *err, size_t errlen);
+
+static void edge_sample(void *arg, int which)
+{
+	struct edge_ctx *x = arg;
+	free(*x->cpu[which]);
+	*x->cpu[which] = NULL;
+	bench_cpu_read(x->cpu[which], x->ncpu[which]);
+	for (unsigned i = 0; i < x->nt; i++) {
+		struct below_src *s = &x->src[i];
+		if (x->res->target[i].below && !below_snap(s, which ? s->b : s->a, x->err, x->errlen)) {
+			if (which)
+				s->have_b = 1;
+			else
+				s->have_a = 1;
+		}
+	}
+}
+
 static int below_snap(struct below_src *s, struct stats_snap *out, char *err, size_t errlen)
 {
 	if (s->vol) {
@@ -504,6 +534,12 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		if (res->target[i].below && !below_snap(&src[i], src[i].r0, err, errlen))
 			src[i].have_r0 = 1;
 	bench_cpu_read(&cpu_a, &ncpu_a);
+	struct edge_ctx ex = { src, res, nt, { &cpu_a, &cpu_b }, { &ncpu_a, &ncpu_b }, err, errlen };
+	int virt_pattern = o.virtual_time && !o.trace;
+	if (virt_pattern) {
+		clk.edge = edge_sample;
+		clk.edge_arg = &ex;
+	}
 	clk.t_start = stats_now();
 	clk.t_meas = clk.t_start + secs_ns(o.warmup);
 	clk.t_meas_end = clk.t_meas + secs_ns(o.duration);
@@ -524,8 +560,14 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			}
 		sampled_a = 1;
 	}
+	if (virt_pattern) /* the worker samples the edges: wait for it */
+		sampled_a = sampled_b = 1;
 	uint64_t last_done = 0, last_t = clk.t_start, next_tick = clk.t_start + 500000000ull;
-	while (!atomic_load(&clk.stop)) {
+	while (virt_pattern && !atomic_load(&clk.stop) && atomic_load(&clk.finished) < started) {
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+	while (!virt_pattern && !atomic_load(&clk.stop)) {
 		uint64_t now = stats_now();
 		if (o.trace && atomic_load(&clk.finished) == started)
 			clk.t_meas_end = clk.t_end = now; /* the window closes here */

@@ -16,6 +16,11 @@ struct bench_clock {
 	uint64_t t_start, t_meas, t_meas_end, t_end;
 	_Atomic int stop; /* an error somewhere: everyone drains and leaves */
 	_Atomic unsigned finished; /* workers done on their own (a replay's end) */
+	/* --virtual pattern runs: the one worker drives the model's clock and
+	 * calls this as it reaches t_meas (0) and t_meas_end (1), so the counters
+	 * are sampled at exactly those instants of virtual time */
+	void (*edge)(void *arg, int which);
+	void *edge_arg;
 	pthread_barrier_t ready, go;
 };
 

@@ -40,10 +40,10 @@ uint64_t vol_run(struct vol *v, uint64_t until_ns)
 	return e ? emul_run(e, until_ns) : stats_now();
 }
 
-uint64_t vol_run_next(struct vol *v)
+uint64_t vol_run_next(struct vol *v, uint64_t until_ns)
 {
 	struct emul *e = virtual_emul(v);
-	return e ? emul_step(e) : stats_now();
+	return e ? emul_step(e, until_ns) : stats_now();
 }
 
 /* Closing a volume in virtual time: what the background threads still issue

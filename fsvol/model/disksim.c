@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fsvol/model/disksim.h"
 #include "fsvol/model/dsparam.h"
@@ -78,8 +79,13 @@ static int load_seek(struct ds_ctx *c, const char *base, const struct dsp_val *v
 	else
 		snprintf(path, sizeof(path), "%s", v->word);
 	FILE *f = fopen(path, "r");
+	struct stat st;
 	if (!f)
 		return ds_err(c, v->file, v->line, "Full seek curve %s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return ds_err(c, v->file, v->line, "Full seek curve %s: not a regular file", path);
+	}
 	char line[256];
 	int n = -1, ln = 0, rc = 0;
 	t->nseek = 0;

@@ -4,10 +4,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fsvol/model/dsparam.h"
 
 #define DSP_MAX_DEPTH 16    /* source nesting and block nesting */
+#define DSP_MAX_FILE (64 << 20) /* the largest parameter file (DiskSim's are < 2 MiB) */
 
 struct lex {
 	const char *file;       /* owned by the dsp_file */
@@ -77,8 +79,15 @@ static char *word(struct lex *l)
 static char *read_text(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
+	struct stat st;
 	if (!f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	/* a parameter file, not a device or a pipe that never ends */
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || st.st_size > DSP_MAX_FILE) {
+		snprintf(err, errlen, "%s: not a regular file of at most %d MiB", path, DSP_MAX_FILE >> 20);
+		fclose(f);
 		return NULL;
 	}
 	size_t cap = 4096, n = 0;

@@ -285,9 +285,9 @@ uint64_t emul_run(struct emul *e, uint64_t until_ns)
 	return run(e, until_ns, 0);
 }
 
-uint64_t emul_step(struct emul *e)
+uint64_t emul_step(struct emul *e, uint64_t until_ns)
 {
-	return run(e, UINT64_MAX, 1);
+	return run(e, until_ns, 1);
 }
 
 int emul_create(struct emul **out)

@@ -42,9 +42,10 @@ int emul_create_virtual(struct emul **out);
 /* Run the simulation until nothing is due at or before until_ns (UINT64_MAX:
  * until everything submitted has been released); returns the clock. */
 uint64_t emul_run(struct emul *e, uint64_t until_ns);
-/* Release what is due at the next completion time (and only then): the clock
- * moves to it. Returns the clock; nothing left: it does not move. */
-uint64_t emul_step(struct emul *e);
+/* Release what is due at the next completion time, when that is at or before
+ * until_ns: the clock moves to it; else the clock moves to until_ns (nothing
+ * left and until_ns UINT64_MAX: it does not move). Returns the clock. */
+uint64_t emul_step(struct emul *e, uint64_t until_ns);
 /* The model's clock: real monotonic ns, or the virtual clock. */
 uint64_t emul_now(const struct emul *e);
 int emul_is_virtual(const struct emul *e);

@@ -174,6 +174,8 @@ START_TEST(dsparam_errors_name_file_and_line)
 	snprintf(p, sizeof(p), "%s/none.parv", dir);
 	ck_assert_int_eq(dsp_load(p, &f, err, sizeof(err)), -ENOENT);
 	ck_assert_msg(strstr(err, "none.parv: No such file"), "%s", err);
+	ck_assert_int_lt(dsp_load("/dev/zero", &f, err, sizeof(err)), 0); /* never ends */
+	ck_assert_msg(strstr(err, "/dev/zero: not a regular file"), "%s", err);
 }
 END_TEST
 
