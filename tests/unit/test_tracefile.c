@@ -92,6 +92,11 @@ static const struct good {
 	  "13.191135\t30\t0\t5\t1\n17.829285\t20\t576560\t6\t0\n",
 	  2, (576560 + 6) * 512ull,
 	  { 0, 0, 2560, -1, 30, 1, TRACEFILE_READ }, { 4638150, 576560 * 512ull, 3072, -1, 20, 2, TRACEFILE_WRITE } },
+	/* Windows line ends, as the MSR files came */
+	{ "msr-crlf", TRACEFILE_MSR,
+	  "128166372003061629,hm,0,Write,8192,512,10\r\n128166372003061729,hm,0,Read,0,4096,20\r\n",
+	  2, 8704,
+	  { 0, 8192, 512, 1000, 0, 1, TRACEFILE_WRITE }, { 10000, 0, 4096, 2000, 0, 2, TRACEFILE_READ } },
 	/* tf_valid.c (the validation work) behind the same dispatcher */
 	{ "valid", TRACEFILE_VALID,
 	  "R Hit    1975456   4  15362.00000  56074.00000\nW Miss 100 8 1000.5 0.0\n",
