@@ -5,8 +5,9 @@
  * seek curve (an extracted table, or the HPL equation with the first ten seeks,
  * tabulated), head switch, write settling, the eight command overheads,
  * completion/reselection/data preparation overheads, the per-sector transfer
- * time of the disk and its bus, the cache segments and read-ahead, and write
- * caching (fast write). Everything else is listed as ignored. */
+ * time of the disk and its bus, the read and write water marks (and holding
+ * the bus for a write's whole transfer), the cache segments and read-ahead,
+ * and write caching (fast write). Everything else is listed as ignored. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -350,6 +351,10 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	t->read_wm = wm > 0 && wm < 1 ? wm : 0;
 	wm = get0(c, d, "Low (write) water mark", &rc);
 	t->write_wm = wm > 0 && wm <= 1 ? wm : 0;
+	/* a drive that holds the bus for a write's whole transfer takes all
+	 * its data before it writes */
+	if (get0(c, d, "Hold bus entire write xfer", &rc) != 0)
+		t->write_wm = 1;
 	double segs = get0(c, d, "Number of buffer segments", &rc);
 	double seg = get0(c, d, "Segment size (in blks)", &rc);
 	double ra = get0(c, d, "Maximum read-ahead (blks)", &rc);

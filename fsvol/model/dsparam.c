@@ -163,10 +163,11 @@ static int value(struct lex *l, struct dsp_val *v)
 			if (!it)
 				return -ENOMEM;
 			v->item = it;
-			int rc = value(l, &v->item[v->nitem]);
+			/* the list owns the item from here, whole or half parsed */
+			memset(&v->item[v->nitem], 0, sizeof(*it));
+			int rc = value(l, &v->item[v->nitem++]);
 			if (rc)
 				return rc;
-			v->nitem++;
 			c = peek(l);
 			if (c == ',')
 				l->pos++;
