@@ -60,6 +60,20 @@ extern const struct cmd cmd_create, cmd_examine, cmd_mount, cmd_umount, cmd_stat
  * the daemon's own words for a refused command (EINVAL), else the error. */
 int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len);
 
+/* cmd_mnt.c. A member operand made absolute (URIs and mem: as they are),
+ * in buf when it had to change; the same for n of them (malloc'd, NULL on
+ * ENOMEM; free with cmd_free_paths). */
+const char *cmd_abs_path(const char *a, char *buf, size_t len);
+char **cmd_abs_paths(char *const *in, unsigned n);
+void cmd_free_paths(char **p, unsigned n);
+/* Is mnt an fsvol FUSE mount (/proc/self/mounts)? */
+int cmd_is_fsvol_mount(const char *mnt);
+/* What errno e on a file of mnt means, in words: a dead daemon, not an
+ * fsvol mount, or strerror. */
+void cmd_mnt_problem(const char *mnt, int e, char *out, size_t len);
+/* 0 when mnt is an fsvol mount with a live daemon; else prints why, returns 1. */
+int cmd_mnt_check(const struct cmd *c, const char *mnt);
+
 /* The commands, in the order --help lists them (main.c), NULL-terminated. */
 extern const struct cmd *const cmd_all[];
 

@@ -32,18 +32,31 @@ static int flag_opt(int i, const char *arg, void *ctx)
 	return 0;
 }
 
-/* A member argument: a slot number as it is, a path made absolute. */
+/* A member argument: a slot number as it is, a path made absolute as mount
+ * stores it. */
 static const char *member_arg(const char *a, char *buf, size_t len)
 {
 	char *end;
 	strtoul(a, &end, 10);
-	if ((*a && !*end) || strchr(a, ':') || a[0] == '/')
+	if (*a && !*end)
 		return a;
-	if (realpath(a, buf))
-		return buf;
-	char cwd[PATH_MAX];
-	snprintf(buf, len, "%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", a);
-	return buf;
+	return cmd_abs_path(a, buf, len);
+}
+
+/* mdadm's confirmation of a done change ("set /dev/sdb faulty in /dev/md0"). */
+static void manage_confirm(const struct cmd *c, const char *mnt, const char *arg)
+{
+	char *end;
+	strtoul(arg, &end, 10);
+	const char *m = *arg && !*end ? "m" : "";
+	if (!strcmp(c->name, "fail"))
+		printf("fsvol: set %s%s faulty in %s\n", m, arg, mnt);
+	else if (!strcmp(c->name, "remove"))
+		printf("fsvol: removed %s%s from %s\n", m, arg, mnt);
+	else if (!strcmp(c->name, "add"))
+		printf("fsvol: added %s to %s\n", arg, mnt);
+	else
+		printf("fsvol: re-added %s to %s\n", arg, mnt);
 }
 
 /* fsvol VERB MNT MEMBER...: one ctl write per member. */
@@ -62,6 +75,8 @@ static int manage_run(const struct cmd *c, int argc, char **argv)
 		if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) {
 			cmd_err(c, "%s", reason); /* the daemon's own words */
 			bad = 1;
+		} else {
+			manage_confirm(c, mnt, argv[i]);
 		}
 	}
 	return bad;
@@ -79,7 +94,8 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/status", argv[first]);
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		cmd_err(c, "%s: %s", path, strerror(errno));
+		cmd_mnt_problem(argv[first], errno, line, sizeof(line));
+		cmd_err(c, "%s", line);
 		return test ? 4 : 1;
 	}
 	int state = 0, n = 0;
@@ -118,6 +134,8 @@ static int replace_run(const struct cmd *c, int argc, char **argv)
 	snprintf(line, sizeof(line), "replace %s%s%s", m, with ? " " : "", with ? member_arg(with, b2, sizeof(b2)) : "");
 	if (cmd_ctl_send(argv[first], line, reason, sizeof(reason)))
 		return cmd_err(c, "%s", reason);
+	printf("fsvol: replacing %s in %s%s%s (progress: fsvol status)\n", argv[first + 1], argv[first],
+	       with ? " with " : "", with ? with : "");
 	return 0;
 }
 

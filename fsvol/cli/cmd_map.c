@@ -55,8 +55,18 @@ static int geom_opt(int i, const char *arg, void *ctx)
 			return cmd_err(a->c, "-n %s: expected 1 to %u members", arg, LAYOUT_MAX_MEMBERS), -1;
 		a->n = (unsigned)v;
 		return 0;
-	case 2: return cmd_size(a->c, "--chunk", arg, &a->chunk) ? -1 : 0;
-	case 3: return cmd_size(a->c, "--size", arg, &a->size) ? -1 : 0;
+	case 2:
+		if (cmd_size(a->c, "--chunk", arg, &a->chunk))
+			return -1;
+		if (!a->chunk) /* 0 would mean "the default" below, as create refuses it */
+			return cmd_err(a->c, "--chunk %s: must be a power of two of at least 4K", arg), -1;
+		return 0;
+	case 3:
+		if (cmd_size(a->c, "--size", arg, &a->size))
+			return -1;
+		if (!a->size)
+			return cmd_err(a->c, "--size %s: must be positive", arg), -1;
+		return 0;
 	case 4: a->layout = arg; return 0;
 	case 5:
 		if (a->c == &cmd_map) {

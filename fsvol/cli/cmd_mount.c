@@ -169,6 +169,8 @@ static int mount_nbd(const struct cmd *c, struct mount_args *a, char *const *mem
 	return nbd_launch(c, &a->nbd);
 }
 
+static int mount_members(const struct cmd *c, struct mount_args *a_, char **members, unsigned nm);
+
 static int mount_run(const struct cmd *c, int argc, char **argv)
 {
 	struct mount_args a = { .vo = { .stats = VOL_STATS_ALL } };
@@ -199,8 +201,25 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	}
 	if (ff_check_mountpoint(a.fo.mountpoint, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
+	/* stored as given, a relative path would never match what fail, remove
+	 * and status say (the CLI makes their paths absolute) */
+	unsigned nm = (unsigned)(argc - first - 1);
+	char **members = cmd_abs_paths(argv + first + 1, nm);
+	if (!members)
+		return cmd_err(c, "out of memory");
+	r = mount_members(c, &a, members, nm);
+	cmd_free_paths(members, nm);
+	return r;
+}
+
+/* Assemble members (absolute paths) and serve them, FUSE or NBD. */
+static int mount_members(const struct cmd *c, struct mount_args *a_, char **members, unsigned nm)
+{
+	struct mount_args a = *a_;
+	char err[1024];
+	int r;
 	if (a.nbd.addr)
-		return mount_nbd(c, &a, argv + first + 1, (unsigned)(argc - first - 1));
+		return mount_nbd(c, &a, members, nm);
 	/* before assembly: a log that cannot be written is an error, not silence */
 	if (a.fo.log && !a.fo.foreground) {
 		a.fo.log_fd = ff_log_open(a.fo.log, err, sizeof(err));
@@ -208,7 +227,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 			return cmd_err(c, "%s", err);
 	}
 	struct vol *v;
-	if (vol_open(&v, argv + first + 1, (unsigned)(argc - first - 1), &a.vo, err, sizeof(err))) {
+	if (vol_open(&v, members, nm, &a.vo, err, sizeof(err))) {
 		if (a.fo.log_fd >= 0)
 			close(a.fo.log_fd);
 		return cmd_err(c, "%s", err);
@@ -318,26 +337,6 @@ static void watchdog_disarm(void)
 	atomic_store(&wd.done, 1);
 }
 
-/* Is mnt an fsvol FUSE mount? (/proc/self/mounts: "fsvol MNT fuse.fsvol ...") */
-static int is_fsvol_mount(const char *mnt)
-{
-	char real[PATH_MAX], line[PATH_MAX * 2];
-	int found = 0;
-	if (!realpath(mnt, real))
-		snprintf(real, sizeof(real), "%s", mnt);
-	FILE *f = fopen("/proc/self/mounts", "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char dev[256], dir[PATH_MAX], type[64];
-		if (sscanf(line, "%255s %4095s %63s", dev, dir, type) == 3 && !strcmp(dir, real) &&
-		    !strcmp(type, "fuse.fsvol"))
-			found = 1;
-	}
-	fclose(f);
-	return found;
-}
-
 static int daemon_pid(const char *mnt)
 {
 	char path[PATH_MAX + 16], line[256];
@@ -381,7 +380,7 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 		return cmd_uerr(c, "need exactly one mount point");
 	const char *mnt = argv[first];
 	watchdog_arm(c, mnt, timeout);
-	if (!is_fsvol_mount(mnt))
+	if (!cmd_is_fsvol_mount(mnt))
 		return cmd_err(c, "%s: not an fsvol mount", mnt);
 	int pid = daemon_pid(mnt);
 	if (pid == -ENOTCONN) {
@@ -448,12 +447,15 @@ static int status_run(const struct cmd *c, int argc, char **argv)
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point");
 	watchdog_arm(c, argv[first], timeout);
-	if (!is_fsvol_mount(argv[first]))
+	if (!cmd_is_fsvol_mount(argv[first]))
 		return cmd_err(c, "%s: not an fsvol mount", argv[first]);
 	snprintf(path, sizeof(path), "%s/status", argv[first]);
 	FILE *f = fopen(path, "r");
-	if (!f)
-		return cmd_err(c, "%s: %s", path, strerror(errno));
+	if (!f) {
+		char why[PATH_MAX + 400];
+		cmd_mnt_problem(argv[first], errno, why, sizeof(why));
+		return cmd_err(c, "%s", why);
+	}
 	size_t n;
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 		fwrite(buf, 1, n, stdout);

@@ -76,12 +76,17 @@ static int serve_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (!a.l.addr)
-		return cmd_err(c, "--nbd unix:PATH or [ADDR:]PORT is required");
+		return cmd_uerr(c, "--nbd unix:PATH or [ADDR:]PORT is required");
 	if (argc - first < 1)
-		return cmd_err(c, "need at least one member");
-	a.l.members = argv + first;
+		return cmd_uerr(c, "need at least one member");
 	a.l.nmembers = (unsigned)(argc - first);
-	return nbd_launch(c, &a.l);
+	char **members = cmd_abs_paths(argv + first, a.l.nmembers); /* as mount stores them */
+	if (!members)
+		return cmd_err(c, "out of memory");
+	a.l.members = members;
+	r = nbd_launch(c, &a.l);
+	cmd_free_paths(members, a.l.nmembers);
+	return r;
 }
 
 const struct cmd cmd_serve = {

@@ -162,7 +162,7 @@ void vol_status(struct vol *v, FILE *f)
 	fprintf(f, "%s : active %s", name, layout_level_name(g->level));
 	if (layout_alg_name(g)[0])
 		fprintf(f, " %s", layout_alg_name(g));
-	fprintf(f, " chunk %s, %u members [%u/%u] [", chunk, g->members, g->members, up);
+	fprintf(f, " chunk %s, %u member%s [%u/%u] [", chunk, g->members, g->members == 1 ? "" : "s", g->members, up);
 	for (unsigned i = 0; i < g->members; i++)
 		fputc(failed & (1ull << i) ? '_' : 'U', f);
 	fprintf(f, "]\n      %llu bytes (%s), uuid %s, events %llu, %s\n",
@@ -180,11 +180,11 @@ void vol_status(struct vol *v, FILE *f)
 	if (v->sync_what) {
 		uint64_t pos = atomic_load(&v->sync_pos), bad = atomic_load(&v->sync_bad);
 		uint64_t skipped = atomic_load(&v->sync_skipped);
-		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatches", v->sync_what,
+		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatch%s", v->sync_what,
 			v->sync_running ? "running" : v->sync_done ? "done" : "stopped",
 			v->sync_total ? 100.0 * (double)pos / (double)v->sync_total : 100.0,
 			(unsigned long long)pos, (unsigned long long)v->sync_total,
-			layout_is_parity(g) ? "stripes" : "chunks", (unsigned long long)bad);
+			layout_is_parity(g) ? "stripes" : "chunks", (unsigned long long)bad, bad == 1 ? "" : "es");
 		if (skipped) /* honest: these could not be checked at all */
 			fprintf(f, ", %llu skipped (no redundancy to check against)", (unsigned long long)skipped);
 		fputc('\n', f);

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# 60-cli-manage: the member commands as an mdadm user types them (issue 21):
+# a volume mounted with relative member paths (as the README's Quick start
+# does) takes fail/remove/add by those same relative paths and by the path
+# status prints; each change is confirmed on stdout, as mdadm does; the
+# over-redundancy refusal names --force; singular words for one member and
+# one mismatch; a dead daemon's status says what happened.
+. "$(dirname "$0")/../lib.sh"
+requires_root
+
+cd "$T"
+mkdir -p r6 m6
+"$FSVOL" create -l raid6 -c 64K -s 8M r6/d0 r6/d1 r6/d2 r6/d3 r6/d4 >/dev/null || fail "create"
+fsvol_mount m6 r6/d0 r6/d1 r6/d2 r6/d3 r6/d4
+
+# status shows one spelling per member: absolute, as the daemon stored it
+grep -q "m4: $T/r6/d4 active" m6/status || fail "status does not name $T/r6/d4: $(cat m6/status)"
+
+# --- 1: relative paths, as given to mount -----------------------------------------
+out=$("$FSVOL" fail m6 r6/d4) || fail "fsvol fail m6 r6/d4: $out"
+[[ $out == "fsvol: set r6/d4 faulty in m6" ]] || fail "fail printed: '$out'"
+grep -q "m4: $T/r6/d4 failed" m6/status || fail "r6/d4 not failed: $(cat m6/status)"
+out=$("$FSVOL" remove m6 ./r6/d4) || fail "fsvol remove m6 ./r6/d4: $out"
+[[ $out == "fsvol: removed ./r6/d4 from m6" ]] || fail "remove printed: '$out'"
+out=$("$FSVOL" add m6 r6/d4) || fail "fsvol add m6 r6/d4: $out"
+[[ $out == "fsvol: added r6/d4 to m6" ]] || fail "add printed: '$out'"
+for ((i = 0; i < 600; i++)); do
+	grep -q "recovery done" m6/status && break
+	sleep 0.05
+done
+grep -q "recovery done" m6/status || fail "no recovery onto r6/d4: $(cat m6/status)"
+# the absolute path status prints works too, and a slot number
+p=$(sed -n 's/^ *m2: \([^ ]*\) active$/\1/p' m6/status)
+[[ $p == "$T/r6/d2" ]] || fail "status m2 path: '$p'"
+out=$("$FSVOL" fail m6 "$p") || fail "fsvol fail m6 $p: $out"
+[[ $out == "fsvol: set $p faulty in m6" ]] || fail "fail printed: '$out'"
+out=$("$FSVOL" fail m6 1) || fail "fsvol fail m6 1: $out"
+[[ $out == "fsvol: set m1 faulty in m6" ]] || fail "fail printed: '$out'"
+
+# --- the refusal beyond redundancy names --force ------------------------------------
+expect_fail_msg "fsvol fail --force fails it anyway" "$FSVOL" fail m6 0
+out=$("$FSVOL" fail --force m6 0) || fail "fail --force: $out"
+grep -q ", failed$" <(sed -n 2p m6/status) || fail "fail --force did not fail m0: $(cat m6/status)"
+fsvol_umount m6
+
+# --- plurals: 1 member, 1 mismatch ---------------------------------------------------
+out=$("$FSVOL" create -l single -s 8M one) || fail "create single"
+[[ $out == *", 1 member, chunk"* ]] || fail "create said: $out"
+mkdir -p m1
+"$FSVOL" create -l raid1 -c 64K -s 8M r1a r1b >/dev/null || fail "create raid1"
+fsvol_mount m1 r1a r1b
+grep -q "2 members \[" m1/status || fail "status: $(head -1 m1/status)"
+dd if=/dev/urandom of=m1/volume bs=64K count=4 oflag=direct status=none
+fsvol_umount m1
+# one differing chunk on the second copy: the scrub counts exactly one
+dd if=/dev/urandom of=r1b bs=4K count=1 seek=$((1024 * 1024 / 4096)) conv=notrunc status=none
+fsvol_mount m1 r1a r1b
+rc=0
+out=$("$FSVOL" scrub m1) || rc=$?
+[[ $rc -eq 1 && $out == *", 1 mismatch"* && $out != *"1 mismatches"* ]] || fail "scrub (exit $rc): $out"
+
+# --- a dead daemon: say so, not "Transport endpoint is not connected" -------------------
+pid=$(daemon_pid m1)
+kill -9 "$pid"
+for ((i = 0; i < 200; i++)); do _alive "$pid" || break; sleep 0.05; done
+expect_fail_msg "the fsvol daemon serving this mount has died" "$FSVOL" status m1
+[[ $LAST_ERR != *"Transport endpoint"* ]] || fail "status: $LAST_ERR"
+expect_fail_msg "has died" "$FSVOL" detail m1
+expect_fail_msg "has died" "$FSVOL" fail m1 0
+expect_fail_msg "not an fsvol mount" "$FSVOL" status r6
+"$FSVOL" umount m1 2>/dev/null || fail "umount of the dead mount"
+note "member commands ok"
