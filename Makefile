@@ -97,7 +97,9 @@ INTEGRATION_TESTS := \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh \
-	tests/integration/60-cli-manage.sh
+	tests/integration/60-cli-manage.sh \
+	tests/integration/61-detail-scan.sh \
+	tests/integration/62-mount-run.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -74,6 +74,24 @@ void cmd_mnt_problem(const char *mnt, int e, char *out, size_t len);
 /* 0 when mnt is an fsvol mount with a live daemon; else prints why, returns 1. */
 int cmd_mnt_check(const struct cmd *c, const char *mnt);
 
+/* cmd_scan.c. One member's superblock (a file or block device): 0, or
+ * -errno with a message naming the path. */
+struct sb;
+int cmd_read_sb(const char *path, struct sb *s, char *err, size_t len);
+/* Every fsvol member under paths (files, block devices, directories walked
+ * without following links, depth levels down, -1 all): fn(path, superblock,
+ * ctx) each; the count. */
+typedef void (*cmd_scan_fn)(const char *path, const struct sb *s, void *ctx);
+unsigned cmd_scan(char *const *paths, unsigned n, int depth, cmd_scan_fn fn, void *ctx);
+
+/* cmd_degraded.c. Members (absolute paths) that would start a volume
+ * degraded, against superblocks that record them active: prints why and
+ * returns 1 (mdadm --assemble without --run), else 0. */
+int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n);
+/* "starting degraded: m1 missing, m2 failed" on stderr, when it is. */
+struct vol;
+void cmd_degraded_note(const struct cmd *c, const struct vol *v);
+
 /* The commands, in the order --help lists them (main.c), NULL-terminated. */
 extern const struct cmd *const cmd_all[];
 

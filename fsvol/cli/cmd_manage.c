@@ -1,4 +1,4 @@
-/* fsvol fail / remove / add / re-add / detail: manage a mounted volume's
+/* fsvol fail / remove / add / re-add / replace: manage a mounted volume's
  * members with mdadm's meanings. Each verb is a MNT/ctl command; these write
  * it (with paths made absolute: the daemon runs in /). */
 #include <errno.h>
@@ -19,12 +19,8 @@ static const struct cmd_opt fail_opts[] = {
 	{ "force", 0, NULL, "fail it even when the volume cannot run without it (it stops serving)" },
 	{ 0 },
 };
-static const struct cmd_opt detail_opts[] = {
-	{ "test", 't', NULL, "exit 0 healthy, 1 degraded, 2 unusable, 4 status unreadable (mdadm --detail --test)" },
-	{ 0 },
-};
 
-/* Flags of a verb: --test (detail), --force (fail). */
+/* The flag of a verb: --force (fail). */
 static int flag_opt(int i, const char *arg, void *ctx)
 {
 	(void)i, (void)arg;
@@ -80,37 +76,6 @@ static int manage_run(const struct cmd *c, int argc, char **argv)
 		}
 	}
 	return bad;
-}
-
-/* detail: MNT/status, and with --test an exit code from its state. */
-static int detail_run(const struct cmd *c, int argc, char **argv)
-{
-	int test = 0, first, r = cmd_parse(c, argc, argv, &first, flag_opt, &test);
-	if (r)
-		return r > 0 ? 0 : 2;
-	if (argc - first != 1)
-		return cmd_uerr(c, "need exactly one mount point");
-	char path[PATH_MAX + 16], line[4096];
-	snprintf(path, sizeof(path), "%s/status", argv[first]);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		cmd_mnt_problem(argv[first], errno, line, sizeof(line));
-		cmd_err(c, "%s", line);
-		return test ? 4 : 1;
-	}
-	int state = 0, n = 0;
-	while (fgets(line, sizeof(line), f)) {
-		fputs(line, stdout);
-		/* the second line ends with the volume's state */
-		if (++n == 2)
-			state = strstr(line, ", failed") ? 2 : strstr(line, ", degraded") ? 1 : 0;
-	}
-	fclose(f);
-	if (n < 2) {
-		cmd_err(c, "%s: not an fsvol status", path);
-		return test ? 4 : 1;
-	}
-	return test ? state : 0;
 }
 
 static int replace_opt(int i, const char *arg, void *ctx)
@@ -177,12 +142,4 @@ const struct cmd cmd_remove = {
 	.summary = "remove failed or spare members (slot number or path)",
 	.opts = no_opts,
 	.run = manage_run,
-};
-
-const struct cmd cmd_detail = {
-	.name = "detail",
-	.operands = "MNT",
-	.summary = "the volume's level, state, members and recovery, as mdadm --detail",
-	.opts = detail_opts,
-	.run = detail_run,
 };

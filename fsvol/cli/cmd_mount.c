@@ -44,6 +44,8 @@ static const struct cmd_opt mount_opts[] = {
 	{ "read-only", 'r', NULL, "with --nbd: export read-only (MNT/volume stays writable)" },
 	{ "http", 0, "[ADDR:]PORT", "serve a live dashboard, /metrics, /stats.json and /status.json over HTTP "
 	  "(ADDR 127.0.0.1 unless given; see docs/counters.md)" },
+	{ "run", 0, NULL, "start degraded when a member the superblocks record as active is not given "
+	  "(mdadm --assemble --run); refused without it, naming the missing members" },
 	{ 0 },
 };
 
@@ -57,6 +59,7 @@ struct mount_args {
 	struct nbd_launch nbd;  /* --nbd: the plugin's words */
 	int nbd_only;           /* an option that needs --nbd was given */
 	int fuse_only;          /* an option the NBD plugin does not take yet was given */
+	int run;                /* --run: a degraded start is wanted */
 };
 
 static int mount_opt(int i, const char *arg, void *ctx)
@@ -148,6 +151,7 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		a->fuse_only = 1;
 		return 0;
 	}
+	case 17: a->run = 1; return 0;
 	}
 	return -1;
 }
@@ -207,7 +211,10 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	char **members = cmd_abs_paths(argv + first + 1, nm);
 	if (!members)
 		return cmd_err(c, "out of memory");
-	r = mount_members(c, &a, members, nm);
+	/* --force takes back what it can and starts degraded, as mdadm's does */
+	r = a.run || a.vo.force ? 0 : cmd_degraded_refuse(c, members, nm);
+	if (!r)
+		r = mount_members(c, &a, members, nm);
 	cmd_free_paths(members, nm);
 	return r;
 }
@@ -246,10 +253,7 @@ static int mount_members(const struct cmd *c, struct mount_args *a_, char **memb
 			return cmd_err(c, "%s", err);
 		}
 	}
-	uint64_t failed = vol_failed_mask(v);
-	if (failed)
-		fprintf(stderr, "fsvol mount: volume is degraded (missing or failed member slots: 0x%llx)\n",
-			(unsigned long long)failed);
+	cmd_degraded_note(c, v);
 	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
 		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
 				"resyncing parity and copies in the background (see MNT/status)\n");

@@ -87,10 +87,10 @@ fsvol_umount "$T/mnt"
 "$FSVOL" create -l raid1 -s 16M "$T"/s{0,1} >/dev/null
 random_file "$T/x" $MiB
 random_file "$T/y" $MiB
-fsvol_mount "$T/mnt" "$T/s0"
+fsvol_mount --run "$T/mnt" "$T/s0"
 dd if="$T/x" of="$T/mnt/volume" bs=1M oflag=direct conv=notrunc status=none
 fsvol_umount "$T/mnt"
-fsvol_mount "$T/mnt" "$T/s1"
+fsvol_mount --run "$T/mnt" "$T/s1"
 dd if="$T/y" of="$T/mnt/volume" bs=1M oflag=direct conv=notrunc status=none
 fsvol_umount "$T/mnt"
 for order in "s0 s1" "s1 s0"; do
