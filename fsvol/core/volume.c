@@ -147,6 +147,19 @@ static void vol_status_progress(struct vol *v, FILE *f)
 		atomic_load(&v->sync_speed_min), atomic_load(&v->sync_speed_max));
 }
 
+/* A replace under way: " (being replaced by m4)" on the role, " (replacing m1)"
+ * on the new member, so the pair reads off either line. */
+static void vol_status_replace(const struct vol *v, FILE *f, unsigned i)
+{
+	int k = atomic_load(&v->replace_slot), w = atomic_load(&v->replace_with);
+	if (k < 0 || w < 0)
+		return;
+	if ((int)i == k)
+		fprintf(f, " (being replaced by m%d)", w);
+	else if ((int)i == w)
+		fprintf(f, " (replacing m%d)", k);
+}
+
 void vol_status(struct vol *v, FILE *f)
 {
 	const struct layout_geom *g = &v->geom;
@@ -173,6 +186,7 @@ void vol_status(struct vol *v, FILE *f)
 		if (v->slot[i])
 			member_fault_describe(v->slot[i], faults, sizeof(faults));
 		fprintf(f, "      m%u: %s %s", i, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
+		vol_status_replace(v, f, i);
 		if (strcmp(faults, "none"))
 			fprintf(f, " (faults: %s)", faults);
 		fputc('\n', f);

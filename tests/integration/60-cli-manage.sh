@@ -4,10 +4,13 @@
 # does) takes fail/remove/add by those same relative paths and by the path
 # status prints; each change is confirmed on stdout, as mdadm does; the
 # over-redundancy refusal names --force; singular words for one member and
-# one mismatch; a dead daemon's status says what happened.
+# one mismatch; during a replace, status, status.json and detail pair the
+# member replaced with its replacement; a dead daemon's status says what
+# happened.
 . "$(dirname "$0")/../lib.sh"
 requires_root
 
+SCHEMA=$(cd "$(dirname "$0")/../../docs" && pwd)/status.schema.json
 cd "$T"
 mkdir -p r6 m6
 "$FSVOL" create -l raid6 -c 64K -s 8M r6/d0 r6/d1 r6/d2 r6/d3 r6/d4 >/dev/null || fail "create"
@@ -58,6 +61,36 @@ fsvol_mount m1 r1a r1b
 rc=0
 out=$("$FSVOL" scrub m1) || rc=$?
 [[ $rc -eq 1 && $out == *", 1 mismatch"* && $out != *"1 mismatches"* ]] || fail "scrub (exit $rc): $out"
+
+# --- point 6: during a replace, status, status.json and detail say which replaces which -----
+"$FSVOL" create -l raid5 -c 64K -s 16M rp0 rp1 rp2 >/dev/null || fail "create raid5"
+mkdir -p m5
+fsvol_mount m5 rp0 rp1 rp2
+dd if=/dev/urandom of=m5/volume bs=1M count=32 oflag=direct status=none
+"$FSVOL" ctl m5 sync_speed_min 1
+"$FSVOL" ctl m5 sync_speed_max 1000
+truncate -s $((17 * MiB)) rpnew
+out=$("$FSVOL" replace --with rpnew m5 1) || fail "replace: $out"
+[[ $out == "fsvol: replacing 1 in m5 with rpnew"* ]] || fail "replace printed: '$out'"
+grep -q "replace running" m5/status || fail "no replace running: $(cat m5/status)"
+grep -q "m1: $T/rp1 active (being replaced by m3)$" m5/status || fail "status, the role: $(cat m5/status)"
+grep -q "m3: $T/rpnew spare (replacing m1)$" m5/status || fail "status, the replacement: $(cat m5/status)"
+jq -e '(.members[1].replaced_by == 3) and (.members[3].replacing == 1) and (.sync.action == "replace")
+	and ([.members[] | select(has("replacing") or has("replaced_by"))] | length == 2)' m5/status.json >/dev/null ||
+	fail "status.json: $(cat m5/status.json)"
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+	/usr/bin/python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
+		"$SCHEMA" m5/status.json 2>&1 ||
+		fail "status.json during a replace does not match docs/status.schema.json"
+fi
+"$FSVOL" detail m5 | grep -Eq "^ +3 +- +- +1 +spare rebuilding \(replacement for 1\) +$T/rpnew$" ||
+	fail "detail during a replace: $("$FSVOL" detail m5)"
+"$FSVOL" ctl m5 sync_speed_max 200000
+for ((i = 0; i < 600; i++)); do grep -q "replace done" m5/status && break; sleep 0.05; done
+grep -q "m1: $T/rpnew active$" m5/status || fail "after the replace: $(cat m5/status)"
+! grep -q "replac" <(grep "^ *m[0-9]" m5/status) || fail "replace marks left after it ended: $(cat m5/status)"
+fsvol_umount m5
 
 # --- a dead daemon: say so, not "Transport endpoint is not connected" -------------------
 pid=$(daemon_pid m1)
