@@ -99,7 +99,8 @@ INTEGRATION_TESTS := \
 	tests/integration/38-powercut.sh \
 	tests/integration/60-cli-manage.sh \
 	tests/integration/61-detail-scan.sh \
-	tests/integration/62-mount-run.sh
+	tests/integration/62-mount-run.sh \
+	tests/integration/63-monitor.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -781,6 +781,7 @@ void vol_sync_info(const struct vol *v, struct vol_sync_info *out)
 		.pos = atomic_load(&v->sync_pos), .total = v->sync_total,
 		.mismatches = atomic_load(&v->sync_bad), .skipped = atomic_load(&v->sync_skipped),
 		.rebuild_slot = atomic_load(&v->rebuild_slot), .rebuild_pos = atomic_load(&v->rebuild_pos),
+		.start_ns = v->sync_t0,
 	};
 	if (out->running)
 		sync_rate(v, &out->speed_kibs, &out->eta_s);
