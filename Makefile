@@ -100,7 +100,8 @@ INTEGRATION_TESTS := \
 	tests/integration/60-cli-manage.sh \
 	tests/integration/61-detail-scan.sh \
 	tests/integration/62-mount-run.sh \
-	tests/integration/63-monitor.sh
+	tests/integration/63-monitor.sh \
+	tests/integration/64-bench-report.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
