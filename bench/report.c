@@ -127,8 +127,8 @@ static void table(FILE *f, const char *title, const struct bench_result *r, int 
 static void below_text(FILE *f, const struct bench_target_result *tr)
 {
 	const struct bench_below *b = tr->below;
-	fprintf(f, "below the mapping layer: %s, %u members (%s)\n", b->level[0] ? b->level : "fsvol",
-		b->ndev - 1, tr->path);
+	fprintf(f, "below the mapping layer: %s, %u member%s (%s)\n", b->level[0] ? b->level : "fsvol",
+		b->ndev - 1, b->ndev == 2 ? "" : "s", tr->path);
 	fprintf(f, "device |      r/s   |      w/s   |    MB/s   | avg lat (ms) |  aqu-sz | %%util | path\n");
 	print_hr(f, 90);
 	for (unsigned i = 0; i < b->ndev; i++) {

@@ -68,9 +68,9 @@ char **cmd_abs_paths(char *const *in, unsigned n);
 void cmd_free_paths(char **p, unsigned n);
 /* Is mnt an fsvol FUSE mount (/proc/self/mounts)? */
 int cmd_is_fsvol_mount(const char *mnt);
-/* What errno e on a file of mnt means, in words: a dead daemon, not an
- * fsvol mount, or strerror. */
-void cmd_mnt_problem(const char *mnt, int e, char *out, size_t len);
+/* What errno e on path, a file of mnt, means in words: a dead daemon, not
+ * an fsvol mount, or path and strerror. */
+void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t len);
 /* 0 when mnt is an fsvol mount with a live daemon; else prints why, returns 1. */
 int cmd_mnt_check(const struct cmd *c, const char *mnt);
 

@@ -21,7 +21,7 @@ int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		cmd_mnt_problem(mnt, e, reason, len);
+		cmd_mnt_problem(mnt, path, e, reason, len);
 		return -e;
 	}
 	ssize_t w = write(fd, command, strlen(command));

@@ -317,7 +317,7 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 		if (e == EBADMSG)
 			snprintf(why, sizeof(why), "%s: not an fsvol status", path);
 		else
-			cmd_mnt_problem(argv[first], e, why, sizeof(why));
+			cmd_mnt_problem(argv[first], path, e, why, sizeof(why));
 		cmd_err(c, "%s", why);
 		return a.test ? 4 : 1;
 	}

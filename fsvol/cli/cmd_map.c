@@ -112,8 +112,8 @@ static void print_header(const struct layout_geom *g, int default_size)
 	char chunk[32], cap[32];
 	size_format(g->chunk, chunk, sizeof(chunk));
 	size_format(g->capacity, cap, sizeof(cap));
-	printf("%s%s%s, %u members, chunk %s, capacity %s%s\n", layout_level_name(g->level),
-	       layout_alg_name(g)[0] ? " " : "", layout_alg_name(g), g->members, chunk, cap,
+	printf("%s%s%s, %u member%s, chunk %s, capacity %s%s\n", layout_level_name(g->level),
+	       layout_alg_name(g)[0] ? " " : "", layout_alg_name(g), g->members, g->members == 1 ? "" : "s", chunk, cap,
 	       default_size ? " (members of 1G, the default -s)" : "");
 }
 

@@ -87,7 +87,7 @@ int cmd_is_fsvol_mount(const char *mnt)
 	return found;
 }
 
-void cmd_mnt_problem(const char *mnt, int e, char *out, size_t len)
+void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t len)
 {
 	if (e == ENOTCONN)
 		snprintf(out, len, "%s: the fsvol daemon serving this mount has died (killed, crashed or a "
@@ -96,7 +96,7 @@ void cmd_mnt_problem(const char *mnt, int e, char *out, size_t len)
 	else if ((e == ENOENT || e == ENOTDIR) && !cmd_is_fsvol_mount(mnt))
 		snprintf(out, len, "%s: not an fsvol mount", mnt);
 	else
-		snprintf(out, len, "%s: %s", mnt, strerror(e));
+		snprintf(out, len, "%s: %s", path, strerror(e));
 }
 
 int cmd_mnt_check(const struct cmd *c, const char *mnt)
@@ -107,7 +107,7 @@ int cmd_mnt_check(const struct cmd *c, const char *mnt)
 		return cmd_err(c, "%s: not an fsvol mount", mnt);
 	snprintf(path, sizeof(path), "%s/status", mnt);
 	if (stat(path, &st) < 0) {
-		cmd_mnt_problem(mnt, errno, why, sizeof(why));
+		cmd_mnt_problem(mnt, path, errno, why, sizeof(why));
 		return cmd_err(c, "%s", why);
 	}
 	return 0;

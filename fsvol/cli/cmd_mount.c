@@ -457,7 +457,7 @@ static int status_run(const struct cmd *c, int argc, char **argv)
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		char why[PATH_MAX + 400];
-		cmd_mnt_problem(argv[first], errno, why, sizeof(why));
+		cmd_mnt_problem(argv[first], path, errno, why, sizeof(why));
 		return cmd_err(c, "%s", why);
 	}
 	size_t n;

@@ -49,6 +49,8 @@ fsvol_umount m6
 # --- plurals: 1 member, 1 mismatch ---------------------------------------------------
 out=$("$FSVOL" create -l single -s 8M one) || fail "create single"
 [[ $out == *", 1 member, chunk"* ]] || fail "create said: $out"
+out=$("$FSVOL" map -l single -n 1 -c 64K 0 4096) || fail "map single"
+[[ $out == "single, 1 member, chunk 64K"* ]] || fail "map said: $out"
 mkdir -p m1
 "$FSVOL" create -l raid1 -c 64K -s 8M r1a r1b >/dev/null || fail "create raid1"
 fsvol_mount m1 r1a r1b
@@ -100,6 +102,9 @@ expect_fail_msg "the fsvol daemon serving this mount has died" "$FSVOL" status m
 [[ $LAST_ERR != *"Transport endpoint"* ]] || fail "status: $LAST_ERR"
 expect_fail_msg "has died" "$FSVOL" detail m1
 expect_fail_msg "has died" "$FSVOL" fail m1 0
+expect_fail_msg "has died" "$FSVOL" stat -c 1 m1
+expect_fail_msg "has died" "$FSVOL" trace -n 1 m1
+expect_fail_msg "has died" "$FSVOL" scrub m1
 expect_fail_msg "not an fsvol mount" "$FSVOL" status r6
 "$FSVOL" umount m1 2>/dev/null || fail "umount of the dead mount"
 note "member commands ok"
