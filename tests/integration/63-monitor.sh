@@ -5,7 +5,8 @@
 # EVENT DEVICE [COMPONENT]): a member failure with a spare at hand gives Fail,
 # DegradedArray, RebuildStarted, Rebuild20/40/60/80, RebuildFinished and
 # SpareActive, in that order; a daemon killed gives DeviceDisappeared and the
-# monitor ends; --oneshot reports a volume degraded now and exits.
+# monitor ends; --oneshot reports a volume degraded now and exits; --syslog
+# logs it as a warning.
 . "$(dirname "$0")/../lib.sh"
 requires_root
 
@@ -57,6 +58,40 @@ cmp -s "$T/tail.out" "$T/mnt/events" || fail "tail -f of MNT/events: $(cat "$T/t
 "$FSVOL" fail "$T/mnt" 2 >/dev/null || fail "fail 2"
 out=$(timeout 10 "$FSVOL" monitor --oneshot "$T/mnt") || fail "monitor --oneshot: exit $?"
 [[ $out == *" DegradedArray $T/mnt - 1 of 3 members failed or missing" ]] || fail "monitor --oneshot: $out"
+
+# --syslog: the same event to syslog, as a warning from fsvol-monitor (read in a
+# private mount namespace whose /dev/log is a socket this test listens on)
+if command -v unshare >/dev/null; then
+	cat >"$T/sys.sh" <<'EOF'
+set -euo pipefail
+FSVOL=$1 T=$2
+mount -t tmpfs -o size=1M none /dev
+/usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/dev/log")
+open(sys.argv[1] + "/listening", "w").close()
+s.settimeout(10)
+with open(sys.argv[1] + "/syslog.out", "w") as out:
+    while True:
+        try:
+            m = s.recv(8192)
+        except socket.timeout:
+            break
+        out.write(m.decode(errors="replace") + "\n")
+        if b"DegradedArray" in m:
+            break
+' "$T" &
+listener=$!
+for _ in $(seq 100); do [[ -e $T/listening ]] && break; sleep 0.05; done
+"$FSVOL" monitor --oneshot --syslog "$T/mnt" >/dev/null
+wait $listener
+EOF
+	unshare -m bash "$T/sys.sh" "$FSVOL" "$T" || fail "monitor --syslog in a private namespace"
+	# <28>: facility daemon (3 * 8) + warning (4)
+	grep -q "^<28>.*fsvol-monitor\[[0-9]*\]: DegradedArray event detected on $T/mnt: 1 of 3" "$T/syslog.out" ||
+		fail "syslog got: $(cat "$T/syslog.out")"
+fi
 
 # the daemon dies: DeviceDisappeared, and the monitor ends (no mount left to watch)
 kill -9 "$(daemon_pid "$T/mnt")"
