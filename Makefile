@@ -52,6 +52,7 @@ UNIT_TESTS := \
 	test_bitmap \
 	test_ctl \
 	test_engine \
+	test_events \
 	test_http \
 	test_layout \
 	test_parity \
