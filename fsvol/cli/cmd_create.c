@@ -13,7 +13,7 @@ static const struct cmd_opt create_opts[] = {
 	{ "level", 'l', "LEVEL", "single, linear, raid0, raid1, raid10, raid4, raid5, raid6 (required)",
 	  CMD_OPT_REQUIRED, "single linear raid0 raid1 raid10 raid4 raid5 raid6" },
 	{ "chunk", 'c', "CHUNK", "chunk size, a power of two >= 4K (default 512K, as md)" },
-	{ "size", 's', "SIZE", "data bytes per member; members that do not exist are created" },
+	{ "size", 's', "SIZE", "data per member, with a unit (64M) or in bytes; members that do not exist are created" },
 	{ "layout", 0, "ALG", "raid5/6: left-symmetric (default), right-symmetric, left-asymmetric, "
 	  "right-asymmetric; raid10: n2 (default), f2, o2", 0,
 	  "left-symmetric right-symmetric left-asymmetric right-asymmetric n2 f2 o2" },
