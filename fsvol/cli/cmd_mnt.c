@@ -94,7 +94,7 @@ void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t
 			 "ctl powercut); its last messages are in its --log file or in syslog (journalctl -t fsvol); "
 			 "'fsvol umount %s' removes the dead mount, and the next mount resyncs", mnt, mnt);
 	else if ((e == ENOENT || e == ENOTDIR) && !cmd_is_fsvol_mount(mnt))
-		snprintf(out, len, "%s: not an fsvol mount", mnt);
+		snprintf(out, len, "%s: not an fsvol mount (%s: %s)", mnt, path, strerror(e));
 	else
 		snprintf(out, len, "%s: %s", path, strerror(e));
 }

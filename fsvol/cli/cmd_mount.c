@@ -173,7 +173,51 @@ static int mount_nbd(const struct cmd *c, struct mount_args *a, char *const *mem
 	return nbd_launch(c, &a->nbd);
 }
 
-static int mount_members(const struct cmd *c, struct mount_args *a_, char **members, unsigned nm);
+/* Assemble members (absolute paths) and serve them, FUSE or NBD. */
+static int mount_members(const struct cmd *c, struct mount_args *a, char **members, unsigned nm)
+{
+	char err[1024];
+	int r;
+	if (a->nbd.addr)
+		return mount_nbd(c, a, members, nm);
+	/* before assembly: a log that cannot be written is an error, not silence */
+	if (a->fo.log && !a->fo.foreground) {
+		a->fo.log_fd = ff_log_open(a->fo.log, err, sizeof(err));
+		if (a->fo.log_fd < 0)
+			return cmd_err(c, "%s", err);
+	}
+	struct vol *v;
+	if (vol_open(&v, members, nm, &a->vo, err, sizeof(err))) {
+		if (a->fo.log_fd >= 0)
+			close(a->fo.log_fd);
+		return cmd_err(c, "%s", err);
+	}
+	for (unsigned i = 0; i < a->nfaults; i++) {
+		unsigned n = a->fault[i].slot;
+		int bad = n >= vol_nslots(v) || !vol_member(v, n);
+		if (bad)
+			snprintf(err, sizeof(err), "--fault %u=%s: no member in slot %u", n, a->fault[i].spec, n);
+		else if (member_fault_set(vol_member(v, n), a->fault[i].spec, err + 64, sizeof(err) - 64))
+			bad = snprintf(err, 64, "--fault %u=", n) > 0, memmove(err + strlen(err), err + 64, strlen(err + 64) + 1);
+		if (bad) {
+			vol_close(v);
+			if (a->fo.log_fd >= 0)
+				close(a->fo.log_fd);
+			return cmd_err(c, "%s", err);
+		}
+	}
+	cmd_degraded_note(c, v);
+	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
+		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
+				"resyncing parity and copies in the background (see MNT/status)\n");
+	r = ff_serve(v, &a->fo, err, sizeof(err));
+	vol_close(v);
+	if (a->fo.log_fd >= 0)
+		close(a->fo.log_fd);
+	if (r)
+		return cmd_err(c, "%s", err);
+	return 0;
+}
 
 static int mount_run(const struct cmd *c, int argc, char **argv)
 {
@@ -217,53 +261,6 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 		r = mount_members(c, &a, members, nm);
 	cmd_free_paths(members, nm);
 	return r;
-}
-
-/* Assemble members (absolute paths) and serve them, FUSE or NBD. */
-static int mount_members(const struct cmd *c, struct mount_args *a_, char **members, unsigned nm)
-{
-	struct mount_args a = *a_;
-	char err[1024];
-	int r;
-	if (a.nbd.addr)
-		return mount_nbd(c, &a, members, nm);
-	/* before assembly: a log that cannot be written is an error, not silence */
-	if (a.fo.log && !a.fo.foreground) {
-		a.fo.log_fd = ff_log_open(a.fo.log, err, sizeof(err));
-		if (a.fo.log_fd < 0)
-			return cmd_err(c, "%s", err);
-	}
-	struct vol *v;
-	if (vol_open(&v, members, nm, &a.vo, err, sizeof(err))) {
-		if (a.fo.log_fd >= 0)
-			close(a.fo.log_fd);
-		return cmd_err(c, "%s", err);
-	}
-	for (unsigned i = 0; i < a.nfaults; i++) {
-		unsigned n = a.fault[i].slot;
-		int bad = n >= vol_nslots(v) || !vol_member(v, n);
-		if (bad)
-			snprintf(err, sizeof(err), "--fault %u=%s: no member in slot %u", n, a.fault[i].spec, n);
-		else if (member_fault_set(vol_member(v, n), a.fault[i].spec, err + 64, sizeof(err) - 64))
-			bad = snprintf(err, 64, "--fault %u=", n) > 0, memmove(err + strlen(err), err + 64, strlen(err + 64) + 1);
-		if (bad) {
-			vol_close(v);
-			if (a.fo.log_fd >= 0)
-				close(a.fo.log_fd);
-			return cmd_err(c, "%s", err);
-		}
-	}
-	cmd_degraded_note(c, v);
-	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
-		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
-				"resyncing parity and copies in the background (see MNT/status)\n");
-	r = ff_serve(v, &a.fo, err, sizeof(err));
-	vol_close(v);
-	if (a.fo.log_fd >= 0)
-		close(a.fo.log_fd);
-	if (r)
-		return cmd_err(c, "%s", err);
-	return 0;
 }
 
 const struct cmd cmd_mount = {
