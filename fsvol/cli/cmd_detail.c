@@ -51,7 +51,7 @@ struct detail_row {
 
 struct detail {
 	const char *mnt;
-	const struct cj *st;
+	const struct cmd_json *st;
 	struct sb sb;
 	int have_sb;
 	unsigned raid, total, active, working, failed, spare;
@@ -79,15 +79,15 @@ static void detail_dev(struct detail_row *r, const char *path)
 /* The member table and counts from status.json's members[]. */
 static void detail_rows(struct detail *d)
 {
-	const struct cj *ms = cj_get(d->st, "members");
-	unsigned raid = (unsigned)cj_u64(d->st, "raid_members", 0);
+	const struct cmd_json *ms = cmd_json_get(d->st, "members");
+	unsigned raid = (unsigned)cmd_json_u64(d->st, "raid_members", 0);
 	struct detail_row other[SB_MAX_SLOTS];
 	unsigned nother = 0;
 	d->raid = raid;
-	for (size_t k = 0; ms && ms->t == CJ_ARR && k < ms->n && k < SB_MAX_SLOTS; k++) {
-		const struct cj *m = &ms->kids[k];
-		unsigned slot = (unsigned)cj_u64(m, "slot", k);
-		const char *path = cj_str(m, "path"), *state = cj_str(m, "state");
+	for (size_t k = 0; ms && ms->t == CMD_JSON_ARR && k < ms->n && k < SB_MAX_SLOTS; k++) {
+		const struct cmd_json *m = &ms->kids[k];
+		unsigned slot = (unsigned)cmd_json_u64(m, "slot", k);
+		const char *path = cmd_json_str(m, "path"), *state = cmd_json_str(m, "state");
 		state = state ? state : "?";
 		struct detail_row r = { .number = (int)slot, .raid_device = slot < raid ? (int)slot : -1 };
 		detail_dev(&r, path);
@@ -110,8 +110,8 @@ static void detail_rows(struct detail *d)
 			snprintf(r.state, sizeof(r.state), "%s", state);
 		}
 		/* a replace under way: md shows the new device as "replacement" */
-		const struct cj *rep = cj_get(m, "replacing");
-		if (rep && rep->t == CJ_NUM) {
+		const struct cmd_json *rep = cmd_json_get(m, "replacing");
+		if (rep && rep->t == CMD_JSON_NUM) {
 			snprintf(r.state, sizeof(r.state), "spare rebuilding (replacement for %llu)",
 				 (unsigned long long)rep->u64);
 			r.raid_device = (int)rep->u64;
@@ -133,9 +133,9 @@ static void detail_rows(struct detail *d)
 
 static void detail_state(struct detail *d)
 {
-	const char *st = cj_str(d->st, "state"), *level = cj_str(d->st, "level");
-	const struct cj *sync = cj_get(d->st, "sync");
-	const char *action = sync ? cj_str(sync, "action") : NULL, *sstate = sync ? cj_str(sync, "state") : NULL;
+	const char *st = cmd_json_str(d->st, "state"), *level = cmd_json_str(d->st, "level");
+	const struct cmd_json *sync = cmd_json_get(d->st, "sync");
+	const char *action = sync ? cmd_json_str(sync, "action") : NULL, *sstate = sync ? cmd_json_str(sync, "state") : NULL;
 	st = st ? st : "?";
 	d->sync_running = sstate && !strcmp(sstate, "running");
 	/* mounted, the superblocks say dirty (active); clean after a clean umount */
@@ -151,24 +151,29 @@ static void detail_state(struct detail *d)
 	if (d->sync_running && action) {
 		snprintf(d->sync_name, sizeof(d->sync_name), "%s", !strcmp(action, "recovery") ? "Rebuild"
 			 : !strcmp(action, "resync") ? "Resync" : "Check");
-		d->sync_pct = cj_num(sync, "percent", 0);
+		d->sync_pct = cmd_json_num(sync, "percent", 0);
 	}
-	const struct cj *bm = cj_get(d->st, "bitmap");
+	const struct cmd_json *bm = cmd_json_get(d->st, "bitmap");
 	int redundant = level && strcmp(level, "raid0") && strcmp(level, "linear") && strcmp(level, "single");
-	d->policy = bm && bm->t == CJ_OBJ ? "bitmap" : redundant ? "resync" : "none";
+	d->policy = bm && bm->t == CMD_JSON_OBJ ? "bitmap" : redundant ? "resync" : "none";
 	d->test = !strcmp(st, "failed") ? 2 : strcmp(st, "healthy") ? 1 : 0;
 }
 
 /* Creation and update time, used size: from a member's superblock. */
 static void detail_sb(struct detail *d)
 {
-	const struct cj *ms = cj_get(d->st, "members");
+	const struct cmd_json *ms = cmd_json_get(d->st, "members");
 	char err[512];
-	for (size_t k = 0; ms && ms->t == CJ_ARR && k < ms->n && !d->have_sb; k++) {
-		const char *path = cj_str(&ms->kids[k], "path"), *state = cj_str(&ms->kids[k], "state");
+	for (size_t k = 0; ms && ms->t == CMD_JSON_ARR && k < ms->n && !d->have_sb; k++) {
+		const char *path = cmd_json_str(&ms->kids[k], "path"), *state = cmd_json_str(&ms->kids[k], "state");
 		if (path && state && !strcmp(state, "active") && !strchr(path, ':'))
 			d->have_sb = !cmd_read_sb(path, &d->sb, err, sizeof(err));
 	}
+}
+
+static const char *or_q(const char *s)
+{
+	return s ? s : "?";
 }
 
 static void fmt_time(uint64_t t, char *out, size_t len)
@@ -193,7 +198,7 @@ static void fmt_kib(uint64_t bytes, char *out, size_t len)
 static void detail_text(const struct detail *d)
 {
 	char t[64], sz[64], chunk[32];
-	const char *layout = cj_str(d->st, "layout");
+	const char *layout = cmd_json_str(d->st, "layout");
 	uint64_t used = d->have_sb ? d->sb.slots[0].data_size : 0;
 	printf("%s:\n", d->mnt);
 	printf("           Version : fsvol %u\n", d->have_sb ? d->sb.version : SB_VERSION);
@@ -201,8 +206,8 @@ static void detail_text(const struct detail *d)
 		fmt_time(d->sb.ctime, t, sizeof(t));
 		printf("     Creation Time : %s\n", t);
 	}
-	printf("        Raid Level : %s\n", cj_str(d->st, "level") ? cj_str(d->st, "level") : "?");
-	fmt_kib(cj_u64(d->st, "capacity", 0), sz, sizeof(sz));
+	printf("        Raid Level : %s\n", or_q(cmd_json_str(d->st, "level")));
+	fmt_kib(cmd_json_u64(d->st, "capacity", 0), sz, sizeof(sz));
 	printf("        Array Size : %s\n", sz);
 	if (used) {
 		fmt_kib(used, sz, sizeof(sz));
@@ -221,14 +226,14 @@ static void detail_text(const struct detail *d)
 	       d->active, d->working, d->failed, d->spare);
 	if (layout)
 		printf("            Layout : %s\n", layout);
-	size_format(cj_u64(d->st, "chunk", 0), chunk, sizeof(chunk));
+	size_format(cmd_json_u64(d->st, "chunk", 0), chunk, sizeof(chunk));
 	printf("        Chunk Size : %s\n\n", chunk);
 	printf("Consistency Policy : %s\n\n", d->policy);
 	if (d->sync_name[0])
 		printf("%*s Status : %.0f%% complete\n\n", 11, d->sync_name, d->sync_pct);
 	printf("              Name : %s\n              UUID : %s\n            Events : %llu\n\n",
-	       cj_str(d->st, "name") ? cj_str(d->st, "name") : "?", cj_str(d->st, "uuid") ? cj_str(d->st, "uuid") : "?",
-	       (unsigned long long)cj_u64(d->st, "events", 0));
+	       or_q(cmd_json_str(d->st, "name")), or_q(cmd_json_str(d->st, "uuid")),
+	       (unsigned long long)cmd_json_u64(d->st, "events", 0));
 	printf("    Number   Major   Minor   RaidDevice State\n");
 	for (unsigned i = 0; i < d->nrows; i++) {
 		const struct detail_row *r = &d->rows[i];
@@ -263,26 +268,26 @@ static void detail_json(const struct detail *d)
 	json_num_or_null("creation_time", d->have_sb, d->have_sb ? (long long)d->sb.ctime : 0);
 	json_num_or_null("update_time", d->have_sb, d->have_sb ? (long long)d->sb.utime : 0);
 	printf(",\"raid_level\":");
-	stats_json_string(stdout, cj_str(d->st, "level"));
-	printf(",\"array_size\":%llu", (unsigned long long)cj_u64(d->st, "capacity", 0));
+	stats_json_string(stdout, cmd_json_str(d->st, "level"));
+	printf(",\"array_size\":%llu", (unsigned long long)cmd_json_u64(d->st, "capacity", 0));
 	json_num_or_null("used_dev_size", d->have_sb, d->have_sb ? (long long)d->sb.slots[0].data_size : 0);
 	printf(",\"raid_devices\":%u,\"total_devices\":%u,\"persistence\":\"superblock\",\"intent_bitmap\":%s,"
 	       "\"state\":", d->raid, d->total, !strcmp(d->policy, "bitmap") ? "\"internal\"" : "null");
 	stats_json_string(stdout, d->state);
 	printf(",\"active_devices\":%u,\"working_devices\":%u,\"failed_devices\":%u,\"spare_devices\":%u,\"layout\":",
 	       d->active, d->working, d->failed, d->spare);
-	stats_json_string(stdout, cj_str(d->st, "layout"));
+	stats_json_string(stdout, cmd_json_str(d->st, "layout"));
 	printf(",\"chunk_size\":%llu,\"consistency_policy\":\"%s\",\"sync_status\":",
-	       (unsigned long long)cj_u64(d->st, "chunk", 0), d->policy);
+	       (unsigned long long)cmd_json_u64(d->st, "chunk", 0), d->policy);
 	if (d->sync_name[0])
 		printf("{\"action\":\"%s\",\"percent\":%.1f}", d->sync_name, d->sync_pct);
 	else
 		printf("null");
 	printf(",\"name\":");
-	stats_json_string(stdout, cj_str(d->st, "name"));
+	stats_json_string(stdout, cmd_json_str(d->st, "name"));
 	printf(",\"uuid\":");
-	stats_json_string(stdout, cj_str(d->st, "uuid"));
-	printf(",\"events\":%llu,\"devices\":[", (unsigned long long)cj_u64(d->st, "events", 0));
+	stats_json_string(stdout, cmd_json_str(d->st, "uuid"));
+	printf(",\"events\":%llu,\"devices\":[", (unsigned long long)cmd_json_u64(d->st, "events", 0));
 	for (unsigned i = 0; i < d->nrows; i++) {
 		const struct detail_row *r = &d->rows[i];
 		printf("%s{\"number\":", i ? "," : "");
@@ -312,7 +317,7 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 		return cmd_uerr(c, "need exactly one mount point");
 	char path[PATH_MAX + 16], why[PATH_MAX + 400];
 	snprintf(path, sizeof(path), "%s/status.json", argv[first]);
-	struct cj *st = cj_read_file(path, &e);
+	struct cmd_json *st = cmd_json_read_file(path, &e);
 	if (!st) {
 		if (e == EBADMSG)
 			snprintf(why, sizeof(why), "%s: not an fsvol status", path);
@@ -323,7 +328,7 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 	}
 	struct detail *d = calloc(1, sizeof(*d));
 	if (!d) {
-		cj_free(st);
+		cmd_json_free(st);
 		return cmd_err(c, "out of memory");
 	}
 	d->mnt = argv[first];
@@ -337,7 +342,7 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 		detail_text(d);
 	r = a.test ? d->test : 0;
 	free(d);
-	cj_free(st);
+	cmd_json_free(st);
 	return fflush(stdout) ? 1 : r;
 }
 

@@ -7,7 +7,7 @@
 
 #include "fsvol/cli/cmd_json.h"
 
-#define CJ_MAX_DEPTH 16
+#define CMD_JSON_MAX_DEPTH 16
 
 struct cj_in {
 	const char *p, *end;
@@ -70,13 +70,13 @@ static char *cj_string(struct cj_in *in)
 	return s;
 }
 
-static int cj_value(struct cj_in *in, struct cj *v, int depth);
+static int cj_value(struct cj_in *in, struct cmd_json *v, int depth);
 
-static int cj_push(struct cj *v, char *key, struct cj *kid)
+static int cj_push(struct cmd_json *v, char *key, struct cmd_json *kid)
 {
 	if (!v->n || (v->n >= 4 && !(v->n & (v->n - 1)))) { /* full at 4, 8, 16, ... */
 		size_t cap = v->n ? v->n * 2 : 4;
-		struct cj *k = realloc(v->kids, cap * sizeof(*k));
+		struct cmd_json *k = realloc(v->kids, cap * sizeof(*k));
 		char **ks = realloc(v->keys, cap * sizeof(*ks));
 		if (k)
 			v->kids = k;
@@ -90,10 +90,10 @@ static int cj_push(struct cj *v, char *key, struct cj *kid)
 	return 0;
 }
 
-static int cj_container(struct cj_in *in, struct cj *v, int depth, int obj)
+static int cj_container(struct cj_in *in, struct cmd_json *v, int depth, int obj)
 {
 	char close = obj ? '}' : ']';
-	v->t = obj ? CJ_OBJ : CJ_ARR;
+	v->t = obj ? CMD_JSON_OBJ : CMD_JSON_ARR;
 	in->p++;
 	cj_ws(in);
 	if (in->p < in->end && *in->p == close) {
@@ -102,7 +102,7 @@ static int cj_container(struct cj_in *in, struct cj *v, int depth, int obj)
 	}
 	for (;;) {
 		char *key = NULL;
-		struct cj kid = { 0 };
+		struct cmd_json kid = { 0 };
 		cj_ws(in);
 		if (obj) {
 			if (!(key = cj_string(in)))
@@ -115,7 +115,7 @@ static int cj_container(struct cj_in *in, struct cj *v, int depth, int obj)
 		}
 		if (cj_value(in, &kid, depth + 1) || cj_push(v, key, &kid)) {
 			free(key);
-			cj_free_value(&kid);
+			cmd_json_free_value(&kid);
 			return -EINVAL;
 		}
 		cj_ws(in);
@@ -131,25 +131,25 @@ static int cj_container(struct cj_in *in, struct cj *v, int depth, int obj)
 	}
 }
 
-static int cj_value(struct cj_in *in, struct cj *v, int depth)
+static int cj_value(struct cj_in *in, struct cmd_json *v, int depth)
 {
 	memset(v, 0, sizeof(*v));
 	cj_ws(in);
-	if (depth > CJ_MAX_DEPTH || in->p >= in->end)
+	if (depth > CMD_JSON_MAX_DEPTH || in->p >= in->end)
 		return -EINVAL;
 	char c = *in->p;
 	if (c == '{' || c == '[')
 		return cj_container(in, v, depth, c == '{');
 	if (c == '"') {
-		v->t = CJ_STR;
+		v->t = CMD_JSON_STR;
 		return (v->str = cj_string(in)) ? 0 : -EINVAL;
 	}
 	if (cj_lit(in, "null"))
-		return v->t = CJ_NULL, 0;
+		return v->t = CMD_JSON_NULL, 0;
 	if (cj_lit(in, "true"))
-		return v->t = CJ_BOOL, v->num = 1, 0;
+		return v->t = CMD_JSON_BOOL, v->num = 1, 0;
 	if (cj_lit(in, "false"))
-		return v->t = CJ_BOOL, v->num = 0, 0;
+		return v->t = CMD_JSON_BOOL, v->num = 0, 0;
 	char buf[64];
 	size_t n = 0;
 	while (in->p + n < in->end && n < sizeof(buf) - 1 && strchr("+-0123456789.eE", in->p[n]))
@@ -159,60 +159,60 @@ static int cj_value(struct cj_in *in, struct cj *v, int depth)
 	memcpy(buf, in->p, n);
 	buf[n] = 0;
 	in->p += n;
-	v->t = CJ_NUM;
+	v->t = CMD_JSON_NUM;
 	v->num = strtod(buf, NULL);
 	v->u64 = strtoull(buf, NULL, 10); /* exact for the integers status.json carries */
 	return 0;
 }
 
-struct cj *cj_parse(const char *buf, size_t len)
+struct cmd_json *cmd_json_parse(const char *buf, size_t len)
 {
 	struct cj_in in = { buf, buf + len, 0 };
-	struct cj *v = calloc(1, sizeof(*v));
+	struct cmd_json *v = calloc(1, sizeof(*v));
 	if (!v)
 		return NULL;
 	if (cj_value(&in, v, 0)) {
-		cj_free(v);
+		cmd_json_free(v);
 		return NULL;
 	}
 	cj_ws(&in);
 	if (in.p != in.end) {
-		cj_free(v);
+		cmd_json_free(v);
 		return NULL;
 	}
 	return v;
 }
 
-const struct cj *cj_get(const struct cj *o, const char *key)
+const struct cmd_json *cmd_json_get(const struct cmd_json *o, const char *key)
 {
-	for (size_t i = 0; o && o->t == CJ_OBJ && i < o->n; i++)
+	for (size_t i = 0; o && o->t == CMD_JSON_OBJ && i < o->n; i++)
 		if (!strcmp(o->keys[i], key))
 			return &o->kids[i];
 	return NULL;
 }
 
-const char *cj_str(const struct cj *o, const char *key)
+const char *cmd_json_str(const struct cmd_json *o, const char *key)
 {
-	const struct cj *v = cj_get(o, key);
-	return v && v->t == CJ_STR ? v->str : NULL;
+	const struct cmd_json *v = cmd_json_get(o, key);
+	return v && v->t == CMD_JSON_STR ? v->str : NULL;
 }
 
-uint64_t cj_u64(const struct cj *o, const char *key, uint64_t dflt)
+uint64_t cmd_json_u64(const struct cmd_json *o, const char *key, uint64_t dflt)
 {
-	const struct cj *v = cj_get(o, key);
-	return v && v->t == CJ_NUM ? v->u64 : dflt;
+	const struct cmd_json *v = cmd_json_get(o, key);
+	return v && v->t == CMD_JSON_NUM ? v->u64 : dflt;
 }
 
-double cj_num(const struct cj *o, const char *key, double dflt)
+double cmd_json_num(const struct cmd_json *o, const char *key, double dflt)
 {
-	const struct cj *v = cj_get(o, key);
-	return v && v->t == CJ_NUM ? v->num : dflt;
+	const struct cmd_json *v = cmd_json_get(o, key);
+	return v && v->t == CMD_JSON_NUM ? v->num : dflt;
 }
 
-void cj_free_value(struct cj *v)
+void cmd_json_free_value(struct cmd_json *v)
 {
 	for (size_t i = 0; i < v->n; i++) {
-		cj_free_value(&v->kids[i]);
+		cmd_json_free_value(&v->kids[i]);
 		if (v->keys)
 			free(v->keys[i]);
 	}
@@ -221,14 +221,14 @@ void cj_free_value(struct cj *v)
 	free(v->str);
 }
 
-void cj_free(struct cj *v)
+void cmd_json_free(struct cmd_json *v)
 {
 	if (v)
-		cj_free_value(v);
+		cmd_json_free_value(v);
 	free(v);
 }
 
-struct cj *cj_read_file(const char *path, int *err)
+struct cmd_json *cmd_json_read_file(const char *path, int *err)
 {
 	FILE *f = fopen(path, "r");
 	char *buf = NULL;
@@ -253,7 +253,7 @@ struct cj *cj_read_file(const char *path, int *err)
 	if (ferror(f) && !*err)
 		*err = errno ? errno : EIO;
 	fclose(f);
-	struct cj *v = *err ? NULL : cj_parse(buf, len);
+	struct cmd_json *v = *err ? NULL : cmd_json_parse(buf, len);
 	if (!*err && !v)
 		*err = EBADMSG;
 	free(buf);

@@ -182,18 +182,18 @@ static void mon_start(struct mon_mnt *m, const char *mnt, int is_new)
 	if (is_new)
 		mon_report(NULL, "NewArray", mnt, NULL, NULL, NULL);
 	snprintf(path, sizeof(path), "%s/status.json", mnt);
-	struct cj *s = cj_read_file(path, &e);
-	const char *state = s ? cj_str(s, "state") : NULL;
+	struct cmd_json *s = cmd_json_read_file(path, &e);
+	const char *state = s ? cmd_json_str(s, "state") : NULL;
 	if (state && strcmp(state, "healthy")) {
 		char d[128];
-		unsigned raid = (unsigned)cj_u64(s, "raid_members", 0), act = (unsigned)cj_u64(s, "active_members", 0);
+		unsigned raid = (unsigned)cmd_json_u64(s, "raid_members", 0), act = (unsigned)cmd_json_u64(s, "active_members", 0);
 		snprintf(d, sizeof(d), "%u of %u members failed or missing%s", raid - act, raid,
 			 !strcmp(state, "failed") ? ": beyond redundancy, the volume has FAILED" : "");
 		mon_report(NULL, "DegradedArray", mnt, NULL, d, NULL);
 	}
 	if (mon_opts->test)
-		mon_report(NULL, "TestMessage", mnt, NULL, s ? cj_str(s, "name") : NULL, NULL);
-	cj_free(s);
+		mon_report(NULL, "TestMessage", mnt, NULL, s ? cmd_json_str(s, "name") : NULL, NULL);
+	cmd_json_free(s);
 }
 
 /* --scan: fsvol mounts in /proc/self/mounts not followed yet. */
