@@ -6,7 +6,7 @@
 # DegradedArray, RebuildStarted, Rebuild20/40/60/80, RebuildFinished and
 # SpareActive, in that order; a daemon killed gives DeviceDisappeared and the
 # monitor ends; --oneshot reports a volume degraded now and exits; --syslog
-# logs it as a warning.
+# logs it as a warning; --scan sees mounts come (NewArray) and go.
 . "$(dirname "$0")/../lib.sh"
 requires_root
 
@@ -101,4 +101,24 @@ wait "$mon" || fail "monitor exit status $?"
 grep -q "DeviceDisappeared $T/mnt - its daemon died" "$T/mon.out" || fail "no DeviceDisappeared: $(cat "$T/mon.out")"
 grep -qx "DeviceDisappeared $T/mnt" "$T/alerts" || fail "alerts: $(cat "$T/alerts")"
 "$FSVOL" umount "$T/mnt" 2>/dev/null || fail "umount of the dead mount"
+
+# --scan: a mount made later is NewArray, its unmount DeviceDisappeared (other
+# fsvol mounts on the machine may show up too: only ours are looked at). The
+# scan has looked once its TestMessage for a mount made before it is out.
+mkdir -p "$T/mnt2" "$T/mnt3"
+"$FSVOL" create -l raid1 -s 8M "$T/r0" "$T/r1" >/dev/null || fail "create raid1"
+"$FSVOL" create -l raid1 -s 8M "$T/q0" "$T/q1" >/dev/null || fail "create raid1"
+fsvol_mount "$T/mnt2" "$T/r0" "$T/r1"
+"$FSVOL" monitor --scan --test >"$T/scan.out" 2>&1 &
+track_pid $!
+for ((i = 0; i < 200; i++)); do grep -q "TestMessage $T/mnt2" "$T/scan.out" && break; sleep 0.05; done
+grep -q "TestMessage $T/mnt2" "$T/scan.out" || fail "monitor --scan --test: $(cat "$T/scan.out")"
+fsvol_mount "$T/mnt3" "$T/q0" "$T/q1"
+for ((i = 0; i < 200; i++)); do grep -q "NewArray $T/mnt3" "$T/scan.out" && break; sleep 0.05; done
+grep -q "NewArray $T/mnt3 - -" "$T/scan.out" || fail "monitor --scan: no NewArray: $(cat "$T/scan.out")"
+fsvol_umount "$T/mnt3"
+for ((i = 0; i < 200; i++)); do grep -q "DeviceDisappeared $T/mnt3" "$T/scan.out" && break; sleep 0.05; done
+grep -q "DeviceDisappeared $T/mnt3 - unmounted" "$T/scan.out" || fail "monitor --scan: $(cat "$T/scan.out")"
+! grep -q "DeviceDisappeared $T/mnt2" "$T/scan.out" || fail "mnt2 reported gone: $(cat "$T/scan.out")"
+fsvol_umount "$T/mnt2"
 note "monitor and MNT/events ok"
