@@ -52,6 +52,7 @@ UNIT_TESTS := \
 	test_bitmap \
 	test_ctl \
 	test_engine \
+	test_events \
 	test_filters \
 	test_http \
 	test_layout \
@@ -104,7 +105,12 @@ INTEGRATION_TESTS := \
 	tests/integration/51-replay.sh \
 	tests/integration/52-replay-compare.sh \
 	tests/integration/53-validate.sh \
-	tests/integration/54-virtual.sh
+	tests/integration/54-virtual.sh \
+	tests/integration/60-cli-manage.sh \
+	tests/integration/61-detail-scan.sh \
+	tests/integration/62-mount-run.sh \
+	tests/integration/63-monitor.sh \
+	tests/integration/64-bench-report.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -241,9 +241,19 @@ static int set_S(struct bench_flag_ctx *c, const char *v)
 
 static int set_out(struct bench_flag_ctx *c, const char *v)
 {
+	static char dir[PATH_MAX];
 	if (!*v)
 		return bench_flag_bad(c, v, "empty directory name");
-	SO(c)->out = v;
+	/* "results/" names the same directory as "results": joined with a
+	 * file name it must not print "results//sweep.csv" */
+	size_t n = strlen(v);
+	while (n > 1 && v[n - 1] == '/')
+		n--;
+	if (n >= sizeof(dir))
+		return bench_flag_bad(c, v, "directory name too long");
+	memcpy(dir, v, n);
+	dir[n] = 0;
+	SO(c)->out = dir;
 	return 0;
 }
 

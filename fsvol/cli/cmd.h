@@ -54,11 +54,43 @@ int cmd_size(const struct cmd *c, const char *opt, const char *s, uint64_t *out)
 
 extern const struct cmd cmd_create, cmd_examine, cmd_mount, cmd_umount, cmd_status, cmd_map,
 	cmd_layout, cmd_model, cmd_stat, cmd_trace, cmd_scrub, cmd_fail, cmd_add, cmd_readd, cmd_remove,
-	cmd_detail, cmd_ctl, cmd_serve, cmd_replace;
+	cmd_detail, cmd_ctl, cmd_serve, cmd_replace, cmd_monitor;
 
 /* Write one command to MNT/ctl. 0, or -errno with the reason in reason:
  * the daemon's own words for a refused command (EINVAL), else the error. */
 int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len);
+
+/* cmd_mnt.c. A member operand made absolute (URIs and mem: as they are),
+ * in buf when it had to change; the same for n of them (malloc'd, NULL on
+ * ENOMEM; free with cmd_free_paths). */
+const char *cmd_abs_path(const char *a, char *buf, size_t len);
+char **cmd_abs_paths(char *const *in, unsigned n);
+void cmd_free_paths(char **p, unsigned n);
+/* Is mnt an fsvol FUSE mount (/proc/self/mounts)? */
+int cmd_is_fsvol_mount(const char *mnt);
+/* What errno e on path, a file of mnt, means in words: a dead daemon, not
+ * an fsvol mount, or path and strerror. */
+void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t len);
+/* 0 when mnt is an fsvol mount with a live daemon; else prints why, returns 1. */
+int cmd_mnt_check(const struct cmd *c, const char *mnt);
+
+/* cmd_scan.c. One member's superblock (a file or block device): 0, or
+ * -errno with a message naming the path. */
+struct sb;
+int cmd_read_sb(const char *path, struct sb *s, char *err, size_t len);
+/* Every fsvol member under paths (files, block devices, directories walked
+ * without following links, depth levels down, -1 all): fn(path, superblock,
+ * ctx) each; the count. */
+typedef void (*cmd_scan_fn)(const char *path, const struct sb *s, void *ctx);
+unsigned cmd_scan(char *const *paths, unsigned n, int depth, cmd_scan_fn fn, void *ctx);
+
+/* cmd_degraded.c. Members (absolute paths) that would start a volume
+ * degraded, against superblocks that record them active: prints why and
+ * returns 1 (mdadm --assemble without --run), else 0. */
+int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n);
+/* "starting degraded: m1 missing, m2 failed" on stderr, when it is. */
+struct vol;
+void cmd_degraded_note(const struct cmd *c, const struct vol *v);
 
 /* The commands, in the order --help lists them (main.c), NULL-terminated. */
 extern const struct cmd *const cmd_all[];

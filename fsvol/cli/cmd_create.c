@@ -7,12 +7,13 @@
 #include "fsvol/cli/cmd.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
+#include "fsvol/meta/bitmap.h"
 
 static const struct cmd_opt create_opts[] = {
 	{ "level", 'l', "LEVEL", "single, linear, raid0, raid1, raid10, raid4, raid5, raid6 (required)",
 	  CMD_OPT_REQUIRED, "single linear raid0 raid1 raid10 raid4 raid5 raid6" },
 	{ "chunk", 'c', "CHUNK", "chunk size, a power of two >= 4K (default 512K, as md)" },
-	{ "size", 's', "SIZE", "data bytes per member; members that do not exist are created" },
+	{ "size", 's', "SIZE", "data per member, with a unit (64M) or in bytes; members that do not exist are created" },
 	{ "layout", 0, "ALG", "raid5/6: left-symmetric (default), right-symmetric, left-asymmetric, "
 	  "right-asymmetric; raid10: n2 (default), f2, o2", 0,
 	  "left-symmetric right-symmetric left-asymmetric right-asymmetric n2 f2 o2" },
@@ -33,6 +34,7 @@ static const struct cmd_opt create_opts[] = {
 struct create_args {
 	struct vol_create vc;
 	const char *level, *layout;
+	const char *size_arg, *doff_arg; /* as the user wrote them, for messages */
 	int chunk_set;
 };
 
@@ -55,6 +57,7 @@ static int create_opt(int i, const char *arg, void *ctx)
 			return -1;
 		if (!a->vc.size)
 			return cmd_err(&cmd_create, "--size 0: must be positive"), -1;
+		a->size_arg = arg;
 		return 0;
 	case 3: a->layout = arg; return 0;
 	case 4:
@@ -76,6 +79,9 @@ static int create_opt(int i, const char *arg, void *ctx)
 		if (!a->vc.data_offset) /* 0 would mean "the default" further down */
 			return cmd_err(&cmd_create, "--data-offset %s: must be a positive multiple of 4K "
 				       "(the superblock lives below it)", arg), -1;
+		if (a->vc.data_offset % 4096)
+			return cmd_err(&cmd_create, "--data-offset %s: must be a multiple of 4K", arg), -1;
+		a->doff_arg = arg;
 		return 0;
 	case 7: a->vc.force = 1; return 0;
 	case 8: a->vc.assume_clean = 1; return 0;
@@ -128,6 +134,45 @@ static void warn_unequal(const struct vol *v)
 		}
 }
 
+/* Every value a create can be refused for before any member is looked at:
+ * a usage error (2), with the user's own words quoted. */
+static int create_check(const struct cmd *c, struct create_args *a, char *const *paths, unsigned n)
+{
+	char err[512], chunk[32];
+	for (unsigned i = 0; i < n; i++)
+		if (!strncmp(paths[i], "mem:", 4))
+			return cmd_uerr(c, "%s: a memory member lives only as long as the process that opens it; its "
+				       "superblock would vanish when create exits (use a file or a device)", paths[i]);
+	if (a->vc.spares >= n)
+		return cmd_uerr(c, "--spares %u with %u device%s: no member would be left (spares are the last K "
+			       "of the devices given; at most %u here)", a->vc.spares, n, n == 1 ? "" : "s", n - 1);
+	size_format(a->vc.geom.chunk, chunk, sizeof(chunk));
+	if (a->vc.size && a->vc.size < a->vc.geom.chunk) {
+		/* "-s 8" is 8 bytes: say so, rather than "too small (1048584 bytes)" */
+		int bare = a->size_arg[strspn(a->size_arg, "0123456789")] == 0;
+		if (bare)
+			return cmd_uerr(c, "--size %s: taken as %s bytes per member, less than one chunk (%s); -s wants "
+				       "a unit (-s %sM for %s MiB) or a number of bytes", a->size_arg, a->size_arg, chunk,
+				       a->size_arg, a->size_arg);
+		return cmd_uerr(c, "--size %s: %llu bytes per member, less than one chunk (%s)", a->size_arg,
+				(unsigned long long)a->vc.size, chunk);
+	}
+	uint64_t doff = a->vc.data_offset ? a->vc.data_offset : SB_DEFAULT_DATA_OFFSET;
+	if ((a->vc.bitmap > 0 || a->vc.bitmap_chunk) && doff - SB_SIZE < BITMAP_BLOCK)
+		return cmd_uerr(c, "--data-offset %s: leaves no room for the write-intent bitmap between the "
+			       "superblock (4K) and the data; give at least 8K, or --bitmap none",
+			       a->doff_arg ? a->doff_arg : "1M");
+	/* the geometry itself (member count for the level, chunk), on members
+	 * of the given size or a stand-in until the files are looked at */
+	struct layout_geom g = a->vc.geom;
+	g.members = n - a->vc.spares;
+	for (unsigned i = 0; i < g.members; i++)
+		g.member_size[i] = a->vc.size ? a->vc.size : LAYOUT_MAX_CHUNK;
+	if (layout_init(&g, err, sizeof(err)))
+		return cmd_uerr(c, "%s", err);
+	return 0;
+}
+
 static int create_run(const struct cmd *c, int argc, char **argv)
 {
 	struct create_args a = { 0 };
@@ -150,6 +195,8 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 	if (a.vc.bitmap < 0 && a.vc.bitmap_chunk)
 		return cmd_uerr(c, "--bitmap-chunk with --bitmap none: choose one");
 	unsigned n = (unsigned)(argc - first);
+	if ((r = create_check(c, &a, argv + first, n)))
+		return r;
 	a.vc.warn = warn;
 	a.vc.warnlen = sizeof(warn);
 	r = vol_create(&a.vc, argv + first, n, err, sizeof(err));
@@ -167,9 +214,13 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 	sb_volume_name(vol_sb(v), name);
 	if (!a.vc.size)
 		warn_unequal(v);
-	printf("fsvol: created %s: %s%s%s, %u members%s, chunk %s, capacity %s (%llu bytes)\n", name,
+	char spares[32] = "";
+	if (a.vc.spares)
+		snprintf(spares, sizeof(spares), " + %u spare%s", a.vc.spares, a.vc.spares == 1 ? "" : "s");
+	printf("fsvol: created %s: %s%s%s, %u member%s%s, chunk %s, capacity %s (%llu bytes)\n", name,
 	       layout_level_name(vol_geom(v)->level), layout_alg_name(vol_geom(v))[0] ? " " : "",
-	       layout_alg_name(vol_geom(v)), vol_geom(v)->members, a.vc.spares ? " + spares" : "", chunk, cap,
+	       layout_alg_name(vol_geom(v)), vol_geom(v)->members, vol_geom(v)->members == 1 ? "" : "s",
+	       spares, chunk, cap,
 	       (unsigned long long)vol_geom(v)->capacity);
 	vol_close(v);
 	return 0;

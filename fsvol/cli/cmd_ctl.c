@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
+#include "fsvol/front/report.h"
 
 int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 {
@@ -20,7 +21,7 @@ int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(reason, len, "%s: %s", path, strerror(e));
+		cmd_mnt_problem(mnt, path, e, reason, len);
 		return -e;
 	}
 	ssize_t w = write(fd, command, strlen(command));
@@ -50,7 +51,7 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 {
 	char line[256], reason[512];
 	size_t used = 0;
-	int first = 1;
+	int first = 1, r;
 	/* no options: the command's words are passed as they are ("fail -1"
 	 * reaches the daemon, which says why it is refused) */
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -70,6 +71,15 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 			return cmd_err(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
 		used += (size_t)n;
 	}
+	/* a command the daemon could not parse is a usage error (2), caught
+	 * here by the daemon's own parser; one it refuses on the volume is 1 */
+	struct report_cmd *parsed = malloc(sizeof(*parsed));
+	if (!parsed)
+		return cmd_err(c, "out of memory");
+	r = report_ctl_parse(line, used, parsed, reason, sizeof(reason));
+	free(parsed);
+	if (r)
+		return cmd_uerr(c, "%s", !strncmp(reason, "ctl: ", 5) ? reason + 5 : reason);
 	if (cmd_ctl_send(argv[first], line, reason, sizeof(reason)))
 		return cmd_err(c, "%s", reason);
 	return 0;

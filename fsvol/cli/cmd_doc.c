@@ -77,9 +77,18 @@ void cmd_man(FILE *f, const char *version)
 	      ".TP\n.IR MNT/stats \", \" MNT/stats.json \", \" MNT/diskstats\n"
 	      "the counters above and below the mapping layer: a table, JSON, /proc/diskstats lines\n"
 	      ".TP\n.I MNT/status\nlevel, members and their states, resync progress (like /proc/mdstat)\n"
+	      ".TP\n.I MNT/status.json\nthe same for programs: state, each member slot's path and state, "
+	      "the background pass's position, speed and ETA (schema: docs/status.schema.json)\n"
+	      ".TP\n.I MNT/metrics\nthe counters and md-like state in Prometheus text format "
+	      "(node_exporter's names under fsvol_; also served by mount \\-\\-http at /metrics)\n"
+	      ".TP\n.I MNT/events\nmember failures, degraded starts and rebuilds as they happen, one line each "
+	      "(TIME EVENT VOLUME mN DETAIL, mdadm \\-\\-monitor's event names), appended while mounted: "
+	      "follow it with tail \\-f or fsvol monitor\n"
 	      ".TP\n.IR MNT/trace \", \" MNT/trace.json\n"
 	      "each volume request and the member requests it caused, while open\n"
-	      ".TP\n.I MNT/ctl\ncontrol commands, one per write: reset, stats LEVEL, model SPEC, fail N, error N, check, repair\n",
+	      ".TP\n.I MNT/ctl\ncontrol commands, one per write: reset, stats LEVEL, model SPEC, fail M [force], "
+	      "error N, fault N SPEC, add PATH, re\\-add PATH, remove M, replace M [PATH], sync_speed_min KIBS, "
+	      "sync_speed_max KIBS, check, repair, powercut\n",
 	      f);
 	roff_exit_status(f);
 	fputs(".SH EXAMPLES\n.nf\n"

@@ -2,17 +2,129 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fsvol/cli/cmd.h"
 #include "fsvol/members/member.h"
 #include "fsvol/meta/sb.h"
+#include "layout/layout.h"
 
-static const struct cmd_opt examine_opts[] = { { 0 } };
+static const struct cmd_opt examine_opts[] = {
+	{ "scan", 0, NULL, "the operands are paths to look under for fsvol members (directories walked, links not followed) and "
+	  "list each volume found: one ARRAY line, its devices in slot order, stale ones apart (mdadm --examine --scan)" },
+	{ 0 },
+};
 
 static int examine_opt(int i, const char *arg, void *ctx)
 {
-	(void)i, (void)arg, (void)ctx;
-	return -1;
+	(void)i, (void)arg;
+	*(int *)ctx = 1;
+	return 0;
+}
+
+/* ---- --scan ---- */
+
+struct scan_hit {
+	char *path;
+	struct sb sb;
+};
+
+struct scan_list {
+	struct scan_hit *h;
+	size_t n, cap;
+	int nomem;
+};
+
+static void scan_add(const char *path, const struct sb *s, void *ctx)
+{
+	struct scan_list *l = ctx;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct scan_hit *h = realloc(l->h, cap * sizeof(*h));
+		if (!h) {
+			l->nomem = 1;
+			return;
+		}
+		l->h = h;
+		l->cap = cap;
+	}
+	if (!(l->h[l->n].path = strdup(path))) {
+		l->nomem = 1;
+		return;
+	}
+	l->h[l->n++].sb = *s;
+}
+
+/* by volume, then slot, then the freshest first */
+static int scan_cmp(const void *a, const void *b)
+{
+	const struct scan_hit *x = a, *y = b;
+	int c = memcmp(x->sb.volume_uuid, y->sb.volume_uuid, 16);
+	if (c)
+		return c;
+	if (x->sb.index != y->sb.index)
+		return x->sb.index < y->sb.index ? -1 : 1;
+	return x->sb.events > y->sb.events ? -1 : x->sb.events < y->sb.events;
+}
+
+/* One volume: hits h[0..n) share its UUID. */
+static void scan_print(const struct scan_hit *h, size_t n)
+{
+	const struct sb *ref = &h[0].sb;
+	for (size_t i = 1; i < n; i++)
+		if (h[i].sb.events > ref->events)
+			ref = &h[i].sb;
+	char uuid[37], name[SB_NAME_MAX + 1];
+	sb_uuid_format(ref->volume_uuid, uuid);
+	sb_volume_name(ref, name);
+	printf("ARRAY %s level=%s num-devices=%u", name, layout_level_name(ref->level), ref->members);
+	if (ref->spares)
+		printf(" spares=%u", ref->spares);
+	printf(" UUID=%s events=%llu\n   devices=", uuid, (unsigned long long)ref->events);
+	int first = 1, stale = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (h[i].sb.events < ref->events) {
+			stale = 1;
+			continue;
+		}
+		printf("%s%s", first ? "" : ",", h[i].path);
+		first = 0;
+	}
+	putchar('\n');
+	if (stale) {
+		printf("   stale=");
+		first = 1;
+		for (size_t i = 0; i < n; i++)
+			if (h[i].sb.events < ref->events) {
+				printf("%s%s(m%u, events %llu)", first ? "" : ",", h[i].path, h[i].sb.index,
+				       (unsigned long long)h[i].sb.events);
+				first = 0;
+			}
+		putchar('\n');
+	}
+}
+
+static int examine_scan(const struct cmd *c, char **paths, unsigned n)
+{
+	struct scan_list l = { 0 };
+	struct stat st;
+	int bad = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (lstat(paths[i], &st) < 0)
+			bad = cmd_err(c, "%s: %s", paths[i], strerror(errno));
+	cmd_scan(paths, n, -1, scan_add, &l);
+	if (l.nomem)
+		bad = cmd_err(c, "out of memory");
+	qsort(l.h, l.n, sizeof(*l.h), scan_cmp);
+	for (size_t i = 0, j; i < l.n; i = j) {
+		for (j = i + 1; j < l.n && !memcmp(l.h[j].sb.volume_uuid, l.h[i].sb.volume_uuid, 16); j++)
+			;
+		scan_print(l.h + i, j - i);
+	}
+	for (size_t i = 0; i < l.n; i++)
+		free(l.h[i].path);
+	free(l.h);
+	return bad;
 }
 
 static int examine_one(const struct cmd *c, const char *path)
@@ -45,11 +157,13 @@ static int examine_one(const struct cmd *c, const char *path)
 
 static int examine_run(const struct cmd *c, int argc, char **argv)
 {
-	int first, bad = 0, r = cmd_parse(c, argc, argv, &first, examine_opt, NULL);
+	int first, bad = 0, scan = 0, r = cmd_parse(c, argc, argv, &first, examine_opt, &scan);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (first >= argc)
-		return cmd_uerr(c, "no members given");
+		return cmd_uerr(c, scan ? "no paths given to scan" : "no members given");
+	if (scan)
+		return examine_scan(c, argv + first, (unsigned)(argc - first));
 	for (int i = first; i < argc; i++) {
 		if (i > first)
 			putchar('\n');
@@ -61,7 +175,7 @@ static int examine_run(const struct cmd *c, int argc, char **argv)
 const struct cmd cmd_examine = {
 	.name = "examine",
 	.operands = "MEMBER...",
-	.summary = "print the superblock of members",
+	.summary = "print the superblock of members; --scan lists the volumes found under paths",
 	.opts = examine_opts,
 	.run = examine_run,
 };

@@ -1,4 +1,4 @@
-/* fsvol fail / remove / add / re-add / detail: manage a mounted volume's
+/* fsvol fail / remove / add / re-add / replace: manage a mounted volume's
  * members with mdadm's meanings. Each verb is a MNT/ctl command; these write
  * it (with paths made absolute: the daemon runs in /). */
 #include <errno.h>
@@ -19,12 +19,8 @@ static const struct cmd_opt fail_opts[] = {
 	{ "force", 0, NULL, "fail it even when the volume cannot run without it (it stops serving)" },
 	{ 0 },
 };
-static const struct cmd_opt detail_opts[] = {
-	{ "test", 't', NULL, "exit 0 healthy, 1 degraded, 2 unusable, 4 status unreadable (mdadm --detail --test)" },
-	{ 0 },
-};
 
-/* Flags of a verb: --test (detail), --force (fail). */
+/* The flag of a verb: --force (fail). */
 static int flag_opt(int i, const char *arg, void *ctx)
 {
 	(void)i, (void)arg;
@@ -32,18 +28,31 @@ static int flag_opt(int i, const char *arg, void *ctx)
 	return 0;
 }
 
-/* A member argument: a slot number as it is, a path made absolute. */
+/* A member argument: a slot number as it is, a path made absolute as mount
+ * stores it. */
 static const char *member_arg(const char *a, char *buf, size_t len)
 {
 	char *end;
 	strtoul(a, &end, 10);
-	if ((*a && !*end) || strchr(a, ':') || a[0] == '/')
+	if (*a && !*end)
 		return a;
-	if (realpath(a, buf))
-		return buf;
-	char cwd[PATH_MAX];
-	snprintf(buf, len, "%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", a);
-	return buf;
+	return cmd_abs_path(a, buf, len);
+}
+
+/* mdadm's confirmation of a done change ("set /dev/sdb faulty in /dev/md0"). */
+static void manage_confirm(const struct cmd *c, const char *mnt, const char *arg)
+{
+	char *end;
+	strtoul(arg, &end, 10);
+	const char *m = *arg && !*end ? "m" : "";
+	if (!strcmp(c->name, "fail"))
+		printf("fsvol: set %s%s faulty in %s\n", m, arg, mnt);
+	else if (!strcmp(c->name, "remove"))
+		printf("fsvol: removed %s%s from %s\n", m, arg, mnt);
+	else if (!strcmp(c->name, "add"))
+		printf("fsvol: added %s to %s\n", arg, mnt);
+	else
+		printf("fsvol: re-added %s to %s\n", arg, mnt);
 }
 
 /* fsvol VERB MNT MEMBER...: one ctl write per member. */
@@ -62,39 +71,11 @@ static int manage_run(const struct cmd *c, int argc, char **argv)
 		if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) {
 			cmd_err(c, "%s", reason); /* the daemon's own words */
 			bad = 1;
+		} else {
+			manage_confirm(c, mnt, argv[i]);
 		}
 	}
 	return bad;
-}
-
-/* detail: MNT/status, and with --test an exit code from its state. */
-static int detail_run(const struct cmd *c, int argc, char **argv)
-{
-	int test = 0, first, r = cmd_parse(c, argc, argv, &first, flag_opt, &test);
-	if (r)
-		return r > 0 ? 0 : 2;
-	if (argc - first != 1)
-		return cmd_uerr(c, "need exactly one mount point");
-	char path[PATH_MAX + 16], line[4096];
-	snprintf(path, sizeof(path), "%s/status", argv[first]);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		cmd_err(c, "%s: %s", path, strerror(errno));
-		return test ? 4 : 1;
-	}
-	int state = 0, n = 0;
-	while (fgets(line, sizeof(line), f)) {
-		fputs(line, stdout);
-		/* the second line ends with the volume's state */
-		if (++n == 2)
-			state = strstr(line, ", failed") ? 2 : strstr(line, ", degraded") ? 1 : 0;
-	}
-	fclose(f);
-	if (n < 2) {
-		cmd_err(c, "%s: not an fsvol status", path);
-		return test ? 4 : 1;
-	}
-	return test ? state : 0;
 }
 
 static int replace_opt(int i, const char *arg, void *ctx)
@@ -118,6 +99,8 @@ static int replace_run(const struct cmd *c, int argc, char **argv)
 	snprintf(line, sizeof(line), "replace %s%s%s", m, with ? " " : "", with ? member_arg(with, b2, sizeof(b2)) : "");
 	if (cmd_ctl_send(argv[first], line, reason, sizeof(reason)))
 		return cmd_err(c, "%s", reason);
+	printf("fsvol: replacing %s in %s%s%s (progress: fsvol status)\n", argv[first + 1], argv[first],
+	       with ? " with " : "", with ? with : "");
 	return 0;
 }
 
@@ -159,12 +142,4 @@ const struct cmd cmd_remove = {
 	.summary = "remove failed or spare members (slot number or path)",
 	.opts = no_opts,
 	.run = manage_run,
-};
-
-const struct cmd cmd_detail = {
-	.name = "detail",
-	.operands = "MNT",
-	.summary = "the volume's level, state, members and recovery, as mdadm --detail",
-	.opts = detail_opts,
-	.run = detail_run,
 };

@@ -55,8 +55,18 @@ static int geom_opt(int i, const char *arg, void *ctx)
 			return cmd_err(a->c, "-n %s: expected 1 to %u members", arg, LAYOUT_MAX_MEMBERS), -1;
 		a->n = (unsigned)v;
 		return 0;
-	case 2: return cmd_size(a->c, "--chunk", arg, &a->chunk) ? -1 : 0;
-	case 3: return cmd_size(a->c, "--size", arg, &a->size) ? -1 : 0;
+	case 2:
+		if (cmd_size(a->c, "--chunk", arg, &a->chunk))
+			return -1;
+		if (!a->chunk) /* 0 would mean "the default" below, as create refuses it */
+			return cmd_err(a->c, "--chunk %s: must be a power of two of at least 4K", arg), -1;
+		return 0;
+	case 3:
+		if (cmd_size(a->c, "--size", arg, &a->size))
+			return -1;
+		if (!a->size)
+			return cmd_err(a->c, "--size %s: must be positive", arg), -1;
+		return 0;
 	case 4: a->layout = arg; return 0;
 	case 5:
 		if (a->c == &cmd_map) {
@@ -102,8 +112,8 @@ static void print_header(const struct layout_geom *g, int default_size)
 	char chunk[32], cap[32];
 	size_format(g->chunk, chunk, sizeof(chunk));
 	size_format(g->capacity, cap, sizeof(cap));
-	printf("%s%s%s, %u members, chunk %s, capacity %s%s\n", layout_level_name(g->level),
-	       layout_alg_name(g)[0] ? " " : "", layout_alg_name(g), g->members, chunk, cap,
+	printf("%s%s%s, %u member%s, chunk %s, capacity %s%s\n", layout_level_name(g->level),
+	       layout_alg_name(g)[0] ? " " : "", layout_alg_name(g), g->members, g->members == 1 ? "" : "s", chunk, cap,
 	       default_size ? " (members of 1G, the default -s)" : "");
 }
 

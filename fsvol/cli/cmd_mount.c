@@ -45,6 +45,8 @@ static const struct cmd_opt mount_opts[] = {
 	{ "read-only", 'r', NULL, "with --nbd: export read-only (MNT/volume stays writable)" },
 	{ "http", 0, "[ADDR:]PORT", "serve a live dashboard, /metrics, /stats.json and /status.json over HTTP "
 	  "(ADDR 127.0.0.1 unless given; see docs/counters.md)" },
+	{ "run", 0, NULL, "start degraded when a member the superblocks record as active is not given "
+	  "(mdadm --assemble --run); refused without it, naming the missing members" },
 	{ 0 },
 };
 
@@ -58,6 +60,7 @@ struct mount_args {
 	struct nbd_launch nbd;  /* --nbd: the plugin's words */
 	int nbd_only;           /* an option that needs --nbd was given */
 	int fuse_only;          /* an option the NBD plugin does not take yet was given */
+	int run;                /* --run: a degraded start is wanted */
 };
 
 static int mount_opt(int i, const char *arg, void *ctx)
@@ -149,6 +152,7 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		a->fuse_only = 1;
 		return 0;
 	}
+	case 17: a->run = 1; return 0;
 	}
 	return -1;
 }
@@ -168,6 +172,52 @@ static int mount_nbd(const struct cmd *c, struct mount_args *a, char *const *mem
 	    (a->fo.page_cache && nbd_launch_kv(&a->nbd, "page-cache", NULL)))
 		return cmd_err(c, "too many options");
 	return nbd_launch(c, &a->nbd);
+}
+
+/* Assemble members (absolute paths) and serve them, FUSE or NBD. */
+static int mount_members(const struct cmd *c, struct mount_args *a, char **members, unsigned nm)
+{
+	char err[1024];
+	int r;
+	if (a->nbd.addr)
+		return mount_nbd(c, a, members, nm);
+	/* before assembly: a log that cannot be written is an error, not silence */
+	if (a->fo.log && !a->fo.foreground) {
+		a->fo.log_fd = ff_log_open(a->fo.log, err, sizeof(err));
+		if (a->fo.log_fd < 0)
+			return cmd_err(c, "%s", err);
+	}
+	struct vol *v;
+	if (vol_open(&v, members, nm, &a->vo, err, sizeof(err))) {
+		if (a->fo.log_fd >= 0)
+			close(a->fo.log_fd);
+		return cmd_err(c, "%s", err);
+	}
+	for (unsigned i = 0; i < a->nfaults; i++) {
+		unsigned n = a->fault[i].slot;
+		int bad = n >= vol_nslots(v) || !vol_member(v, n);
+		if (bad)
+			snprintf(err, sizeof(err), "--fault %u=%s: no member in slot %u", n, a->fault[i].spec, n);
+		else if (member_fault_set(vol_member(v, n), a->fault[i].spec, err + 64, sizeof(err) - 64))
+			bad = snprintf(err, 64, "--fault %u=", n) > 0, memmove(err + strlen(err), err + 64, strlen(err + 64) + 1);
+		if (bad) {
+			vol_close(v);
+			if (a->fo.log_fd >= 0)
+				close(a->fo.log_fd);
+			return cmd_err(c, "%s", err);
+		}
+	}
+	cmd_degraded_note(c, v);
+	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
+		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
+				"resyncing parity and copies in the background (see MNT/status)\n");
+	r = ff_serve(v, &a->fo, err, sizeof(err));
+	vol_close(v);
+	if (a->fo.log_fd >= 0)
+		close(a->fo.log_fd);
+	if (r)
+		return cmd_err(c, "%s", err);
+	return 0;
 }
 
 static int mount_run(const struct cmd *c, int argc, char **argv)
@@ -200,48 +250,18 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	}
 	if (ff_check_mountpoint(a.fo.mountpoint, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
-	if (a.nbd.addr)
-		return mount_nbd(c, &a, argv + first + 1, (unsigned)(argc - first - 1));
-	/* before assembly: a log that cannot be written is an error, not silence */
-	if (a.fo.log && !a.fo.foreground) {
-		a.fo.log_fd = ff_log_open(a.fo.log, err, sizeof(err));
-		if (a.fo.log_fd < 0)
-			return cmd_err(c, "%s", err);
-	}
-	struct vol *v;
-	if (vol_open(&v, argv + first + 1, (unsigned)(argc - first - 1), &a.vo, err, sizeof(err))) {
-		if (a.fo.log_fd >= 0)
-			close(a.fo.log_fd);
-		return cmd_err(c, "%s", err);
-	}
-	for (unsigned i = 0; i < a.nfaults; i++) {
-		unsigned n = a.fault[i].slot;
-		int bad = n >= vol_nslots(v) || !vol_member(v, n);
-		if (bad)
-			snprintf(err, sizeof(err), "--fault %u=%s: no member in slot %u", n, a.fault[i].spec, n);
-		else if (member_fault_set(vol_member(v, n), a.fault[i].spec, err + 64, sizeof(err) - 64))
-			bad = snprintf(err, 64, "--fault %u=", n) > 0, memmove(err + strlen(err), err + 64, strlen(err + 64) + 1);
-		if (bad) {
-			vol_close(v);
-			if (a.fo.log_fd >= 0)
-				close(a.fo.log_fd);
-			return cmd_err(c, "%s", err);
-		}
-	}
-	uint64_t failed = vol_failed_mask(v);
-	if (failed)
-		fprintf(stderr, "fsvol mount: volume is degraded (missing or failed member slots: 0x%llx)\n",
-			(unsigned long long)failed);
-	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
-		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
-				"resyncing parity and copies in the background (see MNT/status)\n");
-	r = ff_serve(v, &a.fo, err, sizeof(err));
-	vol_close(v);
-	if (a.fo.log_fd >= 0)
-		close(a.fo.log_fd);
-	if (r)
-		return cmd_err(c, "%s", err);
-	return 0;
+	/* stored as given, a relative path would never match what fail, remove
+	 * and status say (the CLI makes their paths absolute) */
+	unsigned nm = (unsigned)(argc - first - 1);
+	char **members = cmd_abs_paths(argv + first + 1, nm);
+	if (!members)
+		return cmd_err(c, "out of memory");
+	/* --force takes back what it can and starts degraded, as mdadm's does */
+	r = a.run || a.vo.force ? 0 : cmd_degraded_refuse(c, members, nm);
+	if (!r)
+		r = mount_members(c, &a, members, nm);
+	cmd_free_paths(members, nm);
+	return r;
 }
 
 const struct cmd cmd_mount = {
@@ -319,26 +339,6 @@ static void watchdog_disarm(void)
 	atomic_store(&wd.done, 1);
 }
 
-/* Is mnt an fsvol FUSE mount? (/proc/self/mounts: "fsvol MNT fuse.fsvol ...") */
-static int is_fsvol_mount(const char *mnt)
-{
-	char real[PATH_MAX], line[PATH_MAX * 2];
-	int found = 0;
-	if (!realpath(mnt, real))
-		snprintf(real, sizeof(real), "%s", mnt);
-	FILE *f = fopen("/proc/self/mounts", "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char dev[256], dir[PATH_MAX], type[64];
-		if (sscanf(line, "%255s %4095s %63s", dev, dir, type) == 3 && !strcmp(dir, real) &&
-		    !strcmp(type, "fuse.fsvol"))
-			found = 1;
-	}
-	fclose(f);
-	return found;
-}
-
 static int daemon_pid(const char *mnt)
 {
 	char path[PATH_MAX + 16], line[256];
@@ -382,7 +382,7 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 		return cmd_uerr(c, "need exactly one mount point");
 	const char *mnt = argv[first];
 	watchdog_arm(c, mnt, timeout);
-	if (!is_fsvol_mount(mnt))
+	if (!cmd_is_fsvol_mount(mnt))
 		return cmd_err(c, "%s: not an fsvol mount", mnt);
 	int pid = daemon_pid(mnt);
 	if (pid == -ENOTCONN) {
@@ -449,12 +449,15 @@ static int status_run(const struct cmd *c, int argc, char **argv)
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point");
 	watchdog_arm(c, argv[first], timeout);
-	if (!is_fsvol_mount(argv[first]))
+	if (!cmd_is_fsvol_mount(argv[first]))
 		return cmd_err(c, "%s: not an fsvol mount", argv[first]);
 	snprintf(path, sizeof(path), "%s/status", argv[first]);
 	FILE *f = fopen(path, "r");
-	if (!f)
-		return cmd_err(c, "%s: %s", path, strerror(errno));
+	if (!f) {
+		char why[PATH_MAX + 400];
+		cmd_mnt_problem(argv[first], path, errno, why, sizeof(why));
+		return cmd_err(c, "%s", why);
+	}
 	size_t n;
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 		fwrite(buf, 1, n, stdout);

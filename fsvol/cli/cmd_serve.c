@@ -20,6 +20,7 @@ static const struct cmd_opt serve_opts[] = {
 	{ "read-policy", 0, "POLICY", "raid1/raid10 reads: md (default), round-robin, prefer:N, split:SIZE" },
 	{ "stats", 0, "LEVEL", "counters: all (default), volume, off" },
 	{ "model", 0, "SPEC", "emulated disks (see fsvol model list); hard disks make the export rotational" },
+	{ "run", 0, NULL, "start degraded when a member the superblocks record as active is not given (as mount --run)" },
 	{ 0 },
 };
 
@@ -27,6 +28,7 @@ struct serve_args {
 	struct nbd_launch l;
 	struct vol_opts vo;
 	int bad;
+	int run, force;
 };
 
 static int serve_opt(int i, const char *arg, void *ctx)
@@ -50,7 +52,7 @@ static int serve_opt(int i, const char *arg, void *ctx)
 	case 5: a->l.pidfile = arg; return 0;
 	case 6: a->l.log = arg; return 0;
 	case 7: r = nbd_launch_kv(&a->l, "buffered", NULL); break;
-	case 8: r = nbd_launch_kv(&a->l, "force", NULL); break;
+	case 8: a->force = 1; r = nbd_launch_kv(&a->l, "force", NULL); break;
 	case 9:
 		if (vol_opts_parse_policy(arg, &a->vo))
 			return cmd_err(&cmd_serve, "--read-policy %s: expected md, round-robin, prefer:N or split:SIZE (a multiple of 4K)", arg), -1;
@@ -62,6 +64,7 @@ static int serve_opt(int i, const char *arg, void *ctx)
 		r = nbd_launch_kv(&a->l, "stats", arg);
 		break;
 	case 11: r = nbd_launch_kv(&a->l, "model", arg); break;
+	case 12: a->run = 1; return 0;
 	default: return -1;
 	}
 	if (r)
@@ -76,12 +79,19 @@ static int serve_run(const struct cmd *c, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (!a.l.addr)
-		return cmd_err(c, "--nbd unix:PATH or [ADDR:]PORT is required");
+		return cmd_uerr(c, "--nbd unix:PATH or [ADDR:]PORT is required");
 	if (argc - first < 1)
-		return cmd_err(c, "need at least one member");
-	a.l.members = argv + first;
+		return cmd_uerr(c, "need at least one member");
 	a.l.nmembers = (unsigned)(argc - first);
-	return nbd_launch(c, &a.l);
+	char **members = cmd_abs_paths(argv + first, a.l.nmembers); /* as mount stores them */
+	if (!members)
+		return cmd_err(c, "out of memory");
+	a.l.members = members;
+	r = a.run || a.force ? 0 : cmd_degraded_refuse(c, members, a.l.nmembers);
+	if (!r)
+		r = nbd_launch(c, &a.l);
+	cmd_free_paths(members, a.l.nmembers);
+	return r;
 }
 
 const struct cmd cmd_serve = {

@@ -127,8 +127,11 @@ static int snap_read(const struct cmd *c, const char *mnt, struct stats_doc *doc
 	size_t len = 0;
 	snprintf(path, sizeof(path), "%s/stats.json", mnt);
 	int r = read_file(path, &buf, &len);
-	if (r)
-		return cmd_err(c, "%s: %s", path, strerror(-r));
+	if (r) {
+		char why[PATH_MAX + 400];
+		cmd_mnt_problem(mnt, path, -r, why, sizeof(why)); /* a dead daemon, not "Transport endpoint..." */
+		return cmd_err(c, "%s", why);
+	}
 	r = stats_json_parse(buf, len, doc, err, sizeof(err));
 	free(buf);
 	if (r)
@@ -459,8 +462,11 @@ static int trace_run(const struct cmd *c, int argc, char **argv)
 		return cmd_trace_record(c, argv[first], a.record, a.count, a.duration);
 	snprintf(path, sizeof(path), "%s/%s", argv[first], a.json ? "trace.json" : "trace");
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cmd_err(c, "%s: %s", path, strerror(errno));
+	if (fd < 0) {
+		char why[PATH_MAX + 400];
+		cmd_mnt_problem(argv[first], path, errno, why, sizeof(why));
+		return cmd_err(c, "%s", why);
+	}
 	if (!a.json)
 		printf("%-14s %8s %-4s %c %12s   %-8s %13s %s\n", "time(s)", "seq", "dev", 'T', "offset",
 		       "length", "latency", "why");

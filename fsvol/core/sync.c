@@ -75,9 +75,9 @@ static int run_check(struct vol *v, const char *what)
 	int done = !r && atomic_load(&v->sync_pos) == v->sync_total;
 	if (done && repair && !skipped)
 		v->was_dirty = 0; /* redundancy agrees with the data again */
-	fsvol_log(LOG_NOTICE, "%s %s: %llu of %llu units, %llu mismatches%s, %llu skipped (no redundancy)", what,
+	fsvol_log(LOG_NOTICE, "%s %s: %llu of %llu units, %llu mismatch%s%s, %llu skipped (no redundancy)", what,
 		done ? "done" : "stopped", (unsigned long long)atomic_load(&v->sync_pos),
-		(unsigned long long)v->sync_total, (unsigned long long)bad, repair && bad ? " repaired" : "",
+		(unsigned long long)v->sync_total, (unsigned long long)bad, bad == 1 ? "" : "es", repair && bad ? " repaired" : "",
 		(unsigned long long)skipped);
 	if (by_bitmap)
 		fsvol_log(LOG_NOTICE, "%s: %llu units clean by the write-intent bitmap, not read", what,

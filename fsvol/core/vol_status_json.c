@@ -19,6 +19,19 @@ static const char *member_word(const struct vol *v, unsigned i)
 	return s;
 }
 
+/* A replace under way (md's want_replacement): which member is replaced by
+ * which, on both ends, so a reader needs no other field to pair them. */
+static void member_replace_json(const struct vol *v, FILE *f, unsigned i)
+{
+	int k = atomic_load(&v->replace_slot), w = atomic_load(&v->replace_with);
+	if (k < 0 || w < 0)
+		return;
+	if ((int)i == k)
+		fprintf(f, ",\"replaced_by\":%d", w);
+	else if ((int)i == w)
+		fprintf(f, ",\"replacing\":%d", k);
+}
+
 void vol_status_json(struct vol *v, FILE *f)
 {
 	const struct layout_geom *g = &v->geom;
@@ -60,6 +73,7 @@ void vol_status_json(struct vol *v, FILE *f)
 			fprintf(f, "%llu", (unsigned long long)atomic_load(&v->rebuild_pos));
 		else
 			fputs("null", f);
+		member_replace_json(v, f, i);
 		fputc('}', f);
 	}
 	fputs("],\"sync\":", f);

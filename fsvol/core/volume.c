@@ -148,6 +148,19 @@ static void vol_status_progress(struct vol *v, FILE *f)
 		atomic_load(&v->sync_speed_min), atomic_load(&v->sync_speed_max));
 }
 
+/* A replace under way: " (being replaced by m4)" on the role, " (replacing m1)"
+ * on the new member, so the pair reads off either line. */
+static void vol_status_replace(const struct vol *v, FILE *f, unsigned i)
+{
+	int k = atomic_load(&v->replace_slot), w = atomic_load(&v->replace_with);
+	if (k < 0 || w < 0)
+		return;
+	if ((int)i == k)
+		fprintf(f, " (being replaced by m%d)", w);
+	else if ((int)i == w)
+		fprintf(f, " (replacing m%d)", k);
+}
+
 void vol_status(struct vol *v, FILE *f)
 {
 	const struct layout_geom *g = &v->geom;
@@ -163,7 +176,7 @@ void vol_status(struct vol *v, FILE *f)
 	fprintf(f, "%s : active %s", name, layout_level_name(g->level));
 	if (layout_alg_name(g)[0])
 		fprintf(f, " %s", layout_alg_name(g));
-	fprintf(f, " chunk %s, %u members [%u/%u] [", chunk, g->members, g->members, up);
+	fprintf(f, " chunk %s, %u member%s [%u/%u] [", chunk, g->members, g->members == 1 ? "" : "s", g->members, up);
 	for (unsigned i = 0; i < g->members; i++)
 		fputc(failed & (1ull << i) ? '_' : 'U', f);
 	fprintf(f, "]\n      %llu bytes (%s), uuid %s, events %llu, %s\n",
@@ -174,6 +187,7 @@ void vol_status(struct vol *v, FILE *f)
 		if (v->slot[i])
 			member_fault_describe(v->slot[i], faults, sizeof(faults));
 		fprintf(f, "      m%u: %s %s", i, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
+		vol_status_replace(v, f, i);
 		if (strcmp(faults, "none"))
 			fprintf(f, " (faults: %s)", faults);
 		fputc('\n', f);
@@ -181,11 +195,11 @@ void vol_status(struct vol *v, FILE *f)
 	if (v->sync_what) {
 		uint64_t pos = atomic_load(&v->sync_pos), bad = atomic_load(&v->sync_bad);
 		uint64_t skipped = atomic_load(&v->sync_skipped);
-		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatches", v->sync_what,
+		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatch%s", v->sync_what,
 			v->sync_running ? "running" : v->sync_done ? "done" : "stopped",
 			v->sync_total ? 100.0 * (double)pos / (double)v->sync_total : 100.0,
 			(unsigned long long)pos, (unsigned long long)v->sync_total,
-			layout_is_parity(g) ? "stripes" : "chunks", (unsigned long long)bad);
+			layout_is_parity(g) ? "stripes" : "chunks", (unsigned long long)bad, bad == 1 ? "" : "es");
 		if (skipped) /* honest: these could not be checked at all */
 			fprintf(f, ", %llu skipped (no redundancy to check against)", (unsigned long long)skipped);
 		fputc('\n', f);
@@ -770,6 +784,7 @@ void vol_sync_info(const struct vol *v, struct vol_sync_info *out)
 		.pos = atomic_load(&v->sync_pos), .total = v->sync_total,
 		.mismatches = atomic_load(&v->sync_bad), .skipped = atomic_load(&v->sync_skipped),
 		.rebuild_slot = atomic_load(&v->rebuild_slot), .rebuild_pos = atomic_load(&v->rebuild_pos),
+		.start_ns = v->sync_t0,
 	};
 	if (out->running)
 		sync_rate(v, &out->speed_kibs, &out->eta_s);

@@ -71,6 +71,7 @@ struct vol_sync_info {
 	uint64_t rebuild_pos;      /* logical bytes in sync on the rebuilding member */
 	double speed_kibs;         /* since the pass started */
 	double eta_s;              /* at that speed; 0 when not running */
+	uint64_t start_ns;         /* when the pass began (stats_now): tells two passes apart */
 };
 void vol_sync_info(const struct vol *v, struct vol_sync_info *out);
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "fsvol/core/bufpool.h"
+#include "fsvol/front/events.h"
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/front/http.h"
 #include "fsvol/front/report.h"
@@ -37,7 +38,8 @@
 #define FF_NOBLOCK_THREADS 4 /* when no member can block a thread (NBD, memory) */
 #define FF_MAX_BACKGROUND 4096 /* async direct I/O requests the kernel keeps in flight */
 
-enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_METRICS, INO_STATUS_JSON, INO_END };
+enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_METRICS, INO_STATUS_JSON,
+       INO_EVENTS, INO_END };
 
 static const struct ff_file {
 	const char *name;
@@ -55,6 +57,7 @@ static const struct ff_file {
 	[INO_TRACE_JSON] = { "trace.json", S_IFREG | 0400, -1 },
 	[INO_METRICS] = { "metrics", S_IFREG | 0444, REPORT_METRICS },
 	[INO_STATUS_JSON] = { "status.json", S_IFREG | 0444, REPORT_STATUS_JSON },
+	[INO_EVENTS] = { "events", S_IFREG | 0444, -1 }, /* an append-only log (events.h) */
 };
 
 /* An open text or trace file. fi->fh holds its id, not a pointer: the
@@ -92,6 +95,7 @@ struct ff {
 	uint64_t next_handle;
 	pthread_mutex_t trace_lock;
 	unsigned tracers;
+	struct events_log *events; /* MNT/events */
 };
 
 /* A reader of MNT/trace: its cursor into the ring. */
@@ -134,6 +138,8 @@ static void ff_attr(struct ff *f, fuse_ino_t ino, struct stat *st)
 		st->st_size = (off_t)vol_geom(f->v)->capacity;
 		st->st_blocks = (blkcnt_t)(vol_geom(f->v)->capacity / 512);
 	}
+	if (ino == INO_EVENTS) /* its real size, so tail -f sees it grow */
+		st->st_size = (off_t)events_size(f->events);
 }
 
 static void ff_init(void *userdata, struct fuse_conn_info *conn)
@@ -229,15 +235,13 @@ static void ff_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	for (off_t i = off; i < INO_END + 1; i++) {
+	for (off_t i = off; i < INO_END; i++) { /* ff_files[INO_END] is past the table */
 		struct stat st = { 0 };
-		const char *name = i == 0 ? "." : i == 1 ? ".." : ff_files[i].name;
 		if (i >= 2 && i < INO_VOLUME)
 			continue;
+		const char *name = i == 0 ? "." : i == 1 ? ".." : ff_files[i].name;
 		st.st_ino = i < 2 ? INO_ROOT : (ino_t)i;
 		st.st_mode = i < 2 ? S_IFDIR : ff_files[i].mode;
-		if (i >= INO_END)
-			break;
 		size_t n = fuse_add_direntry(req, buf + used, sizeof(buf) - used, name, &st, i + 1);
 		if (used + n > sizeof(buf) || used + n > size)
 			break;
@@ -380,6 +384,11 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		t->json = ino == INO_TRACE_JSON;
 		fi->fh = ff_handle_add(f, h);
 		fi->nonseekable = 1;
+		fuse_reply_open(req, fi);
+		return;
+	}
+	if (ino == INO_EVENTS) { /* read as it grows: nothing kept per handle */
+		fi->fh = ff_handle_add(f, h);
 		fuse_reply_open(req, fi);
 		return;
 	}
@@ -537,6 +546,19 @@ static void ff_ctl_reply(struct ff *f, uint64_t id, const char *err)
 	ff_handle_put(f, h);
 }
 
+/* MNT/events from off: what the log holds there now (0 bytes: no more yet). */
+static void ff_read_events(fuse_req_t req, struct ff *f, off_t off, size_t size)
+{
+	char *buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	size_t n = off < 0 ? 0 : events_read(f->events, (uint64_t)off, buf, size);
+	fuse_reply_buf(req, buf, n);
+	free(buf);
+}
+
 static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct ff *f = ff_of(req);
@@ -555,6 +577,10 @@ static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	}
 	if (ino == INO_CTL) {
 		ff_read_ctl(req, f, fi->fh, size);
+		return;
+	}
+	if (ino == INO_EVENTS) {
+		ff_read_events(req, f, off, size);
 		return;
 	}
 	struct ff_handle *h = ff_handle_get(f, fi->fh);
@@ -774,6 +800,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 		goto out_loop;
 	}
 	/* after daemonising: a thread does not survive fuse_daemonize's fork */
+	if (events_start(v, &f.events))
+		fsvol_log(LOG_ERR, "cannot start MNT/events; the volume still serves");
 	if (http_fd >= 0) {
 		http = http_start(v, http_fd, err, errlen);
 		http_fd = -1;
@@ -784,6 +812,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	 * clean stop, like an unmount */
 	r = fuse_session_loop_mt(se, cfg);
 	http_stop(http);
+	events_stop(f.events);
+	f.events = NULL;
 	/* requests still in the engine reply through this session: let them */
 	engine_drain(v);
 	if (r < 0)

@@ -305,7 +305,8 @@ int report_ctl(struct vol *v, const char *cmd, size_t len, char *err, size_t err
 		uint64_t after = vol_failed_mask(v) | (1ull << i);
 		if (!c.force && !layout_survives(vol_geom(v), after) && !(vol_failed_mask(v) & (1ull << i))) {
 			snprintf(err, errlen, "ctl: fail %s: refused: %s cannot serve its data without member %d%s; "
-				 "write 'fail %s force' to fail it anyway", c.arg, layout_level_name(vol_geom(v)->level), i,
+				 "fsvol fail --force fails it anyway (on MNT/ctl: 'fail %s force')", c.arg,
+				 layout_level_name(vol_geom(v)->level), i,
 				 layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1 ? " (too many already failed)"
 											: " (no redundancy)", c.arg);
 			return -EINVAL;

@@ -406,8 +406,9 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		}
 	} else if (stale >= 0 && !force) {
 		return sb_refuse(err, errlen, "%s: stale (events %" PRIu64 ", volume at %" PRIu64
-			      "): it was failed or removed; leave it out, or use --force to assemble without it",
-			      pname(&c[stale]), c[stale].sb.events, ref->events);
+			      "): it missed changes while it was failed or left out; mount without it, then "
+			      "'fsvol re-add MNT %s' brings it up to date, or use --force to assemble without it",
+			      pname(&c[stale]), c[stale].sb.events, ref->events, pname(&c[stale]));
 	}
 	out->missing_mask = mask;
 	out->missing = (unsigned)__builtin_popcountll(mask);

@@ -129,4 +129,14 @@ expect_fail_msg "" "$FSVOL" map --json $M $((24 * MiB)) 1
 # examine of a file that is not a member names it
 head -c $MiB /dev/zero >"$T/zero"
 expect_fail_msg "$T/zero" "$FSVOL" examine "$T/zero"
+# the man page's FILES name every file of the mount (issue 21: metrics and
+# status.json were left out), each as the mount lists it
+mkdir -p "$T/fm"
+"$FSVOL" create -l raid1 -s 8M "$T/f0" "$T/f1" >/dev/null || fail "create for the FILES check"
+fsvol_mount "$T/fm" "$T/f0" "$T/f1"
+"$FSVOL" --man | sed -n '/^\.SH FILES/,/^\.SH [A-Z ]*$/p' | sed -n '2,$p' >"$T/files"
+for f in $(ls "$T/fm"); do
+	grep -q "MNT/$f\b" "$T/files" || fail "fsvol(8) FILES lacks MNT/$f"
+done
+fsvol_umount "$T/fm"
 note "cli ok"

@@ -53,6 +53,10 @@ degraded() {
 		# naming a deleted member on the command line is refused, naming it
 		expect_fail_msg "$d/m${slots%% *}" "$FSVOL" mount "$d/mnt" "${all[@]}"
 		! mountpoint -q "$d/mnt" || fail "$name: refused mount left a mount behind"
+		# members the superblocks call active start degraded with --run only
+		expect_fail_msg "m${slots%% *} (not given)" "$FSVOL" mount "$d/mnt" "${left[@]}"
+		! mountpoint -q "$d/mnt" || fail "$name: refused mount left a mount behind"
+		opt=(--run)
 	else
 		left=("${all[@]}")
 		# without --force the zeroed member is refused, and named

@@ -49,7 +49,7 @@ dd if=/dev/urandom of="$T/m2" bs=4K count=1 seek=$((256 + 40)) conv=notrunc stat
 fsvol_mount "$T/mnt" "$T"/m{0,1,2,3}
 # scrub says what it found in its exit code too: 1 when anything disagreed
 rc=0; out=$("$FSVOL" scrub "$T/mnt") || rc=$?
-[[ $out == *"check done"*", 1 mismatches"* && $rc -eq 1 ]] || fail "scrub: $out, exit $rc (want 1 mismatch, exit 1)"
+[[ $out == *"check done"*", 1 mismatch"* && $rc -eq 1 ]] || fail "scrub: $out, exit $rc (want 1 mismatch, exit 1)"
 rc=0; out=$("$FSVOL" scrub --repair "$T/mnt") || rc=$?
 [[ $out == *"repair done"* && $rc -eq 1 ]] || fail "scrub --repair: $out, exit $rc (it found one)"
 out=$("$FSVOL" scrub "$T/mnt") || fail "scrub after the repair exited non-zero: $out"
@@ -65,7 +65,7 @@ fsvol_umount "$T/mir"
 dd if=/dev/urandom of="$T/r1" bs=4K count=2 seek=$((256 + 100)) conv=notrunc status=none
 fsvol_mount "$T/mir" "$T"/r{0,1}
 out=$("$FSVOL" scrub --repair "$T/mir") && fail "raid1 scrub --repair found a mismatch but exited 0"
-[[ $out == *"1 mismatches"* ]] || fail "raid1 scrub: $out"
+[[ $out == *"1 mismatch"* ]] || fail "raid1 scrub: $out"
 [[ $("$FSVOL" scrub "$T/mir") == *", 0 mismatches"* ]] || fail "raid1 copies still differ after repair"
 
 # --- signals stop a daemon cleanly: the mount goes, the superblock is clean

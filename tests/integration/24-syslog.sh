@@ -41,6 +41,9 @@ trap '"$FSVOL" umount "$T/mnt" 2>/dev/null || umount -l "$T/mnt" 2>/dev/null; ki
 "$FSVOL" mount "$T/mnt" "$T/m0" "$T/m1"
 sed -n 's/^pid: *//p' "$T/mnt/status" >"$T/daemon.pid"
 "$FSVOL" ctl "$T/mnt" rebuild 2>"$T/ctl.err" && exit 3
+# fsvol ctl refuses an unknown word itself (a usage error); written to MNT/ctl
+# it reaches the daemon, which logs the refusal
+(echo rebuild >"$T/mnt/ctl") 2>/dev/null && exit 3
 wait "$listener" || true
 EOF
 rc=0

@@ -63,6 +63,60 @@ status 2 "$BENCH"                                      # no TARGET
 status 2 "$BENCH" -b 3X "$T/f"
 status 2 "$BENCH" --no-such-flag "$T/f"
 status 2 "$BENCH" sweep --members 0-x
+# issue 21 point 7, issue 22 point 9: the same mistake is the same status everywhere
+status 2 "$FSVOL" create -l raid5 -s 8M "$T/c0" "$T/c1"   # too few members for the level
+status 2 "$FSVOL" layout -l raid5 -n 2
+status 2 "$FSVOL" create -l raid5 -c 48K -s 8M "$T/c0" "$T/c1" "$T/c2"
+status 2 "$FSVOL" create -l raid5 -c 3K -s 8M "$T/c0" "$T/c1" "$T/c2"
+status 2 "$FSVOL" create -l raid5 -c 0 -s 8M "$T/c0" "$T/c1" "$T/c2"
+status 2 "$FSVOL" map -l raid0 -n 4 -c 0 0
+status 2 "$FSVOL" layout -l raid0 -n 4 -c 0
+status 2 "$FSVOL" map -l raid0 -n 4 -s 0 0
+status 2 "$FSVOL" map -l raid0 -n 4 -c 48K 0
+status 2 "$FSVOL" ctl "$T" frobnicate                 # an unknown ctl word
+status 2 "$FSVOL" ctl "$T" stats lots
+# point 8: -s 8 is 8 bytes; the message quotes it and asks for a unit
+status 2 "$FSVOL" create -l raid5 -s 8 "$T/c0" "$T/c1" "$T/c2"
+grep -q -- "--size 8: taken as 8 bytes" "$T/err" && grep -q "wants a unit" "$T/err" || fail "-s 8: $(cat "$T/err")"
+status 2 "$FSVOL" create -l raid5 --data-offset 4K --bitmap internal -s 8M "$T/c0" "$T/c1" "$T/c2"
+grep -q -- "--data-offset 4K: leaves no room for the write-intent bitmap" "$T/err" || fail "--data-offset 4K: $(cat "$T/err")"
+status 2 "$FSVOL" create -l raid5 --data-offset 6K -s 8M "$T/c0" "$T/c1" "$T/c2"
+status 2 "$FSVOL" create -l raid5 --spares 3 -s 8M "$T/c0" "$T/c1" "$T/c2"
+grep -q -- "--spares 3 with 3 devices" "$T/err" && ! grep -q "0 members" "$T/err" || fail "--spares 3: $(cat "$T/err")"
+# point 10: memory members would lose their superblocks with the process
+status 2 "$FSVOL" create -l raid1 -s 8M mem:a mem:b
+grep -q "mem:a: a memory member lives only as long as the process" "$T/err" || fail "mem: $(cat "$T/err")"
+status 2 "$FSVOL" serve "${M[@]}"                       # no --nbd
+status 2 "$FSVOL" serve --nbd unix:"$T/s"              # no members
+
+# every command, every bad-usage path the table allows: no operands, an
+# unknown long or short option, an option without its argument
+"$FSVOL" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }' >"$T/cmds"
+while read -r c; do
+	[[ $c == monitor ]] || status 2 "$FSVOL" "$c"    # monitor alone follows every mount (--scan)
+	status 2 "$FSVOL" "$c" --no-such-option "$T/mnt" "${M[0]}"
+	status 2 "$FSVOL" "$c" -Q "$T/mnt" "${M[0]}"
+	# the table's first option that takes a value, given without one
+	o=$("$FSVOL" "$c" --help | sed -n 's/^  \(-., \)\{0,1\}\(--[a-z-]*\) [A-Z[].*/\2/p' | head -1)
+	[[ -z $o ]] || status 2 "$FSVOL" "$c" "$o"
+done <"$T/cmds"
+# extra or missing operands, and values out of range
+status 2 "$FSVOL" detail "$T/a" "$T/b"
+status 2 "$FSVOL" fail "$T/mnt"
+status 2 "$FSVOL" replace "$T/mnt"
+status 2 "$FSVOL" scrub "$T/a" "$T/b"
+status 2 "$FSVOL" stat -i 0 "$T/mnt"
+status 2 "$FSVOL" status --timeout 0 "$T/mnt"
+status 2 "$FSVOL" umount --timeout x "$T/mnt"
+status 2 "$FSVOL" mount --mode 999 "$T/mnt" "${M[@]}"
+status 2 "$FSVOL" mount --fault x "$T/mnt" "${M[@]}"
+status 2 "$FSVOL" create -l raid5 --spares x -s 8M "$T/c0" "$T/c1" "$T/c2"
+status 2 "$FSVOL" create -l raid5 --bitmap sometimes -s 8M "$T/c0" "$T/c1" "$T/c2"
+status 2 "$FSVOL" create -l raid5 --name "bad name" -s 8M "$T/c0" "$T/c1" "$T/c2"
+status 2 "$FSVOL" create -l raid5 --layout diagonal -s 8M "$T/c0" "$T/c1" "$T/c2"
+status 2 "$FSVOL" layout -l raid5 -n 4 --rows 0
+status 2 "$FSVOL" map -l raid0 -n 0 0
+status 2 "$FSVOL" trace -n x "$T/mnt"
 [[ ! -e $T/c0 ]] || fail "a refused create left $T/c0 behind"
 
 # --- 1: well formed, but it cannot be done -----------------------------------------
@@ -76,6 +130,8 @@ status 1 "$FSVOL" umount "$T/mnt"                      # not mounted
 status 1 "$FSVOL" status "$T/mnt"
 status 1 "$FSVOL" map "${M[0]}" "$T/zero" 0             # not a volume
 status 1 "$FSVOL" create -l raid1 -s 8M "$T/nodir/c0" "$T/c1"
+status 1 "$FSVOL" ctl "$T/mnt" reset                   # well formed, but not a mount
+status 1 "$FSVOL" detail "$T/mnt"
 status 1 "$BENCH" -d1 -W0 "$T/nonexistent"
 
 # --- every --help comes from its table: mount's lists every option -------------------
@@ -87,7 +143,6 @@ syn=$(sed -n '1,/^  [a-z]/p' "$T/h")  # the synopsis lines
 for o in -f --buffered --force --read-policy --stats --page-cache --log --model MNT MEMBER...; do
 	[[ $syn == *"$o"* ]] || fail "mount's synopsis lacks $o: $syn"
 done
-"$FSVOL" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }' >"$T/cmds"
 [[ $(wc -l <"$T/cmds") -ge 10 ]] || fail "fsvol --help lists $(wc -l <"$T/cmds") commands"
 while read -r c; do
 	"$FSVOL" "$c" --help >"$T/hc" || fail "fsvol $c --help"

@@ -30,7 +30,7 @@ random_file "$T/d2" $((2 * MiB))
 dd if="$T/d1" of="$T/mnt/volume" bs=1M oflag=direct conv=notrunc status=none
 echo "fail 1" >"$T/mnt/ctl" || fail "raid5: 'fail 1' refused"
 dd if="$T/d2" of="$T/mnt/volume" bs=1M seek=8 oflag=direct conv=notrunc status=none
-ctl_refused "$T/mnt" "fail 2" "fail 2: refused: raid5 cannot serve its data without member 2 (too many already failed); write 'fail 2 force'"
+ctl_refused "$T/mnt" "fail 2" "fail 2: refused: raid5 cannot serve its data without member 2 (too many already failed); fsvol fail --force fails it anyway"
 [[ $(health "$T/mnt") == *degraded* ]] || fail "a refused fail changed the volume: $(health "$T/mnt")"
 ctl_refused "$T/mnt" "fail 2 force now" "unexpected 'now'"
 echo "fail 2 force" >"$T/mnt/ctl" || fail "'fail 2 force' refused"
@@ -73,7 +73,7 @@ fsvol_umount "$T/mnt"
 "$FSVOL" create -l raid0 -c 64K -s 8M "$T"/c{0,1,2} >/dev/null
 fsvol_mount "$T/mnt" "$T"/c{0,1,2}
 dd if="$T/d1" of="$T/mnt/volume" bs=1M oflag=direct conv=notrunc status=none
-ctl_refused "$T/mnt" "fail 1" "fail 1: refused: raid0 cannot serve its data without member 1 (no redundancy); write 'fail 1 force'"
+ctl_refused "$T/mnt" "fail 1" "fail 1: refused: raid0 cannot serve its data without member 1 (no redundancy); fsvol fail --force fails it anyway"
 grep -q '\[UUU\]' "$T/mnt/status" || fail "a refused fail changed raid0: $(head -1 "$T/mnt/status")"
 echo "fail 1 force" >"$T/mnt/ctl" || fail "raid0: 'fail 1 force' refused"
 fsvol_umount "$T/mnt"
@@ -87,10 +87,10 @@ fsvol_umount "$T/mnt"
 "$FSVOL" create -l raid1 -s 16M "$T"/s{0,1} >/dev/null
 random_file "$T/x" $MiB
 random_file "$T/y" $MiB
-fsvol_mount "$T/mnt" "$T/s0"
+fsvol_mount --run "$T/mnt" "$T/s0"
 dd if="$T/x" of="$T/mnt/volume" bs=1M oflag=direct conv=notrunc status=none
 fsvol_umount "$T/mnt"
-fsvol_mount "$T/mnt" "$T/s1"
+fsvol_mount --run "$T/mnt" "$T/s1"
 dd if="$T/y" of="$T/mnt/volume" bs=1M oflag=direct conv=notrunc status=none
 fsvol_umount "$T/mnt"
 for order in "s0 s1" "s1 s0"; do

@@ -68,7 +68,7 @@ fsvol_umount "$T/mnt"
 
 # a volume without a bitmap and a missing member (mounted degraded)
 "$FSVOL" create -l raid1 -s 8M --bitmap none "$T"/r{0,1} >/dev/null
-fsvol_mount "$T/mir" "$T/r0"
+fsvol_mount --run "$T/mir" "$T/r0"
 valid "$T/mir" degraded
 [[ $(slot_state "$T/mir" 1) == missing && $(jq .bitmap "$T/mir/status.json") == null ]] ||
 	fail "missing member / no bitmap: $(cat "$T/mir/status.json")"

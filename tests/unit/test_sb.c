@@ -927,7 +927,7 @@ static const struct {
 	{"slot clash", mut_slot_clash, 1, -EINVAL, "m1 and m4 both claim slot 1", NULL, 0, -1, -1},
 	{"copy of a member", mut_copy_of_member, 1, -EINVAL, "m1 and m4 both claim slot 1", NULL, 0, -1, -1},
 	{"wrong member", mut_wrong_member, 1, -EINVAL, "m2: not the member recorded in slot 2 (uuid ", NULL, 0, -1, -1},
-	{"stale", mut_stale, 0, -EINVAL, "m2: stale (events 5, volume at 7): it was failed or removed; leave it out, or use --force to assemble without it", NULL, 0, -1, -1},
+	{"stale", mut_stale, 0, -EINVAL, "m2: stale (events 5, volume at 7): it missed changes while it was failed or left out; mount without it, then 'fsvol re-add MNT m2' brings it up to date, or use --force to assemble without it", NULL, 0, -1, -1},
 	{"stale forced", mut_stale, 1, 0, NULL, NULL, 1u << 2, 2, -1},
 	{"stale first", mut_stale_first_newest_last, 0, -EINVAL, "m0: stale (events 2, volume at 3)", NULL, 0, -1, -1},
 	{"stale first forced", mut_stale_first_newest_last, 1, 0, NULL, NULL, 1u << 0, 0, -1},

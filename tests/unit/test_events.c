@@ -1,0 +1,148 @@
+/* events_diff: the events between two looks at a volume (MNT/events), as
+ * mdadm --monitor names them, for the transitions a volume goes through: a
+ * failure with a spare moved into the role's slot, a rebuild seen at each
+ * fifth, a pass that ran entirely between two looks, a replace, a spare's
+ * failure, a volume going beyond redundancy, and nothing for no change. */
+#include "fsvol/front/events.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A look: slot words "active:/m0 active:/m1 spare:/s0" ("missing:" for none). */
+static void look(struct events_snap *s, const char *slots, int degraded, const char *what, int running,
+		 int done, unsigned pct, uint64_t start, int slot)
+{
+	char buf[512], *save;
+	memset(s, 0, sizeof(*s));
+	snprintf(buf, sizeof(buf), "%s", slots);
+	for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *colon = strchr(w, ':');
+		*colon = 0;
+		snprintf(s->state[s->nslots], sizeof(s->state[0]), "%s", w);
+		snprintf(s->path[s->nslots], sizeof(s->path[0]), "%s", colon + 1);
+		s->nslots++;
+	}
+	s->members = 3;
+	s->degraded = degraded;
+	s->nfailed = (unsigned)degraded;
+	s->sync_what = what;
+	s->sync_running = running;
+	s->sync_done = done;
+	s->sync_pct = pct;
+	s->sync_start_ns = start;
+	s->sync_slot = slot;
+}
+
+static char got[2048];
+
+static void collect(void *ctx, const char *event, int slot, const char *detail)
+{
+	(void)ctx;
+	size_t n = strlen(got);
+	snprintf(got + n, sizeof(got) - n, "%s%s %d %s", n ? "; " : "", event, slot, detail);
+}
+
+static const char *diff(const struct events_snap *a, const struct events_snap *b)
+{
+	got[0] = 0;
+	events_diff(a, b, collect, NULL);
+	return got;
+}
+
+START_TEST(test_no_change)
+{
+	static struct events_snap a, b;
+	look(&a, "active:/m0 active:/m1 active:/m2", 0, "check", 1, 0, 10, 7, -1);
+	look(&b, "active:/m0 active:/m1 active:/m2", 0, "check", 1, 0, 15, 7, -1);
+	ck_assert_str_eq(diff(&a, &b), "");
+}
+END_TEST
+
+START_TEST(test_fail_spare_takes_over)
+{
+	static struct events_snap a, b, c, d;
+	/* md's way here: the spare moves into role 1, the failed member to slot 3 */
+	look(&a, "active:/m0 active:/m1 active:/m2 spare:/s0", 0, NULL, 0, 0, 0, 0, -1);
+	look(&b, "active:/m0 rebuilding:/s0 active:/m2 failed:/m1", 1, "recovery", 1, 0, 5, 9, 1);
+	ck_assert_str_eq(diff(&a, &b), "Fail 3 /m1; DegradedArray -1 1 of 3 members failed or missing; "
+				       "RebuildStarted 1 recovery");
+	look(&c, "active:/m0 rebuilding:/s0 active:/m2 failed:/m1", 1, "recovery", 1, 0, 45, 9, 1);
+	ck_assert_str_eq(diff(&b, &c), "Rebuild20 1 recovery 20%; Rebuild40 1 recovery 40%");
+	look(&d, "active:/m0 active:/s0 active:/m2 failed:/m1", 0, "recovery", 0, 1, 100, 9, -1);
+	ck_assert_str_eq(diff(&c, &d), "Rebuild60 1 recovery 60%; Rebuild80 1 recovery 80%; "
+				       "RebuildFinished 1 recovery done, 0 mismatches; SpareActive 1 /s0");
+}
+END_TEST
+
+START_TEST(test_pass_between_looks)
+{
+	static struct events_snap a, b;
+	/* a check began and ended within 100 ms: still reported, by its start time */
+	look(&a, "active:/m0 active:/m1 active:/m2", 0, "check", 0, 1, 100, 5, -1);
+	look(&b, "active:/m0 active:/m1 active:/m2", 0, "check", 0, 1, 100, 6, -1);
+	b.sync_mismatches = 1;
+	ck_assert_str_eq(diff(&a, &b), "RebuildStarted -1 check; Rebuild20 -1 check 20%; Rebuild40 -1 check 40%; "
+				       "Rebuild60 -1 check 60%; Rebuild80 -1 check 80%; "
+				       "RebuildFinished -1 check done, 1 mismatch");
+}
+END_TEST
+
+START_TEST(test_stopped)
+{
+	static struct events_snap a, b;
+	look(&a, "active:/m0 active:/m1 active:/m2", 0, "repair", 1, 0, 30, 5, -1);
+	look(&b, "active:/m0 active:/m1 active:/m2", 0, "repair", 0, 0, 35, 5, -1);
+	ck_assert_str_eq(diff(&a, &b), "RebuildFinished -1 repair stopped, 0 mismatches");
+}
+END_TEST
+
+START_TEST(test_replace_swaps)
+{
+	static struct events_snap a, b;
+	look(&a, "active:/m0 active:/m1 active:/m2 spare:/n", 0, "replace", 1, 0, 90, 3, -1);
+	look(&b, "active:/m0 active:/n active:/m2 spare:/m1", 0, "replace", 0, 1, 100, 3, -1);
+	ck_assert_str_eq(diff(&a, &b), "RebuildFinished -1 replace done, 0 mismatches; SpareActive 1 /n");
+}
+END_TEST
+
+START_TEST(test_fail_spare_and_beyond)
+{
+	static struct events_snap a, b;
+	look(&a, "active:/m0 rebuilding:/s0 active:/m2 failed:/m1", 1, "recovery", 1, 0, 10, 4, 1);
+	look(&b, "active:/m0 failed:/s0 failed:/m2 failed:/m1", 2, "recovery", 0, 0, 12, 4, -1);
+	ck_assert_str_eq(diff(&a, &b), "FailSpare 1 /s0; Fail 2 /m2; DegradedArray -1 2 of 3 members failed or "
+				       "missing: beyond redundancy, the volume has FAILED; "
+				       "RebuildFinished 1 recovery stopped, 0 mismatches");
+}
+END_TEST
+
+START_TEST(test_missing_member)
+{
+	static struct events_snap a, b;
+	/* a member gone (no path any more): named from the last look */
+	look(&a, "active:/m0 active:/m1 active:/m2", 0, NULL, 0, 0, 0, 0, -1);
+	look(&b, "active:/m0 missing: active:/m2", 1, NULL, 0, 0, 0, 0, -1);
+	ck_assert_str_eq(diff(&a, &b), "Fail 1 /m1; DegradedArray -1 1 of 3 members failed or missing");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("events");
+	TCase *tc = tcase_create("events");
+	tcase_add_test(tc, test_no_change);
+	tcase_add_test(tc, test_fail_spare_takes_over);
+	tcase_add_test(tc, test_pass_between_looks);
+	tcase_add_test(tc, test_stopped);
+	tcase_add_test(tc, test_replace_swaps);
+	tcase_add_test(tc, test_fail_spare_and_beyond);
+	tcase_add_test(tc, test_missing_member);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
