@@ -146,7 +146,7 @@ note "--model hdd: rotational"
 # --- fsvol mount --nbd: one daemon, FUSE and NBD on the same counters
 fsvol_mount --nbd="unix:$S" "$T/mnt" "$T"/m{0,1,2}
 pid=$(daemon_pid "$T/mnt")
-[[ $(cat "/proc/$pid/comm") == nbdkit ]] || fail "mount --nbd: MNT/status pid $pid is not the NBD server"
+[[ $(cat "/proc/$pid/comm") == fsvol ]] || fail "mount --nbd: MNT/status pid $pid is not the daemon"
 echo reset >"$T/mnt/ctl"
 nbdcopy "$T/data" "$(uri "$S")" || fail "nbdcopy to the mount's export failed"
 [[ $(jq -r .volume.write_bytes "$T/mnt/stats.json") == $((8 * MiB)) ]] ||
