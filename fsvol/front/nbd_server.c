@@ -119,7 +119,7 @@ struct nbds_conn {
 	uint64_t discard;       /* payload bytes still to skip */
 	int err_after_discard;  /* the reply once skipped */
 	int no_zeroes;
-	int ending;             /* DISC, ABORT or an error: close when drained (read by workers) */
+	int ending;             /* DISC, ABORT or an error: close when drained (set under lock) */
 	time_t deadline;        /* of the handshake */
 	uint32_t events;        /* the epoll mask now */
 	/* under lock */
@@ -447,6 +447,15 @@ static void nbds_close(struct nbds_conn *c)
 	s->closed = c;
 }
 
+/* Read no more from c; close it once what it has in flight is answered. Under
+ * the lock: a worker finishing the last request must see it (and kick). */
+static void nbds_end(struct nbds_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->ending = 1;
+	pthread_mutex_unlock(&c->lock);
+}
+
 /* ---- the export's properties */
 
 static uint64_t nbds_size(const struct nbd_server *s)
@@ -591,7 +600,7 @@ static void nbds_option(struct nbds_conn *c)
 	switch (opt) {
 	case OPT_EXPORT_NAME:
 		if (!nbds_name_ok(s, d, len)) {
-			c->ending = 1; /* the protocol has no error reply here */
+			nbds_end(c); /* the protocol has no error reply here */
 			break;
 		}
 		{
@@ -606,7 +615,7 @@ static void nbds_option(struct nbds_conn *c)
 		break;
 	case OPT_ABORT:
 		nbds_opt_reply(c, opt, REP_ACK, NULL, 0);
-		c->ending = 1;
+		nbds_end(c);
 		break;
 	case OPT_LIST:
 		if (len) {
@@ -736,7 +745,7 @@ static int nbds_request(struct nbds_conn *c)
 	if (magic != NBD_REQ_MAGIC)
 		return -1; /* out of step with the client: nothing after this can be parsed */
 	if (type == CMD_DISC) {
-		c->ending = 1; /* replies to what came before still go out */
+		nbds_end(c); /* replies to what came before still go out */
 		return 0;
 	}
 	int err = nbds_check(s, type, flags, off, len);
@@ -893,9 +902,8 @@ static void nbds_readable(struct nbds_conn *c)
 		} else {
 			n = read(c->fd, c->dst + c->have, c->need - c->have);
 			if (n > 0 && (c->have += (size_t)n) == c->need && nbds_got(c)) {
-				c->ending = 1;
 				pthread_mutex_lock(&c->lock);
-				c->broken = 1;
+				c->ending = c->broken = 1;
 				pthread_mutex_unlock(&c->lock);
 				break;
 			}
