@@ -13,7 +13,7 @@
 
 #include "fsvol/core/volume.h"
 
-#define NBD_SERVER_WORKERS 16u       /* engine calls at once, all connections together */
+#define NBD_SERVER_WORKERS 32u      /* engine calls at once, all connections together */
 #define NBD_SERVER_MAX_CONNS 4096u   /* connections at once (fewer if the fd limit is lower) */
 #define NBD_SERVER_CONN_INFLIGHT 64u /* requests read but not yet answered, per connection */
 #define NBD_SERVER_CONN_BYTES (64u << 20)   /* their payload and reply bytes, per connection */

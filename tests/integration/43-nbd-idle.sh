@@ -11,11 +11,12 @@ requires nbdcopy
 requires nbdinfo
 requires jq
 PROBE=$(cd "$(dirname "$0")/../tools" && pwd)/nbd_probe.py
-# fsvol's own threads: 16 export workers, the event thread, the volume's few
-MAX_OWN=32
+# fsvol's own threads: 32 export workers (NBD_SERVER_WORKERS), the event
+# thread, the volume's few
+MAX_OWN=48
 # the kernel's io_uring workers (iou-wrk-*): per ring (one per thread that
 # does member I/O) at most 4 per CPU for file I/O
-MAX_IOWQ=$((17 * 4 * $(nproc)))
+MAX_IOWQ=$((33 * 4 * $(nproc)))
 
 uri() { echo "nbd+unix:///?socket=$1"; }
 own() { cat /proc/"$1"/task/*/comm 2>/dev/null | grep -vc '^iou-wrk'; }
