@@ -352,36 +352,41 @@ int nbd_server_listen(const char *addr, char *err, size_t errlen)
 		return fd;
 	}
 	nbds_split(addr, host, sizeof(host), port, sizeof(port));
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *ai = NULL;
-	/* without ADDR: every address, IPv6 and IPv4 on one socket when IPv6 exists */
-	hints.ai_family = host[0] ? AF_UNSPEC : AF_INET6;
-	int g = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
-	if (g && !host[0]) {
-		hints.ai_family = AF_INET;
-		g = getaddrinfo(NULL, port, &hints, &ai);
-	}
-	if (g) {
-		snprintf(err, errlen, "--nbd %s: %s", addr, gai_strerror(g));
-		return -EINVAL;
-	}
+	/* without ADDR: every address, IPv6 and IPv4 on one socket, or IPv4
+	 * alone where the machine has no IPv6 */
+	static const int families[] = { AF_INET6, AF_INET };
 	r = -EADDRNOTAVAIL;
-	for (struct addrinfo *p = ai; p; p = p->ai_next) {
-		fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0) {
-			r = -errno;
+	for (unsigned f = 0; fd < 0 && f < (host[0] ? 1u : 2u); f++) {
+		struct addrinfo hints = { .ai_family = host[0] ? AF_UNSPEC : families[f], .ai_socktype = SOCK_STREAM,
+					  .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *ai = NULL;
+		int g = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+		if (g) {
+			if (host[0]) {
+				snprintf(err, errlen, "--nbd %s: %s", addr, gai_strerror(g));
+				return -EINVAL;
+			}
 			continue;
 		}
-		int zero = 0;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (p->ai_family == AF_INET6 && !host[0])
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-		if (bind(fd, p->ai_addr, p->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0)
-			break;
-		r = -errno;
-		close(fd);
-		fd = -1;
+		for (struct addrinfo *p = ai; p && fd < 0; p = p->ai_next) {
+			int zero = 0;
+			fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+			if (fd < 0) {
+				r = -errno;
+				continue;
+			}
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (p->ai_family == AF_INET6 && !host[0])
+				setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+			if (bind(fd, p->ai_addr, p->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0)
+				break;
+			r = -errno;
+			close(fd);
+			fd = -1;
+		}
+		freeaddrinfo(ai);
+		if (r == -EADDRINUSE)
+			break; /* the port is taken: IPv4 alone would not help */
 	}
-	freeaddrinfo(ai);
 	if (fd < 0) {
 		snprintf(err, errlen, "--nbd %s: cannot listen: %s%s", addr, strerror(-r),
 			 r == -EADDRINUSE ? " (another server has that port)" : "");
