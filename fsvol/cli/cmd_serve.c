@@ -94,7 +94,7 @@ static void serve_forward(int sig)
 		kill(serve_child, sig);
 }
 
-static int serve_watch(pid_t child, const char *ctl_dir)
+static int serve_watch(pid_t child, const char *ctl_dir, int foreground)
 {
 	int st;
 	serve_child = child;
@@ -102,11 +102,15 @@ static int serve_watch(pid_t child, const char *ctl_dir)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	/* nothing of the volume stays open here: the server alone holds it */
+	/* nothing of the volume stays open here: the server alone holds it;
+	 * in the background not the launcher's stderr either (whoever reads it,
+	 * a pipe, would wait for this process to end) */
 	int null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
 		dup2(null, 0);
 		dup2(null, 1);
+		if (!foreground)
+			dup2(null, 2);
 		if (null > 2)
 			close(null);
 	}
@@ -263,7 +267,7 @@ static int serve_run(const struct cmd *c, int argc, char **argv)
 		if (pid < 0)
 			return cmd_err(c, "fork: %s", strerror(errno));
 		if (pid > 0)
-			_exit(serve_watch(pid, a.ctl_dir));
+			_exit(serve_watch(pid, a.ctl_dir, a.foreground));
 	}
 	return serve_main(c, &a, v, cd, lfd, pfd[1], log_fd);
 }

@@ -138,8 +138,9 @@ note "serve --log LINK and a planted DIR/ctl.log link: refused, nothing created"
 
 # --- a server that dies (killed, aborted) is shown dead in DIR/status, not
 # healthy with a dead pid; the socket it left is taken over by the next one
-"$FSVOL" serve --nbd "unix:$S" --pidfile "$S.pid" --log "$T/new.log" --ctl-dir "$T/ctl2" "$T"/m{0,1,2} ||
-	fail "fsvol serve --log new.log failed"
+# (its output through a pipe: the command must return, no process left holding it)
+timeout 60 "$FSVOL" serve --nbd "unix:$S" --pidfile "$S.pid" --log "$T/new.log" --ctl-dir "$T/ctl2" \
+	"$T"/m{0,1,2} 2>&1 | cat >"$T/serve.out" || fail "fsvol serve --log new.log failed: $(cat "$T/serve.out")"
 track_pid "$(cat "$S.pid")"
 [[ $(stat -c %a "$T/new.log") == 600 ]] || fail "serve --log created the log $(stat -c %a "$T/new.log"), expected 600"
 wait_for grep -q "^pid: $(cat "$S.pid")" "$T/ctl2/status"
