@@ -62,7 +62,11 @@ fio --name=dash --filename="$T/mnt/volume" --direct=1 --rw=randrw --bs=4k --ioen
 	--time_based --runtime=40 --size=64M >"$T/fio.out" 2>&1 &
 fio_pid=$!
 track_pid $fio_pid
-sleep 1
+# until the load shows in the counters (fio may take a while to start on a busy machine)
+for ((i = 0; i < 300; i++)); do
+	(($(jq '.volume.reads' "$T/mnt/stats.json") > 0)) && break
+	sleep 0.1
+done
 
 # --- the endpoints
 curl -sf -D "$T/metrics.h" -o "$T/metrics" "$url/metrics" || fail "GET /metrics failed"
