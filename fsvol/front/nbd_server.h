@@ -5,7 +5,7 @@
  * (epoll: accepts, handshakes, reads requests, writes replies that could not
  * be sent at once) and NBD_SERVER_WORKERS workers that run each request as
  * one synchronous engine call and send its reply. An idle connection costs
- * a socket and a small struct, no thread. */
+ * a socket and about 17 KiB (its read-ahead), no thread. */
 #ifndef FSVOL_NBD_SERVER_H
 #define FSVOL_NBD_SERVER_H
 
@@ -13,7 +13,7 @@
 
 #include "fsvol/core/volume.h"
 
-#define NBD_SERVER_WORKERS 32u      /* engine calls at once, all connections together */
+#define NBD_SERVER_WORKERS 32u       /* engine calls at once, all connections together */
 #define NBD_SERVER_MAX_CONNS 4096u   /* connections at once (fewer if the fd limit is lower) */
 #define NBD_SERVER_CONN_INFLIGHT 64u /* requests read but not yet answered, per connection */
 #define NBD_SERVER_CONN_BYTES (64u << 20)   /* their payload and reply bytes, per connection */
