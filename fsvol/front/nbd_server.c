@@ -993,6 +993,7 @@ static void nbds_update(struct nbds_conn *c)
 static void nbds_readable(struct nbds_conn *c)
 {
 	static unsigned char sink[65536];
+	int drained = 0; /* a short read emptied the socket: the next would only say EAGAIN */
 	for (int steps = 0; !c->ending && steps < 256; steps++) {
 		size_t avail = c->in_len - c->in_off;
 		size_t want = c->state == ST_DISCARD ? (c->discard < sizeof(sink) ? (size_t)c->discard : sizeof(sink))
@@ -1005,12 +1006,16 @@ static void nbds_readable(struct nbds_conn *c)
 			c->in_off += (size_t)n;
 		} else {
 			c->in_off = c->in_len = 0;
+			if (drained)
+				break; /* level-triggered epoll says when more comes */
 			if (want >= sizeof(c->in)) {
 				n = read(c->fd, c->state == ST_DISCARD ? sink : c->dst + c->have, want);
+				drained = n > 0 && (size_t)n < want;
 			} else {
 				n = read(c->fd, c->in, sizeof(c->in));
 				if (n > 0) {
 					c->in_len = (size_t)n;
+					drained = (size_t)n < sizeof(c->in);
 					continue;
 				}
 			}
