@@ -46,6 +46,7 @@ UNIT_TESTS := \
 	test_bitmap \
 	test_ctl \
 	test_engine \
+	test_filters \
 	test_http \
 	test_layout \
 	test_parity \
@@ -53,6 +54,8 @@ UNIT_TESTS := \
 	test_size \
 	test_spindle \
 	test_stats \
+	test_tracefile \
+	test_validate \
 	test_vol_opts
 UNIT_BINS := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 
@@ -91,7 +94,12 @@ INTEGRATION_TESTS := \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh \
-	tests/integration/43-nbd-idle.sh
+	tests/integration/43-nbd-idle.sh \
+	tests/integration/50-trace-record.sh \
+	tests/integration/51-replay.sh \
+	tests/integration/52-replay-compare.sh \
+	tests/integration/53-validate.sh \
+	tests/integration/54-virtual.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -212,7 +220,7 @@ clean:
 # regression input there) are replayed first by every run.
 FUZZ_CC      ?= $(shell command -v clang-14 || command -v clang)
 FUZZ_BUILD   := build-fuzz
-FUZZ_TARGETS := fuzz_bench fuzz_ctl fuzz_sb fuzz_size fuzz_spindle
+FUZZ_TARGETS := fuzz_bench fuzz_ctl fuzz_dsparam fuzz_sb fuzz_size fuzz_spindle fuzz_tracefile
 FUZZ_RUNS    ?= 50000
 FUZZ_SECONDS ?= 600
 FUZZ_OPT     := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined

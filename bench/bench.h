@@ -1,7 +1,9 @@
 /* bench: fsvol-bench, a diskspd-style load generator. Options (opts.c),
  * access patterns (pattern.c), the run (run.c) with its two engines
  * (uring.c for files and devices, volume.c for an fsvol volume opened
- * in-process), CPU and fsvol counters (sample.c), and the report (report.c).
+ * in-process), CPU and fsvol counters (sample.c), and the report (report.c);
+ * --replay: a trace instead of a pattern (replay.c the engine, replay_target.c
+ * load and map, replay_report.c, replay_cmp.c for --compare).
  * bench_run() fills a struct bench_result and prints nothing, so sweeps can
  * call it and render rows of their own. */
 #ifndef FSVOL_BENCH_H
@@ -11,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fsvol/trace/tracefile.h"
 #include "stats/stats.h"
 
 #define BENCH_MAX_TARGETS 16
@@ -25,6 +28,9 @@ struct bench_dist {
 	double theta;  /* zipf: P(rank k) ~ 1 / k^theta */
 	double hot_data, hot_io; /* hot: fraction hot_io of I/Os go to the first hot_data of records */
 };
+
+/* --replay-map: what to do with a trace that addresses more than the target. */
+enum bench_replay_map { BENCH_MAP_NONE, BENCH_MAP_WRAP, BENCH_MAP_SCALE };
 
 /* -S: diskspd's caching modes; all but -Sb mean O_DIRECT here. */
 enum bench_cache { BENCH_CACHE_ON, BENCH_CACHE_OFF };
@@ -60,6 +66,17 @@ struct bench_opts {
 	char *targets[BENCH_MAX_TARGETS];
 	unsigned ntargets;
 	char cmdline[1024];
+	/* --replay (replay.c): the trace's requests instead of a pattern */
+	const char *replay;      /* the trace file */
+	int replay_fmt;          /* enum tracefile_fmt (0: detect) */
+	double replay_speed;     /* --replay-speed: times faster than recorded (0: as recorded) */
+	int replay_afap;         /* --replay-afap: no waits, -o in flight */
+	int replay_map;          /* enum bench_replay_map */
+	const char *latency_log; /* --latency-log FILE: one line per request */
+	int virtual_time;        /* --virtual: the in-process model's clock is virtual */
+	const char *compare;     /* --compare LEVEL:N,... (replay_cmp.c) */
+	const char *out;         /* --out DIR: with --compare, data files and plots */
+	const struct tracefile *trace; /* loaded before bench_run (bench_replay_load) */
 	/* For callers of bench_run (sweeps); the command line sets neither. */
 	const char *model;    /* spindle model spec for --members (fsvol's --model), NULL = none */
 	/* Called about twice a second in place of the progress line: fraction of
@@ -163,8 +180,21 @@ struct bench_target_result {
 	char holes[400];     /* the warning that the run reads holes (a sparse file, or members no model hides), or "" */
 };
 
+/* One request of a replayed trace, in trace order. */
+struct bench_replay_req {
+	uint64_t t_ns;       /* issued, from the start of the replay */
+	uint64_t lat_ns;     /* its latency */
+	uint64_t off;        /* where it went (after --replay-map) */
+	int done;            /* 0: not issued (a trim: skipped) */
+};
+
 struct bench_result {
 	double test_s;       /* measured window */
+	struct bench_replay_req *req; /* --replay: one per trace request */
+	size_t nreq;
+	uint64_t late_max_ns; /* --replay: the latest issue behind its time */
+	double late_mean_ns;
+	uint64_t skipped;    /* --replay: trims, not replayed */
 	uint64_t seed;
 	unsigned nthreads;   /* threads per target x targets */
 	struct bench_thread_result *thread;
@@ -193,6 +223,29 @@ int bench_percentiles(const struct bench_opstat *s, double ms[BENCH_NPCT]);
  * the --members volume in-process). 0 or -errno with a message in err. */
 int bench_run(const struct bench_opts *o, struct bench_result **out, char *err, size_t errlen);
 void bench_result_free(struct bench_result *r);
+
+/* ---- replay (replay.c, replay_cmp.c) ---- */
+/* Open loop: at most this many requests in flight (a block queue's depth);
+ * beyond, the schedule slips and the lateness shows in the report. */
+#define BENCH_REPLAY_MAX_INFLIGHT 256
+struct tracefile;
+/* Load o->replay into t and check it against the flags (-S alignment). 0 or
+ * -errno with "FILE:LINE: ..." in err; nothing is issued before this. */
+int bench_replay_load(const struct bench_opts *o, struct tracefile *t, char *err, size_t errlen);
+/* The share of the trace's requests that write (sync and trim count), 1 at
+ * least when there is one: the target is opened for writing then. */
+unsigned bench_replay_write_pct(const struct tracefile *t);
+/* Does the trace fit a target of size bytes (or does --replay-map fold it)? */
+int bench_replay_fits(const struct bench_opts *o, uint64_t size, const char *path, char *err, size_t errlen);
+/* Where request r goes on a target of size bytes, after --replay-map. */
+uint64_t bench_replay_offset(const struct bench_opts *o, const struct tracefile_rec *r, uint64_t size);
+/* --latency-log: "index issue_us op offset length latency_us" per request. */
+int bench_replay_latency_log(const char *path, const struct tracefile *t, const struct bench_result *r,
+			     char *err, size_t errlen);
+/* The replay's own lines of the report (the trace, timing, lateness). */
+void bench_replay_report(FILE *f, const struct bench_opts *o, const struct bench_result *r);
+/* --compare: build each layout, replay on each, one table (and plots with --out). Exit status. */
+int bench_replay_compare(const struct bench_opts *o);
 
 /* ---- samplers (sample.c) ---- */
 /* Per-core jiffies from /proc/stat; n cores. 0 or -errno. */

@@ -241,6 +241,48 @@ static int set_model(struct bench_flag_ctx *c, const char *v)
 	return 0;
 }
 
+/* ---- --replay and its company (bench/replay.c) ---- */
+static int set_replay(struct bench_flag_ctx *c, const char *v) { O(c)->replay = v; return 0; }
+
+static int set_replay_format(struct bench_flag_ctx *c, const char *v)
+{
+	enum tracefile_fmt f;
+	if (tracefile_fmt_parse(v, &f) || f == TRACEFILE_AUTO)
+		return bench_flag_bad(c, v, "expected fio, fio2, fio3, blkparse, msr, disksim or valid");
+	O(c)->replay_fmt = (int)f;
+	return 0;
+}
+
+static int set_replay_speed(struct bench_flag_ctx *c, const char *v)
+{
+	char *end;
+	double x = strtod(v, &end);
+	if (end == v || *end || !isfinite(x) || !(x >= 0.001) || x > 1e6)
+		return bench_flag_bad(c, v, "expected a factor of 0.001..1000000 (2: twice as fast as recorded)");
+	O(c)->replay_speed = x;
+	return 0;
+}
+
+static int set_replay_afap(struct bench_flag_ctx *c, const char *v) { (void)v; O(c)->replay_afap = 1; return 0; }
+
+static int set_replay_map(struct bench_flag_ctx *c, const char *v)
+{
+	if (!strcmp(v, "wrap"))
+		O(c)->replay_map = BENCH_MAP_WRAP;
+	else if (!strcmp(v, "scale"))
+		O(c)->replay_map = BENCH_MAP_SCALE;
+	else if (!strcmp(v, "none"))
+		O(c)->replay_map = BENCH_MAP_NONE;
+	else
+		return bench_flag_bad(c, v, "expected wrap, scale or none");
+	return 0;
+}
+
+static int set_latency_log(struct bench_flag_ctx *c, const char *v) { O(c)->latency_log = v; return 0; }
+static int set_virtual(struct bench_flag_ctx *c, const char *v) { (void)v; O(c)->virtual_time = 1; return 0; }
+static int set_compare(struct bench_flag_ctx *c, const char *v) { O(c)->compare = v; return 0; }
+static int set_out(struct bench_flag_ctx *c, const char *v) { O(c)->out = v; return 0; }
+
 static const struct bench_flag opts[] = {
 	{ 'b', NULL, BENCH_FLAG_REQ, "SIZE", "block size (default 64K)", set_b },
 	{ 'd', NULL, BENCH_FLAG_REQ, "SEC", "measured duration (default 10)", set_d },
@@ -266,8 +308,28 @@ static const struct bench_flag opts[] = {
 	{ 0, "json", BENCH_FLAG_NONE, NULL, "the report as one JSON document", set_json },
 	{ 0, "members", BENCH_FLAG_REQ, "M0,M1,...", "open this fsvol volume in-process (TARGET optional: a label)",
 	  set_members },
-	{ 0, "model", BENCH_FLAG_REQ, "SPEC", "with --members: emulated disks (fsvol mount --model; fsvol model list)",
-	  set_model },
+	{ 0, "model", BENCH_FLAG_REQ, "SPEC", "with --members or --compare: emulated disks (fsvol mount --model; "
+					     "fsvol model list)", set_model },
+	{ 0, "replay", BENCH_FLAG_REQ, "FILE", "issue the requests of a trace instead of a pattern (fio iolog v2/v3, "
+					      "blkparse text, MSR Cambridge CSV, DiskSim ASCII); ends with the trace", set_replay },
+	{ 0, "replay-format", BENCH_FLAG_REQ, "FMT", "the trace's format: fio, blkparse, msr, disksim, valid "
+						    "(default: detected from its first lines)", set_replay_format },
+	{ 0, "replay-speed", BENCH_FLAG_REQ, "X", "open loop, X times faster than recorded (default 1: as recorded)",
+	  set_replay_speed },
+	{ 0, "replay-afap", BENCH_FLAG_NONE, NULL, "as fast as possible, -o requests in flight (closed loop)",
+	  set_replay_afap },
+	{ 0, "replay-map", BENCH_FLAG_REQ, "wrap|scale", "a trace that addresses more than the target: offsets "
+						       "modulo its size, or scaled onto it (default: refused)", set_replay_map },
+	{ 0, "latency-log", BENCH_FLAG_REQ, "FILE", "with --replay: one line per request (index, issue time, op, "
+						     "offset, length, latency)", set_latency_log },
+	{ 0, "virtual", BENCH_FLAG_NONE, NULL, "with --members (or --compare) and --model: the model's clock is "
+					      "virtual, a discrete-event simulation: nothing waits for emulated time, "
+					      "-d/-W/-C and a trace's times are the model's, the same run gives the "
+					      "same figures", set_virtual },
+	{ 0, "compare", BENCH_FLAG_REQ, "LEVEL:N,...", "with --replay: build each layout (members on emulated disks "
+							 "with --model; -c SIZE: volumes of SIZE), replay on each, one table", set_compare },
+	{ 0, "out", BENCH_FLAG_REQ, "DIR", "with --compare: CSV, data files and plots (throughput, latency CDF, "
+					   "member utilisation) in DIR", set_out },
 	{ 0 },
 };
 
@@ -276,7 +338,8 @@ const struct bench_flag *const bench_run_flags = opts;
 void bench_usage(FILE *f)
 {
 	bench_flags_synopsis(opts, "fsvol-bench", BENCH_OPERANDS, f);
-	fprintf(f, "       fsvol-bench sweep [flags] (see fsvol-bench sweep --help)\n"
+	fprintf(f, "       fsvol-bench --replay FILE [flags] (TARGET | --members M0,... | --compare LEVEL:N,...)\n"
+		   "       fsvol-bench sweep [flags] (see fsvol-bench sweep --help)\n"
 		   "  diskspd-style load generator; TARGET is a file, a block device, an fsvol\n"
 		   "  MNT/volume, or (with --members) a volume opened in-process.\n"
 		   "flags:\n");
@@ -337,15 +400,63 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "--members: opens one volume; give at most one TARGET (its label)");
 		return -EINVAL;
 	}
-	if (!o->nmembers && !o->ntargets) {
+	if (!o->nmembers && !o->ntargets && !o->compare) {
 		snprintf(err, errlen, "no TARGET given (see fsvol-bench --help)");
 		return -EINVAL;
 	}
-	if (o->model && !o->nmembers) {
+	if (o->model && !o->nmembers && !o->compare) {
 		snprintf(err, errlen, "--model %s: needs --members (a mounted volume takes fsvol mount --model)",
 			 o->model);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* --replay's rules: its options need it, and it replays on one target. */
+static int check_replay(struct bench_opts *o, char *err, size_t errlen)
+{
+	const char *need = o->replay_fmt ? "--replay-format" : o->replay_speed ? "--replay-speed"
+			 : o->replay_afap ? "--replay-afap" : o->replay_map ? "--replay-map"
+			 : o->latency_log ? "--latency-log" : o->compare ? "--compare" : o->out ? "--out" : NULL;
+	if (o->virtual_time && ((!o->nmembers && !o->compare) || !o->model)) {
+		snprintf(err, errlen, "--virtual: needs --members (or --compare), and --model (emulated disks in"
+			 " this process)");
+		return -EINVAL;
+	}
+	if (o->virtual_time && o->threads > 1) {
+		snprintf(err, errlen, "--virtual: -t %u: one thread drives the model's clock (use -o for a deeper queue)",
+			 o->threads);
+		return -EINVAL;
+	}
+	if (!o->replay) {
+		if (need) {
+			snprintf(err, errlen, "%s: needs --replay FILE", need);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (o->replay_speed && o->replay_afap) {
+		snprintf(err, errlen, "--replay-speed and --replay-afap exclude each other");
+		return -EINVAL;
+	}
+	if (o->threads > 1) {
+		snprintf(err, errlen, "-t %u: a replay issues the trace's requests from one thread (-o with --replay-afap)",
+			 o->threads);
+		return -EINVAL;
+	}
+	if (o->out && !o->compare) {
+		snprintf(err, errlen, "--out %s: needs --compare", o->out);
+		return -EINVAL;
+	}
+	if (o->compare && (o->ntargets || o->nmembers)) {
+		snprintf(err, errlen, "--compare: builds its own volumes; give no TARGET nor --members");
+		return -EINVAL;
+	}
+	if (o->ntargets > 1) {
+		snprintf(err, errlen, "--replay: one TARGET at a time (or --compare)");
+		return -EINVAL;
+	}
+	o->latency = 1; /* a replay always reports its percentiles */
 	return 0;
 }
 
@@ -366,6 +477,8 @@ int bench_parse(struct bench_opts *o, int argc, char **argv, char *err, size_t e
 	err[0] = 0;
 	cmdline(o, argc, argv);
 	int r = bench_flags_parse(opts, argc, argv, &c, add_target, "fsvol-bench", bench_usage);
+	if (!r)
+		r = check_replay(o, err, errlen);
 	return r ? r : check(o, err, errlen);
 }
 

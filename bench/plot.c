@@ -388,6 +388,9 @@ static int run_gnuplot(const char *dir)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
+int bench_plot_have_gnuplot(void) { return have_gnuplot(); }
+int bench_plot_run_gnuplot(const char *dir) { return run_gnuplot(dir); }
+
 int bench_plot(const struct bench_sweep *s, const char *dir, FILE *msg)
 {
 	static const char *const members_charts[] = { "throughput", "iops", "share", "util", "latency", NULL };

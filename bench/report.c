@@ -158,8 +158,11 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 	struct bench_opstat sum[3];
 	fprintf(f, "\nCommand Line: %s\n\nInput parameters:\n\n", o->cmdline);
 	fprintf(f, "\ttimespan:   1\n\t-------------\n");
-	fprintf(f, "\tduration: %gs\n\twarm up time: %gs\n\tcool down time: %gs\n", o->duration, o->warmup,
-		o->cooldown);
+	if (o->trace)
+		fprintf(f, "\tduration: the trace's (replay)\n");
+	else
+		fprintf(f, "\tduration: %gs\n\twarm up time: %gs\n\tcool down time: %gs\n", o->duration, o->warmup,
+			o->cooldown);
 	if (o->latency)
 		fprintf(f, "\tmeasuring latency\n");
 	fprintf(f, "\trandom seed: %llu\n", (unsigned long long)r->seed);
@@ -171,6 +174,12 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 			for (unsigned m = 0; m < o->nmembers; m++)
 				fprintf(f, " %s", o->members[m]);
 			fputc('\n', f);
+		}
+		if (o->trace) {
+			fprintf(f, "\t\t%s\n", o->direct ? "software cache disabled (O_DIRECT)" : "using software cache");
+			bench_replay_report(f, o, r);
+			fprintf(f, "\t\tusing %s (%u OS threads)\n", tr->engine, tr->workers);
+			continue;
 		}
 		fprintf(f, "\t\tthink time: %lluus\n", (unsigned long long)o->think_us);
 		fprintf(f, "\t\t%s\n", o->direct ? "software cache disabled (O_DIRECT)" : "using software cache");
@@ -303,7 +312,18 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		fprintf(f, m ? "," : "");
 		jstr(f, o->members[m]);
 	}
-	fprintf(f, "]},\n\"results\":{\"test_time_s\":%.6f,\"thread_count\":%u,\"proc_count\":%u,\n\"cpu\":[", r->test_s,
+	fprintf(f, "]");
+	if (o->trace) { /* --replay: the trace and how its schedule held */
+		fprintf(f, ",\"replay\":{\"file\":");
+		jstr(f, o->replay);
+		fprintf(f, ",\"format\":\"%s\",\"requests\":%zu,\"addresses\":%llu,\"timing\":\"%s\",\"speed\":%g,"
+			   "\"map\":\"%s\",\"skipped\":%llu,\"late_mean_us\":%.3f,\"late_max_us\":%.3f}",
+			tracefile_fmt_name(o->trace->fmt), o->trace->n, (unsigned long long)o->trace->max_end,
+			o->replay_afap ? "afap" : "open", o->replay_speed > 0 ? o->replay_speed : 1,
+			o->replay_map == BENCH_MAP_WRAP ? "wrap" : o->replay_map == BENCH_MAP_SCALE ? "scale" : "none",
+			(unsigned long long)r->skipped, r->late_mean_ns / 1e3, (double)r->late_max_ns / 1e3);
+	}
+	fprintf(f, "},\n\"results\":{\"test_time_s\":%.6f,\"thread_count\":%u,\"proc_count\":%u,\n\"cpu\":[", r->test_s,
 		r->nthreads, r->ncpu);
 	for (unsigned i = 0; i < r->ncpu; i++)
 		fprintf(f, "%s{\"cpu\":%u,\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f}", i ? "," : "", i,

@@ -172,7 +172,8 @@ static int open_target(struct bench_target *t, const struct bench_opts *o, char 
 
 static int open_volume(struct bench_target *t, const struct bench_opts *o, char *err, size_t errlen)
 {
-	struct vol_opts vo = { .stats = VOL_STATS_ALL, .buffered = !o->direct, .model = o->model };
+	struct vol_opts vo = { .stats = VOL_STATS_ALL, .buffered = !o->direct, .model = o->model,
+			       .virtual_time = o->virtual_time };
 	int r = vol_open(&t->vol, (char *const *)o->members, o->nmembers, &vo, err, errlen);
 	if (r)
 		return r;
@@ -205,10 +206,40 @@ struct below_src {
 	int have_a, have_b, have_r0;
 };
 
+/* The window's edges sampled from the worker, at virtual instants (--virtual). */
+struct edge_ctx {
+	struct below_src *src;
+	struct bench_result *res;
+	unsigned nt;
+	struct bench_cpu_raw **cpu[2];
+	unsigned *ncpu[2];
+	char *err;
+	size_t errlen;
+};
+
+static int below_snap(struct below_src *s, struct stats_snap *out, char *err, size_t errlen);
+
+static void edge_sample(void *arg, int which)
+{
+	struct edge_ctx *x = arg;
+	free(*x->cpu[which]);
+	*x->cpu[which] = NULL;
+	bench_cpu_read(x->cpu[which], x->ncpu[which]);
+	for (unsigned i = 0; i < x->nt; i++) {
+		struct below_src *s = &x->src[i];
+		if (x->res->target[i].below && !below_snap(s, which ? s->b : s->a, x->err, x->errlen)) {
+			if (which)
+				s->have_b = 1;
+			else
+				s->have_a = 1;
+		}
+	}
+}
+
 static int below_snap(struct below_src *s, struct stats_snap *out, char *err, size_t errlen)
 {
 	if (s->vol) {
-		uint64_t now = stats_now();
+		uint64_t now = vol_clock(s->vol); /* the model's, in virtual time */
 		stats_snapshot(vol_stats(s->vol), now, &out[0]);
 		for (unsigned i = 0; i + 1 < s->ndev; i++) {
 			struct member *m = vol_member(s->vol, i);
@@ -328,6 +359,11 @@ static void holes_warn(struct bench_target_result *tr, const struct below_src *s
 	bench_holes_check(paths, n, o->base, hi, o->write_pct == 100, tr->holes, sizeof(tr->holes));
 }
 
+static const struct bench_engine_ops *engine_of(const struct bench_opts *o)
+{
+	return o->trace ? &bench_replay_ops : o->nmembers ? &bench_volume_ops : &bench_uring_ops;
+}
+
 /* ---- progress ---- */
 static void progress(const struct bench_clock *c, struct bench_worker *w, unsigned nw, uint64_t now,
 		     uint64_t *last_done, uint64_t *last_t)
@@ -338,6 +374,11 @@ static void progress(const struct bench_clock *c, struct bench_worker *w, unsign
 	double total = (double)(c->t_end - c->t_start) / 1e9, el = (double)(now - c->t_start) / 1e9;
 	double iops = now > *last_t ? (double)(done - *last_done) * 1e9 / (double)(now - *last_t) : 0;
 	const char *phase = now < c->t_meas ? "warm-up" : now < c->t_meas_end ? "measuring" : "cool-down";
+	if (w->o->trace) { /* a replay ends with its trace: the share of requests done */
+		double frac = (double)done / (double)w->o->trace->n;
+		total = frac > 0 ? el / frac : 0;
+		phase = "replaying";
+	}
 	if (w->o->progress)
 		w->o->progress(w->o->progress_arg, total > 0 ? el / total : 1, el, iops);
 	else
@@ -367,6 +408,7 @@ void bench_result_free(struct bench_result *r)
 	}
 	free(r->thread);
 	free(r->cpu);
+	free(r->req);
 	free(r);
 }
 
@@ -414,7 +456,10 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			break;
 		tr->size = tgt[i].size;
 		struct bench_pattern probe;
-		if (bench_pattern_init(&probe, &o, tgt[i].size, 0)) {
+		if (o.trace) {
+			if ((r = bench_replay_fits(&o, tgt[i].size, tr->path, err, errlen)))
+				break;
+		} else if (bench_pattern_init(&probe, &o, tgt[i].size, 0)) {
 			if (o.base || o.max_off)
 				err_set(err, errlen, "%s: no block of %llu bytes (-b) fits between -B %llu and %llu"
 					" (-f, or the size %llu)", tr->path, (unsigned long long)o.block,
@@ -428,7 +473,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			r = -EINVAL;
 			break;
 		}
-		const struct bench_engine_ops *eng = o.nmembers ? &bench_volume_ops : &bench_uring_ops;
+		const struct bench_engine_ops *eng = engine_of(&o);
 		tr->engine = eng->name;
 		tr->workers = o.threads * eng->workers_per_thread(&o);
 		nw += tr->workers;
@@ -453,7 +498,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	gate_ready = 0;
 	gate_open = 0;
 	for (unsigned i = 0, k = 0; i < nt; i++) {
-		const struct bench_engine_ops *eng = o.nmembers ? &bench_volume_ops : &bench_uring_ops;
+		const struct bench_engine_ops *eng = engine_of(&o);
 		unsigned per = eng->workers_per_thread(&o);
 		for (unsigned t = 0; t < o.threads; t++)
 			for (unsigned s = 0; s < per; s++, k++) {
@@ -465,15 +510,14 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 				x->slot = s;
 				x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
 				res->thread[x->thread].target = i;
-				bench_pattern_init(&x->pat, &o, tgt[i].size, t);
+				if (!o.trace)
+					bench_pattern_init(&x->pat, &o, tgt[i].size, t);
 			}
 	}
 	/* the window is unknown until everyone is set up: nothing counts */
 	clk.t_meas = clk.t_meas_end = clk.t_end = UINT64_MAX;
 	for (; started < nw; started++) {
-		if ((r = -pthread_create(&w[started].tid, NULL, w[started].o->nmembers ? bench_volume_ops.worker
-										    : bench_uring_ops.worker,
-					 &w[started]))) {
+		if ((r = -pthread_create(&w[started].tid, NULL, engine_of(&o)->worker, &w[started]))) {
 			err_set(err, errlen, "cannot start thread %u: %s", started, strerror(-r));
 			break;
 		}
@@ -490,19 +534,43 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		if (res->target[i].below && !below_snap(&src[i], src[i].r0, err, errlen))
 			src[i].have_r0 = 1;
 	bench_cpu_read(&cpu_a, &ncpu_a);
+	struct edge_ctx ex = { src, res, nt, { &cpu_a, &cpu_b }, { &ncpu_a, &ncpu_b }, err, errlen };
+	int virt_pattern = o.virtual_time && !o.trace;
+	if (virt_pattern) {
+		clk.edge = edge_sample;
+		clk.edge_arg = &ex;
+	}
 	clk.t_start = stats_now();
 	clk.t_meas = clk.t_start + secs_ns(o.warmup);
 	clk.t_meas_end = clk.t_meas + secs_ns(o.duration);
 	clk.t_end = clk.t_meas_end + secs_ns(o.cooldown);
+	if (o.trace) /* measured from the first request to the last: the replay ends the run */
+		clk.t_meas = clk.t_start, clk.t_meas_end = clk.t_end = UINT64_MAX - 1;
 	gate_open = 1;
 	pthread_cond_broadcast(&gate_cond);
 	pthread_mutex_unlock(&gate_lock);
 
 	/* the main thread: samples at the window's edges, progress in between */
 	int sampled_a = 0, sampled_b = 0;
+	if (o.trace) { /* a replay is measured from before its first request */
+		for (unsigned i = 0; i < nt; i++)
+			if (src[i].have_r0) {
+				memcpy(src[i].a, src[i].r0, src[i].ndev * sizeof(*src[i].a));
+				src[i].have_a = 1;
+			}
+		sampled_a = 1;
+	}
+	if (virt_pattern) /* the worker samples the edges: wait for it */
+		sampled_a = sampled_b = 1;
 	uint64_t last_done = 0, last_t = clk.t_start, next_tick = clk.t_start + 500000000ull;
-	while (!atomic_load(&clk.stop)) {
+	while (virt_pattern && !atomic_load(&clk.stop) && atomic_load(&clk.finished) < started) {
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+	while (!virt_pattern && !atomic_load(&clk.stop)) {
 		uint64_t now = stats_now();
+		if (o.trace && atomic_load(&clk.finished) == started)
+			clk.t_meas_end = clk.t_end = now; /* the window closes here */
 		if (!sampled_a && now >= clk.t_meas) {
 			free(cpu_a);
 			cpu_a = NULL;
@@ -533,8 +601,9 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		if (show && next_tick < wake)
 			wake = next_tick;
 		/* short naps so an error stops the wait early */
-		if (wake > now + 100000000ull)
-			wake = now + 100000000ull;
+		uint64_t nap = o.trace ? 10000000ull : 100000000ull; /* a replay's end is its own */
+		if (wake > now + nap)
+			wake = now + nap;
 		sleep_until(wake);
 	}
 	if (show && !o.progress)
@@ -552,6 +621,22 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 
 	/* gather */
 	res->test_s = o.duration;
+	if (o.trace) {
+		uint64_t last = clk.t_start;
+		for (unsigned i = 0; i < nw; i++) {
+			if (w[i].t_done > last)
+				last = w[i].t_done;
+			res->skipped += w[i].skipped;
+			if (w[i].late_max > res->late_max_ns)
+				res->late_max_ns = w[i].late_max;
+		}
+		res->test_s = (double)(last - clk.t_start) / 1e9;
+		res->nreq = o.trace->n;
+		res->req = w[0].req; /* one worker replays */
+		w[0].req = NULL;
+		if (res->nreq > res->skipped)
+			res->late_mean_ns = (double)w[0].late_sum / (double)(res->nreq - res->skipped);
+	}
 	for (unsigned i = 0; i < nw; i++)
 		for (int op = 0; op < 2; op++) {
 			if (!w[i].op[op].ios)
@@ -583,6 +668,8 @@ out:
 		free(src[i].r0);
 		free(src[i].r1);
 	}
+	for (unsigned i = 0; w && i < nw; i++)
+		free(w[i].req);
 	free(w);
 	free(cpu_a);
 	free(cpu_b);

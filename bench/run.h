@@ -15,6 +15,12 @@ struct vol;
 struct bench_clock {
 	uint64_t t_start, t_meas, t_meas_end, t_end;
 	_Atomic int stop; /* an error somewhere: everyone drains and leaves */
+	_Atomic unsigned finished; /* workers done on their own (a replay's end) */
+	/* --virtual pattern runs: the one worker drives the model's clock and
+	 * calls this as it reaches t_meas (0) and t_meas_end (1), so the counters
+	 * are sampled at exactly those instants of virtual time */
+	void (*edge)(void *arg, int which);
+	void *edge_arg;
 	pthread_barrier_t ready, go;
 };
 
@@ -40,6 +46,9 @@ struct bench_worker {
 	int error;          /* 0 or -errno */
 	char errmsg[160];
 	struct bench_opstat op[2];
+	/* replay: per request figures, the last completion, lateness */
+	struct bench_replay_req *req;
+	uint64_t t_done, late_max, late_sum, skipped;
 	_Alignas(64) _Atomic uint64_t done; /* progress, read by the main thread */
 };
 
@@ -57,6 +66,6 @@ struct bench_engine_ops {
 	unsigned (*workers_per_thread)(const struct bench_opts *o);
 	void *(*worker)(void *arg);
 };
-extern const struct bench_engine_ops bench_uring_ops, bench_volume_ops;
+extern const struct bench_engine_ops bench_uring_ops, bench_volume_ops, bench_replay_ops;
 
 #endif

@@ -257,6 +257,7 @@ static int set_dir(struct bench_flag_ctx *c, const char *v)
 }
 
 static int set_q(struct bench_flag_ctx *c, const char *v) { (void)v; SO(c)->quiet = 1; return 0; }
+static int set_virtual(struct bench_flag_ctx *c, const char *v) { (void)v; SO(c)->run.virtual_time = 1; return 0; }
 static int set_json(struct bench_flag_ctx *c, const char *v) { (void)v; SO(c)->json = 1; return 0; }
 
 static const struct bench_flag sw_opts[] = {
@@ -288,6 +289,9 @@ static const struct bench_flag sw_opts[] = {
 	{ 0, "dir", BENCH_FLAG_REQ, "DIR", "make the temp dir of members in DIR (default /var/tmp)", set_dir },
 	{ 'q', "quiet", BENCH_FLAG_NONE, NULL, "no progress line", set_q },
 	{ 0, "json", BENCH_FLAG_NONE, NULL, "print the JSON document instead of the tables", set_json },
+	{ 0, "virtual", BENCH_FLAG_NONE, NULL, "the models' clock is virtual (needs --model, no 'none'): a "
+					      "discrete-event simulation, -d and -W are the model's seconds, nothing "
+					      "waits, the same sweep gives the same figures", set_virtual },
 	{ 0 },
 };
 const struct bench_flag *const bench_sweep_flags = sw_opts;
@@ -394,6 +398,17 @@ static int sweep_check(struct bench_sweep_opts *o, struct bench_flag_ctx *c)
 		o->nwl = 2;
 		o->wl[0] = o->nlevels ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD;
 		o->wl[1] = o->nlevels ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD;
+	}
+	if (o->run.virtual_time) {
+		for (unsigned i = 0; i < o->nmodel || !o->nmodel; i++)
+			if (!o->nmodel || !o->model[i]) {
+				snprintf(c->err, c->errlen, "--virtual: needs emulated disks (--model SPEC, not none)");
+				return -EINVAL;
+			}
+		if (o->run.threads > 1) {
+			snprintf(c->err, c->errlen, "--virtual: -t %u: one thread drives the models' clock", o->run.threads);
+			return -EINVAL;
+		}
 	}
 	c->flag = "--members";
 	if (o->nlevels) {

@@ -106,5 +106,8 @@ const char *bench_sweep_pattern(const struct bench_sweep_opts *o, enum bench_wl 
  * SVG. Writes what it did (or why not) to msg. 0 when the plots were made,
  * 1 when gnuplot is absent (CSV/JSON stand alone), -errno on failure. */
 int bench_plot(const struct bench_sweep *s, const char *dir, FILE *msg);
+/* gnuplot on $PATH; run DIR/plot.gp in DIR (its output in DIR/gnuplot.log): 0 or -errno. */
+int bench_plot_have_gnuplot(void);
+int bench_plot_run_gnuplot(const char *dir);
 
 #endif

@@ -28,7 +28,15 @@ struct vslot {
 struct vworker {
 	sem_t sem;
 	_Atomic(struct vslot *) done; /* completed slots, pushed by any thread */
+	struct vol *virt;             /* --virtual: the volume whose clock is the model's */
+	uint64_t t_start;
 };
+
+/* The worker's clock: real, or the volume's virtual one (from t_start). */
+static uint64_t vw_now(const struct vworker *vw)
+{
+	return vw->virt ? vw->t_start + vol_clock(vw->virt) : stats_now();
+}
 
 static unsigned volume_workers(const struct bench_opts *o)
 {
@@ -40,7 +48,7 @@ static void slot_done(void *arg, int res)
 {
 	struct vslot *s = arg;
 	struct vworker *vw = s->vw;
-	s->t1 = stats_now();
+	s->t1 = vw_now(vw);
 	s->res = res;
 	struct vslot *head = atomic_load_explicit(&vw->done, memory_order_relaxed);
 	do
@@ -54,6 +62,35 @@ static void wait_until(sem_t *sem, uint64_t t)
 	struct timespec ts = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) };
 	while (sem_clockwait(sem, CLOCK_MONOTONIC, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/* --virtual: move the model's clock to the next completion, a slot's think
+ * time or the next window edge, whichever is first, and sample at the edge.
+ * A request still on a thread of the volume (a write parked on the bitmap)
+ * is not in the model yet: look again shortly. */
+static void virtual_wait(struct vworker *vw, struct bench_clock *c, unsigned inflight, uint64_t wake,
+			 int *edges)
+{
+	uint64_t edge = *edges == 0 ? c->t_meas : *edges == 1 ? c->t_meas_end : UINT64_MAX;
+	uint64_t limit = wake < edge ? wake : edge;
+	uint64_t before = vol_clock(vw->virt);
+	if (!inflight && limit == UINT64_MAX)
+		limit = c->t_end; /* nothing to wait for: the run's end */
+	if (inflight)
+		vol_run_next(vw->virt, limit == UINT64_MAX ? UINT64_MAX : limit - vw->t_start);
+	else if (limit != UINT64_MAX)
+		vol_run(vw->virt, limit - vw->t_start);
+	uint64_t now = vw_now(vw);
+	while (*edges < 2 && now >= (*edges == 0 ? c->t_meas : c->t_meas_end)) {
+		if (c->edge)
+			c->edge(c->edge_arg, *edges);
+		(*edges)++;
+	}
+	if (inflight && vol_clock(vw->virt) == before &&
+	    !atomic_load_explicit(&vw->done, memory_order_acquire)) {
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
 }
 
 static void *volume_worker(void *arg)
@@ -70,6 +107,8 @@ static void *volume_worker(void *arg)
 
 	sem_init(&vw.sem, 0, 0);
 	atomic_init(&vw.done, NULL);
+	vw.virt = o->virtual_time ? v : NULL;
+	int edges = 0; /* --virtual: window edges sampled so far */
 	engine_thread_may_block(0);
 	if (!slots || !bufs)
 		bench_fail(w, -ENOMEM, "out of memory for %u buffers of %llu bytes", n, (unsigned long long)o->block);
@@ -80,8 +119,9 @@ static void *volume_worker(void *arg)
 		idle = &slots[i];
 	}
 	bench_wait_start(w);
+	vw.t_start = c->t_start;
 	for (;;) {
-		uint64_t now = stats_now(), wake = UINT64_MAX;
+		uint64_t now = vw_now(&vw), wake = UINT64_MAX;
 		int issuing = !w->error && now < c->t_end && !atomic_load_explicit(&c->stop, memory_order_relaxed);
 		/* issue every idle slot whose think time is over */
 		struct vslot *later = NULL;
@@ -98,7 +138,7 @@ static void *volume_worker(void *arg)
 			}
 			bench_pattern_at(&w->pat, atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed), &s->off,
 					 &s->is_write);
-			s->t0 = stats_now();
+			s->t0 = vw_now(&vw);
 			inflight++;
 			int r = engine_submit(v, s->is_write ? ENGINE_WRITE : ENGINE_READ, s->buf, s->off, o->block, slot_done, s);
 			if (r)
@@ -107,7 +147,9 @@ static void *volume_worker(void *arg)
 		idle = later;
 		if (!inflight && (!issuing || !idle))
 			break;
-		if (wake != UINT64_MAX && !inflight)
+		if (vw.virt)
+			virtual_wait(&vw, c, inflight, wake, &edges);
+		else if (wake != UINT64_MAX && !inflight)
 			wait_until(&vw.sem, wake);
 		else if (wake != UINT64_MAX)
 			wait_until(&vw.sem, wake < c->t_end ? wake : c->t_end);
@@ -131,6 +173,10 @@ static void *volume_worker(void *arg)
 			s->next = idle;
 			idle = s;
 		}
+	}
+	if (vw.virt) {
+		virtual_wait(&vw, c, 0, UINT64_MAX, &edges); /* the edges not reached */
+		atomic_fetch_add(&c->finished, 1);
 	}
 	sem_destroy(&vw.sem);
 	free(bufs);

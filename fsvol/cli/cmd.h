@@ -63,6 +63,11 @@ int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 /* The commands, in the order --help lists them (main.c), NULL-terminated. */
 extern const struct cmd *const cmd_all[];
 
+/* trace_record.c: `fsvol trace --record FILE`: MNT's volume requests as a
+ * fio iolog v3, until COUNT requests (0: no limit), DURATION seconds (0: no
+ * limit) or a signal. Returns the exit status. */
+int cmd_trace_record(const struct cmd *c, const char *mnt, const char *file, long count, double duration);
+
 /* cmd_doc.c: fsvol(8) in roff, and a bash completion script, from the tables. */
 void cmd_man(FILE *f, const char *version);
 void cmd_bash_completion(FILE *f);

@@ -1,14 +1,26 @@
-/* fsvol model list | show SPEC [SIZE]: the spindle presets and what a spec implies. */
+/* fsvol model list | show SPEC [SIZE] | validate --model SPEC TRACE: the spindle
+ * presets, what a spec implies, and a drive model against a measured trace. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fsvol/cli/cmd.h"
 #include "fsvol/util/size.h"
 #include "fsvol/model/spindle.h"
+#include "fsvol/model/validate.h"
+#include "fsvol/trace/tracefile.h"
 
 static const struct cmd_opt model_opts[] = {
 	{ "size", 's', "SIZE", "member size the figures assume, on the spec's disk (default: the whole disk; 1G with capacity=member; also the operand SIZE)" },
+	{ "model", 'm', "SPEC", "validate: the drive (a preset spec, or disksim:PATH.parv)" },
+	{ "out", 'o', "FILE", "validate: write 'measured_us emulated_us' per request, in trace order" },
 	{ 0 },
+};
+
+struct model_ctx {
+	uint64_t size;
+	const char *model, *out;
 };
 
 /* The member size, from -s or the operand SIZE: at least 4K (the figures are
@@ -26,16 +38,94 @@ static int model_size(const char *what, const char *arg, uint64_t *size)
 
 static int model_opt(int i, const char *arg, void *ctx)
 {
-	(void)i;
-	return model_size("--size", arg, ctx);
+	struct model_ctx *m = ctx;
+	if (i == 1)
+		m->model = arg;
+	else if (i == 2)
+		m->out = arg;
+	else
+		return model_size("--size", arg, &m->size);
+	return 0;
+}
+
+/* fsvol model validate: DiskSim's validation run and its rms, on our model. */
+static int model_validate(const struct cmd *c, const struct model_ctx *m, const char *path)
+{
+	char err[512];
+	struct spindle_params p;
+	struct tracefile t = { 0 };
+	if (!m->model)
+		return cmd_uerr(c, "validate: --model SPEC is required");
+	if (spindle_parse(m->model, &p, err, sizeof(err)))
+		return cmd_uerr(c, "%s", err);
+	if (p.kind != SPINDLE_HDD)
+		return cmd_uerr(c, "validate: %s is not a disk drive model", m->model);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return cmd_err(c, "%s: %s", path, strerror(errno));
+	int rc = tracefile_parse_valid(path, f, &t, err, sizeof(err));
+	fclose(f);
+	if (rc)
+		return cmd_err(c, "%s", err);
+	uint64_t *emul = calloc(t.n, sizeof(*emul));
+	double *a = calloc(t.n, sizeof(*a)), *b = calloc(t.n, sizeof(*b));
+	if (!emul || !a || !b) {
+		rc = cmd_err(c, "out of memory");
+		goto out;
+	}
+	if ((rc = validate_run(&p, &t, emul, err, sizeof(err)))) {
+		rc = cmd_err(c, "%s: %s", path, err);
+		goto out;
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		a[i] = (double)t.rec[i].service_ns / 1e6;
+		b[i] = (double)emul[i] / 1e6;
+	}
+	if (m->out) {
+		FILE *o = fopen(m->out, "w");
+		if (!o) {
+			rc = cmd_err(c, "%s: %s", m->out, strerror(errno));
+			goto out;
+		}
+		for (size_t i = 0; i < t.n; i++)
+			fprintf(o, "%.3f %.3f\n", (double)t.rec[i].service_ns / 1e3, (double)emul[i] / 1e3);
+		if (fclose(o)) {
+			rc = cmd_err(c, "%s: %s", m->out, strerror(errno));
+			goto out;
+		}
+	}
+	double mean[2], p50[2], p90[2], rms = validate_rms(a, t.n, b, t.n);
+	if (validate_summary(a, t.n, &mean[0], &p50[0], &p90[0]) ||
+	    validate_summary(b, t.n, &mean[1], &p50[1], &p90[1])) {
+		rc = cmd_err(c, "out of memory");
+		goto out;
+	}
+	printf("%zu requests, service time (ms):\n", t.n);
+	printf("  %-9s %8s %8s %8s\n", "", "mean", "p50", "p90");
+	printf("  %-9s %8.3f %8.3f %8.3f\n", "measured", mean[0], p50[0], p90[0]);
+	printf("  %-9s %8.3f %8.3f %8.3f\n", "emulated", mean[1], p50[1], p90[1]);
+	validate_naive(&p, &t, emul);
+	for (size_t i = 0; i < t.n; i++)
+		b[i] = (double)emul[i] / 1e6;
+	printf("naive model (mean seek + half a turn + transfer): rms = %.6f\n",
+	       validate_rms(a, t.n, b, t.n));
+	printf("rms = %.6f\n", rms);
+	rc = 0;
+out:
+	free(emul);
+	free(a);
+	free(b);
+	tracefile_free(&t);
+	return rc;
 }
 
 static int model_run(const struct cmd *c, int argc, char **argv)
 {
-	uint64_t size = 0; /* not given: the whole disk, or 1G when the member is the disk */
+	struct model_ctx m = { 0 }; /* size 0: the whole disk, or 1G when the member is the disk */
 	char err[256];
 	struct spindle_params p;
-	int first, r = cmd_parse(c, argc, argv, &first, model_opt, &size);
+	int first, r = cmd_parse(c, argc, argv, &first, model_opt, &m);
+	uint64_t size = m.size;
 	if (r)
 		return r > 0 ? 0 : 2;
 	int nops = argc - first;
@@ -69,16 +159,24 @@ static int model_run(const struct cmd *c, int argc, char **argv)
 			return cmd_err(c, "%s: %s", argv[first + 1], err);
 		return 0;
 	}
-	return cmd_uerr(c, "expected 'list' or 'show SPEC [SIZE]' (see fsvol model --help)");
+	if (nops == 2 && !strcmp(argv[first], "validate"))
+		return model_validate(c, &m, argv[first + 1]);
+	return cmd_uerr(c, "expected 'list', 'show SPEC [SIZE]' or 'validate --model SPEC TRACE'"
+			" (see fsvol model --help)");
 }
 
 const struct cmd cmd_model = {
 	.name = "model",
-	.operands = "list\nshow SPEC [SIZE]",
-	.summary = "emulated disk models: the presets, and the figures a spec implies",
+	.operands = "list\nshow SPEC [SIZE]\nvalidate --model SPEC TRACE",
+	.summary = "emulated disk models: the presets, the figures a spec implies, and validation against a measured drive",
 	.more = "SPEC is a preset (hdd, hdd-legacy, ssd, nvme, none) with optional key=value changes: "
 		"PRESET:key=val,... (fsvol model list shows every key). SIZE (or -s) is the member size "
-		"the figures assume: a small member uses a few cylinders of the disk.",
+		"the figures assume: a small member uses a few cylinders of the disk. validate replays a "
+		"DiskSim validation trace (R|W Hit|Miss blkno bcount service_us next_us) on one drive "
+		"of SPEC in virtual time, one request outstanding, and prints the mean, p50 and p90 "
+		"service times (measured and emulated) and rms = X: the RMS horizontal distance in ms "
+		"between the two service-time distributions, as DiskSim's rms tool computes it "
+		"(docs/validation.md).",
 	.opts = model_opts,
 	.run = model_run,
 };

@@ -19,6 +19,7 @@
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/front/http.h"
 #include "fsvol/front/nbd_server.h"
+#include "fsvol/members/fault.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/model/spindle.h"

@@ -395,12 +395,17 @@ const struct cmd cmd_stat = {
 static const struct cmd_opt trace_opts[] = {
 	{ "count", 'n', "COUNT", "stop after COUNT volume requests" },
 	{ "json", 0, NULL, "one JSON object per record" },
+	{ "record", 0, "FILE", "write the volume's requests to FILE as a fio iolog v3 (fio --read_iolog, "
+			       "fsvol-bench --replay) when it stops: COUNT requests, --duration, or Ctrl-C" },
+	{ "duration", 0, "SEC", "with --record: stop after SEC seconds" },
 	{ 0 },
 };
 
 struct trace_args {
 	long count;
 	int json;
+	const char *record;
+	double duration;
 };
 
 static int trace_opt(int i, const char *arg, void *ctx)
@@ -409,6 +414,16 @@ static int trace_opt(int i, const char *arg, void *ctx)
 	char *end;
 	if (i == 1) {
 		a->json = 1;
+		return 0;
+	}
+	if (i == 2) {
+		a->record = arg;
+		return 0;
+	}
+	if (i == 3) {
+		a->duration = strtod(arg, &end);
+		if (!*arg || *end || !(a->duration > 0) || a->duration > 1e7)
+			return cmd_err(&cmd_trace, "--duration %s: expected a positive number of seconds", arg), -1;
 		return 0;
 	}
 	a->count = strtol(arg, &end, 10);
@@ -436,6 +451,12 @@ static int trace_run(const struct cmd *c, int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point");
+	if (a.duration && !a.record)
+		return cmd_uerr(c, "--duration: only with --record FILE");
+	if (a.record && a.json)
+		return cmd_uerr(c, "--record and --json exclude each other");
+	if (a.record)
+		return cmd_trace_record(c, argv[first], a.record, a.count, a.duration);
 	snprintf(path, sizeof(path), "%s/%s", argv[first], a.json ? "trace.json" : "trace");
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -486,7 +507,7 @@ done:
 const struct cmd cmd_trace = {
 	.name = "trace",
 	.operands = "MNT",
-	.summary = "live trace: each volume request and the member requests it caused",
+	.summary = "live trace: each volume request and the member requests it caused; or --record them as a fio iolog",
 	.opts = trace_opts,
 	.run = trace_run,
 };

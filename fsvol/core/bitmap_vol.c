@@ -26,6 +26,7 @@
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
 #include "fsvol/meta/bitmap.h"
+#include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
 #include "stats/stats.h"
@@ -215,11 +216,14 @@ static void bm_round(struct vol *v, struct vol_bitmap *b)
 		memcpy(b->sure, b->snap, b->bytes);
 	} /* else ondisk stays: the next writer's round writes the blocks again */
 	pthread_mutex_unlock(&b->lock);
+	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
 	while (w) {
 		struct eng_req *n = w->next;
 		if (host)
 			w->res = host; /* its segment ends with the host's errno */
 		eng_kick(w);
+		if (e && emul_is_virtual(e))
+			emul_expect(e, -1); /* its member I/O is announced by now */
 		w = n;
 	}
 	pthread_mutex_lock(&b->lock);
@@ -354,6 +358,10 @@ int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct eng_req *
 			fsvol_log(LOG_ERR, "write-intent bitmap: cannot start its thread");
 		rq->next = b->waiters;
 		b->waiters = rq;
+		/* virtual time waits for it: the bitmap costs no emulated time */
+		struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
+		if (e && emul_is_virtual(e))
+			emul_expect(e, 1);
 		pthread_cond_signal(&b->cond);
 	}
 	pthread_mutex_unlock(&b->lock);

@@ -46,6 +46,7 @@ struct eng_mio {
 	uint8_t op, why, emulated;
 	uint64_t off, len, t0;   /* data-area offset */
 	atomic_int parts;        /* backend + model: the last one completes it */
+	struct emul *virt;       /* virtual time: the model to submit to after the data */
 };
 
 /* A parity stripe planned in a round, with its buffers. */

@@ -302,6 +302,13 @@ static void trace_mio(struct vol *v, struct eng_req *rq, const struct eng_mio *s
 	stats_trace_add(v->trace, &r);
 }
 
+/* The volume's clock: the model's in virtual time, else the real one. */
+static uint64_t eng_now(const struct vol *v)
+{
+	struct emul *e = atomic_load_explicit(&((struct vol *)v)->emul, memory_order_acquire);
+	return e && emul_is_virtual(e) ? emul_now(e) : stats_now();
+}
+
 /* Both halves of a member I/O are in (the data, and the model's time). */
 static void mio_complete(struct eng_mio *s)
 {
@@ -310,7 +317,7 @@ static void mio_complete(struct eng_mio *s)
 	struct member *m = v->slot[s->slot];
 	int res = s->io.res;
 	/* a modelled member completed at its emulated time */
-	uint64_t end = s->emulated ? s->eio.r.done_ns : stats_now();
+	uint64_t end = s->emulated ? s->eio.r.done_ns : eng_now(v);
 	atomic_fetch_sub_explicit(&m->pending, 1, memory_order_relaxed);
 	if (s->op != MEMBER_FLUSH)
 		atomic_store_explicit(&m->head, s->off + s->len, memory_order_relaxed);
@@ -341,7 +348,15 @@ static void mio_part_done(struct eng_mio *s)
 
 static void mio_backend_done(struct member_io *io)
 {
-	mio_part_done((struct eng_mio *)io);
+	struct eng_mio *s = (struct eng_mio *)io;
+	struct emul *e = s->virt;
+	/* virtual time: the model gets the request once its data has moved,
+	 * with the arrival it was issued at (the release completes it) */
+	mio_part_done(s);
+	if (e) {
+		emul_submit(e, &s->eio);
+		emul_expect(e, -1);
+	}
 }
 
 static void mio_model_done(struct emul_io *eio)
@@ -359,9 +374,10 @@ static int batch_issue(struct eng_req *rq)
 		rq->res = r;
 		return -1;
 	}
-	uint64_t now = stats_now(), used[SB_MAX_SLOTS / 64 + 1] = { 0 };
-	int counted = member_counted(v);
 	struct emul *emul = atomic_load_explicit(&v->emul, memory_order_acquire);
+	int virt = emul && emul_is_virtual(emul);
+	uint64_t now = virt ? emul_now(emul) : stats_now(), used[SB_MAX_SLOTS / 64 + 1] = { 0 };
+	int counted = member_counted(v);
 	atomic_store(&rq->pending, rq->nmio + 1);
 	atomic_store(&rq->failed_now, 0);
 	atomic_store(&rq->member_err, 0);
@@ -376,6 +392,7 @@ static int batch_issue(struct eng_req *rq)
 		s->io.done = mio_backend_done;
 		s->io.nowait = !tl_may_block;
 		s->emulated = emul && s->op != MEMBER_FLUSH && atomic_load_explicit(&m->modeled, memory_order_acquire);
+		s->virt = virt && s->emulated ? emul : NULL;
 		atomic_store_explicit(&s->parts, 1 + s->emulated, memory_order_relaxed);
 		atomic_fetch_add_explicit(&m->pending, 1, memory_order_relaxed);
 		if (counted)
@@ -386,7 +403,10 @@ static int batch_issue(struct eng_req *rq)
 							 .write = s->op == MEMBER_WRITE, .arrival_ns = now };
 			s->eio.sp = m->spindle;
 			s->eio.release = mio_model_done;
-			emul_submit(emul, &s->eio);
+			if (s->virt)
+				emul_expect(emul, 1); /* submitted when the data has moved */
+			else
+				emul_submit(emul, &s->eio);
 		}
 		used[s->slot / 64] |= 1ull << (s->slot % 64);
 		m->ops->queue(m, &s->io);
@@ -587,7 +607,7 @@ static int family_step(struct eng_req *rq)
 static void req_finish(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
-	uint64_t now = stats_now();
+	uint64_t now = eng_now(v);
 	chunk_free(rq->bounce);
 	rq->bounce = NULL;
 	int background = rq->kind >= ENG_K_RESYNC;
@@ -786,7 +806,7 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 	rq->done = done;
 	rq->arg = arg;
 	rq->why = STATS_WHY_DATA;
-	rq->t0 = stats_now();
+	rq->t0 = eng_now(v);
 	if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
 		stats_begin(v->vstats, rq->t0);
 	if (stats_trace_on(v->trace))
@@ -866,7 +886,7 @@ static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, uint6
 	rq->repair = repair;
 	rq->target = kind == ENG_K_COPY ? atomic_load(&v->replace_slot) : atomic_load(&v->rebuild_slot);
 	rq->dest = kind == ENG_K_COPY ? atomic_load(&v->replace_with) : rq->target;
-	rq->t0 = stats_now();
+	rq->t0 = eng_now(v);
 	if (stats_trace_on(v->trace))
 		rq->trace_parent = stats_trace_id(v->trace);
 	rq->done = waiter_done;

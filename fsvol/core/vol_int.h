@@ -65,4 +65,9 @@ struct vol {
 	atomic_int replace_wanted;      /* a replace waits for the running pass */
 };
 
+/* vol_model.c: in virtual time, a thread that runs the model's clock while the
+ * volume closes (NULL when the clock is real); stop it after the last I/O. */
+void *vol_model_pump_start(struct vol *v);
+void vol_model_pump_stop(void *pump);
+
 #endif

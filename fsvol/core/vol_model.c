@@ -1,6 +1,8 @@
 /* vol_model: the members' emulated disks (fsvol mount --model, MNT/ctl "model SPEC"):
  * each member's spindle, the disks members share, the adapters disks share. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,10 +16,80 @@
 int vol_model_start(struct vol *v)
 {
 	struct emul *e;
-	if (emul_create(&e))
+	if (v->opts.virtual_time ? emul_create_virtual(&e) : emul_create(&e))
 		return -EAGAIN;
 	atomic_store_explicit(&v->emul, e, memory_order_release);
 	return 0;
+}
+
+static struct emul *virtual_emul(const struct vol *v)
+{
+	struct emul *e = atomic_load_explicit(&((struct vol *)v)->emul, memory_order_acquire);
+	return e && emul_is_virtual(e) ? e : NULL;
+}
+
+uint64_t vol_clock(const struct vol *v)
+{
+	struct emul *e = virtual_emul(v);
+	return e ? emul_now(e) : stats_now();
+}
+
+uint64_t vol_run(struct vol *v, uint64_t until_ns)
+{
+	struct emul *e = virtual_emul(v);
+	return e ? emul_run(e, until_ns) : stats_now();
+}
+
+uint64_t vol_run_next(struct vol *v, uint64_t until_ns)
+{
+	struct emul *e = virtual_emul(v);
+	return e ? emul_step(e, until_ns) : stats_now();
+}
+
+/* Closing a volume in virtual time: what the background threads still issue
+ * (a resync's last unit, the final flush) needs the model's clock to move,
+ * and nobody drives it any more. A pump thread does until told to stop. */
+struct pump {
+	struct emul *e;
+	atomic_int stop;
+	pthread_t tid;
+};
+
+static void *pump_main(void *arg)
+{
+	struct pump *p = arg;
+	struct timespec ts = { 0, 50000 };
+	pthread_setname_np(pthread_self(), "fsvol-vclock");
+	while (!atomic_load(&p->stop)) {
+		emul_run(p->e, UINT64_MAX);
+		nanosleep(&ts, NULL);
+	}
+	emul_run(p->e, UINT64_MAX);
+	return NULL;
+}
+
+void *vol_model_pump_start(struct vol *v)
+{
+	struct emul *e = virtual_emul(v);
+	struct pump *p = e ? calloc(1, sizeof(*p)) : NULL;
+	if (!p)
+		return NULL;
+	p->e = e;
+	if (pthread_create(&p->tid, NULL, pump_main, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void vol_model_pump_stop(void *pump)
+{
+	struct pump *p = pump;
+	if (!p)
+		return;
+	atomic_store(&p->stop, 1);
+	pthread_join(p->tid, NULL);
+	free(p);
 }
 
 /* How long a model change waits for the spindles to drain under load. */

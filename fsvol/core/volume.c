@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsvol/members/fault.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
@@ -422,6 +423,7 @@ void vol_close(struct vol *v)
 {
 	if (!v)
 		return;
+	void *pump = vol_model_pump_start(v); /* virtual time: someone must run the clock */
 	vol_sync_stop(v);
 	engine_drain(v);
 	if (!v->opts.readonly) {
@@ -434,6 +436,7 @@ void vol_close(struct vol *v)
 		vol_write_sbs(v);
 		pthread_mutex_unlock(&v->state_lock);
 	}
+	vol_model_pump_stop(pump);
 	vol_free(v);
 }
 

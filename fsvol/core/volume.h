@@ -32,6 +32,7 @@ struct vol_opts {
 	enum vol_stats_level stats;
 	int readonly;          /* examine-like opens: never write superblocks */
 	const char *model;     /* spindle model spec (fsvol mount --model), NULL = none */
+	int virtual_time;      /* the model's clock is virtual: vol_run drives it (in-process only) */
 };
 
 /* An assembled volume: opaque outside fsvol/core (its fields: core/vol_int.h).
@@ -117,6 +118,15 @@ void vol_recovery_done(struct vol *v);
 int vol_model(struct vol *v, const char *spec, char *err, size_t errlen);
 /* Start the model's timer thread (vol_start, or the first model set at run time). */
 int vol_model_start(struct vol *v);
+/* Virtual time (vol_opts.virtual_time): the volume's clock, and the
+ * discrete-event loop that moves it. vol_run releases every completion due by
+ * until_ns (UINT64_MAX: all) on the caller's thread; vol_run_next only those
+ * of the next completion time, if it is at or before until_ns (else the clock
+ * moves to until_ns). Without virtual time: stats_now(), and both return at
+ * once. One thread drives the clock. */
+uint64_t vol_clock(const struct vol *v);
+uint64_t vol_run(struct vol *v, uint64_t until_ns);
+uint64_t vol_run_next(struct vol *v, uint64_t until_ns);
 /* The adapters' counters, one line each, for MNT/status (nothing without adapters). */
 void vol_model_status(struct vol *v, FILE *f);
 /* The same as a JSON member, "adapters":[{...}], for stats.json (not wired yet:

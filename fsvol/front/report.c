@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "fsvol/front/report.h"
+#include "fsvol/members/fault.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 

@@ -5,10 +5,11 @@
  *
  *   /path/to/file, /dev/sdX   file    regular files and block devices (io_uring)
  *   mem:NAME[:SIZE]           memory  process memory, for tests and experiments
- *   (any, wrapped)            fault   errors, bad ranges, flaky periods, delay,
- *                                     corruption, over any backend (member_fault.c)
  *   nbd://HOST[:PORT]/EXPORT  nbd     a network block device through libnbd
  *   nbd+unix:///EXPORT?socket=PATH      (also nbds://, nbds+unix:// with TLS)
+ *
+ * Filters (filter.h) are members that wrap another member: every served
+ * member carries fault, delay and cache filters (member_fault.c, fault.h).
  *
  * Data I/O is asynchronous, in fio's queue/commit manner: the engine queues
  * every member I/O of a batch, then commits each member once; every I/O then
@@ -54,6 +55,8 @@ struct member_io {
 struct member_ops {
 	const char *name;
 	const char *prefix;       /* names this backend opens ("mem:"); NULL: the default */
+	int filter;               /* 1: wraps another member (priv starts with struct
+				   * filter, filter.h): fault, delay, cache */
 	/* Open name for I/O; fill m->size, m->align, m->caps, m->dev/ino and
 	 * m->priv. 0, or -errno with a message naming the member in err. */
 	int (*open)(struct member *m, const char *name, int direct, char *err, size_t errlen);
@@ -76,7 +79,6 @@ struct member_ops {
 
 extern const struct member_ops member_file_ops;
 extern const struct member_ops member_mem_ops;
-extern const struct member_ops member_fault_ops;
 extern const struct member_ops member_nbd_ops;
 
 struct member {
@@ -120,17 +122,5 @@ int member_io_sync(struct member *m, struct member_io *io);
 /* Is fd the socket of an open NBD member (member_nbd.c)? An NBD server in
  * the same process must not take it for one of its clients. */
 int member_nbd_owns_fd(int fd);
-
-/* Fault injection (member_fault.c): wrap m's backend so faults can be set on it
- * at any time; with no spec set, I/O passes through untouched. */
-int member_fault_wrap(struct member *m);
-/* Set the faults of a wrapped member from a spec (docs/faults.md); "none"
- * clears them. 0, or -EINVAL with a message naming the key in err. */
-int member_fault_set(struct member *m, const char *spec, char *err, size_t errlen);
-/* The member's current fault spec, canonical ("none" when clear). */
-void member_fault_describe(struct member *m, char *buf, size_t len);
-/* A power cut: what the member's volatile cache (cache=volatile) holds is
- * lost, and no I/O completes any more (the caller then stops the process). */
-void member_fault_powercut(struct member *m);
 
 #endif

@@ -37,7 +37,17 @@ struct emul {
 	size_t n, cap;
 	uint64_t late[STATS_LAT_BUCKETS];
 	uint64_t released;
+	/* The clock: real (stats_now) for live emulation; in virtual time no
+	 * thread runs, the caller drives emul_run and vnow is the model's time. */
+	int virt;
+	uint64_t vnow;
+	atomic_uint expected;   /* virtual: requests announced, not yet submitted */
 };
+
+static uint64_t clock_now(const struct emul *e)
+{
+	return e->virt ? e->vnow : stats_now();
+}
 
 static int before(const struct emul_io *a, const struct emul_io *b)
 {
@@ -125,6 +135,44 @@ static void sleep_until(struct emul *e, uint64_t until)
 		;
 }
 
+/* One round at the clock's now: queue what the I/O threads pushed (unless held)
+ * and take off the heap, in emulated-time order, everything due by now, onto
+ * *tail. Returns the next deadline (UINT64_MAX: none). Called with work held. */
+static uint64_t emul_round(struct emul *e, struct emul_io ***tail)
+{
+	if (!atomic_load_explicit(&e->hold, memory_order_acquire))
+		take_incoming(e, tail);
+	uint64_t now = clock_now(e);
+	while (e->n) {
+		struct emul_io *io = e->heap[0];
+		uint64_t due = io->r.done_ns;
+		if (due > now)
+			return due;
+		heap_pop(e);
+		e->late[stats_lat_bucket(now - due)]++;
+		e->released++;
+		spindle_complete(io->sp, &io->r);
+		struct spindle *s = io->sp;
+		io->next = NULL;
+		**tail = io;
+		*tail = &io->next;
+		/* The member's next request starts when this one finished
+		 * in emulated time, not when we got round to it. */
+		dispatch(e, s, due, tail);
+		now = clock_now(e);
+	}
+	return UINT64_MAX;
+}
+
+static void release_all(struct emul_io *out)
+{
+	/* Releases run without the lock: they may submit more. */
+	for (struct emul_io *io = out, *next; io; io = next) {
+		next = io->next;
+		io->release(io);
+	}
+}
+
 static void *emul_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "fsvol-model"); /* top -H, ps -L */
@@ -139,41 +187,17 @@ static void *emul_main(void *arg)
 		pthread_mutex_lock(&e->work);
 		while (sem_trywait(&e->kick) == 0)
 			; /* every push is seen by the take below */
-		if (!atomic_load_explicit(&e->hold, memory_order_acquire))
-			take_incoming(e, &tail);
-		uint64_t now = stats_now(), due = UINT64_MAX;
-		while (e->n) {
-			struct emul_io *io = e->heap[0];
-			due = io->r.done_ns;
-			if (due > now)
-				break;
-			heap_pop(e);
-			e->late[stats_lat_bucket(now - due)]++;
-			e->released++;
-			spindle_complete(io->sp, &io->r);
-			struct spindle *s = io->sp;
-			io->next = NULL;
-			*tail = io;
-			tail = &io->next;
-			/* The member's next request starts when this one finished
-			 * in emulated time, not when we got round to it. */
-			dispatch(e, s, due, &tail);
-			due = UINT64_MAX;
-			now = stats_now();
-		}
+		uint64_t due = emul_round(e, &tail);
+		uint64_t now = stats_now();
 		pthread_mutex_unlock(&e->work);
-		/* Releases run without the lock: they may submit more. */
-		for (struct emul_io *io = out, *next; io; io = next) {
-			next = io->next;
-			io->release(io);
-		}
+		release_all(out);
 		if (out)
 			continue; /* releases took time: look at the clock again */
 		/* Posts only wake us; take_incoming finds every push anyway. */
 		if (due == UINT64_MAX) {
 			while (sem_wait(&e->kick) < 0 && errno == EINTR)
 				;
-		} else if (due - now > EMUL_SPIN_NS) {
+		} else if (due > now && due - now > EMUL_SPIN_NS) {
 			sleep_until(e, due - EMUL_SPIN_NS);
 		} else {
 			while (stats_now() < due && (atomic_load_explicit(&e->hold, memory_order_relaxed) ||
@@ -182,6 +206,88 @@ static void *emul_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+int emul_create_virtual(struct emul **out)
+{
+	struct emul *e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	pthread_mutex_init(&e->work, NULL);
+	sem_init(&e->kick, 0, 0);
+	e->virt = 1;
+	*out = e;
+	return 0;
+}
+
+uint64_t emul_now(const struct emul *e)
+{
+	return clock_now(e);
+}
+
+int emul_is_virtual(const struct emul *e)
+{
+	return e->virt;
+}
+
+void emul_expect(struct emul *e, int delta)
+{
+	if (delta > 0) {
+		atomic_fetch_add_explicit(&e->expected, (unsigned)delta, memory_order_acq_rel);
+		return;
+	}
+	atomic_fetch_sub_explicit(&e->expected, (unsigned)-delta, memory_order_acq_rel);
+	sem_post(&e->kick);
+}
+
+/* Virtual time must not move while a request announced at the current time
+ * is still on its way (its data moving on another thread). */
+static void wait_expected(struct emul *e)
+{
+	while (atomic_load_explicit(&e->expected, memory_order_acquire))
+		while (sem_wait(&e->kick) < 0 && errno == EINTR)
+			;
+}
+
+/* The discrete-event loop: jump the clock to the next completion, release
+ * everything due then (releases may submit more, at or after now), repeat.
+ * once: stop after the first instant that released something. */
+static uint64_t run(struct emul *e, uint64_t until_ns, int once)
+{
+	for (;;) {
+		struct emul_io *out = NULL, **tail = &out;
+		wait_expected(e);
+		pthread_mutex_lock(&e->work);
+		uint64_t due = emul_round(e, &tail);
+		pthread_mutex_unlock(&e->work);
+		if (out) {
+			release_all(out);
+			if (once)
+				return e->vnow;
+			continue;
+		}
+		if (atomic_load_explicit(&e->incoming, memory_order_acquire) &&
+		    !atomic_load_explicit(&e->hold, memory_order_relaxed))
+			continue;
+		if (atomic_load_explicit(&e->expected, memory_order_acquire))
+			continue;
+		if (due == UINT64_MAX || due > until_ns) {
+			if (until_ns != UINT64_MAX && until_ns > e->vnow)
+				e->vnow = until_ns;
+			return e->vnow;
+		}
+		e->vnow = due;
+	}
+}
+
+uint64_t emul_run(struct emul *e, uint64_t until_ns)
+{
+	return run(e, until_ns, 0);
+}
+
+uint64_t emul_step(struct emul *e, uint64_t until_ns)
+{
+	return run(e, until_ns, 1);
 }
 
 int emul_create(struct emul **out)
@@ -205,9 +311,11 @@ void emul_destroy(struct emul *e)
 {
 	if (!e)
 		return;
-	atomic_store(&e->stop, 1);
-	sem_post(&e->kick);
-	pthread_join(e->thread, NULL);
+	if (!e->virt) {
+		atomic_store(&e->stop, 1);
+		sem_post(&e->kick);
+		pthread_join(e->thread, NULL);
+	}
 	sem_destroy(&e->kick);
 	pthread_mutex_destroy(&e->work);
 	free(e->heap);

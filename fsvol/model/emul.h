@@ -5,6 +5,8 @@
  * volume keeps a heap of emulated completion times and releases them in
  * order; the next request of a member is dispatched at the emulated time the
  * previous one completed, so timer lateness never accumulates into throughput.
+ * In virtual time (emul_create_virtual) the caller's emul_run is that thread
+ * and the clock jumps from one completion to the next.
  */
 #ifndef FSVOL_EMUL_H
 #define FSVOL_EMUL_H
@@ -31,6 +33,27 @@ struct emul_io {
 };
 
 int emul_create(struct emul **out);
+/* Virtual time: the same queueing, dispatch and release, but no thread and no
+ * waiting. The clock starts at 0 and moves only in emul_run, which releases
+ * completions in emulated-time order on the caller's thread (releases may
+ * submit more, with arrival_ns >= emul_now). Submit a request arriving at t
+ * after emul_run(e, t). The same inputs give the same times. */
+int emul_create_virtual(struct emul **out);
+/* Run the simulation until nothing is due at or before until_ns (UINT64_MAX:
+ * until everything submitted has been released); returns the clock. */
+uint64_t emul_run(struct emul *e, uint64_t until_ns);
+/* Release what is due at the next completion time, when that is at or before
+ * until_ns: the clock moves to it; else the clock moves to until_ns (nothing
+ * left and until_ns UINT64_MAX: it does not move). Returns the clock. */
+uint64_t emul_step(struct emul *e, uint64_t until_ns);
+/* The model's clock: real monotonic ns, or the virtual clock. */
+uint64_t emul_now(const struct emul *e);
+int emul_is_virtual(const struct emul *e);
+/* Virtual time: announce (+1) a request that will be submitted once its data
+ * has moved, or say (-1) that it has been; emul_run and emul_step wait for the
+ * announced ones before the clock moves, so each request gets the arrival it
+ * was issued at. Call -1 after the emul_submit. */
+void emul_expect(struct emul *e, int delta);
 void emul_destroy(struct emul *e);
 /* Queue io on its spindle (arrival = io->r.arrival_ns); io->release follows. */
 void emul_submit(struct emul *e, struct emul_io *io);

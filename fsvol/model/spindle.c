@@ -24,6 +24,32 @@ static uint64_t ns_round(double ns) { return ns <= 0 ? 0 : (uint64_t)llround(ns)
 
 /* ---- geometry ------------------------------------------------------------ */
 
+/* A measured drive's zones (spindle_table): each zone's cylinders hold its
+ * user blocks evenly (spares spread out), its skews in turns. */
+static void table_geometry(struct spindle *s)
+{
+	const struct spindle_table *t = s->p.tab;
+	uint64_t start = 0;
+	s->nzones = 0;
+	for (unsigned z = 0; z < t->nzones && z < SPINDLE_MAX_ZONES; z++) {
+		struct spindle_zone *zn = &s->zone[s->nzones++];
+		zn->start = start;
+		zn->bytes = t->zone[z].lbns * SPINDLE_SECTOR;
+		zn->cyl0 = t->zone[z].cyl0;
+		zn->cyls = t->zone[z].cyl1 - t->zone[z].cyl0 + 1;
+		zn->spt = t->zone[z].spt;
+		zn->track_bytes = (uint64_t)zn->spt * SPINDLE_SECTOR;
+		zn->cyl_bytes = zn->cyls ? (zn->bytes + zn->cyls - 1) / zn->cyls : zn->bytes;
+		if (zn->cyl_bytes < SPINDLE_SECTOR)
+			zn->cyl_bytes = SPINDLE_SECTOR;
+		zn->tskew = t->zone[z].tskew / zn->spt;
+		zn->cskew = t->zone[z].cskew / zn->spt;
+		zn->first = t->zone[z].first / zn->spt;
+		start += zn->bytes;
+	}
+	s->cylinders = t->cylinders;
+}
+
 /* Zoned recording: the sustained rate falls linearly from the outer to the inner
  * zone (bits per inch roughly constant, track length proportional to radius, and
  * equal-width bands). A track holds what the head passes in one revolution plus
@@ -53,6 +79,10 @@ static void build_geometry(struct spindle *s)
 		cyl_bytes[z] = (uint64_t)p->heads * spt[z] * SPINDLE_SECTOR;
 		sum += cyl_bytes[z];
 	}
+	if (p->tab) {
+		table_geometry(s);
+		return;
+	}
 	uint64_t per_zone = m / sum ? m / sum : 1;
 	uint64_t left = m, cyl = 0;
 	s->nzones = 0;
@@ -68,6 +98,12 @@ static void build_geometry(struct spindle *s)
 		zn->cyls = (bytes + cyl_bytes[z] - 1) / cyl_bytes[z];
 		zn->spt = spt[z];
 		zn->track_bytes = (uint64_t)spt[z] * SPINDLE_SECTOR;
+		zn->cyl_bytes = zn->track_bytes * p->heads;
+		/* one skew per track switch, head or cylinder: byte angle =
+		 * global track * skew + place in the track */
+		zn->tskew = zn->cskew = s->skew;
+		zn->first = (double)cyl * p->heads * s->skew;
+		zn->first -= floor(zn->first);
 		cyl += zn->cyls;
 		left -= bytes;
 	}
@@ -104,11 +140,27 @@ static void fit_seek(struct spindle *s)
 	s->seek_linear = 0;
 }
 
+/* A measured seek table: linear between points, extrapolated past the last
+ * (as DiskSim's "extracted" seek curves are read). */
+double spindle_table_seek_ns(const struct spindle_table *t, double dist)
+{
+	unsigned i = 1;
+	if (t->nseek == 1 || dist <= t->seek_d[0])
+		return t->seek_ns[0] * (dist < t->seek_d[0] ? dist / t->seek_d[0] : 1);
+	while (i < t->nseek - 1 && t->seek_d[i] < dist)
+		i++;
+	double d0 = t->seek_d[i - 1], d1 = t->seek_d[i];
+	double v = t->seek_ns[i - 1] + (dist - d0) * (t->seek_ns[i] - t->seek_ns[i - 1]) / (d1 - d0);
+	return v > 0 ? v : 0;
+}
+
 double spindle_seek_ns(const struct spindle *sp, double dist)
 {
 	const struct spindle *s = sp->disk;
 	if (dist <= 0)
 		return 0;
+	if (s->p.tab && s->p.tab->nseek)
+		return spindle_table_seek_ns(s->p.tab, dist);
 	if (!s->seek_linear)
 		return dist < s->seek_knee_cyl ? s->seek_a + s->seek_b * sqrt(dist)
 					       : s->seek_c + s->seek_e * dist;
@@ -133,16 +185,28 @@ static unsigned zone_at(const struct spindle *s, uint64_t offset)
 	return z;
 }
 
+/* Time a sequential transfer loses per track switch in zone z: the skew. */
+static double switch_loss_ns(const struct spindle *s, unsigned z)
+{
+	const struct spindle_zone *zn = &s->zone[z];
+	if (!s->p.tab)
+		return (double)s->p.switch_ns;
+	/* heads - 1 head switches and one cylinder switch per cylinder */
+	double h = s->p.heads ? s->p.heads : 1;
+	return ((h - 1) * zn->tskew + zn->cskew) / h * s->rev_ns;
+}
+
 double spindle_zone_rate(const struct spindle *sp, unsigned z)
 {
 	const struct spindle *s = sp->disk;
-	return (double)s->zone[z].track_bytes * NS_PER_S / (s->rev_ns + (double)s->p.switch_ns);
+	return (double)s->zone[z].track_bytes * NS_PER_S / (s->rev_ns + switch_loss_ns(s, z));
 }
 
 struct loc {
 	unsigned zone;
 	uint64_t cyl;
 	uint64_t track;   /* global track = cylinder * heads + head */
+	uint64_t head;
 	uint64_t in;      /* byte within the track */
 };
 
@@ -154,10 +218,15 @@ static struct loc locate(const struct spindle *s, uint64_t off)
 	l.zone = zone_at(s, off);
 	const struct spindle_zone *zn = &s->zone[l.zone];
 	uint64_t rel = off - zn->start;
-	uint64_t t = rel / zn->track_bytes; /* track within the zone */
-	l.cyl = zn->cyl0 + t / s->p.heads;
-	l.track = zn->cyl0 * s->p.heads + t;
-	l.in = rel % zn->track_bytes;
+	uint64_t c = rel / zn->cyl_bytes, in_cyl = rel % zn->cyl_bytes;
+	l.head = in_cyl / zn->track_bytes;
+	if (l.head >= s->p.heads)
+		l.head = s->p.heads - 1;
+	l.cyl = zn->cyl0 + c;
+	l.track = l.cyl * s->p.heads + l.head;
+	l.in = in_cyl - l.head * zn->track_bytes;
+	if (l.in >= zn->track_bytes)
+		l.in = zn->track_bytes - 1;
 	return l;
 }
 
@@ -184,8 +253,10 @@ static double angle_at(const struct spindle *s, uint64_t t)
  * then lose only the switch time, see media_ns). */
 static double angle_of(const struct spindle *s, const struct loc *l)
 {
-	double a = (double)l->track * s->skew
-		 + (double)l->in / (double)s->zone[l->zone].track_bytes;
+	const struct spindle_zone *zn = &s->zone[l->zone];
+	double c = (double)(l->cyl - zn->cyl0);
+	double a = zn->first + c * ((double)(s->p.heads - 1) * zn->tskew + zn->cskew)
+		 + (double)l->head * zn->tskew + (double)l->in / (double)zn->track_bytes;
 	return a - floor(a);
 }
 
@@ -215,18 +286,27 @@ static double media_ns(const struct spindle *s, uint64_t off, uint64_t len)
 		ns += (double)n * s->rev_ns / (double)zn->track_bytes;
 		off += n;
 		len -= n;
-		if (len)
+		if (len && !s->p.tab) {
 			ns += (double)s->p.switch_ns;
+		} else if (len) {
+			/* the next track's first byte comes round after its skew */
+			struct loc b = locate(s, off);
+			double f = angle_of(s, &b) - angle_of(s, &l) - (double)(l.in + n) /
+				   (double)zn->track_bytes + (double)l.in / (double)zn->track_bytes;
+			f -= floor(f);
+			ns += f * s->rev_ns;
+		}
 	}
 	return ns;
 }
 
 /* Read-ahead: after a media read the drive goes on reading into its segment from
- * seg_h0 (reached at seg_t0) at the zone's sustained rate, until the segment holds
- * cache_bytes from seg_lo or the disk ends (a partition's end does not stop it). */
+ * seg_h0 (reached at seg_t0) at the zone's sustained rate, until it reaches
+ * seg_cap (the segment full, the read-ahead done) or the disk ends (a
+ * partition's end does not stop it). */
 static uint64_t seg_hi(const struct spindle *s, uint64_t t)
 {
-	uint64_t cap = min_u64(s->seg_lo + s->p.cache_bytes, s->disk_bytes);
+	uint64_t cap = min_u64(s->seg_cap, s->disk_bytes);
 	if (s->seg_h0 >= cap || t <= s->seg_t0)
 		return s->seg_h0; /* full (paused) or no time has passed */
 	double rate = spindle_zone_rate(s, zone_at(s, s->seg_h0));
@@ -246,12 +326,34 @@ static uint64_t head_at(const struct spindle *s, uint64_t t)
 	return end ? end - 1 : 0;
 }
 
+/* Largest request the read segment holds. */
+static uint64_t seg_size(const struct spindle *s)
+{
+	return s->p.tab ? s->p.tab->seg_bytes : s->p.cache_bytes;
+}
+
+/* The segment a read of [off, end) leaves: its start and where the prefetch
+ * stops. The preset model keeps cache_bytes from the read's start; a measured
+ * drive reads ahead ra_bytes (from the end, or counting the request). */
+static void seg_span(const struct spindle *s, uint64_t off, uint64_t end, uint64_t *lo,
+		     uint64_t *cap)
+{
+	uint64_t size = seg_size(s);
+	*lo = end - off > size ? end - size : off;
+	*cap = *lo + size;
+	if (s->p.tab) {
+		const struct spindle_table *t = s->p.tab;
+		uint64_t ra = t->ra_over ? end + t->ra_bytes : off + max_u64(end - off, t->ra_bytes);
+		*cap = min_u64(*cap, max_u64(ra, end));
+	}
+}
+
 /* ---- service ------------------------------------------------------------- */
 
 /* State changes a dispatch makes; computed by service(), applied by commit(). */
 struct effect {
 	int seg_valid;
-	uint64_t seg_lo, seg_h0, seg_t0;
+	uint64_t seg_lo, seg_h0, seg_t0, seg_cap;
 	uint64_t pos;
 	uint64_t mech_free_ns;
 	unsigned wb_pop;          /* destages finished by the ack */
@@ -260,26 +362,57 @@ struct effect {
 	uint64_t bus_free_ns;
 	int resv;                 /* an adapter reservation to take */
 	uint64_t resv_ready, resv_start, resv_hold, resv_bytes;
+	int last_write;
+	/* other segments (measured drives), applied in this order: */
+	int inval;                /* drop those overlapping [inv_lo, inv_hi) */
+	uint64_t inv_lo, inv_hi;
+	int freeze;               /* keep [fz_lo, fz_hi) (the prefetch stopped there) */
+	uint64_t fz_lo, fz_hi;
+	int keep;                 /* keep [kp_lo, kp_hi) (written data) */
+	uint64_t kp_lo, kp_hi;
+	int touch;                /* a frozen segment hit: index, or -1 */
 };
 
+/* Command overhead of a request of kind k (SPINDLE_OVH_*). */
+static uint64_t overhead(const struct spindle *s, int k)
+{
+	if (s->p.tab)
+		return s->p.tab->ovh_ns[k][s->last_write ? 1 : 0];
+	return k == SPINDLE_OVH_RHIT ? s->p.hit_overhead_ns : s->p.overhead_ns;
+}
+
+/* After the data: reselection, data preparation, completion (measured drives). */
+static uint64_t done_overhead(const struct spindle *s, int write)
+{
+	return s->p.tab ? (write ? s->p.tab->wdone_ns : s->p.tab->rdone_ns) : 0;
+}
+
 /* Seek + rotation from the head at `from` to `off`, starting at ts; returns the
- * time the first byte is under the head. */
+ * time the first byte is under the head. A write settles longer. */
 static uint64_t position(const struct spindle *s, uint64_t from, uint64_t off, uint64_t ts,
-			 struct spindle_cost *c)
+			 int write, struct spindle_cost *c)
 {
 	struct loc a = locate(s, from), b = locate(s, off);
 	uint64_t dist = a.cyl > b.cyl ? a.cyl - b.cyl : b.cyl - a.cyl;
 	double seek = spindle_seek_ns(s, (double)dist);
-	if (dist == 0 && a.track != b.track)
-		seek = (double)s->p.switch_ns; /* other surface, same cylinder */
+	if (a.track != b.track && seek < (double)s->p.switch_ns)
+		seek = (double)s->p.switch_ns; /* other surface */
+	if (write && s->p.tab && a.track != b.track) {
+		seek += (double)s->p.tab->settle_ns;
+		if (seek < 0)
+			seek = 0;
+	}
 	c->seek_ns = ns_round(seek);
 	uint64_t arrive = ts + c->seek_ns;
 	c->rotate_ns = ns_round(rotate_ns(s, &b, arrive));
 	return arrive + c->rotate_ns;
 }
 
-static uint64_t iface_ns(const struct spindle *s, uint64_t len)
+static uint64_t iface_ns(const struct spindle *s, uint64_t len, int write)
 {
+	if (s->p.tab)
+		return (len + SPINDLE_SECTOR - 1) / SPINDLE_SECTOR *
+		       (write ? s->p.tab->wsect_ns : s->p.tab->rsect_ns);
 	return ns_round((double)len * NS_PER_S / (double)s->p.iface_Bps);
 }
 
@@ -307,6 +440,22 @@ static uint64_t bus(const struct spindle *s, uint64_t ready, uint64_t not_before
 	return start + hold > not_before ? start + hold : not_before;
 }
 
+/* A write changes what the other segments hold: overlapping data is dropped,
+ * and a measured drive that allows read hits on write data keeps it. */
+static void write_segments(const struct spindle *s, uint64_t off, uint64_t end, struct effect *e)
+{
+	if (!s->p.tab || s->p.tab->segments < 2)
+		return;
+	e->inval = 1;
+	e->inv_lo = off;
+	e->inv_hi = end;
+	if (s->p.tab->write_seg && end - off <= s->p.tab->seg_bytes) {
+		e->keep = 1;
+		e->kp_lo = off;
+		e->kp_hi = end;
+	}
+}
+
 /* A media access (read miss, write-through): overhead, wait for the mechanism,
  * seek, rotate, transfer; with an adapter the data also crosses the shared bus
  * (a read's after the media, a write's before its media write can end). */
@@ -314,15 +463,30 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 			  struct spindle_cost *c, struct effect *e)
 {
 	uint64_t off = r->disk_offset, late;
-	uint64_t t_cmd = t + s->p.overhead_ns;
+	c->overhead_ns = overhead(s, r->write ? SPINDLE_OVH_WMISS : SPINDLE_OVH_RMISS);
+	uint64_t t_cmd = t + c->overhead_ns;
 	uint64_t ts = max_u64(t_cmd, s->mech_free_ns);
-	c->overhead_ns = s->p.overhead_ns;
 	c->wait_ns = ts - t_cmd;
-	uint64_t at = position(s, head_at(s, t), off, ts, c);
+	double link = (double)iface_ns(s, r->length, r->write);
+	uint64_t at = position(s, head_at(s, t), off, ts, r->write, c);
+	if (r->write && s->p.tab) {
+		/* a measured drive writes once the buffer holds write_wm of the data */
+		uint64_t ready = t_cmd + (uint64_t)(link * s->p.tab->write_wm);
+		if (ready > at) {
+			struct loc b = locate(s, off);
+			uint64_t arrive = ts + c->seek_ns;
+			uint64_t from = max_u64(arrive, ready);
+			c->rotate_ns = from - arrive + ns_round(rotate_ns(s, &b, from));
+			at = arrive + c->rotate_ns;
+		}
+	}
 	double media = media_ns(s, off, r->length);
-	double link = (double)r->length * NS_PER_S / (double)s->p.iface_Bps;
 	c->transfer_ns = ns_round(media > link ? media : link);
 	uint64_t done = at + c->transfer_ns;
+	if (r->write && s->p.tab) /* the data crossed the interface from the command on */
+		done = max_u64(at + ns_round(media), t_cmd + (uint64_t)link);
+	else if (s->p.tab && s->p.tab->read_wm > 0) /* reconnect at the high-water mark */
+		done = max_u64(done, at + ns_round(media * s->p.tab->read_wm + link));
 	if (r->write)
 		done = max_u64(done, bus(s, t_cmd, t_cmd, r->length, e, &late));
 	else
@@ -330,48 +494,75 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	/* time the bus made us wait shows as wait; the rest is transfer */
 	c->wait_ns += late < done - at ? late : done - at;
 	c->transfer_ns = done - at - (late < done - at ? late : done - at);
+	uint64_t fin = done_overhead(s, r->write);
+	c->overhead_ns += fin;
 	uint64_t end = off + r->length;
 
 	e->pos = end;
 	e->seg_valid = 0;
-	if (!r->write && s->p.cache_bytes) {
+	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
+		e->freeze = 1; /* the prefetching segment keeps what it read */
+		e->fz_lo = s->seg_lo;
+		e->fz_hi = seg_hi(s, t);
+	}
+	if (r->write)
+		write_segments(s, off, end, e);
+	if (!r->write && seg_size(s)) {
 		/* The segment keeps the tail of what was read and prefetches on. */
 		e->seg_valid = 1;
-		e->seg_lo = r->length > s->p.cache_bytes ? end - s->p.cache_bytes : off;
+		seg_span(s, off, end, &e->seg_lo, &e->seg_cap);
 		e->seg_h0 = end;
 		e->seg_t0 = done;
 	}
-	return done;
+	return done + fin;
 }
 
 /* A read whose first byte is already in the segment (or is the next byte the
  * prefetch will bring): served through the interface once the data is there;
- * the prefetch goes on, now keeping the segment from the read's offset. */
+ * the prefetch goes on, now keeping the segment from the read's offset. A
+ * measured drive also hits on a whole read held by another segment. */
 static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_t t,
 		   struct spindle_cost *c, struct effect *e, uint64_t *done)
 {
-	uint64_t off = r->disk_offset, late;
-	if (r->write || !s->seg_valid || r->length > s->p.cache_bytes)
+	uint64_t off = r->disk_offset, late, end = off + r->length;
+	if (r->write || r->length > seg_size(s))
 		return 0;
-	uint64_t hi = seg_hi(s, t), end = off + r->length;
-	if (off < s->seg_lo || off > hi)
+	uint64_t hi = s->seg_valid ? seg_hi(s, t) : 0, avail = t;
+	int active = s->seg_valid && off >= s->seg_lo && off <= hi;
+	int f = -1;
+	for (unsigned i = 0; !active && i < s->nfrozen; i++)
+		if (off >= s->frozen[i].lo && end <= s->frozen[i].hi)
+			f = (int)i;
+	if (!active && f < 0)
 		return 0;
-	uint64_t avail = t;
-	if (end > hi) {
+	if (active && end > hi) {
 		double rate = spindle_zone_rate(s, zone_at(s, hi));
 		avail = t + (uint64_t)ceil((double)(end - hi) * NS_PER_S / rate);
 	}
-	uint64_t bus_done = t + s->p.hit_overhead_ns + iface_ns(s, r->length);
+	c->overhead_ns = overhead(s, SPINDLE_OVH_RHIT);
+	uint64_t bus_done = t + c->overhead_ns + iface_ns(s, r->length, 0);
 	*done = max_u64(bus_done, avail);
-	*done = bus(s, t + s->p.hit_overhead_ns, *done, r->length, e, &late);
-	c->overhead_ns = s->p.hit_overhead_ns;
+	*done = bus(s, t + c->overhead_ns, *done, r->length, e, &late);
 	c->wait_ns = late < *done - t - c->overhead_ns ? late : *done - t - c->overhead_ns;
 	c->transfer_ns = *done - t - c->overhead_ns - c->wait_ns;
+	uint64_t fin = s->p.tab ? s->p.tab->rhit_done_ns : 0; /* no reselection */
+	c->overhead_ns += fin;
+	*done += fin;
 	c->cache_hit = 1;
+	if (!active) {
+		e->touch = f; /* the prefetch (if any) goes on */
+		return 1;
+	}
 	e->seg_valid = 1;
 	e->seg_lo = off;
 	e->seg_h0 = hi;   /* restart the prefetch clock: it may have paused when full */
 	e->seg_t0 = t;
+	if (s->p.tab)
+		seg_span(s, off, end, &e->seg_lo, &e->seg_cap);
+	else
+		e->seg_cap = off + s->p.cache_bytes;
+	if (e->seg_cap < hi)
+		e->seg_cap = hi;
 	e->pos = end;
 	return 1;
 }
@@ -386,8 +577,9 @@ static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, 
 	uint64_t off = r->disk_offset, late;
 	if (!r->write || !s->p.wcache || r->length > s->p.cache_bytes)
 		return 0;
-	uint64_t t_cmd = t + s->p.overhead_ns;
-	uint64_t in_buf = bus(s, t_cmd, t_cmd + iface_ns(s, r->length), r->length, e, &late);
+	c->overhead_ns = overhead(s, SPINDLE_OVH_WHIT);
+	uint64_t t_cmd = t + c->overhead_ns;
+	uint64_t in_buf = bus(s, t_cmd, t_cmd + iface_ns(s, r->length, 1), r->length, e, &late);
 	uint64_t ack = in_buf, dirty = 0;
 	unsigned pop = 0;
 	for (unsigned i = 0; i < s->wb_n; i++)
@@ -406,15 +598,22 @@ static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, 
 	}
 	struct spindle_cost bg = {0};
 	uint64_t ds = max_u64(in_buf, s->mech_free_ns);
-	uint64_t at = position(s, head_at(s, t), off, ds, &bg);
+	uint64_t at = position(s, head_at(s, t), off, ds, 1, &bg);
 	uint64_t dend = at + ns_round(media_ns(s, off, r->length));
+	uint64_t fin = done_overhead(s, 1);
 
-	*done = ack;
-	c->overhead_ns = s->p.overhead_ns;
+	*done = ack + fin;
+	c->overhead_ns += fin;
 	c->transfer_ns = in_buf - t_cmd - late;
 	c->wait_ns = ack - in_buf + late;
 	c->write_back = 1;
 	e->seg_valid = 0;
+	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
+		e->freeze = 1;
+		e->fz_lo = s->seg_lo;
+		e->fz_hi = seg_hi(s, t);
+	}
+	write_segments(s, off, off + r->length, e);
 	e->pos = off + r->length;
 	e->mech_free_ns = dend;
 	e->wb_pop = pop;
@@ -449,17 +648,17 @@ static uint64_t service(const struct spindle *s, const struct spindle_req *r, ui
 {
 	uint64_t done;
 	memset(c, 0, sizeof(*c));
+	memset(e, 0, sizeof(*e));
 	e->seg_valid = s->seg_valid;
 	e->seg_lo = s->seg_lo;
 	e->seg_h0 = s->seg_h0;
 	e->seg_t0 = s->seg_t0;
+	e->seg_cap = s->seg_cap;
 	e->pos = s->pos;
 	e->mech_free_ns = s->mech_free_ns;
-	e->wb_pop = 0;
-	e->wb_push = 0;
-	e->wb_end = e->wb_bytes = 0;
 	e->bus_free_ns = s->bus_free_ns;
-	e->resv = 0;
+	e->last_write = r->write;
+	e->touch = -1;
 	switch (s->p.kind) {
 	case SPINDLE_HDD:
 		if (hdd_hit(s, r, t, c, e, &done) || hdd_write_back(s, r, t, c, e, &done))
@@ -473,15 +672,38 @@ static uint64_t service(const struct spindle *s, const struct spindle_req *r, ui
 	return t;
 }
 
+/* Keep [lo, hi) as a segment of its own, in the least recently used one's
+ * place when all are taken (one segment always prefetches). */
+static void frozen_add(struct spindle *s, uint64_t lo, uint64_t hi)
+{
+	unsigned max = s->p.tab->segments - 1, v = 0;
+	if (hi <= lo || !max)
+		return;
+	if (max > SPINDLE_MAX_SEGS)
+		max = SPINDLE_MAX_SEGS;
+	if (s->nfrozen < max) {
+		v = s->nfrozen++;
+	} else {
+		for (unsigned i = 1; i < s->nfrozen; i++)
+			if (s->frozen[i].used < s->frozen[v].used)
+				v = i;
+	}
+	s->frozen[v].lo = lo;
+	s->frozen[v].hi = hi;
+	s->frozen[v].used = ++s->stamp;
+}
+
 static void commit(struct spindle *s, const struct effect *e)
 {
 	s->seg_valid = e->seg_valid;
 	s->seg_lo = e->seg_lo;
 	s->seg_h0 = e->seg_h0;
 	s->seg_t0 = e->seg_t0;
+	s->seg_cap = e->seg_cap;
 	s->pos = e->pos;
 	s->mech_free_ns = e->mech_free_ns;
 	s->bus_free_ns = e->bus_free_ns;
+	s->last_write = e->last_write;
 	s->wb_first = (s->wb_first + e->wb_pop) % SPINDLE_WB_SLOTS;
 	s->wb_n -= e->wb_pop;
 	if (e->wb_push) {
@@ -490,6 +712,20 @@ static void commit(struct spindle *s, const struct effect *e)
 		s->wb[i].end_ns = e->wb_end;
 		s->wb[i].bytes = e->wb_bytes;
 	}
+	if (e->touch >= 0)
+		s->frozen[e->touch].used = ++s->stamp;
+	if (e->inval) {
+		for (unsigned i = 0; i < s->nfrozen;) {
+			if (s->frozen[i].lo < e->inv_hi && e->inv_lo < s->frozen[i].hi)
+				s->frozen[i] = s->frozen[--s->nfrozen];
+			else
+				i++;
+		}
+	}
+	if (e->freeze)
+		frozen_add(s, e->fz_lo, e->fz_hi);
+	if (e->keep)
+		frozen_add(s, e->kp_lo, e->kp_hi);
 	if (e->resv && s->adapter)
 		adapter_reserve(s->adapter, e->resv_ready, e->resv_start, e->resv_hold,
 				e->resv_bytes);

@@ -19,7 +19,10 @@
 
 #include "fsvol/model/adapter.h"
 
-#define SPINDLE_MAX_ZONES 32      /* zoned recording bands, outer (0) to inner */
+#define SPINDLE_MAX_ZONES 64      /* zoned recording bands, outer (0) to inner */
+#define SPINDLE_PRESET_ZONES 32   /* the zones= key's bound (equal-width bands) */
+#define SPINDLE_SEEK_POINTS 256   /* measured seek table entries */
+#define SPINDLE_MAX_SEGS 16       /* read cache segments */
 #define SPINDLE_WB_SLOTS 32       /* write-back destages tracked at once */
 #define SPINDLE_SECTOR 512u       /* sectors per track are whole 512-byte sectors */
 #define SPINDLE_MAX_MEMBERS 64    /* members of one volume (= SB_MAX_SLOTS) */
@@ -43,6 +46,43 @@ enum spindle_sched {
 	SPINDLE_FIFO = 0,         /* arrival order */
 	SPINDLE_SSTF = 1,         /* shortest seek (cylinder distance) first */
 	SPINDLE_CSCAN = 2,        /* ascending offsets from the head, then wrap */
+};
+
+/* Command overhead kinds of a measured drive (spindle_table.ovh_ns). */
+enum { SPINDLE_OVH_RMISS, SPINDLE_OVH_RHIT, SPINDLE_OVH_WMISS, SPINDLE_OVH_WHIT, SPINDLE_OVH_KINDS };
+
+/* A measured drive's layout and timing, read from DiskSim's parameter files
+ * (fsvol/model/disksim.c). Loaded once per path and never freed: parameters
+ * copied by value share it. Where it is set it replaces the preset model's
+ * equal-width zones, fitted seek curve and single overheads. */
+struct spindle_table {
+	char path[256];            /* the .parv it came from (spindle_format) */
+	char name[64];             /* the disk's block name */
+	uint64_t blocks;           /* LBNs (512-byte) */
+	uint32_t cylinders;
+	unsigned nzones;
+	struct {
+		uint32_t cyl0, cyl1;   /* first and last cylinder */
+		uint32_t spt;          /* sectors per track */
+		uint64_t lbns;         /* user blocks in the zone (spares taken out) */
+		double tskew, cskew;   /* track and cylinder switch skew, sectors */
+		double first;          /* angle of the zone's first block, sectors */
+	} zone[SPINDLE_MAX_ZONES];
+	unsigned nseek;            /* seek table: time over seek_d cylinders, linear */
+	uint32_t seek_d[SPINDLE_SEEK_POINTS];  /* between points, extrapolated past the last */
+	double seek_ns[SPINDLE_SEEK_POINTS];
+	int64_t settle_ns;         /* added to a write's seek (some drives: negative) */
+	uint64_t ovh_ns[SPINDLE_OVH_KINDS][2]; /* command overhead, after a read [0] or write [1] */
+	uint64_t rdone_ns, wdone_ns;   /* after the transfer: reselect, data prep, completion */
+	uint64_t rhit_done_ns;     /* after a read hit's transfer (no reselection) */
+	uint64_t rsect_ns, wsect_ns;   /* host transfer per 512-byte sector */
+	double read_wm;            /* a read reconnects once this share of it is read */
+	double write_wm;           /* a write starts on the media once this share is in */
+	unsigned segments;         /* read cache segments, 1..SPINDLE_MAX_SEGS */
+	uint64_t seg_bytes;        /* segment size */
+	uint64_t ra_bytes;         /* read-ahead after a read */
+	int ra_over;               /* read-ahead counts from the request's end (else its start) */
+	int write_seg;             /* written data stays in a segment (read hits on it) */
 };
 
 /* Every parameter in SI-like units: ns, bytes, bytes/s, rpm. */
@@ -78,6 +118,7 @@ struct spindle_params {
 	double start_frac;         /* SPINDLE_START_FRAC, [0, 1) */
 	char disk[SPINDLE_NAME];   /* members naming one disk share its spindle ("": own) */
 	char adapter[SPINDLE_NAME];/* the adapter (bus) the disk is on ("": its own link) */
+	const struct spindle_table *tab; /* a measured drive (disksim:PATH), or NULL */
 };
 
 /* Where a request's service time went; the parts add up to done - start. */
@@ -115,6 +156,9 @@ struct spindle_zone {
 	uint64_t cyls;
 	uint32_t spt;              /* sectors per track */
 	uint64_t track_bytes;      /* spt * SPINDLE_SECTOR */
+	uint64_t cyl_bytes;        /* user bytes per cylinder (heads * track_bytes less spares) */
+	double tskew, cskew;       /* angle a track / cylinder switch advances, turns */
+	double first;              /* angle of the zone's first byte, turns */
 };
 
 /* A member's emulated disk. The member is a partition [base, base + member_bytes)
@@ -152,6 +196,11 @@ struct spindle {
 	uint64_t mech_free_ns;     /* background destage finishes at */
 	int seg_valid;             /* read-ahead segment [seg_lo, seg_hi(t)) */
 	uint64_t seg_lo, seg_h0, seg_t0; /* prefetch reached seg_h0 at seg_t0 and goes on */
+	uint64_t seg_cap;          /* ... up to seg_cap */
+	unsigned nfrozen;          /* other segments (measured drives): data kept, no prefetch */
+	struct { uint64_t lo, hi, used; } frozen[SPINDLE_MAX_SEGS];
+	uint64_t stamp;            /* LRU clock of the segments */
+	int last_write;            /* the last command was a write (overheads differ) */
 	unsigned wb_first, wb_n;   /* ring of pending destages, ends ascending */
 	struct { uint64_t end_ns, bytes; } wb[SPINDLE_WB_SLOTS];
 	/* SSD */
@@ -242,6 +291,9 @@ void spindle_complete(struct spindle *s, struct spindle_req *r);
 uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r,
 			    uint64_t start_ns, struct spindle_cost *cost);
 
+/* Seek time over dist cylinders from a measured table (linear between its
+ * points, extrapolated past the last), in ns. */
+double spindle_table_seek_ns(const struct spindle_table *t, double dist);
 /* Seek time over dist cylinders of the disk (HDD), in ns. */
 double spindle_seek_ns(const struct spindle *s, double dist);
 /* Disk cylinder and zone of a member offset (HDD). */

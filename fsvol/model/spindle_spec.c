@@ -3,6 +3,7 @@
  * of a member on its disk, and the describe/show printers. Figures and their
  * sources: docs/model.md. */
 #include "fsvol/model/spindle.h"
+#include "fsvol/model/disksim.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -119,7 +120,7 @@ static const struct key keys[] = {
 	{ "iface", K_RATE, F(iface_Bps), FOR_HDD, 1, UINT64_MAX, "host interface rate" },
 	{ "rpm", K_UINT, F(rpm), FOR_HDD, 1, 100000, "spindle speed" },
 	{ "heads", K_UINT, F(heads), FOR_HDD, 1, 1024, "recording surfaces (tracks per cylinder)" },
-	{ "zones", K_UINT, F(zones), FOR_HDD, 1, SPINDLE_MAX_ZONES,
+	{ "zones", K_UINT, F(zones), FOR_HDD, 1, SPINDLE_PRESET_ZONES,
 	  "zoned-recording bands, outer to inner" },
 	{ "seek_t2t", K_TIME, F(seek_t2t_ns), FOR_HDD, 1, 1000 * MS, "track-to-track seek (1 cylinder)" },
 	{ "seek_avg", K_TIME, F(seek_avg_ns), FOR_HDD, 1, 1000 * MS, "average seek (1/3 of the stroke)" },
@@ -458,6 +459,8 @@ int spindle_parse(const char *spec, struct spindle_params *out, char *err, size_
 		return -EINVAL;
 	}
 	strcpy(buf, spec);
+	if (!strncmp(buf, "disksim:", 8)) /* a drive from DiskSim's parameter files */
+		return disksim_load(trim(buf + 8), out, NULL, err, errlen);
 	char *colon = strchr(buf, ':');
 	if (colon)
 		*colon = 0;
@@ -887,6 +890,8 @@ int spindle_format(const struct spindle_params *p, char *buf, size_t len)
 {
 	char v[64];
 	const char *name = p->preset[0] ? p->preset : kind_name(p->kind);
+	if (p->tab)
+		return snprintf(buf, len, "disksim:%s", p->tab->path);
 	int n = snprintf(buf, len, "%s", p->kind == SPINDLE_NONE ? "none" : name);
 	char sep = ':';
 	for (size_t i = 0; i < NKEYS && p->kind != SPINDLE_NONE; i++) {
@@ -965,7 +970,10 @@ int spindle_show(const struct spindle_params *p, uint64_t member_bytes, FILE *f,
 		" %.1f%%), zones %u..%u\n", (unsigned long long)c0, (unsigned long long)c1,
 		100.0 * (double)(c1 - c0 + 1) / (double)s.cylinders,
 		100.0 * (double)c0 / (double)s.cylinders, z0, z1);
-	if (s.seek_linear)
+	if (p->tab)
+		fprintf(f, "  seek curve             measured table, %u points from %s (%s)\n",
+			p->tab->nseek, p->tab->path, p->tab->name);
+	else if (s.seek_linear)
 		fprintf(f, "  seek curve             piecewise linear (stroke too short to fit)\n");
 	else
 		fprintf(f, "  seek curve             %.4f + %.5f*sqrt(d) ms below %.0f cyl,"

@@ -88,6 +88,19 @@ static const struct {
 	{ "-Lx f", "unknown option '-Lx'" },
 	{ "-Sh -b 1000 f", "-b 1000: must be a multiple of 512" },
 	{ "-b 4K", "no TARGET given" },
+	{ "--replay-speed 2 f", "--replay-speed: needs --replay FILE" },
+	{ "--latency-log l f", "--latency-log: needs --replay FILE" },
+	{ "--compare raid5:4", "--compare: needs --replay FILE" },
+	{ "--replay t --replay-format csv f", "--replay-format csv: expected fio, fio2, fio3, blkparse, msr" },
+	{ "--replay t --replay-speed 0 f", "--replay-speed 0: expected a factor" },
+	{ "--replay t --replay-speed x f", "--replay-speed x: expected a factor" },
+	{ "--replay t --replay-map fold f", "--replay-map fold: expected wrap, scale or none" },
+	{ "--replay t --replay-speed 2 --replay-afap f", "exclude each other" },
+	{ "--replay t -t 2 f", "-t 2: a replay issues the trace's requests from one thread" },
+	{ "--replay t f g", "--replay: one TARGET at a time" },
+	{ "--replay t --out d f", "--out d: needs --compare" },
+	{ "--replay t --compare raid5:4 f", "--compare: builds its own volumes" },
+	{ "--replay t", "no TARGET given" },
 };
 
 START_TEST(test_bad_flags)
@@ -778,6 +791,52 @@ static void cleanup(void)
 		fprintf(stderr, "cleanup of %s failed\n", tmpdir);
 }
 
+/* ---- replay: where a trace's requests land on a smaller target ---- */
+START_TEST(test_replay_map)
+{
+	struct tracefile t = { 0 };
+	struct bench_opts o;
+	char err[256];
+	bench_opts_default(&o);
+	o.replay = "t.log";
+	o.trace = &t;
+	for (uint64_t i = 0; i < 64; i++) {
+		struct tracefile_rec r = { .off = i * 1048576 + 512 * (i % 7), .len = 4096 * (1 + i % 4),
+					   .op = i % 3 ? TRACEFILE_READ : TRACEFILE_WRITE, .line = (uint32_t)i + 1 };
+		ck_assert_int_eq(tracefile_push(&t, &r), 0);
+	}
+	uint64_t size = 8 << 20;
+	/* none: refused, naming the line that first goes beyond */
+	ck_assert_int_eq(bench_replay_fits(&o, size, "tgt", err, sizeof(err)), -ERANGE);
+	ck_assert_msg(strstr(err, "t.log:9: the trace addresses up to") && strstr(err, "beyond the end of tgt"), "%s",
+		      err);
+	ck_assert_int_eq(bench_replay_fits(&o, t.max_end, "tgt", err, sizeof(err)), 0);
+	for (int map = BENCH_MAP_WRAP; map <= BENCH_MAP_SCALE; map++) {
+		o.replay_map = map;
+		ck_assert_int_eq(bench_replay_fits(&o, size, "tgt", err, sizeof(err)), 0);
+		uint64_t prev = 0;
+		for (size_t i = 0; i < t.n; i++) {
+			uint64_t x = bench_replay_offset(&o, &t.rec[i], size);
+			ck_assert_uint_le(x + t.rec[i].len, size);
+			ck_assert_uint_eq(x % 512, 0);
+			if (map == BENCH_MAP_WRAP && t.rec[i].off % size + t.rec[i].len <= size)
+				ck_assert_uint_eq(x, t.rec[i].off % size); /* modulo, when it fits */
+			if (map == BENCH_MAP_SCALE) {
+				ck_assert_uint_ge(x, prev); /* order kept */
+				prev = x;
+			}
+		}
+	}
+	/* a request larger than the target is refused whatever the map */
+	ck_assert_int_eq(bench_replay_fits(&o, 8192, "tgt", err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "is larger than tgt"), "%s", err);
+	/* a target that holds it all: offsets as in the trace */
+	for (size_t i = 0; i < t.n; i++)
+		ck_assert_uint_eq(bench_replay_offset(&o, &t.rec[i], t.max_end), t.rec[i].off);
+	tracefile_free(&t);
+}
+END_TEST
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -790,6 +849,7 @@ int main(void)
 	tcase_add_test(tc, test_good_flags);
 	tcase_add_loop_test(tc, test_sweep_bad, 0, sizeof(bad_sweep) / sizeof(bad_sweep[0]));
 	tcase_add_test(tc, test_sweep_lists);
+	tcase_add_test(tc, test_replay_map);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("holes");
 	tcase_add_test(tc, test_holes_ranges);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fsvol/core/vol_int.h"
+#include "fsvol/members/fault.h"
 #include "stats/stats.h"
 
 #define K 1024ull
