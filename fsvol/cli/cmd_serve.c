@@ -5,8 +5,8 @@
  * address, the members, the ctl dir) happens before the process goes to the
  * background, so errors reach the terminal with exit status 1. With
  * --ctl-dir a small watcher process stays the server's parent: when the
- * server ends other than by a clean stop (killed, aborted), it writes so in
- * DIR/status, which the server can no longer do. */
+ * server ends, it writes how in DIR/status (stopped clean, or died: killed,
+ * aborted), which a dead server can no longer do. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -84,8 +84,8 @@ static int serve_opt(int i, const char *arg, void *ctx)
 }
 
 /* The watcher (the server's parent): pass on the signals that stop the
- * server, wait for it, and when it did not stop cleanly say so in the ctl
- * dir. Its exit status is the server's. */
+ * server, wait for it, and say in the ctl dir how it ended (stopped clean, or
+ * died). Its exit status is the server's. */
 static pid_t serve_child;
 
 static void serve_forward(int sig)
@@ -118,9 +118,9 @@ static int serve_watch(pid_t child, const char *ctl_dir, int foreground)
 	while (waitpid(child, &st, 0) < 0)
 		if (errno != EINTR)
 			return 1;
+	ctl_dir_mark_ended(ctl_dir, child, st);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
-	ctl_dir_mark_dead(ctl_dir, child, st);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 

@@ -224,7 +224,7 @@ int ctl_dir_start(struct ctl_dir *c)
 	return 0;
 }
 
-void ctl_dir_mark_dead(const char *dir, pid_t pid, int wstatus)
+void ctl_dir_mark_ended(const char *dir, pid_t pid, int wstatus)
 {
 	char path[4200], tmp[4200], old[65536], mine[32];
 	snprintf(path, sizeof(path), "%s/status", dir);
@@ -239,7 +239,9 @@ void ctl_dir_mark_dead(const char *dir, pid_t pid, int wstatus)
 	if (!strstr(old, mine))
 		return;
 	char head[256];
-	if (WIFSIGNALED(wstatus))
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
+		snprintf(head, sizeof(head), "server: stopped (pid %d); the volume was closed clean\n", (int)pid);
+	else if (WIFSIGNALED(wstatus))
 		snprintf(head, sizeof(head), "server: died (pid %d killed by signal %d, %s); the volume is not served "
 			 "and was not closed clean\n", (int)pid, WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
 	else

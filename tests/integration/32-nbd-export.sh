@@ -123,6 +123,7 @@ hold "$S"
 stop "$S"
 "$FSVOL" examine "$T/m0" | grep -q "State : clean" || fail "volume not clean after the server stopped"
 [[ $(jq -r .volume.writes "$T/ctl/stats.json") -gt 0 ]] || fail "ctl-dir lost its last counters"
+wait_for grep -q "^server: stopped (pid $(cat "$S.pid")); the volume was closed clean" "$T/ctl/status"
 note "SIGTERM with an idle client: clean volume, last counters kept"
 
 # --- the log and the ctl dir are never reached through a planted symbolic
