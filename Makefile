@@ -7,7 +7,6 @@ PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-LIBDIR  ?= $(PREFIX)/lib/fsvol
 SAN     ?= 0
 
 ifeq ($(SAN),1)
@@ -29,9 +28,8 @@ LDLIBS  += $(PC_LIBS) -lm
 
 # Module sources: one concern per file, fsvol/ in folders by concern
 # (core members model meta front util); fsvol/cli/ makes the `fsvol` command.
-NBD_PLUGIN_SRC := fsvol/front/nbd_plugin.c
 LIB_SRCS := $(sort $(wildcard layout/*.c) $(wildcard stats/*.c) \
-	$(filter-out fsvol/cli/% $(NBD_PLUGIN_SRC),$(wildcard fsvol/*/*.c)))
+	$(filter-out fsvol/cli/%,$(wildcard fsvol/*/*.c)))
 CLI_SRCS := $(sort $(wildcard fsvol/cli/*.c))
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_LIB_SRCS := $(filter-out bench/main.c,$(BENCH_SRCS))
@@ -41,10 +39,6 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/%.o)
 BENCH_LIB_OBJS := $(BENCH_LIB_SRCS:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libfsvol.a
-# The NBD export: an nbdkit plugin, linked from position-independent objects
-# of the library (a separate object dir), run by `fsvol serve`.
-LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(BUILD)/pic/%.o)
-NBD_PLUGIN := $(BUILD)/lib/fsvol/fsvol-nbdkit.so
 
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
@@ -101,6 +95,7 @@ INTEGRATION_TESTS := \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh \
+	tests/integration/43-nbd-idle.sh \
 	tests/integration/50-trace-record.sh \
 	tests/integration/51-replay.sh \
 	tests/integration/52-replay-compare.sh \
@@ -126,7 +121,7 @@ endif
 TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite
 
 .PHONY: all deps check unit integration bench demo install uninstall clean
-all: $(BINS) $(DOCS) $(NBD_PLUGIN)
+all: $(BINS) $(DOCS)
 
 deps:
 	@scripts/deps.sh
@@ -135,33 +130,14 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/pic/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
-
-# Where `fsvol serve` looks for the plugin when it is not beside the binary
-# (../lib/fsvol/).
-$(BUILD)/fsvol/cli/nbd_launch.o: CFLAGS += -DFSVOL_LIBDIR='"$(LIBDIR)"'
-# The sanitizer build's plugin has UBSan only: ASan would have to be preloaded
-# into nbdkit, whose exit then deadlocks in libp11-kit's destructor (seen with
-# nbdkit 1.32). The same objects run under ASan in fsvol's FUSE daemon.
-ifeq ($(SAN),1)
-$(LIB_PIC_OBJS) $(BUILD)/pic/$(NBD_PLUGIN_SRC:.c=.o) $(NBD_PLUGIN): \
-	OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=undefined -fno-sanitize-recover=undefined
-endif
-
 # The dashboard page (fsvol/front/dashboard.html) built into the daemon as
 # bytes, so it works offline and cannot drift from the binary.
 DASHBOARD_H := $(BUILD)/gen/dashboard_html.h
 $(DASHBOARD_H): fsvol/front/dashboard.html
 	@mkdir -p $(dir $@)
 	{ echo 'static const char http_dashboard[] = {'; xxd -i <$<; echo ', 0 };'; } >$@.tmp && mv $@.tmp $@
-$(BUILD)/fsvol/front/http.o $(BUILD)/pic/fsvol/front/http.o: $(DASHBOARD_H)
-$(BUILD)/fsvol/front/http.o $(BUILD)/pic/fsvol/front/http.o: CFLAGS += -I$(BUILD)/gen
-
-$(NBD_PLUGIN): $(BUILD)/pic/$(NBD_PLUGIN_SRC:.c=.o) $(LIB_PIC_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/fsvol/front/http.o: $(DASHBOARD_H)
+$(BUILD)/fsvol/front/http.o: CFLAGS += -I$(BUILD)/gen
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -214,21 +190,20 @@ check: deps
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 $$t; done
 
-integration: $(BINS) $(NBD_PLUGIN) $(TEST_TOOLS)
+integration: $(BINS) $(TEST_TOOLS)
 	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(INTEGRATION_TESTS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BINS) $(NBD_PLUGIN) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe
+	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe
 	@FSVOL_BUILD=$(BUILD) bench/run.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BINS)
 	@FSVOL_BUILD=$(BUILD) scripts/demo.sh
 
-install: $(BINS) $(DOCS) $(NBD_PLUGIN)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(LIBDIR)
+install: $(BINS) $(DOCS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
-	install -m 0644 $(NBD_PLUGIN) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(BUILD)/man/fsvol.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(filter $(BUILD)/completion/%,$(DOCS)) $(DESTDIR)$(BASHCOMPDIR)/
 ifneq ($(BENCH_SRCS),)
@@ -240,7 +215,6 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(BINS)))
 	rm -f $(DESTDIR)$(MANDIR)/man8/fsvol.8 $(DESTDIR)$(MANDIR)/man1/fsvol-bench.1
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(filter $(BUILD)/completion/%,$(DOCS))))
-	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(NBD_PLUGIN))
 
 clean:
 	rm -rf build build-san build-fuzz
@@ -294,5 +268,5 @@ fuzz: fuzz-bins
 		$(FUZZ_BUILD)/$$t -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=1 -artifact_prefix=$(FUZZ_BUILD)/$$t- \
 			$(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t; done
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BENCH_OBJS:.o=.d) $(LIB_PIC_OBJS:.o=.d) $(BUILD)/pic/fsvol/front/nbd_plugin.d
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(BENCH_OBJS:.o=.d)
 -include $(FUZZ_LIB_OBJS:.o=.d)

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
-#include "fsvol/cli/nbd_launch.h"
 #include "fsvol/core/vol_opts.h"
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/front/http.h"
+#include "fsvol/front/nbd_server.h"
 #include "fsvol/members/fault.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
@@ -57,9 +57,7 @@ struct mount_args {
 	struct ff_opts fo;
 	unsigned nfaults;
 	struct { unsigned slot; const char *spec; } fault[MOUNT_MAX_FAULTS];
-	struct nbd_launch nbd;  /* --nbd: the plugin's words */
 	int nbd_only;           /* an option that needs --nbd was given */
-	int fuse_only;          /* an option the NBD plugin does not take yet was given */
 	int run;                /* --run: a degraded start is wanted */
 };
 
@@ -73,11 +71,11 @@ static int mount_opt(int i, const char *arg, void *ctx)
 	case 3:
 		if (vol_opts_parse_policy(arg, &a->vo))
 			return cmd_err(&cmd_mount, "--read-policy %s: expected md, round-robin, prefer:N or split:SIZE (a multiple of 4K)", arg), -1;
-		return nbd_launch_kv(&a->nbd, "read-policy", arg);
+		return 0;
 	case 4:
 		if (vol_opts_parse_stats(arg, &a->vo))
 			return cmd_err(&cmd_mount, "--stats %s: expected all, volume or off", arg), -1;
-		return nbd_launch_kv(&a->nbd, "stats", arg);
+		return 0;
 	case 5: a->fo.page_cache = 1; return 0;
 	case 6: a->fo.log = arg; return 0;
 	case 7:
@@ -90,9 +88,8 @@ static int mount_opt(int i, const char *arg, void *ctx)
 				return cmd_err(&cmd_mount, "--model %s", err), -1;
 		}
 		a->vo.model = arg;
-		return nbd_launch_kv(&a->nbd, "model", arg);
+		return 0;
 	case 8: {
-		a->fuse_only = 1;
 		char *end;
 		unsigned long n = strtoul(arg, &end, 10);
 		if (end == arg || *end != '=' || !end[1] || n >= SB_MAX_SLOTS || a->nfaults == MOUNT_MAX_FAULTS)
@@ -102,7 +99,6 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	}
 	case 9: {
-		a->fuse_only = 1;
 		struct passwd *pw = getpwnam(arg);
 		char *end;
 		unsigned long id = strtoul(arg, &end, 10);
@@ -115,7 +111,6 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	}
 	case 10: {
-		a->fuse_only = 1;
 		struct group *gr = getgrnam(arg);
 		char *end;
 		unsigned long id = strtoul(arg, &end, 10);
@@ -128,7 +123,6 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	}
 	case 11: {
-		a->fuse_only = 1;
 		char *end;
 		unsigned long m = strtoul(arg, &end, 8);
 		if (!*arg || *end || arg[0] == '-' || m > 0777)
@@ -136,20 +130,26 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		a->fo.mode = (mode_t)m;
 		return 0;
 	}
-	case 12: a->fo.allow_other = a->fuse_only = 1; return 0;
-	case 13:
-		if (nbd_launch_check_addr(&cmd_mount, arg))
-			return -1;
-		a->nbd.addr = arg;
+	case 12: a->fo.allow_other = 1; return 0;
+	case 13: {
+		char err[256];
+		if (nbd_server_check_addr(arg, err, sizeof(err)))
+			return cmd_err(&cmd_mount, "%s", err), -1;
+		a->fo.nbd = arg;
 		return 0;
-	case 14: a->nbd_only = 1; return nbd_launch_kv(&a->nbd, "name", arg);
-	case 15: a->nbd_only = a->nbd.readonly = 1; return 0;
+	}
+	case 14:
+		if (!*arg || strlen(arg) > 4096)
+			return cmd_err(&cmd_mount, "--name '%s': expected 1 to 4096 bytes", arg), -1;
+		a->nbd_only = 1;
+		a->fo.nbd_name = arg;
+		return 0;
+	case 15: a->nbd_only = a->fo.nbd_readonly = 1; return 0;
 	case 16: {
 		char err[256];
 		if (http_check_addr(arg, err, sizeof(err)))
 			return cmd_err(&cmd_mount, "%s", err), -1;
 		a->fo.http = arg;
-		a->fuse_only = 1;
 		return 0;
 	}
 	case 17: a->run = 1; return 0;
@@ -157,30 +157,11 @@ static int mount_opt(int i, const char *arg, void *ctx)
 	return -1;
 }
 
-/* --nbd: nbdkit runs the plugin, which serves MNT from a thread of its own. */
-static int mount_nbd(const struct cmd *c, struct mount_args *a, char *const *members, unsigned n)
-{
-	char mnt[PATH_MAX];
-	if (!realpath(a->fo.mountpoint, mnt))
-		return cmd_err(c, "mount point %s: %s", a->fo.mountpoint, strerror(errno));
-	a->nbd.members = members;
-	a->nbd.nmembers = n;
-	a->nbd.foreground = a->fo.foreground;
-	a->nbd.log = a->fo.log;
-	if (nbd_launch_kv(&a->nbd, "mount", mnt) || (a->vo.buffered && nbd_launch_kv(&a->nbd, "buffered", NULL)) ||
-	    (a->vo.force && nbd_launch_kv(&a->nbd, "force", NULL)) ||
-	    (a->fo.page_cache && nbd_launch_kv(&a->nbd, "page-cache", NULL)))
-		return cmd_err(c, "too many options");
-	return nbd_launch(c, &a->nbd);
-}
-
-/* Assemble members (absolute paths) and serve them, FUSE or NBD. */
+/* Assemble members (absolute paths) and serve them (FUSE, and NBD with --nbd). */
 static int mount_members(const struct cmd *c, struct mount_args *a, char **members, unsigned nm)
 {
 	char err[1024];
 	int r;
-	if (a->nbd.addr)
-		return mount_nbd(c, a, members, nm);
 	/* before assembly: a log that cannot be written is an error, not silence */
 	if (a->fo.log && !a->fo.foreground) {
 		a->fo.log_fd = ff_log_open(a->fo.log, err, sizeof(err));
@@ -231,10 +212,8 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	if (argc - first < 2)
 		return cmd_uerr(c, "need a mount point and at least one member");
-	if (a.nbd_only && !a.nbd.addr)
+	if (a.nbd_only && !a.fo.nbd)
 		return cmd_uerr(c, "--name and --read-only need --nbd");
-	if (a.fuse_only && a.nbd.addr)
-		return cmd_uerr(c, "--fault, --owner, --group, --mode, --allow-other and --http do not work with --nbd yet");
 	/* the daemon runs in / and unmounts by this name when signalled: a
 	 * relative one would leave a dead mount behind */
 	if (!realpath(argv[first], mnt))

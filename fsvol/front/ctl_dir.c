@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fsvol/front/ctl_dir.h"
@@ -46,7 +47,10 @@ static int ctl_dir_write_file(struct ctl_dir *c, const char *name, enum report_k
 		return r;
 	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", c->dir, name);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a fresh file: whatever was planted under the temporary name (a
+	 * symbolic link to aim this daemon's writes elsewhere) is removed */
+	unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		free(buf);
 		return -errno;
@@ -82,9 +86,14 @@ static void ctl_dir_log(struct ctl_dir *c, const char *cmd, const char *outcome)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/ctl.log", c->dir);
-	FILE *f = fopen(path, "ae");
-	if (!f)
+	/* never through a symbolic link planted there (ctl_dir_open refuses one) */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	fprintf(f, "%s: %s\n", cmd, outcome);
 	fclose(f);
 }
@@ -172,6 +181,13 @@ int ctl_dir_open(struct ctl_dir **out, struct vol *v, const char *dir, unsigned 
 		snprintf(err, errlen, "--ctl-dir %s: %s exists and is not a FIFO", dir, path);
 		return -EEXIST;
 	}
+	char log[4200];
+	snprintf(log, sizeof(log), "%s/ctl.log", dir);
+	if (lstat(log, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "--ctl-dir %s: %s is %s, not a regular file: remove it", dir, log,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" : "another kind of file");
+		return -EEXIST;
+	}
 	if (mkfifo(path, 0600) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -errno;
@@ -206,6 +222,40 @@ int ctl_dir_start(struct ctl_dir *c)
 		return -r;
 	c->running = 1;
 	return 0;
+}
+
+void ctl_dir_mark_ended(const char *dir, pid_t pid, int wstatus)
+{
+	char path[4200], tmp[4200], old[65536], mine[32];
+	snprintf(path, sizeof(path), "%s/status", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.status.tmp", dir);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, old, sizeof(old) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	old[n > 0 ? n : 0] = 0;
+	/* only a status this server wrote (not a newer server's) */
+	snprintf(mine, sizeof(mine), "pid: %d\n", (int)pid);
+	if (!strstr(old, mine))
+		return;
+	char head[256];
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)
+		snprintf(head, sizeof(head), "server: stopped (pid %d); the volume was closed clean\n", (int)pid);
+	else if (WIFSIGNALED(wstatus))
+		snprintf(head, sizeof(head), "server: died (pid %d killed by signal %d, %s); the volume is not served "
+			 "and was not closed clean\n", (int)pid, WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+	else
+		snprintf(head, sizeof(head), "server: died (pid %d exited with status %d); the volume is not served\n",
+			 (int)pid, WEXITSTATUS(wstatus));
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	int ok = write(fd, head, strlen(head)) == (ssize_t)strlen(head) &&
+		 write(fd, old, strlen(old)) == (ssize_t)strlen(old);
+	if (close(fd) == 0 && ok && rename(tmp, path) == 0)
+		return;
+	unlink(tmp);
 }
 
 void ctl_dir_close(struct ctl_dir *c)

@@ -7,6 +7,7 @@
 #define FSVOL_CTL_DIR_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "fsvol/core/volume.h"
 
@@ -17,6 +18,11 @@ int ctl_dir_open(struct ctl_dir **out, struct vol *v, const char *dir, unsigned 
 		 char *err, size_t errlen);
 /* Start the thread that writes the files and reads DIR/ctl. 0 or -errno. */
 int ctl_dir_start(struct ctl_dir *c);
+/* In a process that watches the server (pid) from outside: the server ended
+ * with wstatus (waitpid's); DIR/status gets a first line "server: stopped
+ * (...)" after a clean stop (exit 0), else "server: died (...)", when it
+ * still is that server's status. */
+void ctl_dir_mark_ended(const char *dir, pid_t pid, int wstatus);
 /* Stop the thread, write the files a last time, free. */
 void ctl_dir_close(struct ctl_dir *c);
 

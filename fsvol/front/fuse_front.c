@@ -27,6 +27,7 @@
 #include "fsvol/front/events.h"
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/front/http.h"
+#include "fsvol/front/nbd_server.h"
 #include "fsvol/front/report.h"
 #include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
@@ -736,7 +737,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	struct fuse_session *se;
 	struct fuse_loop_config *cfg = NULL;
 	struct http_server *http = NULL;
-	int r = -EIO, http_fd = -1;
+	struct nbd_server *nbd = NULL;
+	int r = -EIO, http_fd = -1, nbd_fd = -1;
 
 	pthread_mutex_init(&f.handle_lock, NULL);
 	pthread_mutex_init(&f.trace_lock, NULL);
@@ -762,6 +764,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	}
 	/* listen before mounting: a taken port is refused while the user waits */
 	if (o->http && (http_fd = http_listen(o->http, err, errlen)) < 0)
+		goto out_signals;
+	if (o->nbd && (nbd_fd = nbd_server_listen(o->nbd, err, errlen)) < 0)
 		goto out_signals;
 	if (fuse_session_mount(se, o->mountpoint)) {
 		snprintf(err, errlen, "cannot mount on %s (is /dev/fuse usable? is fuse3 installed?%s)", o->mountpoint,
@@ -808,9 +812,19 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 		if (!http)
 			fsvol_log(LOG_ERR, "%s", err); /* the volume still serves */
 	}
+	if (nbd_fd >= 0) {
+		struct nbd_server_opts no = { .name = o->nbd_name, .readonly = o->nbd_readonly };
+		nbd = nbd_server_start(v, nbd_fd, &no, err, errlen);
+		nbd_fd = -1;
+		if (!nbd)
+			fsvol_log(LOG_ERR, "%s", err); /* the mount still serves */
+	}
 	/* > 0 is the signal that ended the loop (SIGTERM, SIGINT, SIGHUP): a
 	 * clean stop, like an unmount */
 	r = fuse_session_loop_mt(se, cfg);
+	/* the export ends with the mount: its clients are disconnected once
+	 * their requests in flight are done */
+	nbd_server_stop(nbd);
 	http_stop(http);
 	events_stop(f.events);
 	f.events = NULL;
@@ -826,6 +840,8 @@ out_unmount:
 out_signals:
 	if (http_fd >= 0)
 		close(http_fd);
+	if (nbd_fd >= 0)
+		close(nbd_fd);
 	fuse_remove_signal_handlers(se);
 out_session:
 	fuse_session_destroy(se);

@@ -21,6 +21,9 @@ struct ff_opts {
 	mode_t mode;
 	int allow_other;  /* let other users in at all (FUSE allow_other) */
 	const char *http; /* --http [ADDR:]PORT: serve the dashboard and metrics (NULL: no) */
+	const char *nbd;  /* --nbd unix:PATH|[ADDR:]PORT: export the volume over NBD too (NULL: no) */
+	const char *nbd_name; /* the export's name (NULL: any) */
+	int nbd_readonly;
 };
 
 /* Defaults: owner the daemon's user, group "disk" when run by root (else the

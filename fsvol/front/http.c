@@ -9,16 +9,28 @@
  * Every answer is rendered by report_render into a buffer of its own, as
  * opening a file of the mount does: the server reads counter snapshots and
  * never takes a lock the I/O path holds, so it cannot stall the volume.
+ *
+ * Slow clients cannot lock the others out: one polling thread (epoll) serves
+ * up to HTTP_MAX_CONNECTIONS at once, HTTP_MAX_PER_IP from one address, and a
+ * request must arrive whole within HTTP_DEADLINE_S of the connection's start
+ * or of its previous answer (a byte now and then renews only the idle
+ * timeout): the deadline thread shuts the socket of a connection past it.
+ * The Host header must name this server (its address, localhost, this
+ * machine's name): a page served from elsewhere that rebinds its own name to
+ * this address (DNS rebinding) gets 421.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsvol/front/http.h"
@@ -28,12 +40,31 @@
 /* http_dashboard[]: dashboard.html as bytes, NUL-terminated (Makefile, xxd -i) */
 #include "dashboard_html.h"
 
-#define HTTP_MAX_CONNECTIONS 32u
-#define HTTP_TIMEOUT_S 10u /* an idle client's connection is closed after this */
+#define HTTP_MAX_CONNECTIONS 256u /* at once, all clients */
+#define HTTP_MAX_PER_IP 64u       /* at once, from one address */
+#define HTTP_TIMEOUT_S 10u        /* an idle client's connection is closed after this */
+#define HTTP_DEADLINE_S 10        /* a whole request, from the connection's start or its last answer */
+
+/* A connection the deadline thread watches (from MHD's notify callbacks). */
+struct http_conn {
+	struct http_conn *prev, *next;
+	int fd;
+	time_t since;     /* start, or the last answer */
+	int cut;          /* shut down already */
+};
 
 struct http_server {
 	struct MHD_Daemon *d;
 	struct vol *v;
+	struct sockaddr_storage bound; /* the listening address, for the Host check */
+	int wildcard;                  /* bound to every address */
+	char hostname[256];
+	pthread_mutex_t lock;          /* conns, stop */
+	pthread_cond_t cond;
+	struct http_conn *conns;
+	int stop;
+	pthread_t deadline;
+	int deadline_running;
 };
 
 static const struct http_route {
@@ -162,12 +193,50 @@ static enum MHD_Result http_text(struct MHD_Connection *c, unsigned status, cons
 	return http_reply(c, status, resp, "text/plain; charset=utf-8");
 }
 
+/* Does Host (the header, "NAME[:PORT]", "[IPv6][:PORT]") name this server?
+ * Its address (any address when bound to every one), localhost, or this
+ * machine's name; no Host (HTTP/1.0) passes: browsers always send one. */
+static int http_host_ok(const struct http_server *s, const char *host)
+{
+	char name[256];
+	if (!host)
+		return 1;
+	if (host[0] == '[') {
+		const char *e = strchr(host, ']');
+		if (!e || (size_t)(e - host - 1) >= sizeof(name))
+			return 0;
+		snprintf(name, sizeof(name), "%.*s", (int)(e - host - 1), host + 1);
+	} else {
+		size_t n = strcspn(host, ":");
+		if (n >= sizeof(name))
+			return 0;
+		snprintf(name, sizeof(name), "%.*s", (int)n, host);
+	}
+	struct in_addr a4;
+	struct in6_addr a6;
+	const struct sockaddr_in *b4 = (const struct sockaddr_in *)&s->bound;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)&s->bound;
+	if (inet_pton(AF_INET, name, &a4) == 1)
+		return s->wildcard || (s->bound.ss_family == AF_INET && a4.s_addr == b4->sin_addr.s_addr);
+	if (inet_pton(AF_INET6, name, &a6) == 1)
+		return s->wildcard || (s->bound.ss_family == AF_INET6 && !memcmp(&a6, &b6->sin6_addr, sizeof(a6)));
+	if (!strcasecmp(name, "localhost"))
+		return 1;
+	/* this machine's name, short or fully qualified */
+	size_t hn = strcspn(s->hostname, ".");
+	return s->hostname[0] && (!strcasecmp(name, s->hostname) ||
+				  (strlen(name) == hn && !strncasecmp(name, s->hostname, hn)));
+}
+
 static enum MHD_Result http_answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 				   const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
 	struct http_server *s = cls;
 	const struct http_route *route = NULL;
 	(void)version, (void)upload, (void)req_cls;
+	if (!http_host_ok(s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
+		return http_text(c, 421, "misdirected request: the Host header does not name this server "
+				 "(use its address, localhost or the machine's name)\n");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return http_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only: GET or HEAD\n");
 	*upload_size = 0; /* a body on a GET is ignored */
@@ -195,6 +264,78 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *c, const ch
 			  route->type);
 }
 
+/* MHD's thread: a connection starts (watched from now) or ends (before
+ * MHD closes its socket, so a shutdown under the lock never hits a reused
+ * descriptor). */
+static void http_notify(void *cls, struct MHD_Connection *c, void **socket_ctx, enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	struct http_conn *hc = *socket_ctx;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		hc = ci ? calloc(1, sizeof(*hc)) : NULL;
+		if (!hc)
+			return; /* not watched: the idle timeout still applies */
+		hc->fd = ci->connect_fd;
+		hc->since = time(NULL);
+		pthread_mutex_lock(&s->lock);
+		hc->next = s->conns;
+		if (s->conns)
+			s->conns->prev = hc;
+		s->conns = hc;
+		pthread_mutex_unlock(&s->lock);
+		*socket_ctx = hc;
+	} else if (hc) {
+		pthread_mutex_lock(&s->lock);
+		if (hc->prev)
+			hc->prev->next = hc->next;
+		else
+			s->conns = hc->next;
+		if (hc->next)
+			hc->next->prev = hc->prev;
+		pthread_mutex_unlock(&s->lock);
+		free(hc);
+		*socket_ctx = NULL;
+	}
+}
+
+/* MHD's thread: a request was answered; the next one has a deadline of its own. */
+static void http_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	(void)req_cls, (void)toe;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct http_conn *hc = ci ? ci->socket_context : NULL;
+	if (!hc)
+		return;
+	pthread_mutex_lock(&s->lock);
+	hc->since = time(NULL);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Once a second: shut the socket of each connection past its deadline;
+ * MHD then sees the connection end and closes it. */
+static void *http_deadline_main(void *arg)
+{
+	struct http_server *s = arg;
+	pthread_setname_np(pthread_self(), "fsvol-http-dl"); /* top -H, ps -L */
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+		time_t now = time(NULL);
+		for (struct http_conn *hc = s->conns; hc; hc = hc->next)
+			if (!hc->cut && now - hc->since > HTTP_DEADLINE_S) {
+				shutdown(hc->fd, SHUT_RDWR);
+				hc->cut = 1;
+			}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
 struct http_server *http_start(struct vol *v, int fd, char *err, size_t errlen)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
@@ -204,14 +345,29 @@ struct http_server *http_start(struct vol *v, int fd, char *err, size_t errlen)
 		return NULL;
 	}
 	s->v = v;
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, http_answer, s,
-				MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-				MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-				HTTP_TIMEOUT_S, MHD_OPTION_END);
+	socklen_t blen = sizeof(s->bound);
+	getsockname(fd, (struct sockaddr *)&s->bound, &blen);
+	if (s->bound.ss_family == AF_INET)
+		s->wildcard = ((struct sockaddr_in *)&s->bound)->sin_addr.s_addr == htonl(INADDR_ANY);
+	else if (s->bound.ss_family == AF_INET6)
+		s->wildcard = !memcmp(&((struct sockaddr_in6 *)&s->bound)->sin6_addr, &in6addr_any, sizeof(in6addr_any));
+	if (gethostname(s->hostname, sizeof(s->hostname) - 1))
+		s->hostname[0] = 0;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	if (pthread_create(&s->deadline, NULL, http_deadline_main, s) == 0)
+		s->deadline_running = 1;
+	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				http_answer, s, MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL, MHD_OPTION_LISTEN_SOCKET,
+				(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_MAX_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
+				HTTP_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
+				MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_END);
 	if (!s->d) {
 		snprintf(err, errlen, "--http: libmicrohttpd could not start its server");
 		close(fd);
-		free(s);
+		s->d = NULL;
+		http_stop(s);
 		return NULL;
 	}
 	return s;
@@ -221,6 +377,15 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->d); /* joins its thread, closes the socket */
+	if (s->d)
+		MHD_stop_daemon(s->d); /* joins its thread, closes the socket and every connection */
+	pthread_mutex_lock(&s->lock);
+	s->stop = 1;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	if (s->deadline_running)
+		pthread_join(s->deadline, NULL);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
 	free(s);
 }

@@ -123,7 +123,33 @@ hold "$S"
 stop "$S"
 "$FSVOL" examine "$T/m0" | grep -q "State : clean" || fail "volume not clean after the server stopped"
 [[ $(jq -r .volume.writes "$T/ctl/stats.json") -gt 0 ]] || fail "ctl-dir lost its last counters"
+wait_for grep -q "^server: stopped (pid $(cat "$S.pid")); the volume was closed clean" "$T/ctl/status"
 note "SIGTERM with an idle client: clean volume, last counters kept"
+
+# --- the log and the ctl dir are never reached through a planted symbolic
+# link; a new log is created 0600 (as fsvol mount --log)
+ln -s "$T/target.log" "$T/link.log"
+expect_fail_msg "symbolic link" "$FSVOL" serve --nbd "unix:$T/l.sock" --log "$T/link.log" "$T"/m{0,1,2}
+[[ ! -e $T/target.log ]] || fail "serve --log followed a symbolic link"
+mkdir "$T/ctl3"
+ln -s "$T/target.log" "$T/ctl3/ctl.log"
+expect_fail_msg "symbolic link" "$FSVOL" serve --nbd "unix:$T/l.sock" --ctl-dir "$T/ctl3" "$T"/m{0,1,2}
+[[ ! -e $T/target.log ]] || fail "serve --ctl-dir wrote through a planted ctl.log link"
+note "serve --log LINK and a planted DIR/ctl.log link: refused, nothing created"
+
+# --- a server that dies (killed, aborted) is shown dead in DIR/status, not
+# healthy with a dead pid; the socket it left is taken over by the next one
+# (its output through a pipe: the command must return, no process left holding it)
+timeout 60 "$FSVOL" serve --nbd "unix:$S" --pidfile "$S.pid" --log "$T/new.log" --ctl-dir "$T/ctl2" \
+	"$T"/m{0,1,2} 2>&1 | cat >"$T/serve.out" || fail "fsvol serve --log new.log failed: $(cat "$T/serve.out")"
+track_pid "$(cat "$S.pid")"
+[[ $(stat -c %a "$T/new.log") == 600 ]] || fail "serve --log created the log $(stat -c %a "$T/new.log"), expected 600"
+wait_for grep -q "^pid: $(cat "$S.pid")" "$T/ctl2/status"
+kill -KILL "$(cat "$S.pid")"
+wait_for grep -q "^server: died (pid $(cat "$S.pid") killed by signal 9" "$T/ctl2/status"
+serve "$S" --force "$T"/m{0,1,2}
+stop "$S"
+note "serve --log: a new log 0600; killed server: DIR/status says it died; its socket is reused"
 
 # --- export name and read-only
 serve "$S" --name vol5 -r "$T"/m{0,1,2}
@@ -146,7 +172,7 @@ note "--model hdd: rotational"
 # --- fsvol mount --nbd: one daemon, FUSE and NBD on the same counters
 fsvol_mount --nbd="unix:$S" "$T/mnt" "$T"/m{0,1,2}
 pid=$(daemon_pid "$T/mnt")
-[[ $(cat "/proc/$pid/comm") == nbdkit ]] || fail "mount --nbd: MNT/status pid $pid is not the NBD server"
+[[ $(cat "/proc/$pid/comm") == fsvol ]] || fail "mount --nbd: MNT/status pid $pid is not the daemon"
 echo reset >"$T/mnt/ctl"
 nbdcopy "$T/data" "$(uri "$S")" || fail "nbdcopy to the mount's export failed"
 [[ $(jq -r .volume.write_bytes "$T/mnt/stats.json") == $((8 * MiB)) ]] ||

@@ -32,7 +32,7 @@ mkdir -p "$T/mnt"
 expect_fail_msg "--http 0: port 0" "$FSVOL" mount --http 0 "$T/mnt" "$T"/m{0,1,2,3,4,5}
 expect_fail_msg "address '10.0.0' is not a numeric" "$FSVOL" mount --http 10.0.0:8080 "$T/mnt" "$T"/m{0,1,2,3,4,5}
 expect_fail_msg "port 'x' is not a number" "$FSVOL" mount --http 127.0.0.1:x "$T/mnt" "$T"/m{0,1,2,3,4,5}
-expect_fail_msg "and --http do not work with --nbd" "$FSVOL" mount --http 8080 --nbd 10809 "$T/mnt" "$T"/m{0,1,2,3,4,5}
+expect_fail_msg "--nbd nowhere:x: expected unix:PATH" "$FSVOL" mount --http 8080 --nbd nowhere:x "$T/mnt" "$T"/m{0,1,2,3,4,5}
 rc=0; "$FSVOL" mount --http 99999 "$T/mnt" "$T"/m0 2>/dev/null || rc=$?
 [[ $rc == 2 ]] || fail "a bad --http exits $rc, not 2 (usage)"
 
@@ -62,7 +62,11 @@ fio --name=dash --filename="$T/mnt/volume" --direct=1 --rw=randrw --bs=4k --ioen
 	--time_based --runtime=40 --size=64M >"$T/fio.out" 2>&1 &
 fio_pid=$!
 track_pid $fio_pid
-sleep 1
+# until the load shows in the counters (fio may take a while to start on a busy machine)
+for ((i = 0; i < 300; i++)); do
+	(($(jq '.volume.reads' "$T/mnt/stats.json") > 0)) && break
+	sleep 0.1
+done
 
 # --- the endpoints
 curl -sf -D "$T/metrics.h" -o "$T/metrics" "$url/metrics" || fail "GET /metrics failed"
@@ -105,6 +109,11 @@ EOF
 diff "$T/layout.want" "$T/layout.cells" >/dev/null || fail "/layout.json differs from fsvol layout:"$'\n'"$(diff "$T/layout.want" "$T/layout.cells")"
 [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/nope") == 404 ]] || fail "/nope is not a 404"
 [[ $(curl -s -o /dev/null -w '%{http_code}' -X POST "$url/stats.json") == 405 ]] || fail "POST is not refused with 405"
+# DNS rebinding: a page whose own name now points here sends its own Host
+[[ $(curl -s -o /dev/null -w '%{http_code}' -H "Host: rebind.example:${url##*:}" "$url/metrics") == 421 ]] ||
+	fail "a Host that is not this server's is not refused with 421"
+[[ $(curl -s -o /dev/null -w '%{http_code}' -H "Host: localhost:${url##*:}" "$url/metrics") == 200 ]] ||
+	fail "Host: localhost is refused"
 
 # --- the page, twice, a couple of seconds apart
 # dom_facts FILE: the numbers the test reads: polls, I/Os, IOPS, then "slot state path"

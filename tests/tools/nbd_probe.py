@@ -5,8 +5,12 @@ a unix socket, for tests that need what nbdinfo/nbdcopy will not send.
   nbd_probe.py SOCKET multiconn     write on one connection, flush on a second,
                                     read back on the second
   nbd_probe.py SOCKET hostile       malformed and hostile requests; each must get
-                                    an error reply or a disconnect, then a clean
-                                    connection must still work
+                                    an error reply or a disconnect (a zero-length
+                                    request: success), and after each one a new
+                                    connection must still be served
+  nbd_probe.py SOCKET idle N SECS   open N connections (handshake done), print
+                                    "connected K refused R" (R: closed by the
+                                    server at once), keep them idle SECS seconds
   nbd_probe.py SOCKET hold SECONDS  connect, print "connected", stay idle (a client
                                     that never hangs up, like a kernel nbd-client)
 Prints one line per case; exits 1 on the first wrong answer. Every socket
@@ -16,6 +20,7 @@ import os
 import socket
 import struct
 import sys
+import time
 
 NBDMAGIC = b"NBDMAGIC"
 IHAVEOPT = 0x49484156454F5054
@@ -26,6 +31,7 @@ OPT_GO, OPT_ABORT = 7, 2
 REP_ACK, REP_INFO = 1, 3
 CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH, CMD_TRIM, CMD_WRITE_ZEROES = 0, 1, 2, 3, 4, 6
 FLAG_CAN_MULTI_CONN = 1 << 8
+CMD_FLAG_FAST_ZERO = 1 << 4
 TIMEOUT = 10
 
 
@@ -119,6 +125,20 @@ def multiconn(path):
         s.close()
 
 
+def alive(path, after):
+    """A new connection is still served (a read of 512 bytes)."""
+    try:
+        s, _, _ = go(path)
+        request(s, CMD_READ, 0, 512)
+        err, got = reply(s, rlen=512)
+        request(s, CMD_DISC, 0, 0)
+        s.close()
+    except (OSError, Closed, AssertionError) as e:
+        bad("after %s: the server no longer serves (%r)" % (after, e))
+    if err or len(got) != 512:
+        bad("after %s: a read failed (error %d)" % (after, err))
+
+
 def expect_error_or_close(path, what, send, rlen=0):
     """send(s) then the server must answer with an error or hang up."""
     s, size, _ = go(path)
@@ -134,6 +154,28 @@ def expect_error_or_close(path, what, send, rlen=0):
         bad(what + ": no answer within %d s (hang)" % TIMEOUT)
     finally:
         s.close()
+    alive(path, what)
+
+
+def expect_success(path, what, send):
+    """send(s) then the server must answer success and keep the connection."""
+    s, size, _ = go(path)
+    try:
+        send(s, size)
+        err, _ = reply(s)
+        if err:
+            bad("%s: error %d, expected success" % (what, err))
+        request(s, CMD_READ, 0, 512, handle=2)
+        if reply(s, handle=2, rlen=512)[0]:
+            bad(what + ": the connection no longer serves")
+        ok(what + ": success, connection kept")
+    except (Closed, ConnectionResetError, BrokenPipeError):
+        bad(what + ": disconnected (the spec says a server SHOULD NOT)")
+    except socket.timeout:
+        bad(what + ": no answer within %d s (hang)" % TIMEOUT)
+    finally:
+        s.close()
+    alive(path, what)
 
 
 def hostile(path):
@@ -171,6 +213,26 @@ def hostile(path):
                           lambda s, n: request(s, CMD_WRITE, 0, 0x80000000, b"\0" * 4096))
     expect_error_or_close(path, "unknown command 99", lambda s, n: request(s, 99, 0, 512))
     expect_error_or_close(path, "unknown flags", lambda s, n: request(s, CMD_READ, 0, 512, flags=0x8000))
+    # FAST_ZERO without NBD_FLAG_SEND_FAST_ZERO (nbdkit 1.32 with fsvol's
+    # plugin aborted on it): the spec asks for EINVAL
+    expect_error_or_close(path, "write zeroes with FAST_ZERO (not advertised)",
+                          lambda s, n: request(s, CMD_WRITE_ZEROES, 0, 4096, flags=CMD_FLAG_FAST_ZERO))
+    # zero-length requests: the spec leaves the answer open but says the
+    # server SHOULD NOT disconnect; a no-op in range is a success
+    expect_success(path, "write of 0 bytes", lambda s, n: request(s, CMD_WRITE, 4096, 0))
+    expect_success(path, "write of 0 bytes at the end", lambda s, n: request(s, CMD_WRITE, n, 0))
+    expect_success(path, "read of 0 bytes", lambda s, n: request(s, CMD_READ, 4096, 0))
+    expect_success(path, "trim of 0 bytes", lambda s, n: request(s, CMD_TRIM, 4096, 0))
+    expect_success(path, "write zeroes of 0 bytes", lambda s, n: request(s, CMD_WRITE_ZEROES, 4096, 0))
+
+    # 86 reads of 1 MiB queued, no reply read, then gone (nbdkit 1.32:
+    # "raw_send_socket: Assertion sock >= 0", the whole server aborted)
+    s, size, _ = go(path)
+    for i in range(86):
+        request(s, CMD_READ, (i << 20) % (size - (1 << 20)), 1 << 20, handle=i + 1)
+    s.close()
+    alive(path, "86 reads of 1 MiB left unread")
+    ok("86 reads of 1 MiB queued, replies never read, client gone")
 
     # a client that vanishes mid-request: half a write payload, then gone
     s, size, _ = go(path)
@@ -180,6 +242,7 @@ def hostile(path):
     s, size, _ = go(path)
     request(s, CMD_READ, 0, 1 << 20)
     s.close()
+    alive(path, "clients that vanish mid-request")
     ok("clients that vanish mid-request")
 
     # the server still serves, and the data is intact
@@ -207,9 +270,27 @@ def hold(path, secs):
         pass
 
 
+def idle(path, n, secs):
+    held = []
+    refused = 0
+    for _ in range(n):
+        try:
+            s, _, _ = go(path)
+            held.append(s)
+        except (Closed, ConnectionResetError, BrokenPipeError):
+            refused += 1  # over the server's connection limit: closed at once
+    print("connected %d refused %d" % (len(held), refused), flush=True)
+    time.sleep(secs)  # the test kills it once done
+    for s in held:
+        s.close()
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[2] == "hold":
         hold(sys.argv[1], float(sys.argv[3]))
+        return
+    if len(sys.argv) == 5 and sys.argv[2] == "idle":
+        idle(sys.argv[1], int(sys.argv[3]), float(sys.argv[4]))
         return
     if len(sys.argv) != 3 or sys.argv[2] not in ("multiconn", "hostile"):
         print(__doc__, file=sys.stderr)

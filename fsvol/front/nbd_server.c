@@ -1,0 +1,1449 @@
+/* nbd_server: the NBD export (docs/network.md), in the daemon itself.
+ *
+ * Protocol: fixed newstyle handshake (OPT_EXPORT_NAME, OPT_GO, OPT_INFO,
+ * OPT_LIST, OPT_ABORT; others are answered NBD_REP_ERR_UNSUP), simple
+ * replies, commands READ WRITE FLUSH TRIM WRITE_ZEROES DISC.
+ *
+ * Threads: one event thread owns every socket's reading side and the
+ * connection list; NBD_SERVER_WORKERS workers take whole requests from one
+ * queue, run them through the engine's synchronous calls and send the reply
+ * themselves when the socket takes it at once; what it does not take waits
+ * on the connection's out queue, which the event thread drains (EPOLLOUT).
+ *
+ * Locks: a connection's lock covers its out queue, socket writes, dead,
+ * inflight and pending; the queue lock covers the job queue; the kick lock
+ * the kick list. Never two at once, except a connection's lock then the kick
+ * lock (nbds_kick).
+ *
+ * Lifetime: the event thread holds one reference to a connection until it
+ * closes it, each queued or running job one more, a kick one more. The
+ * socket is closed under the connection's lock with dead set, so a worker
+ * never writes to a descriptor number that was reused.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsvol/core/engine.h"
+#include "fsvol/front/nbd_server.h"
+#include "fsvol/members/member.h"
+#include "fsvol/model/spindle.h"
+#include "fsvol/util/log.h"
+
+/* protocol constants (NBD's doc/proto.md) */
+#define NBD_MAGIC 0x4e42444d41474943ull    /* "NBDMAGIC" */
+#define NBD_IHAVEOPT 0x49484156454f5054ull /* "IHAVEOPT" */
+#define NBD_REP_MAGIC 0x3e889045565a9ull
+#define NBD_REQ_MAGIC 0x25609513u
+#define NBD_SIMPLE_MAGIC 0x67446698u
+#define NBD_FLAG_FIXED_NEWSTYLE 1u
+#define NBD_FLAG_NO_ZEROES 2u
+enum { OPT_EXPORT_NAME = 1, OPT_ABORT = 2, OPT_LIST = 3, OPT_INFO = 6, OPT_GO = 7 };
+#define REP_ACK 1u
+#define REP_SERVER 2u
+#define REP_INFO 3u
+#define REP_ERR_UNSUP 0x80000001u
+#define REP_ERR_INVALID 0x80000003u
+#define REP_ERR_UNKNOWN 0x80000006u
+enum { INFO_EXPORT = 0, INFO_NAME = 1, INFO_DESCRIPTION = 2, INFO_BLOCK_SIZE = 3 };
+enum { CMD_READ = 0, CMD_WRITE = 1, CMD_DISC = 2, CMD_FLUSH = 3, CMD_TRIM = 4, CMD_WRITE_ZEROES = 6 };
+#define CMD_FLAG_FUA 1u
+#define CMD_FLAG_NO_HOLE 2u
+#define TF_HAS_FLAGS 0x1u
+#define TF_READ_ONLY 0x2u
+#define TF_SEND_FLUSH 0x4u
+#define TF_SEND_FUA 0x8u
+#define TF_ROTATIONAL 0x10u
+#define TF_SEND_TRIM 0x20u
+#define TF_SEND_WRITE_ZEROES 0x40u
+#define TF_CAN_MULTI_CONN 0x100u
+
+#define NBDS_MAX_BLOCK (32u << 20) /* largest request advertised (NBD's usual limit) */
+#define NBDS_ZERO_BUF (1u << 20)   /* zeros and trims are written in pieces of this */
+#define NBDS_MAX_OPTION 65536u     /* an option longer than this ends the connection */
+#define NBDS_DESCRIPTION "fsvol volume"
+#define NBDS_REPLY_ROOM 4096u      /* a read's data starts page-aligned, its header before it */
+#define NBDS_SNDBUF (4 << 20)      /* socket send buffer asked for */
+#define NBDS_INBUF 16384u          /* read-ahead per connection */
+/* Buffers of 64 KiB and more (payloads, read replies) are kept for reuse, up
+ * to NBDS_POOL_BYTES: fresh ones cost a page fault per page (measured: a
+ * tenth of the server's CPU at 1 MiB reads). Class k holds 64 KiB << k of
+ * data plus the reply's header room. */
+#define NBDS_POOL_MIN (64u << 10)
+#define NBDS_POOL_CLASSES 10
+#define NBDS_POOL_BYTES (64u << 20)
+#define NBDS_WAKE_PER_CPU 2u              /* workers kept awake per CPU while requests are fast */
+#define NBDS_WAKE_AGE_NS (1000ull * 1000) /* a job queued this long: wake another worker */
+
+enum nbds_state { ST_FLAGS, ST_OPT_HDR, ST_OPT_DATA, ST_REQ_HDR, ST_REQ_DATA, ST_DISCARD };
+
+struct nbds_out {
+	struct nbds_out *next;
+	void *mem;        /* freed when sent (nbds_buf_put) */
+	size_t memsize;   /* its pool size (0: a plain malloc) */
+	const char *p;
+	size_t len;
+	size_t acct;      /* bytes of the budgets released when sent */
+};
+
+struct nbds_job {
+	struct nbds_job *next;
+	struct nbds_conn *c;
+	uint16_t flags, type;
+	uint64_t cookie, off;
+	uint32_t len;
+	void *buf;        /* a write's payload */
+	size_t bufsize;   /* its pool size */
+	uint64_t queued_ns;
+	size_t acct;
+};
+
+struct nbds_conn {
+	struct nbd_server *s;
+	int fd;
+	atomic_int refs;
+	struct nbds_conn *prev, *next; /* the event thread's list */
+	/* reading side: the event thread only */
+	enum nbds_state state;
+	unsigned char hdr[28];
+	unsigned char in[NBDS_INBUF]; /* read ahead: headers and small options, many at a time */
+	size_t in_off, in_len;
+	unsigned char *dst;
+	size_t need, have;
+	struct nbds_job *job;   /* a write whose payload is being read */
+	uint32_t opt, optlen;
+	unsigned char *optbuf;
+	uint64_t discard;       /* payload bytes still to skip */
+	int err_after_discard;  /* the reply once skipped */
+	int no_zeroes;
+	int ending;             /* DISC, ABORT or an error: close when drained (set under lock) */
+	time_t deadline;        /* of the handshake */
+	uint32_t events;        /* the epoll mask now */
+	/* under lock */
+	pthread_mutex_t lock;
+	struct nbds_out *out_head, *out_tail;
+	time_t out_since;       /* the out queue's last progress */
+	int dead, broken;       /* closed; a send failed */
+	unsigned inflight;
+	size_t pending;
+	int throttled;          /* EPOLLIN off for a budget */
+	int kicked;             /* on the kick list */
+	struct nbds_conn *kick_next;
+};
+
+struct nbd_server {
+	struct vol *v;
+	char name[4097];
+	int any_name, readonly;
+	int lfd, ep, wake;
+	int listening;          /* lfd in the epoll set */
+	char sockpath[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pthread_t event;
+	pthread_t workers[NBD_SERVER_WORKERS];
+	unsigned nworkers;
+	int event_running;
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct nbds_job *qhead, *qtail;
+	int qstop;
+	unsigned queued, idle, running, wakes; /* jobs waiting; workers asleep, on a job, woken */
+	unsigned wake_cap;      /* workers awake at most, unless jobs wait (NBDS_WAKE_PER_CPU) */
+	pthread_mutex_t kick_lock;
+	struct nbds_conn *kicks;
+	atomic_size_t total;    /* pending bytes of every connection */
+	atomic_int stopping;
+	struct nbds_conn *conns;
+	struct nbds_conn *closed; /* closed this turn: freed once no event can name them */
+	unsigned nconns, max_conns;
+	int any_throttled;
+	time_t last_full_log;
+	void *zeros;
+	pthread_mutex_t pool_lock;
+	void *pool[NBDS_POOL_CLASSES]; /* free buffers, linked through their first word */
+	size_t pool_bytes;
+};
+
+static uint64_t nbds_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static size_t nbds_class_size(unsigned k)
+{
+	return ((size_t)NBDS_POOL_MIN << k) + NBDS_REPLY_ROOM;
+}
+
+/* A page-aligned buffer of at least len bytes; *size is what to give back. */
+static void *nbds_buf_get(struct nbd_server *s, size_t len, size_t *size)
+{
+	void *b = NULL;
+	unsigned k = 0;
+	if (len < NBDS_POOL_MIN) {
+		*size = 0;
+		return posix_memalign(&b, 4096, len ? len : 1) ? NULL : b;
+	}
+	while (k < NBDS_POOL_CLASSES && nbds_class_size(k) < len)
+		k++;
+	if (k == NBDS_POOL_CLASSES) { /* beyond the classes: not pooled */
+		*size = 0;
+		return posix_memalign(&b, 4096, len) ? NULL : b;
+	}
+	*size = nbds_class_size(k);
+	pthread_mutex_lock(&s->pool_lock);
+	if ((b = s->pool[k])) {
+		s->pool[k] = *(void **)b;
+		s->pool_bytes -= *size;
+	}
+	pthread_mutex_unlock(&s->pool_lock);
+	if (!b && posix_memalign(&b, 4096, *size))
+		b = NULL;
+	return b;
+}
+
+static void nbds_buf_put(struct nbd_server *s, void *b, size_t size)
+{
+	unsigned k = 0;
+	if (!b)
+		return;
+	while (size && k < NBDS_POOL_CLASSES && nbds_class_size(k) != size)
+		k++;
+	if (size && k < NBDS_POOL_CLASSES) {
+		pthread_mutex_lock(&s->pool_lock);
+		if (s->pool_bytes + size <= NBDS_POOL_BYTES) {
+			*(void **)b = s->pool[k];
+			s->pool[k] = b;
+			s->pool_bytes += size;
+			b = NULL;
+		}
+		pthread_mutex_unlock(&s->pool_lock);
+	}
+	free(b);
+}
+
+/* ---- addresses */
+
+/* Split [ADDR:]PORT; ADDR may be [IPv6]. 0 or -1. */
+static int nbds_split(const char *a, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *p;
+	host[0] = 0;
+	if (a[0] == '[') {
+		const char *e = strchr(a, ']');
+		if (!e || e[1] != ':' || (size_t)(e - a - 1) >= hlen)
+			return -1;
+		snprintf(host, hlen, "%.*s", (int)(e - a - 1), a + 1);
+		p = e + 2;
+	} else if ((p = strrchr(a, ':'))) {
+		if ((size_t)(p - a) >= hlen || p == a)
+			return -1;
+		snprintf(host, hlen, "%.*s", (int)(p - a), a);
+		p++;
+	} else {
+		p = a;
+	}
+	char *end;
+	long v = strtol(p, &end, 10);
+	if (!*p || *end || v < 1 || v > 65535)
+		return -1;
+	snprintf(port, plen, "%ld", v);
+	return 0;
+}
+
+int nbd_server_check_addr(const char *addr, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	if (!strncmp(addr, "unix:", 5)) {
+		if (!addr[5]) {
+			snprintf(err, errlen, "--nbd %s: needs a socket path after unix:", addr);
+			return -EINVAL;
+		}
+		if (strlen(addr + 5) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			snprintf(err, errlen, "--nbd %s: socket path longer than 107 bytes", addr);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (nbds_split(addr, host, sizeof(host), port, sizeof(port))) {
+		snprintf(err, errlen, "--nbd %s: expected unix:PATH or [ADDR:]PORT (port 1-65535)", addr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A socket file nobody listens on (a server that ended without removing it)
+ * is removed; one in use, or another kind of file, is an error. */
+static int nbds_clear_socket(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "--nbd unix:%s: exists and is not a socket", path);
+		return -EEXIST;
+	}
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	int r = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	int e = errno;
+	close(fd);
+	if (r == 0) {
+		snprintf(err, errlen, "--nbd unix:%s: a server is already listening there", path);
+		return -EADDRINUSE;
+	}
+	if (e == ECONNREFUSED && unlink(path) == 0)
+		return 0;
+	snprintf(err, errlen, "--nbd unix:%s: %s", path, strerror(e));
+	return -e;
+}
+
+int nbd_server_listen(const char *addr, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	int r = nbd_server_check_addr(addr, err, errlen), fd = -1, one = 1;
+	if (r)
+		return r;
+	if (!strncmp(addr, "unix:", 5)) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		if ((r = nbds_clear_socket(addr + 5, err, errlen)))
+			return r;
+		/* bound by its absolute name when it fits: a daemon that moved to /
+		 * still removes it at the end */
+		char cwd[PATH_MAX];
+		if (addr[5] != '/' && getcwd(cwd, sizeof(cwd)) &&
+		    strlen(cwd) + 1 + strlen(addr + 5) < sizeof(a.sun_path))
+			memcpy(a.sun_path, cwd, strlen(cwd)), a.sun_path[strlen(cwd)] = '/',
+				memcpy(a.sun_path + strlen(cwd) + 1, addr + 5, strlen(addr + 5) + 1);
+		else
+			snprintf(a.sun_path, sizeof(a.sun_path), "%s", addr + 5);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, SOMAXCONN) < 0) {
+			r = -errno;
+			snprintf(err, errlen, "--nbd %s: cannot listen: %s", addr, strerror(-r));
+			if (fd >= 0)
+				close(fd);
+			return r;
+		}
+		return fd;
+	}
+	nbds_split(addr, host, sizeof(host), port, sizeof(port));
+	/* without ADDR: every address, IPv6 and IPv4 on one socket, or IPv4
+	 * alone where the machine has no IPv6 */
+	static const int families[] = { AF_INET6, AF_INET };
+	r = -EADDRNOTAVAIL;
+	for (unsigned f = 0; fd < 0 && f < (host[0] ? 1u : 2u); f++) {
+		struct addrinfo hints = { .ai_family = host[0] ? AF_UNSPEC : families[f], .ai_socktype = SOCK_STREAM,
+					  .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *ai = NULL;
+		int g = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+		if (g) {
+			if (host[0]) {
+				snprintf(err, errlen, "--nbd %s: %s", addr, gai_strerror(g));
+				return -EINVAL;
+			}
+			continue;
+		}
+		for (struct addrinfo *p = ai; p && fd < 0; p = p->ai_next) {
+			int zero = 0;
+			fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+			if (fd < 0) {
+				r = -errno;
+				continue;
+			}
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (p->ai_family == AF_INET6 && !host[0])
+				setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+			if (bind(fd, p->ai_addr, p->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0)
+				break;
+			r = -errno;
+			close(fd);
+			fd = -1;
+		}
+		freeaddrinfo(ai);
+		if (r == -EADDRINUSE)
+			break; /* the port is taken: IPv4 alone would not help */
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "--nbd %s: cannot listen: %s%s", addr, strerror(-r),
+			 r == -EADDRINUSE ? " (another server has that port)" : "");
+		return r;
+	}
+	return fd;
+}
+
+/* ---- connections: references, output, closing */
+
+static void nbds_conn_unref(struct nbds_conn *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	pthread_mutex_destroy(&c->lock);
+	free(c->optbuf);
+	free(c);
+}
+
+static void nbds_release(struct nbds_conn *c, size_t acct)
+{
+	c->pending -= acct;
+	atomic_fetch_sub(&c->s->total, acct);
+}
+
+/* Send what the socket takes now, under c->lock. 0, or -errno (the client
+ * is gone or broke the connection). */
+static int nbds_flush_out(struct nbds_conn *c)
+{
+	while (c->out_head) {
+		struct nbds_out *o = c->out_head;
+		ssize_t n = send(c->fd, o->p, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+		}
+		c->out_since = time(NULL);
+		o->p += n;
+		o->len -= (size_t)n;
+		if (o->len)
+			continue;
+		c->out_head = o->next;
+		if (!c->out_head)
+			c->out_tail = NULL;
+		nbds_release(c, o->acct);
+		nbds_buf_put(c->s, o->mem, o->memsize);
+		free(o);
+	}
+	return 0;
+}
+
+/* Queue len bytes at p (mem freed once sent, acct released) and send what
+ * the socket takes; under c->lock. A dead connection drops it. */
+static void nbds_queue(struct nbds_conn *c, void *mem, size_t memsize, const void *p, size_t len, size_t acct)
+{
+	struct nbds_out *o = c->dead ? NULL : malloc(sizeof(*o));
+	if (!o) {
+		if (!c->dead)
+			c->broken = 1; /* out of memory: the reply is lost, so is the connection */
+		nbds_release(c, acct);
+		nbds_buf_put(c->s, mem, memsize);
+		return;
+	}
+	*o = (struct nbds_out){ .mem = mem, .memsize = memsize, .p = p, .len = len, .acct = acct };
+	if (!c->out_head)
+		c->out_since = time(NULL);
+	if (c->out_tail)
+		c->out_tail->next = o;
+	else
+		c->out_head = o;
+	c->out_tail = o;
+	if (c->out_head == o && nbds_flush_out(c))
+		c->broken = 1;
+}
+
+/* Copy a small message to the out queue (handshake, error replies). */
+static void nbds_send_copy(struct nbds_conn *c, const void *p, size_t len)
+{
+	void *m = malloc(len);
+	pthread_mutex_lock(&c->lock);
+	if (m) {
+		memcpy(m, p, len);
+		nbds_queue(c, m, 0, m, len, 0);
+	} else {
+		c->broken = 1;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Ask the event thread to look at c again (from a worker, under c->lock). */
+static void nbds_kick(struct nbds_conn *c)
+{
+	struct nbd_server *s = c->s;
+	if (c->kicked)
+		return;
+	c->kicked = 1;
+	atomic_fetch_add(&c->refs, 1);
+	pthread_mutex_lock(&s->kick_lock);
+	c->kick_next = s->kicks;
+	s->kicks = c;
+	pthread_mutex_unlock(&s->kick_lock);
+	uint64_t one = 1;
+	ssize_t w = write(s->wake, &one, sizeof(one));
+	(void)w;
+}
+
+/* Event thread: close the socket; jobs in flight finish and drop their replies. */
+static void nbds_close(struct nbds_conn *c)
+{
+	struct nbd_server *s = c->s;
+	epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	pthread_mutex_lock(&c->lock);
+	c->dead = 1;
+	while (c->out_head) {
+		struct nbds_out *o = c->out_head;
+		c->out_head = o->next;
+		nbds_release(c, o->acct);
+		nbds_buf_put(s, o->mem, o->memsize);
+		free(o);
+	}
+	c->out_tail = NULL;
+	close(c->fd);
+	c->fd = -1;
+	pthread_mutex_unlock(&c->lock);
+	if (c->job) {
+		pthread_mutex_lock(&c->lock);
+		nbds_release(c, c->job->acct);
+		c->inflight--;
+		pthread_mutex_unlock(&c->lock);
+		nbds_buf_put(s, c->job->buf, c->job->bufsize);
+		free(c->job);
+		c->job = NULL;
+	}
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->nconns--;
+	c->next = s->closed;
+	s->closed = c;
+}
+
+/* Read no more from c; close it once what it has in flight is answered. Under
+ * the lock: a worker finishing the last request must see it (and kick). */
+static void nbds_end(struct nbds_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->ending = 1;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- the export's properties */
+
+static uint64_t nbds_size(const struct nbd_server *s)
+{
+	return vol_geom(s->v)->capacity;
+}
+
+/* Rotational when some member carries an emulated hard disk. */
+static int nbds_rotational(const struct nbd_server *s)
+{
+	for (unsigned i = 0; i < vol_nslots(s->v); i++) {
+		struct member *m = vol_member(s->v, i);
+		if (m && atomic_load(&m->modeled) && m->spindle && m->spindle->p.kind == SPINDLE_HDD)
+			return 1;
+	}
+	return 0;
+}
+
+static uint16_t nbds_tflags(const struct nbd_server *s)
+{
+	uint16_t f = TF_HAS_FLAGS | TF_SEND_FLUSH | TF_CAN_MULTI_CONN;
+	if (s->readonly)
+		f |= TF_READ_ONLY;
+	else
+		f |= TF_SEND_FUA | TF_SEND_TRIM | TF_SEND_WRITE_ZEROES;
+	if (nbds_rotational(s))
+		f |= TF_ROTATIONAL;
+	return f;
+}
+
+/* minimum: a sector; preferred: the chunk on striped levels (a request within
+ * one chunk touches one member), else a page; maximum: 32 MiB. */
+static void nbds_block_size(const struct nbd_server *s, uint32_t bs[3])
+{
+	const struct layout_geom *g = vol_geom(s->v);
+	bs[0] = 512;
+	bs[1] = 4096;
+	if (g->level == LAYOUT_RAID0 || g->level == LAYOUT_RAID10 || layout_is_parity(g))
+		bs[1] = g->chunk < NBDS_MAX_BLOCK ? (uint32_t)g->chunk : NBDS_MAX_BLOCK;
+	bs[2] = NBDS_MAX_BLOCK;
+}
+
+/* ---- handshake */
+
+static void nbds_opt_reply(struct nbds_conn *c, uint32_t opt, uint32_t type, const void *data, uint32_t len)
+{
+	unsigned char *m = malloc(20 + (size_t)len);
+	if (!m) {
+		pthread_mutex_lock(&c->lock);
+		c->broken = 1;
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	uint64_t magic = htobe64(NBD_REP_MAGIC);
+	uint32_t w[3] = { htobe32(opt), htobe32(type), htobe32(len) };
+	memcpy(m, &magic, 8);
+	memcpy(m + 8, w, 12);
+	if (len)
+		memcpy(m + 20, data, len);
+	pthread_mutex_lock(&c->lock);
+	nbds_queue(c, m, 0, m, 20 + (size_t)len, 0);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The empty name is the default export (this one), as in nbdkit and qemu-nbd. */
+static int nbds_name_ok(const struct nbd_server *s, const unsigned char *name, uint32_t len)
+{
+	return s->any_name || !len || (len == strlen(s->name) && !memcmp(name, s->name, len));
+}
+
+static void nbds_info(struct nbds_conn *c, uint32_t opt, uint16_t type, const void *body, size_t len)
+{
+	unsigned char b[2 + 4096 + 16];
+	uint16_t t = htobe16(type);
+	memcpy(b, &t, 2);
+	memcpy(b + 2, body, len);
+	nbds_opt_reply(c, opt, REP_INFO, b, (uint32_t)(2 + len));
+}
+
+static void nbds_enter_transmission(struct nbds_conn *c)
+{
+	c->state = ST_REQ_HDR;
+	c->dst = c->hdr;
+	c->need = 28;
+	c->have = 0;
+}
+
+/* OPT_INFO and OPT_GO: name, then the info types asked for. */
+static void nbds_opt_go(struct nbds_conn *c, uint32_t opt, const unsigned char *d, uint32_t len)
+{
+	struct nbd_server *s = c->s;
+	uint32_t nlen;
+	uint16_t nreq;
+	if (len < 6 || (memcpy(&nlen, d, 4), nlen = be32toh(nlen)) > len - 6 ||
+	    (memcpy(&nreq, d + 4 + nlen, 2), nreq = be16toh(nreq), 6u + nlen + 2u * nreq != len)) {
+		static const char msg[] = "malformed option";
+		nbds_opt_reply(c, opt, REP_ERR_INVALID, msg, sizeof(msg) - 1);
+		return;
+	}
+	if (!nbds_name_ok(s, d + 4, nlen)) {
+		char msg[128];
+		int n = snprintf(msg, sizeof(msg), "no such export (this server exports '%s')", s->name);
+		nbds_opt_reply(c, opt, REP_ERR_UNKNOWN, msg, (uint32_t)(n < (int)sizeof(msg) ? n : (int)sizeof(msg) - 1));
+		return;
+	}
+	unsigned char b[12];
+	uint64_t size = htobe64(nbds_size(s));
+	uint16_t tf = htobe16(nbds_tflags(s));
+	memcpy(b, &size, 8);
+	memcpy(b + 8, &tf, 2);
+	nbds_info(c, opt, INFO_EXPORT, b, 10);
+	for (uint16_t i = 0; i < nreq; i++) {
+		uint16_t t;
+		memcpy(&t, d + 6 + nlen + 2u * i, 2);
+		t = be16toh(t);
+		if (t == INFO_NAME)
+			nbds_info(c, opt, INFO_NAME, s->name, strlen(s->name));
+		else if (t == INFO_DESCRIPTION)
+			nbds_info(c, opt, INFO_DESCRIPTION, NBDS_DESCRIPTION, sizeof(NBDS_DESCRIPTION) - 1);
+	}
+	/* the block sizes go out asked or not: a client that ignores them loses nothing */
+	uint32_t bs[3];
+	nbds_block_size(s, bs);
+	for (int i = 0; i < 3; i++)
+		bs[i] = htobe32(bs[i]);
+	nbds_info(c, opt, INFO_BLOCK_SIZE, bs, 12);
+	nbds_opt_reply(c, opt, REP_ACK, NULL, 0);
+	if (opt == OPT_GO)
+		nbds_enter_transmission(c);
+}
+
+/* One whole option (header in c->opt/optlen, data in c->optbuf). */
+static void nbds_option(struct nbds_conn *c)
+{
+	struct nbd_server *s = c->s;
+	const unsigned char *d = c->optbuf;
+	uint32_t opt = c->opt, len = c->optlen;
+	c->state = ST_OPT_HDR;
+	c->dst = c->hdr;
+	c->need = 16;
+	c->have = 0;
+	switch (opt) {
+	case OPT_EXPORT_NAME:
+		if (!nbds_name_ok(s, d, len)) {
+			nbds_end(c); /* the protocol has no error reply here */
+			break;
+		}
+		{
+			unsigned char b[10 + 124] = { 0 };
+			uint64_t size = htobe64(nbds_size(s));
+			uint16_t tf = htobe16(nbds_tflags(s));
+			memcpy(b, &size, 8);
+			memcpy(b + 8, &tf, 2);
+			nbds_send_copy(c, b, c->no_zeroes ? 10 : sizeof(b));
+			nbds_enter_transmission(c);
+		}
+		break;
+	case OPT_ABORT:
+		nbds_opt_reply(c, opt, REP_ACK, NULL, 0);
+		nbds_end(c);
+		break;
+	case OPT_LIST:
+		if (len) {
+			nbds_opt_reply(c, opt, REP_ERR_INVALID, NULL, 0);
+			break;
+		} else {
+			unsigned char b[4 + 4096];
+			uint32_t n = (uint32_t)strlen(s->name), bn = htobe32(n);
+			memcpy(b, &bn, 4);
+			memcpy(b + 4, s->name, n);
+			nbds_opt_reply(c, opt, REP_SERVER, b, 4 + n);
+			nbds_opt_reply(c, opt, REP_ACK, NULL, 0);
+		}
+		break;
+	case OPT_INFO:
+	case OPT_GO:
+		nbds_opt_go(c, opt, d, len);
+		break;
+	default: /* STARTTLS, STRUCTURED_REPLY, meta contexts, unknown */
+		nbds_opt_reply(c, opt, REP_ERR_UNSUP, NULL, 0);
+		break;
+	}
+	free(c->optbuf);
+	c->optbuf = NULL;
+}
+
+/* ---- transmission */
+
+/* NBD's error numbers are Linux's for the ones it has; the rest are EIO. */
+static uint32_t nbds_errno(int e)
+{
+	switch (e) {
+	case 0: return 0;
+	case EPERM: case EROFS: return 1;
+	case ENOMEM: return 12;
+	case EINVAL: return 22;
+	case ENOSPC: case EDQUOT: case EFBIG: return 28;
+	case EOVERFLOW: return 75;
+	case ENOTSUP: return 95;
+	case ESHUTDOWN: return 108;
+	default: return 5;
+	}
+}
+
+static void nbds_reply_hdr(unsigned char *b, uint32_t err, uint64_t cookie)
+{
+	uint32_t m = htobe32(NBD_SIMPLE_MAGIC), e = htobe32(nbds_errno((int)err));
+	uint64_t ck = htobe64(cookie);
+	memcpy(b, &m, 4);
+	memcpy(b + 4, &e, 4);
+	memcpy(b + 8, &ck, 8);
+}
+
+/* A reply without data, from the event thread (errors found at reading). */
+static void nbds_reply_now(struct nbds_conn *c, int err, uint64_t cookie)
+{
+	unsigned char b[16];
+	nbds_reply_hdr(b, (uint32_t)err, cookie);
+	nbds_send_copy(c, b, sizeof(b));
+}
+
+/* The error a request gets before the engine sees it (0: none). */
+static int nbds_check(const struct nbd_server *s, uint16_t type, uint16_t flags, uint64_t off, uint32_t len)
+{
+	uint64_t size = nbds_size(s);
+	int beyond = off > size || len > size - off;
+	switch (type) {
+	case CMD_READ:
+		if (flags)
+			return EINVAL;
+		return beyond || len > NBDS_MAX_BLOCK ? EINVAL : 0;
+	case CMD_WRITE:
+		if (flags & ~CMD_FLAG_FUA)
+			return EINVAL;
+		if (s->readonly)
+			return EPERM;
+		return beyond ? ENOSPC : 0;
+	case CMD_FLUSH:
+		return flags ? EINVAL : 0;
+	case CMD_TRIM:
+		if (flags & ~CMD_FLAG_FUA)
+			return EINVAL;
+		if (s->readonly)
+			return EPERM;
+		return beyond ? EINVAL : 0;
+	case CMD_WRITE_ZEROES:
+		/* FAST_ZERO is not advertised (a zero costs a write): EINVAL, as the spec asks */
+		if (flags & ~(CMD_FLAG_FUA | CMD_FLAG_NO_HOLE))
+			return EINVAL;
+		if (s->readonly)
+			return EPERM;
+		return beyond ? ENOSPC : 0;
+	default: /* CACHE, BLOCK_STATUS, unknown: not advertised */
+		return EINVAL;
+	}
+}
+
+static void nbds_enqueue(struct nbd_server *s, struct nbds_job *j)
+{
+	pthread_mutex_lock(&s->qlock);
+	if (s->qtail)
+		s->qtail->next = j;
+	else
+		s->qhead = j;
+	s->qtail = j;
+	s->queued++;
+	j->queued_ns = nbds_now_ns();
+	/* Wake a sleeping worker only when the jobs outnumber the workers awake
+	 * and free (finishing a job, or woken already), and fewer than
+	 * NBDS_WAKE_PER_CPU per CPU are awake: on fast requests a few workers
+	 * keep up, and waking more only adds context switches (measured on 2
+	 * CPUs: 16 workers always woken cost 1.5x the CPU per 4K read of 4).
+	 * Requests that block (a disk, an emulated one) make jobs wait: a worker
+	 * that takes a job older than NBDS_WAKE_AGE_NS wakes one more (below). */
+	unsigned awake = s->nworkers - s->idle + s->wakes;
+	if (s->idle > s->wakes && s->queued > awake - s->running && awake < s->wake_cap) {
+		s->wakes++;
+		pthread_cond_signal(&s->qcond);
+	}
+	pthread_mutex_unlock(&s->qlock);
+}
+
+/* A request header is in c->hdr. 0, or -1 to end the connection. */
+static int nbds_request(struct nbds_conn *c)
+{
+	struct nbd_server *s = c->s;
+	uint32_t magic, len;
+	uint16_t flags, type;
+	uint64_t cookie, off;
+	memcpy(&magic, c->hdr, 4);
+	memcpy(&flags, c->hdr + 4, 2);
+	memcpy(&type, c->hdr + 6, 2);
+	memcpy(&cookie, c->hdr + 8, 8);
+	memcpy(&off, c->hdr + 16, 8);
+	memcpy(&len, c->hdr + 24, 4);
+	magic = be32toh(magic), flags = be16toh(flags), type = be16toh(type);
+	off = be64toh(off), len = be32toh(len);
+	cookie = be64toh(cookie);
+	c->have = 0;
+	if (magic != NBD_REQ_MAGIC)
+		return -1; /* out of step with the client: nothing after this can be parsed */
+	if (type == CMD_DISC) {
+		nbds_end(c); /* replies to what came before still go out */
+		return 0;
+	}
+	int err = nbds_check(s, type, flags, off, len);
+	if (type == CMD_WRITE && len > NBDS_MAX_BLOCK)
+		return -1; /* a payload too large to take in or to skip */
+	if (err) {
+		if (type == CMD_WRITE && len) {
+			c->state = ST_DISCARD;
+			c->discard = len;
+			c->err_after_discard = err;
+			/* the cookie stays in hdr for the reply once the payload is skipped */
+			return 0;
+		}
+		nbds_reply_now(c, err, cookie);
+		return 0;
+	}
+	if (!len && type != CMD_FLUSH) {
+		/* a zero-length request is a no-op: success, as its range is valid
+		 * (the spec leaves it to the server, short of a disconnect) */
+		nbds_reply_now(c, 0, cookie);
+		return 0;
+	}
+	struct nbds_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return -1;
+	*j = (struct nbds_job){ .c = c, .flags = flags, .type = type, .cookie = cookie, .off = off, .len = len };
+	j->acct = type == CMD_READ || type == CMD_WRITE ? len : 0;
+	if (type == CMD_WRITE && !(j->buf = nbds_buf_get(s, len, &j->bufsize))) {
+		free(j);
+		return -1;
+	}
+	pthread_mutex_lock(&c->lock);
+	c->inflight++;
+	c->pending += j->acct;
+	pthread_mutex_unlock(&c->lock);
+	atomic_fetch_add(&s->total, j->acct);
+	if (type == CMD_WRITE) {
+		c->job = j;
+		c->state = ST_REQ_DATA;
+		c->dst = j->buf;
+		c->need = len;
+		return 0;
+	}
+	atomic_fetch_add(&c->refs, 1);
+	nbds_enqueue(s, j);
+	return 0;
+}
+
+/* c->need bytes arrived at c->dst: act on them. 0, or -1 to end the connection. */
+static int nbds_got(struct nbds_conn *c)
+{
+	struct nbd_server *s = c->s;
+	switch (c->state) {
+	case ST_FLAGS: {
+		uint32_t f;
+		memcpy(&f, c->hdr, 4);
+		f = be32toh(f);
+		if (f & ~(NBD_FLAG_FIXED_NEWSTYLE | NBD_FLAG_NO_ZEROES))
+			return -1; /* the spec: unknown client flags end the handshake */
+		c->no_zeroes = !!(f & NBD_FLAG_NO_ZEROES);
+		c->state = ST_OPT_HDR;
+		c->dst = c->hdr;
+		c->need = 16;
+		c->have = 0;
+		return 0;
+	}
+	case ST_OPT_HDR: {
+		uint64_t magic;
+		memcpy(&magic, c->hdr, 8);
+		memcpy(&c->opt, c->hdr + 8, 4);
+		memcpy(&c->optlen, c->hdr + 12, 4);
+		c->opt = be32toh(c->opt);
+		c->optlen = be32toh(c->optlen);
+		if (be64toh(magic) != NBD_IHAVEOPT || c->optlen > NBDS_MAX_OPTION)
+			return -1;
+		c->optbuf = malloc(c->optlen + 1);
+		if (!c->optbuf)
+			return -1;
+		if (!c->optlen) {
+			nbds_option(c);
+			return 0;
+		}
+		c->state = ST_OPT_DATA;
+		c->dst = c->optbuf;
+		c->need = c->optlen;
+		c->have = 0;
+		return 0;
+	}
+	case ST_OPT_DATA:
+		nbds_option(c);
+		return 0;
+	case ST_REQ_HDR:
+		return nbds_request(c);
+	case ST_REQ_DATA: {
+		struct nbds_job *j = c->job;
+		c->job = NULL;
+		nbds_enter_transmission(c);
+		atomic_fetch_add(&c->refs, 1);
+		nbds_enqueue(s, j);
+		return 0;
+	}
+	case ST_DISCARD:
+		break;
+	}
+	return 0;
+}
+
+static void nbds_readable(struct nbds_conn *c);
+
+/* Work a connection's socket may need now, from its state and budgets. */
+static void nbds_update(struct nbds_conn *c)
+{
+	struct nbd_server *s = c->s;
+	pthread_mutex_lock(&c->lock);
+	int broken = c->broken, out = c->out_head != NULL;
+	unsigned inflight = c->inflight;
+	size_t pending = c->pending;
+	pthread_mutex_unlock(&c->lock);
+	if (broken || (c->ending && !inflight && !out && !c->job)) {
+		nbds_close(c);
+		return;
+	}
+	int over_total = atomic_load(&s->total) >= NBD_SERVER_TOTAL_BYTES;
+	int in = !c->ending && inflight < NBD_SERVER_CONN_INFLIGHT && pending < NBD_SERVER_CONN_BYTES && !over_total;
+	/* a payload being read is taken whole: its bytes are counted already */
+	if (c->state == ST_REQ_DATA || c->state == ST_DISCARD)
+		in = !c->ending;
+	pthread_mutex_lock(&c->lock);
+	c->throttled = !in && !c->ending;
+	pthread_mutex_unlock(&c->lock);
+	if (!in && !c->ending && over_total)
+		s->any_throttled = 1;
+	uint32_t ev = (in ? EPOLLIN : 0) | (out ? EPOLLOUT : 0);
+	if (ev != c->events) {
+		struct epoll_event e = { .events = ev, .data.ptr = c };
+		epoll_ctl(s->ep, EPOLL_CTL_MOD, c->fd, &e);
+		c->events = ev;
+	}
+	/* requests already read ahead into c->in raise no event: take them now */
+	if (in && c->in_off < c->in_len)
+		nbds_readable(c);
+}
+
+/* Readable: take what is there, a bounded amount per turn so one busy
+ * client cannot starve the others. Small things (headers, options) come
+ * through c->in, many at a time; a large payload goes straight to its place. */
+static void nbds_readable(struct nbds_conn *c)
+{
+	static unsigned char sink[65536];
+	int drained = 0; /* a short read emptied the socket: the next would only say EAGAIN */
+	for (int steps = 0; !c->ending && steps < 256; steps++) {
+		size_t avail = c->in_len - c->in_off;
+		size_t want = c->state == ST_DISCARD ? (c->discard < sizeof(sink) ? (size_t)c->discard : sizeof(sink))
+						     : c->need - c->have;
+		ssize_t n;
+		if (avail) {
+			n = (ssize_t)(avail < want ? avail : want);
+			if (c->state != ST_DISCARD)
+				memcpy(c->dst + c->have, c->in + c->in_off, (size_t)n);
+			c->in_off += (size_t)n;
+		} else {
+			c->in_off = c->in_len = 0;
+			if (drained)
+				break; /* level-triggered epoll says when more comes */
+			if (want >= sizeof(c->in)) {
+				n = read(c->fd, c->state == ST_DISCARD ? sink : c->dst + c->have, want);
+				drained = n > 0 && (size_t)n < want;
+			} else {
+				n = read(c->fd, c->in, sizeof(c->in));
+				if (n > 0) {
+					c->in_len = (size_t)n;
+					drained = (size_t)n < sizeof(c->in);
+					continue;
+				}
+			}
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0 || (n < 0 && errno != EAGAIN)) {
+				/* the client hung up or broke the connection: nobody reads replies now */
+				pthread_mutex_lock(&c->lock);
+				c->broken = 1;
+				pthread_mutex_unlock(&c->lock);
+				break;
+			}
+			if (n < 0)
+				break;
+		}
+		if (c->state == ST_DISCARD) {
+			if (!(c->discard -= (uint64_t)n)) {
+				uint64_t cookie;
+				memcpy(&cookie, c->hdr + 8, 8);
+				nbds_reply_now(c, c->err_after_discard, be64toh(cookie));
+				nbds_enter_transmission(c);
+			}
+			continue;
+		}
+		if ((c->have += (size_t)n) < c->need)
+			continue;
+		if (nbds_got(c)) {
+			pthread_mutex_lock(&c->lock);
+			c->ending = c->broken = 1;
+			pthread_mutex_unlock(&c->lock);
+			break;
+		}
+		if (c->state == ST_REQ_HDR) {
+			/* re-check the budgets between requests */
+			pthread_mutex_lock(&c->lock);
+			int full = c->inflight >= NBD_SERVER_CONN_INFLIGHT || c->pending >= NBD_SERVER_CONN_BYTES;
+			pthread_mutex_unlock(&c->lock);
+			if (full || atomic_load(&c->s->total) >= NBD_SERVER_TOTAL_BYTES)
+				break;
+		}
+	}
+	nbds_update(c);
+}
+
+static void nbds_writable(struct nbds_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (nbds_flush_out(c))
+		c->broken = 1;
+	pthread_mutex_unlock(&c->lock);
+	nbds_update(c);
+}
+
+static void nbds_accept(struct nbd_server *s)
+{
+	for (int i = 0; i < 64; i++) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE) {
+				/* out of descriptors: stop accepting for a second */
+				epoll_ctl(s->ep, EPOLL_CTL_DEL, s->lfd, NULL);
+				s->listening = 0;
+			}
+			return;
+		}
+		if (s->nconns >= s->max_conns || atomic_load(&s->stopping)) {
+			time_t now = time(NULL);
+			if (now != s->last_full_log) {
+				fsvol_log(LOG_WARNING, "nbd: %u connections already: refusing more", s->nconns);
+				s->last_full_log = now;
+			}
+			close(fd);
+			continue;
+		}
+		int one = 1, sndbuf = NBDS_SNDBUF;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)); /* fails on unix sockets: fine */
+		/* room for a whole large read reply: a worker's send then completes at
+		 * once instead of leaving the rest to the event thread (the kernel
+		 * caps it at net.core.wmem_max) */
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+		struct nbds_conn *c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			return;
+		}
+		c->s = s;
+		c->fd = fd;
+		atomic_init(&c->refs, 1);
+		pthread_mutex_init(&c->lock, NULL);
+		c->state = ST_FLAGS;
+		c->dst = c->hdr;
+		c->need = 4;
+		c->deadline = time(NULL) + NBD_SERVER_HANDSHAKE_S;
+		c->events = EPOLLIN;
+		struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
+		if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &e) < 0) {
+			pthread_mutex_destroy(&c->lock);
+			free(c);
+			close(fd);
+			continue;
+		}
+		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
+		s->conns = c;
+		s->nconns++;
+		unsigned char g[18];
+		uint64_t m1 = htobe64(NBD_MAGIC), m2 = htobe64(NBD_IHAVEOPT);
+		uint16_t hf = htobe16(NBD_FLAG_FIXED_NEWSTYLE | NBD_FLAG_NO_ZEROES);
+		memcpy(g, &m1, 8);
+		memcpy(g + 8, &m2, 8);
+		memcpy(g + 16, &hf, 2);
+		nbds_send_copy(c, g, sizeof(g));
+		nbds_update(c);
+	}
+}
+
+/* Once a second: handshakes past their deadline, clients that left their
+ * replies unread too long, throttled connections to look at again. */
+static void nbds_tick(struct nbd_server *s)
+{
+	time_t now = time(NULL);
+	struct nbds_conn *c = s->conns, *next;
+	int rescan = s->any_throttled;
+	s->any_throttled = 0;
+	for (; c; c = next) {
+		next = c->next;
+		pthread_mutex_lock(&c->lock);
+		int stalled = c->out_head && now - c->out_since > NBD_SERVER_STALL_S;
+		pthread_mutex_unlock(&c->lock);
+		if (stalled || (c->state < ST_REQ_HDR && now > c->deadline)) {
+			nbds_close(c);
+			continue;
+		}
+		if (rescan && c->throttled)
+			nbds_update(c);
+	}
+	if (!s->listening && !atomic_load(&s->stopping)) {
+		struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
+		if (epoll_ctl(s->ep, EPOLL_CTL_ADD, s->lfd, &e) == 0)
+			s->listening = 1;
+	}
+}
+
+static void nbds_bury(struct nbd_server *s)
+{
+	while (s->closed) {
+		struct nbds_conn *c = s->closed;
+		s->closed = c->next;
+		nbds_conn_unref(c);
+	}
+}
+
+static void *nbds_event_main(void *arg)
+{
+	struct nbd_server *s = arg;
+	struct epoll_event ev[64];
+	time_t last = time(NULL);
+	pthread_setname_np(pthread_self(), "fsvol-export-ev"); /* top -H, ps -L */
+	while (!atomic_load(&s->stopping)) {
+		int n = epoll_wait(s->ep, ev, 64, 1000);
+		for (int i = 0; i < n; i++) {
+			struct nbds_conn *c = ev[i].data.ptr;
+			if (c == NULL) {
+				nbds_accept(s);
+			} else if ((void *)c == (void *)&s->wake) {
+				uint64_t x;
+				ssize_t r = read(s->wake, &x, sizeof(x));
+				(void)r;
+			} else if (c->fd >= 0) {
+				if (ev[i].events & (EPOLLERR | EPOLLHUP) && !(ev[i].events & EPOLLIN)) {
+					nbds_close(c);
+					continue;
+				}
+				if (ev[i].events & EPOLLOUT)
+					nbds_writable(c);
+				if (c->fd >= 0 && ev[i].events & EPOLLIN)
+					nbds_readable(c);
+			}
+		}
+		/* connections the workers asked about */
+		pthread_mutex_lock(&s->kick_lock);
+		struct nbds_conn *k = s->kicks;
+		s->kicks = NULL;
+		pthread_mutex_unlock(&s->kick_lock);
+		while (k) {
+			struct nbds_conn *next = k->kick_next;
+			pthread_mutex_lock(&k->lock);
+			k->kicked = 0;
+			int dead = k->dead;
+			pthread_mutex_unlock(&k->lock);
+			if (!dead)
+				nbds_update(k);
+			nbds_conn_unref(k);
+			k = next;
+		}
+		time_t now = time(NULL);
+		if (now != last || s->any_throttled) {
+			last = now;
+			nbds_tick(s);
+		}
+		nbds_bury(s);
+	}
+	while (s->conns)
+		nbds_close(s->conns);
+	nbds_bury(s);
+	return NULL;
+}
+
+/* ---- workers */
+
+static int nbds_run(struct nbd_server *s, struct nbds_job *j, void **reply, size_t *reply_size)
+{
+	int r = 0;
+	switch (j->type) {
+	case CMD_READ: {
+		void *b = nbds_buf_get(s, NBDS_REPLY_ROOM + (size_t)j->len, reply_size);
+		if (!b)
+			return -ENOMEM;
+		*reply = b;
+		return engine_read(s->v, (char *)b + NBDS_REPLY_ROOM, j->off, j->len);
+	}
+	case CMD_WRITE:
+		r = engine_write(s->v, j->buf, j->off, j->len);
+		break;
+	case CMD_FLUSH:
+		return engine_flush(s->v);
+	case CMD_TRIM:
+	case CMD_WRITE_ZEROES: {
+		/* zeros written through the engine: counted, and every level's
+		 * redundancy stays consistent (a hole punched below would not);
+		 * a trim leaves zeros too, so reads after it are defined */
+		uint64_t off = j->off, left = j->len;
+		while (!r && left) {
+			uint32_t n = left < NBDS_ZERO_BUF ? (uint32_t)left : NBDS_ZERO_BUF;
+			r = engine_write(s->v, s->zeros, off, n);
+			off += n;
+			left -= n;
+		}
+		break;
+	}
+	}
+	if (!r && (j->flags & CMD_FLAG_FUA))
+		r = engine_flush(s->v); /* a write with FUA is the write, then a volume flush */
+	return r;
+}
+
+static void nbds_finish(struct nbd_server *s, struct nbds_job *j, int r, void *reply, size_t reply_size)
+{
+	struct nbds_conn *c = j->c;
+	pthread_mutex_lock(&c->lock);
+	c->inflight--;
+	if (j->type == CMD_READ && !r) {
+		char *h = (char *)reply + NBDS_REPLY_ROOM - 16;
+		nbds_reply_hdr((unsigned char *)h, 0, j->cookie);
+		nbds_queue(c, reply, reply_size, h, 16 + (size_t)j->len, j->acct);
+	} else {
+		unsigned char *b = malloc(16);
+		nbds_buf_put(s, reply, reply_size);
+		if (b) {
+			nbds_reply_hdr(b, (uint32_t)-r, j->cookie);
+			nbds_queue(c, b, 0, b, 16, 0);
+		} else if (!c->dead) {
+			c->broken = 1;
+		}
+		nbds_release(c, j->acct);
+	}
+	/* the event thread looks again when there is output left, the budgets
+	 * held the reading back, or the connection ends once this was answered */
+	if (!c->dead && (c->out_head || c->broken || c->throttled || c->ending))
+		nbds_kick(c);
+	pthread_mutex_unlock(&c->lock);
+	nbds_buf_put(s, j->buf, j->bufsize);
+	free(j);
+	nbds_conn_unref(c);
+}
+
+static void *nbds_worker_main(void *arg)
+{
+	struct nbd_server *s = arg;
+	pthread_setname_np(pthread_self(), "fsvol-export"); /* top -H, ps -L */
+	engine_thread_may_block(1);
+	pthread_mutex_lock(&s->qlock);
+	for (;;) {
+		while (!s->qhead && !s->qstop) {
+			s->idle++;
+			pthread_cond_wait(&s->qcond, &s->qlock);
+			s->idle--;
+			if (s->wakes)
+				s->wakes--;
+		}
+		struct nbds_job *j = s->qhead;
+		if (j) {
+			s->qhead = j->next;
+			if (!s->qhead)
+				s->qtail = NULL;
+			s->queued--;
+			s->running++;
+			if (s->qhead && s->idle > s->wakes && nbds_now_ns() - j->queued_ns > NBDS_WAKE_AGE_NS) {
+				s->wakes++; /* the queue is backed up: requests block */
+				pthread_cond_signal(&s->qcond);
+			}
+		}
+		pthread_mutex_unlock(&s->qlock);
+		if (!j)
+			return NULL;
+		void *reply = NULL;
+		size_t reply_size = 0;
+		int r = nbds_run(s, j, &reply, &reply_size);
+		nbds_finish(s, j, r, reply, reply_size);
+		pthread_mutex_lock(&s->qlock);
+		s->running--;
+	}
+}
+
+/* ---- start, stop */
+
+/* Enough descriptors for the connection limit: raise the soft limit to the
+ * hard one; the limit is what that allows (members and files keep 64). */
+static unsigned nbds_max_conns(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 256;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	rlim_t room = rl.rlim_cur > 320 ? rl.rlim_cur - 256 : 64;
+	return room < NBD_SERVER_MAX_CONNS ? (unsigned)room : NBD_SERVER_MAX_CONNS;
+}
+
+struct nbd_server *nbd_server_start(struct vol *v, int fd, const struct nbd_server_opts *o, char *err,
+				    size_t errlen)
+{
+	struct nbd_server *s = calloc(1, sizeof(*s));
+	if (!s || posix_memalign(&s->zeros, 4096, NBDS_ZERO_BUF)) {
+		snprintf(err, errlen, "--nbd: out of memory");
+		free(s);
+		close(fd);
+		return NULL;
+	}
+	memset(s->zeros, 0, NBDS_ZERO_BUF);
+	s->v = v;
+	s->lfd = fd;
+	s->wake = s->ep = -1;
+	s->any_name = !o->name;
+	snprintf(s->name, sizeof(s->name), "%s", o->name ? o->name : "");
+	s->readonly = o->readonly;
+	s->max_conns = nbds_max_conns();
+	struct sockaddr_un sa;
+	socklen_t salen = sizeof(sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 && sa.sun_family == AF_UNIX)
+		snprintf(s->sockpath, sizeof(s->sockpath), "%s", sa.sun_path);
+	pthread_mutex_init(&s->qlock, NULL);
+	pthread_cond_init(&s->qcond, NULL);
+	pthread_mutex_init(&s->kick_lock, NULL);
+	pthread_mutex_init(&s->pool_lock, NULL);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	s->wake_cap = NBDS_WAKE_PER_CPU * (unsigned)(ncpu > 0 ? ncpu : 1);
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
+	s->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	struct epoll_event el = { .events = EPOLLIN, .data.ptr = NULL };
+	struct epoll_event ew = { .events = EPOLLIN, .data.ptr = &s->wake };
+	if (s->ep < 0 || s->wake < 0 || epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &el) < 0 ||
+	    epoll_ctl(s->ep, EPOLL_CTL_ADD, s->wake, &ew) < 0) {
+		snprintf(err, errlen, "--nbd: epoll: %s", strerror(errno));
+		goto fail;
+	}
+	s->listening = 1;
+	for (; s->nworkers < NBD_SERVER_WORKERS; s->nworkers++)
+		if (pthread_create(&s->workers[s->nworkers], NULL, nbds_worker_main, s)) {
+			snprintf(err, errlen, "--nbd: cannot start its threads");
+			goto fail;
+		}
+	if (pthread_create(&s->event, NULL, nbds_event_main, s)) {
+		snprintf(err, errlen, "--nbd: cannot start its threads");
+		goto fail;
+	}
+	s->event_running = 1;
+	return s;
+fail:
+	nbd_server_stop(s);
+	return NULL;
+}
+
+void nbd_server_stop(struct nbd_server *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->stopping, 1);
+	if (s->event_running) {
+		uint64_t one = 1;
+		ssize_t w = write(s->wake, &one, sizeof(one));
+		(void)w;
+		pthread_join(s->event, NULL);
+	}
+	/* requests already read finish (their replies are dropped), then the workers end */
+	pthread_mutex_lock(&s->qlock);
+	s->qstop = 1;
+	pthread_cond_broadcast(&s->qcond);
+	pthread_mutex_unlock(&s->qlock);
+	for (unsigned i = 0; i < s->nworkers; i++)
+		pthread_join(s->workers[i], NULL);
+	/* kicks left by the last jobs hold references */
+	while (s->kicks) {
+		struct nbds_conn *k = s->kicks;
+		s->kicks = k->kick_next;
+		nbds_conn_unref(k);
+	}
+	if (s->lfd >= 0)
+		close(s->lfd);
+	if (s->sockpath[0])
+		unlink(s->sockpath);
+	if (s->ep >= 0)
+		close(s->ep);
+	if (s->wake >= 0)
+		close(s->wake);
+	pthread_mutex_destroy(&s->qlock);
+	pthread_cond_destroy(&s->qcond);
+	pthread_mutex_destroy(&s->kick_lock);
+	for (unsigned k = 0; k < NBDS_POOL_CLASSES; k++)
+		while (s->pool[k]) {
+			void *b = s->pool[k];
+			s->pool[k] = *(void **)b;
+			free(b);
+		}
+	pthread_mutex_destroy(&s->pool_lock);
+	free(s->zeros);
+	free(s);
+}
