@@ -168,7 +168,7 @@ static int model_run(const struct cmd *c, int argc, char **argv)
 const struct cmd cmd_model = {
 	.name = "model",
 	.operands = "list\nshow SPEC [SIZE]\nvalidate --model SPEC TRACE",
-	.summary = "emulated disk models: the presets, the figures a spec implies, and validation against a measured drive",
+	.summary = "emulated disk models: presets, what a spec implies, validation",
 	.more = "SPEC is a preset (hdd, hdd-legacy, ssd, nvme, none) with optional key=value changes: "
 		"PRESET:key=val,... (fsvol model list shows every key). SIZE (or -s) is the member size "
 		"the figures assume: a small member uses a few cylinders of the disk. validate replays a "

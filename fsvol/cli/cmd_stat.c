@@ -513,7 +513,7 @@ done:
 const struct cmd cmd_trace = {
 	.name = "trace",
 	.operands = "MNT",
-	.summary = "live trace: each volume request and the member requests it caused; or --record them as a fio iolog",
+	.summary = "live trace of volume and member requests; --record writes a fio iolog",
 	.opts = trace_opts,
 	.run = trace_run,
 };
