@@ -96,7 +96,11 @@ INTEGRATION_TESTS := \
 	tests/integration/35-netns.sh \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
-	tests/integration/38-powercut.sh
+	tests/integration/38-powercut.sh \
+	tests/integration/39-spare-takeover.sh \
+	tests/integration/40-rebuild-checkpoint.sh \
+	tests/integration/41-member-slots.sh \
+	tests/integration/42-dirty-recovery.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
