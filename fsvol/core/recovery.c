@@ -20,9 +20,13 @@
 
 uint64_t vol_failed_at(const struct vol *v, uint64_t off)
 {
-	uint64_t failed = atomic_load_explicit(&v->failed, memory_order_acquire);
+	/* slot, then position, then the mask: the reverse of the order
+	 * vol_recovery_done changes them in (mask, position, slot), so a
+	 * member in the middle of becoming active is never seen failed */
 	int slot = atomic_load_explicit(&v->rebuild_slot, memory_order_acquire);
-	if (slot >= 0 && off < atomic_load_explicit(&v->rebuild_pos, memory_order_acquire))
+	uint64_t pos = atomic_load_explicit(&v->rebuild_pos, memory_order_acquire);
+	uint64_t failed = atomic_load_explicit(&v->failed, memory_order_acquire);
+	if (slot >= 0 && off < pos)
 		failed &= ~(1ull << slot);
 	return failed;
 }
@@ -184,8 +188,10 @@ int vol_recovery_done(struct vol *v, unsigned gen)
 	if (k >= 0 && atomic_load(&v->rebuild_gen) == gen && atomic_load(&v->rebuild_pos) >= v->geom.capacity) {
 		v->sb.slots[k].state = SB_ACTIVE;
 		v->sb.slots[k].rebuild_pos = 0;
-		vol_rebuild_set(v, -1, 0);
+		/* in the role first, then no longer rebuilding: a write planned in
+		 * between must not see the member failed and skip it */
 		atomic_fetch_and(&v->failed, ~(1ull << k));
+		vol_rebuild_set(v, -1, 0);
 		v->sb.events++;
 		vol_write_sbs(v);
 		fsvol_log(LOG_NOTICE, "member %d (%s) is in sync: volume %s", k, v->slot[k]->path,
