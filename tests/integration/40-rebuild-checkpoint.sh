@@ -3,7 +3,9 @@
 # (waited for in status.json, the rebuild slowed by sync_speed_max) leaves a
 # volume that examines and assembles, and its recovery resumes from the saved
 # checkpoint (member bytes on disk, docs/format.md), at raid5, raid6 and raid10.
-# The data reads back the same, also when the rebuilt member must serve.
+# The data reads back the same, also when the rebuilt member must serve. A
+# version-1 superblock with a logical checkpoint past the member's data (what
+# the code before wrote) still assembles; its recovery restarts from 0.
 . "$(dirname "$0")/../lib.sh"
 requires jq
 
@@ -71,6 +73,66 @@ stop_at() { # NAME NMEMBERS PERCENT CREATE-ARGS...
 	rm -rf "$d"
 }
 
+# sb_set FILE OFFSET VALUE: the little-endian u64 at OFFSET, checksum fixed (docs/format.md)
+sb_set() {
+	/usr/bin/python3 - "$@" <<'PY'
+import struct, sys
+path, off, val = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def crc32c(data):
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1))
+    return crc ^ 0xffffffff
+with open(path, 'r+b') as f:
+    sb = bytearray(f.read(4096))
+    sb[off:off + 8] = struct.pack('<Q', val)
+    sb[8:12] = bytes(4)
+    sb[8:12] = struct.pack('<I', crc32c(bytes(sb)))
+    f.seek(0)
+    f.write(sb)
+PY
+}
+
+# A version-1 superblock, as the code before the fix wrote it at 74% of a
+# raid5 of 3 x 4M: rebuild_pos in logical bytes, past the member's data. It
+# assembles, and that recovery restarts from 0.
+v1() {
+	local d=$T/v1 m out lines i
+	mkdir -p "$d"
+	"$FSVOL" create -l raid5 -c 16K -s 4M "$d/m0" "$d/m1" "$d/m2" >/dev/null
+	truncate -s 6M "$d/spare"
+	fsvol_mount "$d/mnt" "$d/m0" "$d/m1" "$d/m2"
+	random_file "$d/data" "$(stat -c %s "$d/mnt/volume")"
+	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
+	echo "sync_speed_max 2000" >"$d/mnt/ctl"
+	"$FSVOL" fail "$d/mnt" 0
+	"$FSVOL" add "$d/mnt" "$d/spare"
+	wait_recovery_past "$d/mnt" 74
+	fsvol_umount "$d/mnt"
+	for m in "$d/m1" "$d/m2" "$d/spare"; do
+		sb_set "$m" 4 1                      # version 1 (the checksum after it is recomputed)
+		sb_set "$m" $((256 + 32)) 6207570    # slots[0].rebuild_pos: 74% of 8M, logical
+	done
+	out=$("$FSVOL" examine "$d/spare" 2>&1) || fail "version 1: examine: $out"
+	grep -q "Version : 1" <<<"$out" || fail "version 1: the forged superblock is not version 1: $out"
+	lines=$(wc -l <"$DAEMON_LOG")
+	fsvol_mount "$d/mnt" "$d/m1" "$d/m2" "$d/spare"
+	for ((i = 0; i < 600; i++)); do
+		out=$(tail -n +$((lines + 1)) "$DAEMON_LOG" | grep "recovery of member 0 (" | head -1) || true
+		[[ -n $out ]] && break
+		sleep 0.05
+	done
+	[[ $out == *" starts at 0 of "* ]] || fail "version 1: the recovery did not restart from 0: $out"
+	wait_healthy "$d/mnt"
+	cmp "$d/data" "$d/mnt/volume" || fail "version 1: data differs after the restarted recovery"
+	fsvol_umount "$d/mnt"
+	"$FSVOL" examine "$d/m1" | grep -q "Version : 2" || fail "version 1: not converted to version 2 by the mount"
+	note "version 1 superblock with a logical checkpoint past the data: assembled, recovery restarted from 0"
+}
+
+[[ -z ${LEVELS:-} ]] && v1
 for level in ${LEVELS:-raid5 raid6 raid10}; do # LEVELS=raid6: one alone
 	for pct in 10 50 90; do
 		case $level in
