@@ -453,9 +453,11 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 			 atomic_load(&v->rebuild_slot) >= 0 ? "busy: a recovery is running" : vol_slot_state(v, k));
 		r = -EBUSY;
 	}
-	if (r || (r = with_stats(v, m, err, errlen))) {
-		if (r != -ENOMEM)
-			close_new(v, m);
+	if (r)
+		close_new(v, m);
+	else
+		r = with_stats(v, m, err, errlen); /* closes it on failure */
+	if (r) {
 		pthread_mutex_unlock(&v->state_lock);
 		return r;
 	}
