@@ -515,6 +515,7 @@ static int batch_settle(struct eng_req *rq)
 		 * stripes it touched may disagree now, so the volume stays owed a
 		 * resync (the next assembly runs it) */
 		v->was_dirty = 1;
+		atomic_fetch_add(&v->dirtied, 1);
 		rq->res = host;
 		return 0;
 	}

@@ -110,6 +110,17 @@ static void save_checkpoint(struct vol *v, unsigned gen)
 	pthread_mutex_unlock(&v->state_lock);
 }
 
+/* Whether rebuilding a unit leaves all of it consistent: the target is
+ * computed from every other member of the unit, and no other copy or parity
+ * is left to disagree (raid4/5: the one parity; a 2-way raid1). raid6's Q,
+ * a third mirror, and raid10's chunks without a copy on the target are not
+ * rewritten. */
+static int rebuild_makes_consistent(const struct vol *v)
+{
+	const struct layout_geom *g = &v->geom;
+	return layout_is_parity(g) ? layout_parity_count(g) == 1 : g->level == LAYOUT_RAID1 && layout_copies(g) == 2;
+}
+
 static int run_recovery(struct vol *v)
 {
 	/* one target for the whole pass: its slot, generation and checkpoint */
@@ -121,9 +132,11 @@ static int run_recovery(struct vol *v)
 	if (slot < 0)
 		return 1;
 	uint64_t t0 = stats_now(), saved = t0, u = 0, off, len;
+	unsigned dirtied = atomic_load(&v->dirtied);
 	/* resume: the first unit not wholly below the checkpoint */
 	while (u < v->sync_total && (engine_unit_range(v, u, &off, &len), off + len <= pos))
 		u++;
+	uint64_t first = u;
 	atomic_store(&v->sync_pos, u);
 	uint64_t start_bytes = off < pos ? off : pos, clean = 0;
 	/* a re-added member catches up only the regions written while it was away */
@@ -156,6 +169,17 @@ static int run_recovery(struct vol *v)
 	int done = !r && u == v->sync_total && vol_recovery_done(v, gen);
 	if (!done)
 		save_checkpoint(v, gen);
+	/* md: what a recovery makes consistent is clean. One that covered every
+	 * unit (rebuilt, or clean by the bitmap) on a level where a rebuilt unit
+	 * agrees with itself settles a resync owed from before it started */
+	if (done && !first && v->was_dirty && rebuild_makes_consistent(v) && !atomic_load(&v->failed) &&
+	    atomic_load(&v->dirtied) == dirtied) {
+		v->was_dirty = 0;
+		if (atomic_load(&v->dirtied) != dirtied)
+			v->was_dirty = 1; /* a write the host refused meanwhile: owed again */
+		fsvol_log(LOG_NOTICE, "recovery of member %d rewrote every unit from the others: the resync it owed "
+			  "is settled", slot);
+	}
 	fsvol_log(LOG_NOTICE, "recovery of member %d %s: %llu of %llu units%s%s", slot, done ? "done" : "stopped",
 		(unsigned long long)atomic_load(&v->sync_pos), (unsigned long long)v->sync_total,
 		r ? ": " : "", r == -ECANCELED ? "its member failed" : r ? strerror(-r) : "");

@@ -36,6 +36,7 @@ struct vol {
 	uint64_t start_ns;
 	_Atomic uint64_t reset_ns;      /* counters last zeroed (start_ns until a reset) */
 	int was_dirty;                  /* not shut down cleanly last time */
+	atomic_uint dirtied;            /* times the volume became owed a resync while running */
 	/* background passes, one at a time (core/sync.c): resync, check, repair,
 	 * and recovery (a member rebuilt from redundancy, core/recovery.c) */
 	pthread_mutex_t sync_lock;
