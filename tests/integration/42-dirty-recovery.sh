@@ -19,7 +19,8 @@ sync_field() { jq -r ".sync.$2 // empty" "$1/status.json"; }
 wait_recovery_past() { # MNT PERCENT
 	local i p
 	for ((i = 0; i < 1200; i++)); do
-		if [[ $(sync_field "$1" action) == recovery && $(sync_field "$1" state) == running ]]; then
+		if [[ $(sync_field "$1" action) == recovery ]]; then
+			[[ $(sync_field "$1" state) == running ]] || fail "$1: the recovery ended before $2%: $(cat "$1/status")"
 			p=$(sync_field "$1" percent)
 			awk -v p="$p" -v w="$2" 'BEGIN { exit !(p >= w) }' && return 0
 		fi
