@@ -24,14 +24,17 @@
 
 static unsigned vol_serial;
 
-/* A fresh volume of n memory members. */
-static struct vol *mkvol(const char *level, unsigned n, uint64_t chunk)
+/* A fresh volume of n memory members (alg: NULL for the level's default). */
+static struct vol *mkvol_alg(const char *level, const char *alg, unsigned n, uint64_t chunk)
 {
 	char names[16][64], *paths[16], err[512];
 	struct vol_create c = { 0 };
 	struct vol *v = NULL;
 	ck_assert(layout_parse_level_msg(level, &c.geom.level, err, sizeof(err)) == 0);
 	c.geom.alg = layout_default_alg(c.geom.level);
+	if (alg)
+		ck_assert_msg(layout_parse_alg_msg(c.geom.level, alg, &c.geom.alg, &c.geom.copies, err, sizeof(err)) == 0,
+			      "%s", err);
 	c.geom.chunk = chunk;
 	vol_serial++;
 	for (unsigned i = 0; i < n; i++) {
@@ -45,6 +48,11 @@ static struct vol *mkvol(const char *level, unsigned n, uint64_t chunk)
 	ck_assert_msg(r == 0, "open %s: %s", level, err);
 	ck_assert_int_eq(vol_start(v), 0);
 	return v;
+}
+
+static struct vol *mkvol(const char *level, unsigned n, uint64_t chunk)
+{
+	return mkvol_alg(level, NULL, n, chunk);
 }
 
 /* A member operation as the trace records it. */
@@ -136,6 +144,53 @@ static const struct plan_case {
 	  { { 1, R, 0, 4096, D }, { 2, R, 0, 4096, D }, { 3, W, 0, 4096, PW } } },
 	{ "degraded raid1 write skips the lost copy", "raid1", 2, 0, { W, 0, 4096 }, 1, { { 1, W, 0, 4096, MIR } } },
 };
+
+/* The recovery checkpoint is saved as member bytes and read back as logical
+ * bytes (docs/format.md). Against brute force, at every unit boundary: every
+ * row below the saved value holds only units already rebuilt (on every
+ * member), the value read back is never ahead (exact where a unit is one
+ * row: raid1, raid4/5/6), and every unit below it has all its copies below
+ * the saved value. */
+static const struct { const char *level, *alg; unsigned n; int exact; } ckpt_cases[] = {
+	{ "raid1", NULL, 2, 1 },   { "raid4", NULL, 4, 1 },  { "raid5", NULL, 4, 1 },  { "raid6", NULL, 5, 1 },
+	{ "raid10", "n2", 4, 0 },  { "raid10", "n2", 3, 0 }, { "raid10", "n3", 5, 0 }, { "raid10", "f2", 4, 0 },
+	{ "raid10", "o2", 3, 0 },
+};
+
+START_TEST(test_checkpoint_units)
+{
+	struct vol *v = mkvol_alg(ckpt_cases[_i].level, ckpt_cases[_i].alg, ckpt_cases[_i].n, 64 * K);
+	const struct layout_geom *g = &v->geom;
+	uint64_t total = engine_resync_units(v), rows = g->member_used / g->chunk, off, len;
+	for (uint64_t u = 0; u <= total; u++) {
+		uint64_t l = u == total ? g->capacity : (engine_unit_range(v, u, &off, &len), off);
+		uint64_t m = vol_rebuild_to_member(v, l), back = vol_rebuild_from_member(v, m);
+		ck_assert_uint_le(m, g->member_used);
+		ck_assert_uint_eq(m % g->chunk, 0);
+		ck_assert_msg(back <= l, "%s: unit %llu: %llu -> %llu -> %llu is ahead", ckpt_cases[_i].level,
+			      (unsigned long long)u, (unsigned long long)l, (unsigned long long)m, (unsigned long long)back);
+		if (ckpt_cases[_i].exact)
+			ck_assert_uint_eq(back, l);
+		for (unsigned k = 0; k < g->members; k++)
+			for (uint64_t r = 0; r < m / g->chunk && r < rows; r++) {
+				uint64_t logical;
+				unsigned copy;
+				int t = layout_unmap(g, k, r * g->chunk, &logical, &copy);
+				ck_assert_msg(t < 0 || logical < l, "%s: member %u row %llu holds %llu, not below %llu",
+					      ckpt_cases[_i].level, k, (unsigned long long)r, (unsigned long long)logical,
+					      (unsigned long long)l);
+			}
+		for (uint64_t w = 0; w < total && (engine_unit_range(v, w, &off, &len), off < back); w++) {
+			for (unsigned c = 0; c < layout_copies(g); c++) {
+				struct layout_extent e;
+				ck_assert_int_eq(layout_locate(g, off, c, &e), 0);
+				ck_assert_uint_lt(e.offset / g->chunk, m / g->chunk);
+			}
+		}
+	}
+	vol_close(v);
+}
+END_TEST
 
 START_TEST(test_plans)
 {
@@ -657,6 +712,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(t, test_retry_read_error);
 	tcase_add_test(t, test_beyond_redundancy);
 	tcase_add_test(t, test_resync_counts_and_repairs);
+	tcase_add_loop_test(t, test_checkpoint_units, 0, sizeof(ckpt_cases) / sizeof(ckpt_cases[0]));
 	suite_add_tcase(s, t);
 	t = tcase_create("faults");
 	tcase_add_test(t, test_fault_reads_fail_writes_succeed);
