@@ -84,7 +84,7 @@ fsvol_umount "$d/mnt"
 [[ $(states "$d/m1" "$d/m2" "$d/spare") == clean ]] ||
 	fail "still dirty after the recovery, the resync and a clean umount: $(states "$d/m1" "$d/m2" "$d/spare")"
 # the next degraded start is a clean one
-fsvol_mount "$d/mnt" "$d/m1" "$d/spare" 2>/dev/null
+fsvol_mount --run "$d/mnt" "$d/m1" "$d/spare" 2>/dev/null
 cmp "$d/data" "$d/mnt/volume" || fail "data differs, degraded to the rebuilt member"
 fsvol_umount "$d/mnt"
 [[ $refusal == *"member 0 was being rebuilt"*"use --force to resume the recovery"* ]] ||
