@@ -126,6 +126,7 @@ struct bench_thread_result {
 };
 
 struct bench_cpu {
+	unsigned id;      /* the core's number (cpuN in /proc/stat; online cores may have gaps) */
 	double usage, user, kernel, idle; /* percent of the interval */
 };
 
@@ -195,9 +196,11 @@ int bench_run(const struct bench_opts *o, struct bench_result **out, char *err, 
 void bench_result_free(struct bench_result *r);
 
 /* ---- samplers (sample.c) ---- */
-/* Per-core jiffies from /proc/stat; n cores. 0 or -errno. */
-struct bench_cpu_raw { uint64_t user, kernel, idle; };
+/* Per-core jiffies from /proc/stat (the summary line left out); n cores.
+ * 0 or -errno. bench_cpu_parse reads the same from any stream. */
+struct bench_cpu_raw { unsigned id; uint64_t user, kernel, idle; };
 int bench_cpu_read(struct bench_cpu_raw **out, unsigned *n);
+int bench_cpu_parse(FILE *f, struct bench_cpu_raw **out, unsigned *n);
 void bench_cpu_delta(const struct bench_cpu_raw *a, const struct bench_cpu_raw *b, unsigned n,
 		     struct bench_cpu *out, struct bench_cpu *avg);
 /* MNT/volume with MNT/stats.json next to it: the mount directory in dir. */

@@ -203,7 +203,7 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 	fprintf(f, "CPU |  Usage |  User  |  Kernel |  Idle\n");
 	print_hr(f, 43);
 	for (unsigned i = 0; i < r->ncpu; i++)
-		fprintf(f, "%4u| %6.2f%%| %6.2f%%| %6.2f%%| %6.2f%%\n", i, r->cpu[i].usage, r->cpu[i].user,
+		fprintf(f, "%4u| %6.2f%%| %6.2f%%| %6.2f%%| %6.2f%%\n", r->cpu[i].id, r->cpu[i].usage, r->cpu[i].user,
 			r->cpu[i].kernel, r->cpu[i].idle);
 	print_hr(f, 43);
 	fprintf(f, "avg.| %6.2f%%| %6.2f%%| %6.2f%%| %6.2f%%\n\n", r->cpu_avg.usage, r->cpu_avg.user,
@@ -306,7 +306,8 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 	fprintf(f, "]},\n\"results\":{\"test_time_s\":%.6f,\"thread_count\":%u,\"proc_count\":%u,\n\"cpu\":[", r->test_s,
 		r->nthreads, r->ncpu);
 	for (unsigned i = 0; i < r->ncpu; i++)
-		fprintf(f, "%s{\"cpu\":%u,\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f}", i ? "," : "", i,
+		fprintf(f, "%s{\"cpu\":%u,\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f}", i ? "," : "",
+			r->cpu[i].id,
 			r->cpu[i].usage, r->cpu[i].user, r->cpu[i].kernel, r->cpu[i].idle);
 	fprintf(f, "],\n\"cpu_avg\":{\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f},\n\"targets\":[",
 		r->cpu_avg.usage, r->cpu_avg.user, r->cpu_avg.kernel, r->cpu_avg.idle);

@@ -370,6 +370,15 @@ void bench_result_free(struct bench_result *r)
 	free(r);
 }
 
+/* A core went on- or offline between the two samples: no table then. */
+static int cpu_ids_differ(const struct bench_cpu_raw *a, const struct bench_cpu_raw *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (a[i].id != b[i].id)
+			return 1;
+	return 0;
+}
+
 int bench_run(const struct bench_opts *opts, struct bench_result **out, char *err, size_t errlen)
 {
 	struct bench_opts o = *opts;
@@ -559,7 +568,8 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			struct bench_opstat *dst = &res->thread[w[i].thread].op[op];
 			bench_opstat_add(dst, &w[i].op[op]);
 		}
-	if (cpu_a && cpu_b && ncpu_a == ncpu_b && (res->cpu = calloc(ncpu_a, sizeof(*res->cpu)))) {
+	if (cpu_a && cpu_b && ncpu_a == ncpu_b && !cpu_ids_differ(cpu_a, cpu_b, ncpu_a) &&
+	    (res->cpu = calloc(ncpu_a, sizeof(*res->cpu)))) {
 		res->ncpu = ncpu_a;
 		bench_cpu_delta(cpu_a, cpu_b, ncpu_a, res->cpu, &res->cpu_avg);
 	}

@@ -666,6 +666,38 @@ static double jnum(const char *s, const char *from_key, const char *key)
 	return strtod(p + strlen(k), NULL);
 }
 
+/* /proc/stat's summary line is not core 0, and a 2-core machine has 2 rows
+ * (issue 21, point 5: "cpu%u" read "cpu  10 ..." as core 10). */
+START_TEST(test_cpu_parse)
+{
+	static const char text[] = "cpu  900 0 300 9000 10 0 5 0 0 0\n"
+				   "cpu0 100 1 20 4000 3 0 2 0 0 0\n"
+				   "cpu3 200 2 40 5000 7 1 3 9 0 0\n"
+				   "intr 12345 0 0\nctxt 999\n";
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	struct bench_cpu_raw *c = NULL;
+	unsigned n = 0;
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(bench_cpu_parse(f, &c, &n), 0);
+	fclose(f);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(c[0].id, 0);
+	ck_assert_uint_eq(c[0].user, 101);
+	ck_assert_uint_eq(c[0].kernel, 22);
+	ck_assert_uint_eq(c[0].idle, 4003);
+	ck_assert_uint_eq(c[1].id, 3); /* an offline core leaves a gap, kept */
+	ck_assert_uint_eq(c[1].kernel, 44);
+	free(c);
+
+	/* the real file: one row per online core */
+	ck_assert_int_eq(bench_cpu_read(&c, &n), 0);
+	ck_assert_uint_eq(n, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	for (unsigned i = 1; i < n; i++)
+		ck_assert_uint_gt(c[i].id, c[i - 1].id);
+	free(c);
+}
+END_TEST
+
 START_TEST(test_real_run)
 {
 	struct bench_opts o;
@@ -678,7 +710,7 @@ START_TEST(test_real_run)
 	ck_assert_int_eq(access(path, F_OK), 0);
 	ck_assert_uint_eq(r->nthreads, 2);
 	ck_assert_uint_eq(r->target[0].size, 4 << 20);
-	ck_assert(r->ncpu > 0);
+	ck_assert_uint_eq(r->ncpu, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	ck_assert_double_eq_tol(r->cpu_avg.user + r->cpu_avg.kernel + r->cpu_avg.idle, 100, 0.5);
 
 	struct bench_opstat sum[3] = { 0 };
@@ -809,6 +841,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("run");
 	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_cpu_parse);
 	tcase_add_test(tc, test_real_run);
 	tcase_add_test(tc, test_run_errors);
 	suite_add_tcase(s, tc);
