@@ -97,7 +97,8 @@ INTEGRATION_TESTS := \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh \
-	tests/integration/65-md-state.sh
+	tests/integration/65-md-state.sh \
+	tests/integration/66-prometheus.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
