@@ -98,7 +98,8 @@ INTEGRATION_TESTS := \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh \
 	tests/integration/65-md-state.sh \
-	tests/integration/66-prometheus.sh
+	tests/integration/66-prometheus.sh \
+	tests/integration/67-dashboard-history.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

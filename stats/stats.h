@@ -220,7 +220,7 @@ struct stats_trace_rec {
 
 struct stats_trace_slot;
 struct stats_trace {
-	_Atomic int enabled;        /* the only thing read when nobody traces */
+	_Atomic int enabled;        /* readers; the only thing read when nobody traces */
 	_Atomic uint64_t next_id;
 	_Atomic uint64_t head;      /* next ticket */
 	_Atomic uint64_t dropped;   /* appends abandoned on a slot still being written */
@@ -231,6 +231,8 @@ struct stats_trace {
 /* capacity is rounded up to a power of two (>= 2). NULL on ENOMEM. */
 struct stats_trace *stats_trace_create(size_t capacity);
 void stats_trace_destroy(struct stats_trace *t);
+/* on: one more reader wants records; !on: one fewer. The ring records while
+ * at least one does. */
 void stats_trace_enable(struct stats_trace *t, int on);
 static inline int stats_trace_on(const struct stats_trace *t)
 {

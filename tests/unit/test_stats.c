@@ -931,6 +931,17 @@ START_TEST(test_trace_order_wrap)
 	}
 	ck_assert_uint_eq(stats_trace_read(t, &cur, out, 64), 0);
 	ck_assert_uint_eq(atomic_load(&t->dropped), 0);
+	/* two readers (MNT/trace and the dashboard): on while either wants it;
+	 * one too many "off" does not make a later "on" count for nothing */
+	stats_trace_enable(t, 1);
+	stats_trace_enable(t, 0);
+	ck_assert(stats_trace_on(t));
+	stats_trace_enable(t, 0);
+	ck_assert(!stats_trace_on(t));
+	stats_trace_enable(t, 0);
+	ck_assert(!stats_trace_on(t));
+	stats_trace_enable(t, 1);
+	ck_assert(stats_trace_on(t));
 	stats_trace_destroy(t);
 }
 END_TEST
