@@ -99,7 +99,8 @@ INTEGRATION_TESTS := \
 	tests/integration/38-powercut.sh \
 	tests/integration/65-md-state.sh \
 	tests/integration/66-prometheus.sh \
-	tests/integration/67-dashboard-history.sh
+	tests/integration/67-dashboard-history.sh \
+	tests/integration/68-bench-diskspd.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -26,8 +26,10 @@ struct bench_dist {
 	double hot_data, hot_io; /* hot: fraction hot_io of I/Os go to the first hot_data of records */
 };
 
-/* -S: diskspd's caching modes; all but -Sb mean O_DIRECT here. */
-enum bench_cache { BENCH_CACHE_ON, BENCH_CACHE_OFF };
+/* diskspd's write buffers: by default a repeating pattern (byte i is i % 256);
+ * -Z zeros; -Zr fresh random bytes for every write; -ZSIZE one random buffer
+ * of SIZE that each write takes its block from, at a random offset. */
+enum bench_wbuf { BENCH_WBUF_PATTERN, BENCH_WBUF_ZERO, BENCH_WBUF_RANDOM_EACH, BENCH_WBUF_SOURCE };
 
 struct bench_opts {
 	uint64_t block;       /* -b, bytes */
@@ -45,11 +47,13 @@ struct bench_opts {
 	uint64_t max_off;     /* -f, or -B base:length: I/O stays below this offset; 0 = the end */
 	unsigned write_pct;   /* -w */
 	uint64_t create_size; /* -c, 0 = use the target's size */
-	int direct;           /* -S/-Su/-Sh: O_DIRECT */
+	int direct;           /* -S/-Su/-Sh/-h: O_DIRECT (no software cache) */
+	int writethrough;     /* -Sw/-Sh/-h: O_DSYNC (every write on stable media before it completes) */
 	int latency;          /* -L */
 	uint64_t seed;        /* -z */
 	int seed_time;        /* -z without a value: seed from the clock */
-	int rand_buf;         /* -Z */
+	enum bench_wbuf wbuf; /* -Z, -Zr, -ZSIZE: what writes carry */
+	uint64_t wbuf_size;   /* -ZSIZE: the random source buffer's size */
 	struct bench_dist dist; /* --dist */
 	int dist_set;
 	uint64_t think_us;    /* --think */

@@ -112,14 +112,38 @@ static int set_w(struct bench_flag_ctx *c, const char *v)
 
 static int set_c(struct bench_flag_ctx *c, const char *v) { return bench_flag_size(c, v, &O(c)->create_size, 1, 1ull << 50); }
 
+/* -S[bhuw]: diskspd's caching flags, combined in any order (-Suw, -Swu,
+ * -Sbw): u no software cache (O_DIRECT), w write-through (O_DSYNC), h both,
+ * b the cache on (the default); -S alone is -Su. */
 static int set_S(struct bench_flag_ctx *c, const char *v)
 {
-	if (!strcmp(v, "") || !strcmp(v, "u") || !strcmp(v, "h"))
-		O(c)->direct = 1;
-	else if (!strcmp(v, "b"))
-		O(c)->direct = 0;
-	else
-		return bench_flag_bad(c, v, "expected -S, -Su, -Sh (no caching: O_DIRECT) or -Sb (caching)");
+	int b = 0, u = !*v, w = 0;
+	for (const char *p = v; *p; p++)
+		switch (*p) {
+		case 'b': b = 1; break;
+		case 'u': u = 1; break;
+		case 'w': w = 1; break;
+		case 'h': u = w = 1; break;
+		case 'm':
+		case 'r':
+			return bench_flag_bad(c, v, "-S%c (%s) is Windows-only in diskspd; fsvol-bench has -S[bhuw]", *p,
+					      *p == 'm' ? "memory-mapped I/O" : "remote caching");
+		default:
+			return bench_flag_bad(c, v, "expected -S[bhuw]: -S or -Su no software cache (O_DIRECT), -Sw "
+					      "write-through (O_DSYNC), -Sh both (= -Suw), -Sb caching (default)");
+		}
+	if (b && u)
+		return bench_flag_bad(c, v, "b (caching on) conflicts with u and h (caching off)");
+	O(c)->direct = u;
+	O(c)->writethrough = w;
+	return 0;
+}
+
+/* -h: diskspd's deprecated spelling of -Sh (help is -? or --help). */
+static int set_h(struct bench_flag_ctx *c, const char *v)
+{
+	(void)v;
+	O(c)->direct = O(c)->writethrough = 1;
 	return 0;
 }
 
@@ -135,7 +159,26 @@ static int set_z(struct bench_flag_ctx *c, const char *v)
 	return bench_flag_u64(c, v, &O(c)->seed, 0, UINT64_MAX);
 }
 
-static int set_Z(struct bench_flag_ctx *c, const char *v) { (void)v; O(c)->rand_buf = 1; return 0; }
+/* -Z zeros, -Zr random per write, -ZSIZE[K|M|G|b] a random source buffer. */
+static int set_Z(struct bench_flag_ctx *c, const char *v)
+{
+	struct bench_opts *o = O(c);
+	if (!*v) {
+		o->wbuf = BENCH_WBUF_ZERO;
+	} else if (!strcmp(v, "r")) {
+		o->wbuf = BENCH_WBUF_RANDOM_EACH;
+	} else if (strchr(v, ',')) {
+		return bench_flag_bad(c, v, "-ZSIZE,FILE (a source buffer from a file) is not supported; -ZSIZE fills it "
+				      "with random data");
+	} else {
+		if (bench_flag_size(c, v, &o->wbuf_size, 4096, 1ull << 30))
+			return -EINVAL;
+		if (o->wbuf_size % 4096)
+			return bench_flag_bad(c, v, "the source buffer must be a multiple of 4K");
+		o->wbuf = BENCH_WBUF_SOURCE;
+	}
+	return 0;
+}
 static int set_q(struct bench_flag_ctx *c, const char *v) { (void)v; O(c)->quiet = 1; return 0; }
 static int set_json(struct bench_flag_ctx *c, const char *v) { (void)v; O(c)->json = 1; return 0; }
 
@@ -255,10 +298,16 @@ static const struct bench_flag opts[] = {
 	{ 'f', NULL, BENCH_FLAG_REQ, "MAX", "I/O below offset MAX (default: the end of the target)", set_f },
 	{ 'w', NULL, BENCH_FLAG_REQ, "PCT", "percentage of writes (default 0)", set_w },
 	{ 'c', NULL, BENCH_FLAG_REQ, "SIZE", "create (and fill) the target file of SIZE; else use its size", set_c },
-	{ 'S', NULL, BENCH_FLAG_OPT, "[u|h|b]", "-S, -Su, -Sh: no caching (O_DIRECT); -Sb: caching (default)", set_S },
+	{ 'S', NULL, BENCH_FLAG_OPT, "[bhuw]", "caching, as diskspd: -S or -Su no software cache (O_DIRECT), -Sw "
+					     "write-through (O_DSYNC: each write stable before it completes), -Sh both (= -Suw), "
+					     "-Sb the page cache (default); letters combine (-Suw, -Sbw)", set_S },
+	{ 'h', NULL, BENCH_FLAG_NONE, NULL, "the same as -Sh (diskspd's deprecated spelling); help is -? or --help", set_h },
 	{ 'L', NULL, BENCH_FLAG_NONE, NULL, "latency percentiles table", set_L },
 	{ 'z', NULL, BENCH_FLAG_OPT, "[SEED]", "random seed (default 0; -z alone: from the clock)", set_z },
-	{ 'Z', NULL, BENCH_FLAG_NONE, NULL, "write buffers filled with random data (default: a fixed pattern)", set_Z },
+	{ 'Z', NULL, BENCH_FLAG_OPT, "[r|SIZE]", "write buffers, as diskspd: -Z zeros; -Zr fresh random data for every "
+						 "write (costs CPU); -ZSIZE a random buffer of SIZE each write takes its "
+						 "block from at a random 4K-aligned offset; default: the pattern 0, 1, .., "
+						 "255, 0, ..", set_Z },
 	{ 'q', "quiet", BENCH_FLAG_NONE, NULL, "no progress line", set_q },
 	{ 0, "dist", BENCH_FLAG_REQ, "D", "random record distribution: uniform (default), normal:SIGMA "
 				     "(fraction of the range), zipf:THETA, hot:DATA%/IO%", set_dist },
@@ -323,6 +372,11 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 		}
 		o->random = 1;
 	}
+	if (o->wbuf == BENCH_WBUF_SOURCE && o->wbuf_size < o->block) {
+		snprintf(err, errlen, "-Z%llu: the source buffer is smaller than a block (-b %llu)",
+			 (unsigned long long)o->wbuf_size, (unsigned long long)o->block);
+		return -EINVAL;
+	}
 	if (o->direct && o->block % 512) {
 		snprintf(err, errlen, "-b %llu: must be a multiple of 512 with -S (O_DIRECT)",
 			 (unsigned long long)o->block);
@@ -339,6 +393,11 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 	}
 	if (!o->nmembers && !o->ntargets) {
 		snprintf(err, errlen, "no TARGET given (see fsvol-bench --help)");
+		return -EINVAL;
+	}
+	if (o->writethrough && o->nmembers) {
+		snprintf(err, errlen, "-Sw/-Sh/-h: write-through is O_DSYNC on a file or MNT/volume; an in-process "
+			 "volume (--members) has no such flag: use -Su, or a mount");
 		return -EINVAL;
 	}
 	if (o->model && !o->nmembers) {

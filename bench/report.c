@@ -93,6 +93,17 @@ static const char *mix_name(const struct bench_opts *o, char *buf, size_t len)
 	return buf;
 }
 
+/* -Z's meaning in words: "pattern", "zero", "random", "source:SIZE" */
+static const char *wbuf_name(const struct bench_opts *o, char *buf, size_t len)
+{
+	switch (o->wbuf) {
+	case BENCH_WBUF_ZERO: return "zero";
+	case BENCH_WBUF_RANDOM_EACH: return "random";
+	case BENCH_WBUF_SOURCE: snprintf(buf, len, "source:%llu", (unsigned long long)o->wbuf_size); return buf;
+	default: return "pattern";
+	}
+}
+
 static void print_hr(FILE *f, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -174,6 +185,7 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 		}
 		fprintf(f, "\t\tthink time: %lluus\n", (unsigned long long)o->think_us);
 		fprintf(f, "\t\t%s\n", o->direct ? "software cache disabled (O_DIRECT)" : "using software cache");
+		fprintf(f, "\t\t%s\n", o->writethrough ? "writethrough on (O_DSYNC)" : "writethrough off");
 		fprintf(f, "\t\t%s\n", mix_name(o, buf, sizeof(buf)));
 		fprintf(f, "\t\tblock size: %llu\n", (unsigned long long)o->block);
 		if (o->random)
@@ -190,7 +202,7 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 			fprintf(f, "\t\tmax file size: %llu\n", (unsigned long long)o->max_off);
 		fprintf(f, "\t\tthread stride size: %llu\n", (unsigned long long)o->thread_stride);
 		fprintf(f, "\t\tthreads per file: %u\n", o->threads);
-		fprintf(f, "\t\twrite buffers: %s\n", o->rand_buf ? "random data" : "fixed pattern");
+		fprintf(f, "\t\twrite buffers: %s\n", wbuf_name(o, buf, sizeof(buf)));
 		fprintf(f, "\t\tusing %s (%u OS threads)\n", tr->engine, tr->workers);
 	}
 	for (unsigned i = 0; i < r->ntargets; i++)
@@ -288,15 +300,15 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 	fprintf(f, ",\n\"params\":{\"duration_s\":%g,\"warmup_s\":%g,\"cooldown_s\":%g,\"latency\":%s,"
 		   "\"seed\":%llu,\"block\":%llu,\"outstanding\":%u,\"threads_per_target\":%u,\"write_pct\":%u,"
 		   "\"random\":%s,\"align\":%llu,\"stride\":%llu,\"thread_stride\":%llu,\"base\":%llu,"
-		   "\"max_offset\":%llu,\"direct\":%s,"
-		   "\"think_us\":%llu,\"random_buffers\":%s,\"distribution\":",
+		   "\"max_offset\":%llu,\"direct\":%s,\"writethrough\":%s,"
+		   "\"think_us\":%llu,\"write_buffers\":\"%s\",\"distribution\":",
 		o->duration, o->warmup, o->cooldown, o->latency ? "true" : "false", (unsigned long long)r->seed,
 		(unsigned long long)o->block, o->outstanding, o->threads, o->write_pct, o->random ? "true" : "false",
 		(unsigned long long)(o->random ? (o->align ? o->align : o->block) : 0),
 		(unsigned long long)(o->random ? 0 : (o->stride ? o->stride : o->block)),
 		(unsigned long long)o->thread_stride, (unsigned long long)o->base,
-		(unsigned long long)o->max_off, o->direct ? "true" : "false", (unsigned long long)o->think_us,
-		o->rand_buf ? "true" : "false");
+		(unsigned long long)o->max_off, o->direct ? "true" : "false", o->writethrough ? "true" : "false",
+		(unsigned long long)o->think_us, wbuf_name(o, buf, sizeof(buf)));
 	jstr(f, bench_dist_name(&o->dist, buf, sizeof(buf)));
 	fprintf(f, ",\"members\":[");
 	for (unsigned m = 0; m < o->nmembers; m++) {

@@ -65,9 +65,23 @@ void bench_account(struct bench_worker *w, int is_write, uint64_t bytes, uint64_
 	s->hist[stats_lat_bucket(lat)]++;
 }
 
+/* len random bytes from seed (xorshift64). */
+static void fill_random(unsigned char *b, size_t len, uint64_t seed)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		memcpy(b + i, &s, 8);
+	}
+	for (; i < len; i++)
+		b[i] = (unsigned char)(s >> (8 * (i & 7)));
+}
+
 /* n buffers of -b bytes, page-aligned and touched now (a first touch costs
- * 12-16 us per page here, too much for the hot path). Byte i of the fixed
- * pattern is i % 256, as diskspd's; -Z fills them with random bytes. */
+ * 12-16 us per page here, too much for the hot path). As diskspd's: byte i
+ * of the pattern is i % 256; -Z zeros; -Zr and -ZSIZE start random (and
+ * bench_write_data refills them per write). */
 void *bench_buffers(const struct bench_opts *o, size_t n, uint64_t seed)
 {
 	void *p;
@@ -75,17 +89,28 @@ void *bench_buffers(const struct bench_opts *o, size_t n, uint64_t seed)
 	if (posix_memalign(&p, 4096, len))
 		return NULL;
 	unsigned char *b = p;
-	if (o->rand_buf) {
-		uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
-		for (size_t i = 0; i + 8 <= len; i += 8) {
-			s ^= s << 13, s ^= s >> 7, s ^= s << 17; /* xorshift64 */
-			memcpy(b + i, &s, 8);
-		}
-	} else {
+	if (o->wbuf == BENCH_WBUF_RANDOM_EACH || o->wbuf == BENCH_WBUF_SOURCE)
+		fill_random(b, len, seed);
+	else if (o->wbuf == BENCH_WBUF_ZERO)
+		memset(b, 0, len);
+	else
 		for (size_t i = 0; i < len; i++)
 			b[i] = (unsigned char)i;
-	}
 	return p;
+}
+
+void bench_write_data(const struct bench_worker *w, char *buf, uint64_t k)
+{
+	const struct bench_opts *o = w->o;
+	if (o->wbuf == BENCH_WBUF_RANDOM_EACH) {
+		fill_random((unsigned char *)buf, o->block, o->seed ^ ((uint64_t)w->thread << 40) ^ (k + 1));
+	} else if (o->wbuf == BENCH_WBUF_SOURCE && w->wsrc) {
+		/* a 4K-aligned place in the source where a whole block fits */
+		uint64_t places = (o->wbuf_size - o->block) / 4096 + 1;
+		uint64_t x = (k + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)w->thread << 32);
+		x ^= x >> 29, x *= 0xbf58476d1ce4e5b9ull, x ^= x >> 32;
+		memcpy(buf, w->wsrc + x % places * 4096, o->block);
+	}
 }
 
 static void err_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -133,7 +158,8 @@ static int create_file(const char *path, uint64_t size, const struct bench_opts 
 static int open_target(struct bench_target *t, const struct bench_opts *o, char *err, size_t errlen)
 {
 	struct stat st;
-	int r, flags = O_CLOEXEC | (o->write_pct ? O_RDWR : O_RDONLY) | (o->direct ? O_DIRECT : 0);
+	int r, flags = O_CLOEXEC | (o->write_pct ? O_RDWR : O_RDONLY) | (o->direct ? O_DIRECT : 0) |
+		       (o->writethrough ? O_DSYNC : 0);
 	if (o->create_size && (r = create_file(t->path, o->create_size, o, err, errlen)))
 		return r;
 	if ((t->fd = open(t->path, flags)) < 0) {
@@ -387,6 +413,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	struct bench_clock clk = { 0 };
 	struct bench_worker *w = NULL;
 	struct bench_cpu_raw *cpu_a = NULL, *cpu_b = NULL;
+	char *wsrc = NULL; /* -ZSIZE */
 	unsigned ncpu_a = 0, ncpu_b = 0, nt, nw = 0, started = 0;
 	int r = 0, show = o.progress || (!o.quiet && isatty(STDERR_FILENO));
 	struct bench_result *res = calloc(1, sizeof(*res));
@@ -455,6 +482,9 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	if (!r && (!(w = calloc(nw, sizeof(*w))) ||
 		   !(res->thread = calloc(res->nthreads, sizeof(*res->thread)))))
 		r = -ENOMEM;
+	if (!r && o.wbuf == BENCH_WBUF_SOURCE && !(wsrc = bench_buffers(&(struct bench_opts){ .block = o.wbuf_size,
+											   .wbuf = o.wbuf }, 1, o.seed)))
+		r = -ENOMEM;
 	if (r)
 		goto out;
 
@@ -473,6 +503,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 				x->thread = i * o.threads + t;
 				x->slot = s;
 				x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
+				x->wsrc = wsrc;
 				res->thread[x->thread].target = i;
 				bench_pattern_init(&x->pat, &o, tgt[i].size, t);
 			}
@@ -594,6 +625,7 @@ out:
 		free(src[i].r1);
 	}
 	free(w);
+	free(wsrc);
 	free(cpu_a);
 	free(cpu_b);
 	if (r) {

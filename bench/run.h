@@ -40,6 +40,7 @@ struct bench_worker {
 	int error;          /* 0 or -errno */
 	char errmsg[160];
 	struct bench_opstat op[2];
+	const char *wsrc;   /* -ZSIZE: the shared random source of write data */
 	_Alignas(64) _Atomic uint64_t done; /* progress, read by the main thread */
 };
 
@@ -47,6 +48,9 @@ struct bench_worker {
 void bench_account(struct bench_worker *w, int is_write, uint64_t bytes, uint64_t t0, uint64_t t1);
 /* Aligned, pre-touched; write buffers carry the pattern or random bytes. */
 void *bench_buffers(const struct bench_opts *o, size_t n, uint64_t seed);
+/* Before write number k goes out from buf: -Zr fills it with fresh random
+ * bytes, -ZSIZE copies a block of the source; else nothing (fixed content). */
+void bench_write_data(const struct bench_worker *w, char *buf, uint64_t k);
 void bench_fail(struct bench_worker *w, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void bench_wait_start(struct bench_worker *w);

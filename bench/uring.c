@@ -29,7 +29,10 @@ static void prep_io(struct io_uring *ring, struct bench_worker *w, struct uslot 
 		    uint64_t *k, int fixed)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring); /* never NULL: ring >= -o entries */
-	bench_pattern_at(&w->pat, (*k)++, &s->off, &s->is_write);
+	bench_pattern_at(&w->pat, *k, &s->off, &s->is_write);
+	if (s->is_write)
+		bench_write_data(w, s->buf, *k);
+	(*k)++;
 	unsigned len = (unsigned)w->o->block;
 	int fd = fixed ? 0 : w->tgt->fd;
 	if (fixed && s->is_write)

@@ -96,8 +96,10 @@ static void *volume_worker(void *arg)
 				wake = s->ready < wake ? s->ready : wake;
 				continue;
 			}
-			bench_pattern_at(&w->pat, atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed), &s->off,
-					 &s->is_write);
+			uint64_t k = atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed);
+			bench_pattern_at(&w->pat, k, &s->off, &s->is_write);
+			if (s->is_write)
+				bench_write_data(w, s->buf, k);
 			s->t0 = stats_now();
 			inflight++;
 			int r = engine_submit(v, s->is_write ? ENGINE_WRITE : ENGINE_READ, s->buf, s->off, o->block, slot_done, s);

@@ -58,7 +58,17 @@ static const struct {
 	{ "-w x f", "-w x: not a number" },
 	{ "-w -5 f", "-w -5: not a number" },
 	{ "-c 10Z f", "-c 10Z: not a size" },
-	{ "-Sx f", "-S x: expected -S, -Su, -Sh" },
+	{ "-Sx f", "-S x: expected -S[bhuw]" },
+	{ "-Sm f", "-S m: -Sm (memory-mapped I/O) is Windows-only" },
+	{ "-Sbu f", "-S bu: b (caching on) conflicts with u and h" },
+	{ "-Sbh f", "-S bh: b (caching on) conflicts" },
+	{ "-Sw --members a,b", "-Sw/-Sh/-h: write-through is O_DSYNC" },
+	{ "-h --members a,b", "-Sw/-Sh/-h: write-through" },
+	{ "-Z1000 f", "-Z 1000: must be 4K..1G" },
+	{ "-Z6K f", "-Z 6K: the source buffer must be a multiple of 4K" },
+	{ "-Z4K -b 8K f", "-Z4096: the source buffer is smaller than a block" },
+	{ "-Z1M,src f", "-ZSIZE,FILE (a source buffer from a file) is not supported" },
+	{ "-Zq f", "-Z q: not a size" },
 	{ "-zabc f", "-z abc: not a number" },
 	{ "-T 1X f", "-T 1X: not a size" },
 	{ "-B x f", "-B x: BASE is not a size of 0..1P (BASE[:LENGTH])" },
@@ -111,20 +121,20 @@ START_TEST(test_good_flags)
 	ck_assert(o.duration == 10 && o.warmup == 5 && o.cooldown == 0);
 	ck_assert_uint_eq(o.outstanding, 2);
 	ck_assert_uint_eq(o.threads, 1);
-	ck_assert(!o.random && !o.direct && !o.latency && o.seed == 0 && !o.rand_buf);
+	ck_assert(!o.random && !o.direct && !o.writethrough && !o.latency && o.seed == 0 && o.wbuf == BENCH_WBUF_PATTERN);
 	ck_assert_uint_eq(o.ntargets, 1);
 	bench_opts_free(&o);
 
 	/* diskspd's sample line, attached and separate values */
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "-b8K -d60 -Sh -L -o2 -t4 -r -w30 -c20G io.dat"), 0);
-	ck_assert(o.block == 8192 && o.duration == 60 && o.direct && o.latency && o.outstanding == 2 &&
+	ck_assert(o.block == 8192 && o.duration == 60 && o.direct && o.writethrough && o.latency && o.outstanding == 2 &&
 		  o.threads == 4 && o.random && o.align == 0 && o.write_pct == 30 && o.create_size == 20ull << 30);
 	ck_assert_str_eq(o.targets[0], "io.dat");
 	bench_opts_free(&o);
 
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "-b 4K -r512 -z42 -Z -W0 -C1.5 -q --think 100 "
 						    "--dist=zipf:0.99 --json a b"), 0);
-	ck_assert(o.block == 4096 && o.align == 512 && o.seed == 42 && !o.seed_time && o.rand_buf);
+	ck_assert(o.block == 4096 && o.align == 512 && o.seed == 42 && !o.seed_time && o.wbuf == BENCH_WBUF_ZERO);
 	ck_assert(o.warmup == 0 && o.cooldown == 1.5 && o.quiet && o.think_us == 100 && o.json);
 	ck_assert(o.dist.kind == BENCH_DIST_ZIPF && o.dist.theta == 0.99);
 	ck_assert_uint_eq(o.ntargets, 2);
@@ -135,6 +145,20 @@ START_TEST(test_good_flags)
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "-s128K -T 1M -z -Su f"), 0);
 	ck_assert(!o.random && o.stride == 131072 && o.thread_stride == 1 << 20 && o.seed_time && o.direct);
 	bench_opts_free(&o);
+
+	/* diskspd's caching letters and write buffers; -h is -Sh, help is -? */
+	static const struct { const char *line; int direct, wt; enum bench_wbuf wbuf; uint64_t wsize; } cache[] = {
+		{ "-S f", 1, 0, BENCH_WBUF_PATTERN, 0 },   { "-Su f", 1, 0, BENCH_WBUF_PATTERN, 0 },
+		{ "-Sw f", 0, 1, BENCH_WBUF_PATTERN, 0 },  { "-Suw -Zr f", 1, 1, BENCH_WBUF_RANDOM_EACH, 0 },
+		{ "-Swu f", 1, 1, BENCH_WBUF_PATTERN, 0 }, { "-Sbw -Z64K f", 0, 1, BENCH_WBUF_SOURCE, 65536 },
+		{ "-h -Z f", 1, 1, BENCH_WBUF_ZERO, 0 },   { "-Sh -Sb f", 0, 0, BENCH_WBUF_PATTERN, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cache) / sizeof(cache[0]); i++) {
+		ck_assert_msg(parse(&o, err, sizeof(err), cache[i].line) == 0, "%s: %s", cache[i].line, err);
+		ck_assert_msg(o.direct == cache[i].direct && o.writethrough == cache[i].wt && o.wbuf == cache[i].wbuf &&
+			      o.wbuf_size == cache[i].wsize, "%s", cache[i].line);
+		bench_opts_free(&o);
+	}
 
 	/* --dist alone implies -r; --members needs no TARGET */
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "--dist normal:10% --members m0,m1,m2"), 0);

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# fsvol-bench's diskspd flags, each against its diskspd meaning, proved by
+# counters and content rather than by trusting the tool's own report:
+#   -Sw / -Sh / -h  write-through: through MNT/volume every write is followed by a
+#                   volume flush (the mount's counters: flushes = writes), -Su none;
+#   -Z, -Zr, -ZSIZE, default  what the writes carry, read back from the file:
+#                   zeros; every block different; at most SIZE/4K different blocks;
+#                   the pattern 0, 1, .., 255.
+. "$(dirname "$0")/../lib.sh"
+requires jq
+BENCH=$FSVOL_BUILD/bin/fsvol-bench
+[[ -x $BENCH ]] || fail "$BENCH not built"
+
+# --- write-through, counted by the volume (a raid1 of two files)
+"$FSVOL" create -l raid1 -s 16M "$T"/r{0,1} >/dev/null
+fsvol_mount "$T/mnt" "$T"/r{0,1}
+M=$T/mnt
+vol() { jq ".volume.$1" "$M/stats.json"; }
+for flags in -Sw -Suw -Sh -h -Su -Sb; do
+	w0=$(vol writes) f0=$(vol flushes)
+	"$BENCH" -b4K -w100 -d0.5 -W0 -q "$flags" "$M/volume" >"$T/b.out" 2>&1 || fail "fsvol-bench $flags: $(cat "$T/b.out")"
+	dw=$(($(vol writes) - w0)) df=$(($(vol flushes) - f0))
+	note "$flags: $dw writes, $df flushes at the volume"
+	((dw > 0)) || fail "$flags: no writes reached the volume"
+	case $flags in
+	-Su | -Sb) ((df == 0)) || fail "$flags (no write-through): $df flushes for $dw writes" ;;
+	*) ((df == dw)) || fail "$flags (write-through): $df flushes for $dw writes, want one each" ;;
+	esac
+done
+grep -q "writethrough on (O_DSYNC)" < <("$BENCH" -b4K -d0.1 -W0 -q -h "$M/volume") || fail "-h: the report does not say write-through"
+fsvol_umount "$M"
+
+# --- write buffers: a 1 MiB file of 0xff, written over sequentially many times
+blocks() { # FILE: how the file's 4K blocks read: zero, pattern, and the count of distinct ones
+	/usr/bin/python3 - "$1" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+b = [d[i:i + 4096] for i in range(0, len(d), 4096)]
+pat = bytes(i % 256 for i in range(4096))
+print(sum(x == bytes(4096) for x in b), sum(x == pat for x in b), len(set(b)), sum(x == b"\xff" * 4096 for x in b))
+PY
+}
+for z in "" -Z -Zr -Z64K; do
+	head -c $MiB /dev/zero | tr '\0' '\377' >"$T/f"
+	"$BENCH" -b4K -w100 -s -o4 -d0.5 -W0 -q -Su $z --json "$T/f" >"$T/z.json" 2>"$T/z.err" || fail "fsvol-bench $z: $(cat "$T/z.err")"
+	ios=$(jq '[.results.targets[0].threads[].write.ios] | add' "$T/z.json" 2>/dev/null || jq '.results.total.write.ios' "$T/z.json")
+	read -r zero pat distinct ff < <(blocks "$T/f")
+	note "${z:-default}: $ios writes; of 256 blocks: $zero zero, $pat pattern, $distinct distinct, $ff untouched"
+	((ff == 0)) || fail "${z:-default}: $ff blocks never written (the run did not cover the file once)"
+	case $z in
+	"") ((pat == 256)) || fail "default: $pat of 256 blocks carry diskspd's pattern 0, 1, .., 255" ;;
+	-Z) ((zero == 256)) || fail "-Z: $zero of 256 blocks are zeros" ;;
+	-Zr) ((distinct == 256 && zero == 0 && pat == 0)) || fail "-Zr: $distinct distinct blocks of 256 (each write its own random data)" ;;
+	-Z64K) ((distinct >= 2 && distinct <= 16 && zero == 0 && pat == 0)) ||
+		fail "-Z64K: $distinct distinct blocks (want 2..16: 4K slices of one 64K random buffer)" ;;
+	esac
+done
+echo "PASS: 68-bench-diskspd"
