@@ -57,6 +57,8 @@ struct bench_opts {
 	struct bench_dist dist; /* --dist */
 	int dist_set;
 	uint64_t think_us;    /* --think */
+	uint64_t rate;        /* -g: per thread per target, bytes per ms (or I/Os per s with rate_iops); 0 = none */
+	int rate_iops;        /* -g VALUEi */
 	int json, quiet;
 	char *members[BENCH_MAX_MEMBERS]; /* --members (pointers into members_buf) */
 	unsigned nmembers;
@@ -74,6 +76,10 @@ struct bench_opts {
 };
 
 void bench_opts_default(struct bench_opts *o);
+/* -g as the time between two I/O starts of one thread on one target, ns
+ * (0: no limit): I/O k of the thread starts no earlier than k gaps after the
+ * run's start, so a late start is caught up and the rate holds on average. */
+double bench_rate_gap_ns(const struct bench_opts *o);
 void bench_opts_free(struct bench_opts *o);
 /* Parse argv (argv[0] is the program). 0 = run; 1 = --help was printed;
  * -EINVAL with a message naming the flag in err ("-b 3X: not a size"). */

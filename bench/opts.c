@@ -255,6 +255,32 @@ static int set_dist(struct bench_flag_ctx *c, const char *v)
 	return 0;
 }
 
+/* -g VALUE[i]: bytes per millisecond, or with i I/Os per second (diskspd's). */
+static int set_g(struct bench_flag_ctx *c, const char *v)
+{
+	char num[32];
+	size_t n = strlen(v);
+	int iops = n && v[n - 1] == 'i';
+	if (iops)
+		n--;
+	if (n >= sizeof(num))
+		return bench_flag_bad(c, v, "not a number");
+	memcpy(num, v, n);
+	num[n] = 0;
+	if (bench_flag_u64(c, num, &O(c)->rate, 1, 1ull << 40))
+		return bench_flag_bad(c, v, "expected -gBYTES_PER_MS or -gIOPSi, a whole number from 1");
+	O(c)->rate_iops = iops;
+	return 0;
+}
+
+double bench_rate_gap_ns(const struct bench_opts *o)
+{
+	if (!o->rate)
+		return 0;
+	/* bytes/ms: a block every block / rate ms = 1e6 * block / rate ns */
+	return o->rate_iops ? 1e9 / (double)o->rate : 1e6 * (double)o->block / (double)o->rate;
+}
+
 static int set_think(struct bench_flag_ctx *c, const char *v) { return bench_flag_u64(c, v, &O(c)->think_us, 0, 10000000); }
 
 static int set_members(struct bench_flag_ctx *c, const char *v)
@@ -308,6 +334,8 @@ static const struct bench_flag opts[] = {
 						 "write (costs CPU); -ZSIZE a random buffer of SIZE each write takes its "
 						 "block from at a random 4K-aligned offset; default: the pattern 0, 1, .., "
 						 "255, 0, ..", set_Z },
+	{ 'g', NULL, BENCH_FLAG_REQ, "RATE[i]", "throughput limit per thread per target, as diskspd: bytes per "
+					       "millisecond, or with i I/Os per second (default: none)", set_g },
 	{ 'q', "quiet", BENCH_FLAG_NONE, NULL, "no progress line", set_q },
 	{ 0, "dist", BENCH_FLAG_REQ, "D", "random record distribution: uniform (default), normal:SIGMA "
 				     "(fraction of the range), zipf:THETA, hot:DATA%/IO%", set_dist },

@@ -184,6 +184,9 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 			fputc('\n', f);
 		}
 		fprintf(f, "\t\tthink time: %lluus\n", (unsigned long long)o->think_us);
+		if (o->rate)
+			fprintf(f, "\t\tthroughput rate-limited to %llu %s per thread\n", (unsigned long long)o->rate,
+				o->rate_iops ? "IOPS" : "B/ms");
 		fprintf(f, "\t\t%s\n", o->direct ? "software cache disabled (O_DIRECT)" : "using software cache");
 		fprintf(f, "\t\t%s\n", o->writethrough ? "writethrough on (O_DSYNC)" : "writethrough off");
 		fprintf(f, "\t\t%s\n", mix_name(o, buf, sizeof(buf)));
@@ -301,14 +304,16 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		   "\"seed\":%llu,\"block\":%llu,\"outstanding\":%u,\"threads_per_target\":%u,\"write_pct\":%u,"
 		   "\"random\":%s,\"align\":%llu,\"stride\":%llu,\"thread_stride\":%llu,\"base\":%llu,"
 		   "\"max_offset\":%llu,\"direct\":%s,\"writethrough\":%s,"
-		   "\"think_us\":%llu,\"write_buffers\":\"%s\",\"distribution\":",
+		   "\"think_us\":%llu,\"write_buffers\":\"%s\",\"rate_limit\":%llu,\"rate_unit\":\"%s\","
+		   "\"distribution\":",
 		o->duration, o->warmup, o->cooldown, o->latency ? "true" : "false", (unsigned long long)r->seed,
 		(unsigned long long)o->block, o->outstanding, o->threads, o->write_pct, o->random ? "true" : "false",
 		(unsigned long long)(o->random ? (o->align ? o->align : o->block) : 0),
 		(unsigned long long)(o->random ? 0 : (o->stride ? o->stride : o->block)),
 		(unsigned long long)o->thread_stride, (unsigned long long)o->base,
 		(unsigned long long)o->max_off, o->direct ? "true" : "false", o->writethrough ? "true" : "false",
-		(unsigned long long)o->think_us, wbuf_name(o, buf, sizeof(buf)));
+		(unsigned long long)o->think_us, wbuf_name(o, buf, sizeof(buf)), (unsigned long long)o->rate,
+		o->rate_iops ? "iops" : "bytes_per_ms");
 	jstr(f, bench_dist_name(&o->dist, buf, sizeof(buf)));
 	fprintf(f, ",\"members\":[");
 	for (unsigned m = 0; m < o->nmembers; m++) {

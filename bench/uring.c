@@ -14,6 +14,7 @@
 struct uslot {
 	char *buf;
 	uint64_t t0;
+	uint64_t k;   /* the thread's I/O number this slot carries next */
 	uint64_t off;
 	int is_write;
 	struct __kernel_timespec think;
@@ -25,14 +26,12 @@ static unsigned uring_workers(const struct bench_opts *o)
 	return 1;
 }
 
-static void prep_io(struct io_uring *ring, struct bench_worker *w, struct uslot *s, unsigned i,
-		    uint64_t *k, int fixed)
+static void prep_io(struct io_uring *ring, struct bench_worker *w, struct uslot *s, unsigned i, int fixed)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring); /* never NULL: ring >= -o entries */
-	bench_pattern_at(&w->pat, *k, &s->off, &s->is_write);
+	bench_pattern_at(&w->pat, s->k, &s->off, &s->is_write);
 	if (s->is_write)
-		bench_write_data(w, s->buf, *k);
-	(*k)++;
+		bench_write_data(w, s->buf, s->k);
 	unsigned len = (unsigned)w->o->block;
 	int fd = fixed ? 0 : w->tgt->fd;
 	if (fixed && s->is_write)
@@ -48,11 +47,36 @@ static void prep_io(struct io_uring *ring, struct bench_worker *w, struct uslot 
 	io_uring_sqe_set_data64(sqe, i);
 }
 
-static void prep_think(struct io_uring *ring, struct uslot *s, unsigned i)
+static void prep_think(struct io_uring *ring, struct uslot *s, unsigned i, uint64_t ns)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	s->think.tv_sec = (long long)(ns / 1000000000u);
+	s->think.tv_nsec = (long long)(ns % 1000000000u);
 	io_uring_prep_timeout(sqe, &s->think, 0, 0);
 	io_uring_sqe_set_data64(sqe, THINK_BIT | i);
+}
+
+/* Slot i takes the thread's next I/O number and issues it now, or waits (a
+ * timeout) for the think time after a completion and for -g's start time of
+ * that I/O. 1: issued now; 0: waiting; -1: its start falls after the run,
+ * the slot retires. */
+static int next_io(struct io_uring *ring, struct bench_worker *w, struct uslot *s, unsigned i, uint64_t *k,
+		   int fixed, uint64_t now, int completed, double gap)
+{
+	uint64_t due = completed && w->o->think_us ? now + w->o->think_us * 1000 : 0;
+	s->k = (*k)++;
+	if (gap > 0) {
+		uint64_t start = w->clk->t_start + (uint64_t)((double)s->k * gap);
+		if (start >= w->clk->t_end)
+			return -1;
+		due = start > due ? start : due;
+	}
+	if (due > now) {
+		prep_think(ring, s, i, due - now);
+		return 0;
+	}
+	prep_io(ring, w, s, i, fixed);
+	return 1;
 }
 
 static void *uring_worker(void *arg)
@@ -67,6 +91,7 @@ static void *uring_worker(void *arg)
 	char *bufs = bench_buffers(o, n, o->seed + w->thread);
 	int ring_ok = 0, fixed = 0, r;
 	uint64_t k = 0, batch_t0;
+	double gap = bench_rate_gap_ns(o);
 
 	if (!slot || !iov || !bufs) {
 		bench_fail(w, -ENOMEM, "out of memory for %u buffers of %llu bytes", n,
@@ -86,8 +111,6 @@ static void *uring_worker(void *arg)
 	ring_ok = 1;
 	for (unsigned i = 0; i < n; i++) {
 		slot[i].buf = bufs + (size_t)i * o->block;
-		slot[i].think.tv_sec = (long long)(o->think_us / 1000000);
-		slot[i].think.tv_nsec = (long long)(o->think_us % 1000000 * 1000);
 		iov[i] = (struct iovec){ slot[i].buf, o->block };
 	}
 	if (o->block <= (1u << 30) && io_uring_register_files(&ring, &w->tgt->fd, 1) == 0) {
@@ -101,9 +124,9 @@ wait:
 	if (w->error || atomic_load(&((struct bench_clock *)c)->stop))
 		goto out;
 
+	batch_t0 = stats_now();
 	for (unsigned i = 0; i < n; i++)
-		prep_io(&ring, w, &slot[i], i, &k, fixed);
-	inflight = n;
+		inflight += next_io(&ring, w, &slot[i], i, &k, fixed, batch_t0, 0, gap) >= 0;
 	batch_t0 = stats_now();
 	for (unsigned i = 0; i < n; i++)
 		slot[i].t0 = batch_t0;
@@ -128,7 +151,7 @@ wait:
 				if (stopping) {
 					inflight--;
 				} else {
-					prep_io(&ring, w, s, i, &k, fixed);
+					prep_io(&ring, w, s, i, fixed);
 					s->t0 = 0; /* stamped at submit */
 					issued++;
 				}
@@ -144,12 +167,10 @@ wait:
 				continue;
 			}
 			bench_account(w, s->is_write, o->block, s->t0, now);
-			if (stopping) {
+			int x = stopping ? -1 : next_io(&ring, w, s, i, &k, fixed, now, 1, gap);
+			if (x < 0) {
 				inflight--;
-			} else if (o->think_us) {
-				prep_think(&ring, s, i);
-			} else {
-				prep_io(&ring, w, s, i, &k, fixed);
+			} else if (x > 0) {
 				s->t0 = 0;
 				issued++;
 			}

@@ -5,7 +5,11 @@
 #                   volume flush (the mount's counters: flushes = writes), -Su none;
 #   -Z, -Zr, -ZSIZE, default  what the writes carry, read back from the file:
 #                   zeros; every block different; at most SIZE/4K different blocks;
-#                   the pattern 0, 1, .., 255.
+#                   the pattern 0, 1, .., 255;
+#   -gRATE, -gRATEi  bytes per ms (I/Os per s) per thread per target: the bytes the
+#                   volume's own counters saw over the run, and the tool's bytes over
+#                   the run time it reports, are threads x rate within 5%, far below
+#                   what the same run does unthrottled.
 . "$(dirname "$0")/../lib.sh"
 requires jq
 BENCH=$FSVOL_BUILD/bin/fsvol-bench
@@ -28,6 +32,26 @@ for flags in -Sw -Suw -Sh -h -Su -Sb; do
 	esac
 done
 grep -q "writethrough on (O_DSYNC)" < <("$BENCH" -b4K -d0.1 -W0 -q -h "$M/volume") || fail "-h: the report does not say write-through"
+
+# --- -g: a throughput limit per thread per target
+dd if=/dev/urandom of="$M/volume" bs=1M count=16 oflag=direct status=none
+"$BENCH" -b4K -r -t2 -o4 -d1 -W0 -q -Su --json "$M/volume" >"$T/free.json" || fail "unthrottled run failed"
+free=$(jq '.results.total.total.bytes / .results.test_time_s' "$T/free.json")
+for g in 400 150i; do
+	# expected bytes/s of the 2 threads: 2 x 400 B/ms x 1000, or 2 x 150 I/Os/s x 4096
+	want=$([[ $g == *i ]] && echo $((2 * ${g%i} * 4096)) || echo $((2 * g * 1000)))
+	awk -v f="$free" -v w="$want" 'BEGIN { exit !(f > 3 * w) }' ||
+		fail "unthrottled ($free B/s) is not well above the -g$g limit ($want B/s): the test cannot tell"
+	r0=$(vol read_bytes)
+	"$BENCH" -b4K -r -t2 -o4 -d2 -W0 -C0 -q -Su "-g$g" --json "$M/volume" >"$T/g.json" || fail "-g$g run failed"
+	seen=$(($(vol read_bytes) - r0))
+	read -r bytes secs < <(jq -r '"\(.results.total.total.bytes) \(.results.test_time_s)"' "$T/g.json")
+	note "-g$g: want $want B/s; the tool: $bytes B in ${secs}s; the volume saw $seen B in the run"
+	awk -v b="$bytes" -v s="$secs" -v w="$want" 'BEGIN { r = b / s / w; exit !(r > 0.95 && r < 1.05) }' ||
+		fail "-g$g: the tool's bytes over its run time are not the limit within 5%"
+	awk -v b="$seen" -v s="$secs" -v w="$want" 'BEGIN { r = b / s / w; exit !(r > 0.95 && r < 1.05) }' ||
+		fail "-g$g: the volume's bytes over the run are not the limit within 5%"
+done
 fsvol_umount "$M"
 
 # --- write buffers: a 1 MiB file of 0xff, written over sequentially many times

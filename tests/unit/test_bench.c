@@ -69,6 +69,9 @@ static const struct {
 	{ "-Z4K -b 8K f", "-Z4096: the source buffer is smaller than a block" },
 	{ "-Z1M,src f", "-ZSIZE,FILE (a source buffer from a file) is not supported" },
 	{ "-Zq f", "-Z q: not a size" },
+	{ "-g0 f", "-g 0: expected -gBYTES_PER_MS or -gIOPSi" },
+	{ "-g1.5 f", "-g 1.5: expected -gBYTES_PER_MS" },
+	{ "-gi f", "-g i: expected -gBYTES_PER_MS" },
 	{ "-zabc f", "-z abc: not a number" },
 	{ "-T 1X f", "-T 1X: not a size" },
 	{ "-B x f", "-B x: BASE is not a size of 0..1P (BASE[:LENGTH])" },
@@ -159,6 +162,16 @@ START_TEST(test_good_flags)
 			      o.wbuf_size == cache[i].wsize, "%s", cache[i].line);
 		bench_opts_free(&o);
 	}
+
+	/* -g: bytes per ms, or I/Os per second; the gap between two starts */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-b8K -g400 f"), 0);
+	ck_assert(o.rate == 400 && !o.rate_iops);
+	ck_assert_double_eq_tol(bench_rate_gap_ns(&o), 8192.0 / 400 * 1e6, 1e-3); /* 20.48 ms */
+	bench_opts_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-g250i f"), 0);
+	ck_assert(o.rate == 250 && o.rate_iops);
+	ck_assert_double_eq_tol(bench_rate_gap_ns(&o), 4e6, 1e-6);
+	bench_opts_free(&o);
 
 	/* --dist alone implies -r; --members needs no TARGET */
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "--dist normal:10% --members m0,m1,m2"), 0);
