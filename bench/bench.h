@@ -59,7 +59,9 @@ struct bench_opts {
 	uint64_t think_us;    /* --think */
 	uint64_t rate;        /* -g: per thread per target, bytes per ms (or I/Os per s with rate_iops); 0 = none */
 	int rate_iops;        /* -g VALUEi */
+	unsigned iops_ms;     /* -D: I/Os counted per interval of this many ms; 0 = not */
 	int json, quiet;
+	int xml;              /* -Rxml (-Rtext: the default) */
 	char *members[BENCH_MAX_MEMBERS]; /* --members (pointers into members_buf) */
 	unsigned nmembers;
 	char *members_buf;
@@ -133,6 +135,7 @@ struct bench_opstat {
 struct bench_thread_result {
 	unsigned target;  /* index in bench_result.target */
 	struct bench_opstat op[2]; /* [STATS_READ], [STATS_WRITE] */
+	uint64_t *iv;     /* -D: I/Os completed per interval, [op * niv + i]; NULL without -D */
 };
 
 struct bench_cpu {
@@ -181,6 +184,8 @@ struct bench_result {
 	struct bench_thread_result *thread;
 	unsigned ntargets;
 	struct bench_target_result target[BENCH_MAX_TARGETS];
+	unsigned niv;        /* -D: intervals in the window (the last may be partial) */
+	unsigned niv_full;   /* of those, whole ones: what the standard deviation is over */
 	unsigned ncpu;
 	struct bench_cpu *cpu; /* per core */
 	struct bench_cpu cpu_avg;
@@ -192,6 +197,11 @@ struct bench_figs {
 	double mb_s, iops, avg_ms, std_ms;
 };
 void bench_figs_of(const struct bench_opstat *s, double test_s, struct bench_figs *f);
+/* -D: the standard deviation of the per-interval IOPS of thread t (-1: all
+ * threads summed) for op 0 read, 1 write, 2 both; over the whole intervals. */
+double bench_iops_stddev(const struct bench_result *r, const struct bench_opts *o, int t, int op);
+/* The same thread's (or all threads') I/O count of interval i for op. */
+uint64_t bench_iops_count(const struct bench_result *r, int t, int op, unsigned i);
 void bench_opstat_add(struct bench_opstat *a, const struct bench_opstat *b);
 /* The percentile rows: p = 0 is min, p = 100 is max. */
 #define BENCH_NPCT 15
@@ -244,5 +254,7 @@ int bench_model_hides(const char *spec);
 /* ---- report (report.c) ---- */
 int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_result *r);
 int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_result *r);
+/* report_xml.c: -Rxml, diskspd's XML layout. */
+int bench_report_xml(FILE *f, const struct bench_opts *o, const struct bench_result *r);
 
 #endif

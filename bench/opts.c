@@ -273,6 +273,28 @@ static int set_g(struct bench_flag_ctx *c, const char *v)
 	return 0;
 }
 
+/* -D[MS]: per-interval IOPS, every MS milliseconds (default 1000). */
+static int set_D(struct bench_flag_ctx *c, const char *v)
+{
+	if (!*v) {
+		O(c)->iops_ms = 1000;
+		return 0;
+	}
+	return bench_flag_uint(c, v, &O(c)->iops_ms, 1, 3600000);
+}
+
+/* -Rtext, -Rxml: the report's format (diskspd's -R; its p prefix is not here). */
+static int set_R(struct bench_flag_ctx *c, const char *v)
+{
+	if (!strcmp(v, "xml"))
+		O(c)->xml = 1;
+	else if (!strcmp(v, "text"))
+		O(c)->xml = 0;
+	else
+		return bench_flag_bad(c, v, "expected -Rtext or -Rxml (JSON: --json)");
+	return 0;
+}
+
 double bench_rate_gap_ns(const struct bench_opts *o)
 {
 	if (!o->rate)
@@ -336,6 +358,9 @@ static const struct bench_flag opts[] = {
 						 "255, 0, ..", set_Z },
 	{ 'g', NULL, BENCH_FLAG_REQ, "RATE[i]", "throughput limit per thread per target, as diskspd: bytes per "
 					       "millisecond, or with i I/Os per second (default: none)", set_g },
+	{ 'D', NULL, BENCH_FLAG_OPT, "[MS]", "IOPS statistics per interval of MS ms (default 1000), per thread per "
+					    "target, as diskspd: the tables gain IopsStdDev; --json and -Rxml the series", set_D },
+	{ 'R', NULL, BENCH_FLAG_REQ, "text|xml", "the report's format: -Rtext (default) or -Rxml (diskspd's XML)", set_R },
 	{ 'q', "quiet", BENCH_FLAG_NONE, NULL, "no progress line", set_q },
 	{ 0, "dist", BENCH_FLAG_REQ, "D", "random record distribution: uniform (default), normal:SIGMA "
 				     "(fraction of the range), zipf:THETA, hot:DATA%/IO%", set_dist },
@@ -421,6 +446,10 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 	}
 	if (!o->nmembers && !o->ntargets) {
 		snprintf(err, errlen, "no TARGET given (see fsvol-bench --help)");
+		return -EINVAL;
+	}
+	if (o->xml && o->json) {
+		snprintf(err, errlen, "-Rxml and --json: one report format at a time");
 		return -EINVAL;
 	}
 	if (o->writethrough && o->nmembers) {

@@ -67,6 +67,35 @@ int bench_percentiles(const struct bench_opstat *s, double ms[BENCH_NPCT])
 	return BENCH_NPCT;
 }
 
+uint64_t bench_iops_count(const struct bench_result *r, int t, int op, unsigned i)
+{
+	uint64_t n = 0;
+	for (unsigned x = 0; x < r->nthreads; x++) {
+		if ((t >= 0 && (unsigned)t != x) || !r->thread[x].iv || i >= r->niv)
+			continue;
+		for (int k = 0; k < 2; k++)
+			if (op == 2 || op == k)
+				n += r->thread[x].iv[(size_t)k * r->niv + i];
+	}
+	return n;
+}
+
+double bench_iops_stddev(const struct bench_result *r, const struct bench_opts *o, int t, int op)
+{
+	/* population standard deviation of count / interval over the whole intervals */
+	unsigned n = r->niv_full ? r->niv_full : r->niv;
+	double sec = o->iops_ms / 1e3, sum = 0, sq = 0;
+	if (!n || !o->iops_ms)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		double x = (double)bench_iops_count(r, t, op, i) / sec;
+		sum += x;
+		sq += x * x;
+	}
+	double mean = sum / n, var = sq / n - mean * mean;
+	return var > 0 ? sqrt(var) : 0;
+}
+
 /* Sums: per op over all threads (op 2 = read + write). */
 static void totals(const struct bench_result *r, int thread, struct bench_opstat *sum)
 {
@@ -111,28 +140,40 @@ static void print_hr(FILE *f, int n)
 	fputc('\n', f);
 }
 
-static void table(FILE *f, const char *title, const struct bench_result *r, int op)
+/* " |  IopsStdDev" with -D (diskspd's column), else nothing. */
+static void sd_col(FILE *f, const struct bench_result *r, const struct bench_opts *o, int t, int op)
+{
+	if (o->iops_ms)
+		fprintf(f, " | %10.2f", bench_iops_stddev(r, o, t, op));
+}
+
+static void table(FILE *f, const char *title, const struct bench_result *r, const struct bench_opts *o, int op)
 {
 	struct bench_figs g;
 	struct bench_opstat sum[3];
 	char sz[32];
+	int w = o->iops_ms ? 114 : 101;
 	fprintf(f, "%s\n", title);
-	fprintf(f, "thread |       bytes     |     I/Os     |     MB/s   |  I/O per s |  AvgLat  | LatStdDev |  file\n");
-	print_hr(f, 101);
+	fprintf(f, "thread |       bytes     |     I/Os     |     MB/s   |  I/O per s |%s  AvgLat  | LatStdDev |  file\n",
+		o->iops_ms ? " IopsStdDev |" : "");
+	print_hr(f, w);
 	for (unsigned t = 0; t < r->nthreads; t++) {
 		const struct bench_target_result *tr = &r->target[r->thread[t].target];
 		totals(r, (int)t, sum);
 		bench_figs_of(&sum[op], r->test_s, &g);
 		size_format(tr->size, sz, sizeof(sz));
-		fprintf(f, "%6u | %15llu | %12llu | %10.2f | %10.2f | %8.3f | %9.3f | %s (%s)\n", t,
-			(unsigned long long)g.bytes, (unsigned long long)g.ios, g.mb_s, g.iops, g.avg_ms, g.std_ms,
-			tr->path, sz);
+		fprintf(f, "%6u | %15llu | %12llu | %10.2f | %10.2f", t, (unsigned long long)g.bytes,
+			(unsigned long long)g.ios, g.mb_s, g.iops);
+		sd_col(f, r, o, (int)t, op);
+		fprintf(f, " | %8.3f | %9.3f | %s (%s)\n", g.avg_ms, g.std_ms, tr->path, sz);
 	}
-	print_hr(f, 101);
+	print_hr(f, w);
 	totals(r, -1, sum);
 	bench_figs_of(&sum[op], r->test_s, &g);
-	fprintf(f, "total: %17llu | %12llu | %10.2f | %10.2f | %8.3f | %9.3f\n\n", (unsigned long long)g.bytes,
-		(unsigned long long)g.ios, g.mb_s, g.iops, g.avg_ms, g.std_ms);
+	fprintf(f, "total: %17llu | %12llu | %10.2f | %10.2f", (unsigned long long)g.bytes, (unsigned long long)g.ios,
+		g.mb_s, g.iops);
+	sd_col(f, r, o, -1, op);
+	fprintf(f, " | %8.3f | %9.3f\n\n", g.avg_ms, g.std_ms);
 }
 
 static void below_text(FILE *f, const struct bench_target_result *tr)
@@ -223,9 +264,9 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 	print_hr(f, 43);
 	fprintf(f, "avg.| %6.2f%%| %6.2f%%| %6.2f%%| %6.2f%%\n\n", r->cpu_avg.usage, r->cpu_avg.user,
 		r->cpu_avg.kernel, r->cpu_avg.idle);
-	table(f, "Total IO", r, 2);
-	table(f, "Read IO", r, STATS_READ);
-	table(f, "Write IO", r, STATS_WRITE);
+	table(f, "Total IO", r, o, 2);
+	table(f, "Read IO", r, o, STATS_READ);
+	table(f, "Write IO", r, o, STATS_WRITE);
 	if (o->latency) {
 		double ms[3][BENCH_NPCT];
 		int have[3];
@@ -274,6 +315,25 @@ static void jfigs(FILE *f, const struct bench_opstat *s, double test_s)
 	bench_figs_of(s, test_s, &g);
 	fprintf(f, "{\"bytes\":%llu,\"ios\":%llu,\"mb_s\":%.6f,\"iops\":%.6f,\"avg_lat_ms\":%.6f,\"lat_stddev_ms\":%.6f}",
 		(unsigned long long)g.bytes, (unsigned long long)g.ios, g.mb_s, g.iops, g.avg_ms, g.std_ms);
+}
+
+/* -D: ,"iops":{"interval_ms":N,"stddev":{read, write, total},"read":[...],"write":[...]} */
+static void jiops(FILE *f, const struct bench_result *r, const struct bench_opts *o, int t)
+{
+	static const char *const opn[3] = { "read", "write", "total" };
+	if (!o->iops_ms)
+		return;
+	fprintf(f, ",\"iops\":{\"interval_ms\":%u,\"whole_intervals\":%u,\"stddev\":{", o->iops_ms, r->niv_full);
+	for (int op = 0; op < 3; op++)
+		fprintf(f, "%s\"%s\":%.6f", op ? "," : "", opn[op], bench_iops_stddev(r, o, t, op));
+	fputc('}', f);
+	for (int op = 0; op < 2; op++) {
+		fprintf(f, ",\"%s\":[", opn[op]);
+		for (unsigned i = 0; i < r->niv; i++)
+			fprintf(f, i ? ",%llu" : "%llu", (unsigned long long)bench_iops_count(r, t, op, i));
+		fputc(']', f);
+	}
+	fputc('}', f);
 }
 
 static void jsnap(FILE *f, const struct bench_below_dev *d)
@@ -372,6 +432,7 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 			fprintf(f, ",\"%s\":", opn[op]);
 			jfigs(f, &sum[op], r->test_s);
 		}
+		jiops(f, r, o, (int)t);
 		fputc('}', f);
 	}
 	totals(r, -1, sum);
@@ -380,6 +441,7 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		fprintf(f, "%s\"%s\":", op ? "," : "", opn[op]);
 		jfigs(f, &sum[op], r->test_s);
 	}
+	jiops(f, r, o, -1);
 	fprintf(f, "},\n\"latency_ms\":");
 	if (!o->latency) {
 		fprintf(f, "null");

@@ -63,6 +63,11 @@ void bench_account(struct bench_worker *w, int is_write, uint64_t bytes, uint64_
 	if (lat > s->lat_max)
 		s->lat_max = lat;
 	s->hist[stats_lat_bucket(lat)]++;
+	if (w->iv) {
+		uint64_t i = (t1 - w->clk->t_meas) / w->iv_ns;
+		if (i < w->niv)
+			w->iv[(size_t)is_write * w->niv + i]++;
+	}
 }
 
 /* len random bytes from seed (xorshift64). */
@@ -391,6 +396,8 @@ void bench_result_free(struct bench_result *r)
 			free(r->target[i].below->dev);
 		free(r->target[i].below);
 	}
+	for (unsigned t = 0; r->thread && t < r->nthreads; t++)
+		free(r->thread[t].iv);
 	free(r->thread);
 	free(r->cpu);
 	free(r);
@@ -488,6 +495,11 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	if (r)
 		goto out;
 
+	if (o.iops_ms) { /* -D: whole intervals in the window, and a partial one */
+		uint64_t win = secs_ns(o.duration), iv = (uint64_t)o.iops_ms * 1000000u;
+		res->niv = (unsigned)((win + iv - 1) / iv);
+		res->niv_full = (unsigned)(win / iv);
+	}
 	/* workers: thread t of target i is result thread i * threads + t */
 	gate_ready = 0;
 	gate_open = 0;
@@ -504,10 +516,20 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 				x->slot = s;
 				x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
 				x->wsrc = wsrc;
+				if (o.iops_ms && !r) {
+					x->iv_ns = (uint64_t)o.iops_ms * 1000000u;
+					x->niv = res->niv;
+					if (!(x->iv = calloc(2 * (size_t)x->niv, sizeof(*x->iv))) ||
+					    (!res->thread[x->thread].iv &&
+					     !(res->thread[x->thread].iv = calloc(2 * (size_t)x->niv, sizeof(uint64_t)))))
+						r = -ENOMEM;
+				}
 				res->thread[x->thread].target = i;
 				bench_pattern_init(&x->pat, &o, tgt[i].size, t);
 			}
 	}
+	if (r)
+		goto out;
 	/* the window is unknown until everyone is set up: nothing counts */
 	clk.t_meas = clk.t_meas_end = clk.t_end = UINT64_MAX;
 	for (; started < nw; started++) {
@@ -599,6 +621,9 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			struct bench_opstat *dst = &res->thread[w[i].thread].op[op];
 			bench_opstat_add(dst, &w[i].op[op]);
 		}
+	for (unsigned i = 0; i < nw; i++)
+		for (unsigned j = 0; w[i].iv && j < 2 * w[i].niv; j++)
+			res->thread[w[i].thread].iv[j] += w[i].iv[j];
 	if (cpu_a && cpu_b && ncpu_a == ncpu_b && !cpu_ids_differ(cpu_a, cpu_b, ncpu_a) &&
 	    (res->cpu = calloc(ncpu_a, sizeof(*res->cpu)))) {
 		res->ncpu = ncpu_a;
@@ -624,6 +649,8 @@ out:
 		free(src[i].r0);
 		free(src[i].r1);
 	}
+	for (unsigned i = 0; w && i < nw; i++)
+		free(w[i].iv);
 	free(w);
 	free(wsrc);
 	free(cpu_a);

@@ -41,6 +41,9 @@ struct bench_worker {
 	char errmsg[160];
 	struct bench_opstat op[2];
 	const char *wsrc;   /* -ZSIZE: the shared random source of write data */
+	uint64_t *iv;       /* -D: I/Os per interval, [is_write * niv + i] */
+	unsigned niv;
+	uint64_t iv_ns;
 	_Alignas(64) _Atomic uint64_t done; /* progress, read by the main thread */
 };
 

@@ -9,7 +9,12 @@
 #   -gRATE, -gRATEi  bytes per ms (I/Os per s) per thread per target: the bytes the
 #                   volume's own counters saw over the run, and the tool's bytes over
 #                   the run time it reports, are threads x rate within 5%, far below
-#                   what the same run does unthrottled.
+#                   what the same run does unthrottled;
+#   -Rxml, -D       diskspd's XML: it parses, each thread's counts add up, its -D
+#                   buckets (one per interval) add up to its I/O count and give the
+#                   IopsStdDev it prints, and the volume's own counters saw the same
+#                   reads and writes (plus at most the I/Os in flight at the end);
+#                   paced by -g, every interval holds the same count (within one).
 . "$(dirname "$0")/../lib.sh"
 requires jq
 BENCH=$FSVOL_BUILD/bin/fsvol-bench
@@ -51,6 +56,50 @@ for g in 400 150i; do
 		fail "-g$g: the tool's bytes over its run time are not the limit within 5%"
 	awk -v b="$seen" -v s="$secs" -v w="$want" 'BEGIN { r = b / s / w; exit !(r > 0.95 && r < 1.05) }' ||
 		fail "-g$g: the volume's bytes over the run are not the limit within 5%"
+done
+
+# --- -Rxml with -D: diskspd's XML, checked against itself and the volume's counters
+for g in "" -g100i; do
+	r0=$(vol reads) w0=$(vol writes)
+	"$BENCH" -b4K -r -w30 -t2 -o2 -d2 -W0 -C0 -q -Su -L -D250 $g -Rxml "$M/volume" >"$T/r.xml" || fail "-Rxml run failed"
+	dr=$(($(vol reads) - r0)) dw=$(($(vol writes) - w0))
+	/usr/bin/python3 - "$T/r.xml" "$dr" "$dw" "${g:-none}" >"$T/xml.out" 2>&1 <<'PY' || fail "-Rxml ${g}:"$'\n'"$(cat "$T/xml.out")"
+import math, sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+dr, dw, g = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+ts = root.find("TimeSpan")
+num = lambda e, p: float(e.find(p).text)
+bad, rd, wr = [], 0, 0
+threads = ts.findall("Thread")
+if int(num(ts, "ThreadCount")) != 2 or len(threads) != 2 or num(ts, "TestTimeSeconds") != 2:
+    bad.append(f"ThreadCount {num(ts, 'ThreadCount')}, {len(threads)} <Thread>, TestTimeSeconds {num(ts, 'TestTimeSeconds')}")
+if len(ts.find("Latency").findall("Bucket")) < 10:
+    bad.append("-L: no latency percentiles")
+for th in threads:
+    t = th.find("Target")
+    c = {k: int(num(t, k)) for k in ("IOCount", "ReadCount", "WriteCount", "BytesCount", "ReadBytes", "WriteBytes")}
+    rd += c["ReadCount"]; wr += c["WriteCount"]
+    if c["IOCount"] != c["ReadCount"] + c["WriteCount"] or c["BytesCount"] != 4096 * c["IOCount"] \
+            or c["ReadBytes"] != 4096 * c["ReadCount"] or c["WriteBytes"] != 4096 * c["WriteCount"]:
+        bad.append(f"thread {th.find('Id').text}: counts do not add up: {c}")
+    b = t.find("Iops").findall("Bucket")
+    tot = [int(x.get("Total")) for x in b]
+    if len(b) != 8 or sum(tot) != c["IOCount"] or any(int(x.get("Read")) + int(x.get("Write")) != int(x.get("Total")) for x in b):
+        bad.append(f"thread {th.find('Id').text}: {len(b)} buckets (want 8 of 250 ms) summing to {sum(tot)}, IOCount {c['IOCount']}")
+    iops = [x * 4 for x in tot]
+    mean = sum(iops) / len(iops)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in iops) / len(iops))
+    if abs(sd - num(t.find("Iops"), "IopsStdDev")) > 0.01:
+        bad.append(f"IopsStdDev {num(t.find('Iops'), 'IopsStdDev')}, the buckets give {sd:.3f}")
+    if g != "none" and (max(tot) - min(tot) > 1 or abs(mean - 100) > 1):
+        bad.append(f"-g100i: buckets {tot} are not 25 I/Os each (100 IOPS)")
+# the volume saw what was counted, and at most the 2 x 2 I/Os in flight at the end besides
+if not (0 <= dr - rd <= 4 and 0 <= dw - wr <= 4):
+    bad.append(f"the volume saw {dr} reads, {dw} writes; the XML counts {rd}, {wr}")
+print("\n".join(bad) if bad else f"{g}: {rd} reads, {wr} writes; volume {dr}, {dw}")
+sys.exit(1 if bad else 0)
+PY
+	note "-Rxml -D250 $(cat "$T/xml.out")"
 done
 fsvol_umount "$M"
 

@@ -70,6 +70,11 @@ static const struct {
 	{ "-Z1M,src f", "-ZSIZE,FILE (a source buffer from a file) is not supported" },
 	{ "-Zq f", "-Z q: not a size" },
 	{ "-g0 f", "-g 0: expected -gBYTES_PER_MS or -gIOPSi" },
+	{ "-D0 f", "-D 0: must be 1..3600000" },
+	{ "-Dx f", "-D x: not a number" },
+	{ "-Rjson f", "-R json: expected -Rtext or -Rxml" },
+	{ "-Rpxml f", "-R pxml: expected -Rtext or -Rxml" },
+	{ "-Rxml --json f", "-Rxml and --json: one report format at a time" },
 	{ "-g1.5 f", "-g 1.5: expected -gBYTES_PER_MS" },
 	{ "-gi f", "-g i: expected -gBYTES_PER_MS" },
 	{ "-zabc f", "-z abc: not a number" },
@@ -171,6 +176,14 @@ START_TEST(test_good_flags)
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "-g250i f"), 0);
 	ck_assert(o.rate == 250 && o.rate_iops);
 	ck_assert_double_eq_tol(bench_rate_gap_ns(&o), 4e6, 1e-6);
+	bench_opts_free(&o);
+
+	/* -D alone is diskspd's 1000 ms; -Rxml */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-D -Rxml f"), 0);
+	ck_assert(o.iops_ms == 1000 && o.xml);
+	bench_opts_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-D250 -Rxml -Rtext f"), 0);
+	ck_assert(o.iops_ms == 250 && !o.xml);
 	bench_opts_free(&o);
 
 	/* --dist alone implies -r; --members needs no TARGET */
