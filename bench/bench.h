@@ -41,6 +41,8 @@ struct bench_opts {
 	int random;           /* -r (1) or -s (0) */
 	int pattern_set;      /* -r or -s was given */
 	uint64_t align;       /* -r ALIGN, 0 = block */
+	int rs_pct;           /* -rsPCT: that share of I/Os random, the rest continue a sequential run; -1 = not set */
+	int interlocked;      /* -si: the threads of a target share one sequential position */
 	uint64_t stride;      /* -s STRIDE, 0 = block */
 	uint64_t thread_stride; /* -T: thread i starts at i * T (sequential) */
 	uint64_t base;        /* -B: I/O starts this far into the target */
@@ -109,6 +111,7 @@ struct bench_pattern {
 	uint64_t start;   /* sequential: first position */
 	uint64_t base;    /* offset of position 0 (-B) */
 	int random;
+	int rs_pct;       /* -rs: percent random, -1 = all random (plain -r) */
 	unsigned write_pct;
 	struct bench_dist dist;
 	double z_hx1, z_hn, z_s; /* zipf rejection-inversion constants */

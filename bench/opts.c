@@ -46,15 +46,29 @@ static int set_pattern(struct bench_flag_ctx *c, int random)
 	return 0;
 }
 
+/* -r[ALIGN], or -rsPCT: diskspd's mix of random and sequential (each I/O
+ * random with probability PCT, else the next block of the current run). */
 static int set_r(struct bench_flag_ctx *c, const char *v)
 {
-	if (*v && bench_flag_size(c, v, &O(c)->align, 1, 1ull << 40))
+	if (*v == 's') {
+		uint64_t x;
+		if (bench_flag_u64(c, v + 1, &x, 0, 100))
+			return bench_flag_bad(c, v, "expected -rsPCT, the percentage of random I/Os 0..100");
+		O(c)->rs_pct = (int)x;
+	} else if (*v && bench_flag_size(c, v, &O(c)->align, 1, 1ull << 40)) {
 		return -EINVAL;
+	}
 	return set_pattern(c, 1);
 }
 
+/* -s[STRIDE], or -si[STRIDE]: the threads of a target interlock on one
+ * shared sequential position (diskspd's -si). */
 static int set_s(struct bench_flag_ctx *c, const char *v)
 {
+	if (*v == 'i') {
+		O(c)->interlocked = 1;
+		v++;
+	}
 	if (*v && bench_flag_size(c, v, &O(c)->stride, 1, 1ull << 40))
 		return -EINVAL;
 	return set_pattern(c, 0);
@@ -339,8 +353,11 @@ static const struct bench_flag opts[] = {
 	{ 'C', NULL, BENCH_FLAG_REQ, "SEC", "cool-down after measuring (default 0)", set_C },
 	{ 'o', NULL, BENCH_FLAG_REQ, "N", "outstanding I/Os per thread per target (default 2)", set_o },
 	{ 't', NULL, BENCH_FLAG_REQ, "N", "threads per target (default 1)", set_t },
-	{ 'r', NULL, BENCH_FLAG_OPT, "[ALIGN]", "random I/O aligned to ALIGN (default: block size)", set_r },
-	{ 's', NULL, BENCH_FLAG_OPT, "[STRIDE]", "sequential I/O, STRIDE apart (default; STRIDE = block size)", set_s },
+	{ 'r', NULL, BENCH_FLAG_OPT, "[ALIGN|sPCT]", "random I/O aligned to ALIGN (default: block size); -rsPCT: PCT% "
+						     "of I/Os random, the rest continue a sequential run (diskspd's mix; "
+						     "-r ALIGN may be given too)", set_r },
+	{ 's', NULL, BENCH_FLAG_OPT, "[i][STRIDE]", "sequential I/O, STRIDE apart (default; STRIDE = block size); -si: "
+						    "the threads of a target share one position (interlocked)", set_s },
 	{ 'T', NULL, BENCH_FLAG_REQ, "SIZE", "sequential: thread i starts at i x SIZE (default 0)", set_T },
 	{ 'B', NULL, BENCH_FLAG_REQ, "BASE[:LEN]", "I/O from BASE bytes into the target (and below BASE+LEN)", set_B },
 	{ 'f', NULL, BENCH_FLAG_REQ, "MAX", "I/O below offset MAX (default: the end of the target)", set_f },
@@ -394,6 +411,7 @@ void bench_opts_default(struct bench_opts *o)
 	o->warmup = 5;
 	o->outstanding = 2;
 	o->threads = 1;
+	o->rs_pct = -1;
 }
 
 void bench_opts_free(struct bench_opts *o)
@@ -428,6 +446,14 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 	if (o->wbuf == BENCH_WBUF_SOURCE && o->wbuf_size < o->block) {
 		snprintf(err, errlen, "-Z%llu: the source buffer is smaller than a block (-b %llu)",
 			 (unsigned long long)o->wbuf_size, (unsigned long long)o->block);
+		return -EINVAL;
+	}
+	if (o->interlocked && o->thread_stride) {
+		snprintf(err, errlen, "-si: the threads share one position; -T (a start per thread) conflicts");
+		return -EINVAL;
+	}
+	if (o->rs_pct >= 0 && o->dist_set && o->dist.kind != BENCH_DIST_UNIFORM) {
+		snprintf(err, errlen, "-rs%d: the random part is uniform; --dist conflicts", o->rs_pct);
 		return -EINVAL;
 	}
 	if (o->direct && o->block % 512) {

@@ -232,12 +232,15 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 		fprintf(f, "\t\t%s\n", o->writethrough ? "writethrough on (O_DSYNC)" : "writethrough off");
 		fprintf(f, "\t\t%s\n", mix_name(o, buf, sizeof(buf)));
 		fprintf(f, "\t\tblock size: %llu\n", (unsigned long long)o->block);
-		if (o->random)
+		if (o->random && o->rs_pct >= 0)
+			fprintf(f, "\t\tusing mixed random/sequential I/O (%d%% random, alignment: %llu)\n", o->rs_pct,
+				(unsigned long long)(o->align ? o->align : o->block));
+		else if (o->random)
 			fprintf(f, "\t\tusing random I/O (alignment: %llu, distribution: %s)\n",
 				(unsigned long long)(o->align ? o->align : o->block),
 				bench_dist_name(&o->dist, buf, sizeof(buf)));
 		else
-			fprintf(f, "\t\tusing sequential I/O (stride: %llu)\n",
+			fprintf(f, "\t\tusing %ssequential I/O (stride: %llu)\n", o->interlocked ? "interlocked " : "",
 				(unsigned long long)(o->stride ? o->stride : o->block));
 		fprintf(f, "\t\tnumber of outstanding I/O operations: %u\n", o->outstanding);
 		if (o->base)
@@ -365,6 +368,7 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		   "\"random\":%s,\"align\":%llu,\"stride\":%llu,\"thread_stride\":%llu,\"base\":%llu,"
 		   "\"max_offset\":%llu,\"direct\":%s,\"writethrough\":%s,"
 		   "\"think_us\":%llu,\"write_buffers\":\"%s\",\"rate_limit\":%llu,\"rate_unit\":\"%s\","
+		   "\"random_pct\":%d,\"interlocked\":%s,"
 		   "\"distribution\":",
 		o->duration, o->warmup, o->cooldown, o->latency ? "true" : "false", (unsigned long long)r->seed,
 		(unsigned long long)o->block, o->outstanding, o->threads, o->write_pct, o->random ? "true" : "false",
@@ -373,7 +377,8 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		(unsigned long long)o->thread_stride, (unsigned long long)o->base,
 		(unsigned long long)o->max_off, o->direct ? "true" : "false", o->writethrough ? "true" : "false",
 		(unsigned long long)o->think_us, wbuf_name(o, buf, sizeof(buf)), (unsigned long long)o->rate,
-		o->rate_iops ? "iops" : "bytes_per_ms");
+		o->rate_iops ? "iops" : "bytes_per_ms", o->random ? (o->rs_pct >= 0 ? o->rs_pct : 100) : 0,
+		o->interlocked ? "true" : "false");
 	jstr(f, bench_dist_name(&o->dist, buf, sizeof(buf)));
 	fprintf(f, ",\"members\":[");
 	for (unsigned m = 0; m < o->nmembers; m++) {

@@ -24,6 +24,7 @@ struct bench_target {
 	uint64_t size;
 	struct vol *vol;
 	_Atomic uint64_t *next_k; /* volume engine: per thread, shared by its slots */
+	_Atomic uint64_t si_next; /* -si: the next I/O number, shared by the target's threads */
 };
 
 /* One OS thread. The uring engine runs one per -t thread with -o in

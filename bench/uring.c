@@ -63,10 +63,11 @@ static void prep_think(struct io_uring *ring, struct uslot *s, unsigned i, uint6
 static int next_io(struct io_uring *ring, struct bench_worker *w, struct uslot *s, unsigned i, uint64_t *k,
 		   int fixed, uint64_t now, int completed, double gap)
 {
-	uint64_t due = completed && w->o->think_us ? now + w->o->think_us * 1000 : 0;
-	s->k = (*k)++;
-	if (gap > 0) {
-		uint64_t start = w->clk->t_start + (uint64_t)((double)s->k * gap);
+	uint64_t due = completed && w->o->think_us ? now + w->o->think_us * 1000 : 0, mine = (*k)++;
+	/* -si: the position is the target's, drawn by every thread in turn */
+	s->k = w->o->interlocked ? atomic_fetch_add_explicit(&w->tgt->si_next, 1, memory_order_relaxed) : mine;
+	if (gap > 0) { /* -g paces this thread's own I/Os */
+		uint64_t start = w->clk->t_start + (uint64_t)((double)mine * gap);
 		if (start >= w->clk->t_end)
 			return -1;
 		due = start > due ? start : due;

@@ -99,6 +99,7 @@ static void *volume_worker(void *arg)
 			}
 			if (gap > 0) { /* -g: the next I/O of the thread starts no earlier than k gaps in */
 				uint64_t start = c->t_start + (uint64_t)((double)atomic_load(next_k) * gap);
+				/* (one worker per thread: next_k counts this thread's I/Os) */
 				if (start >= c->t_end)
 					continue; /* after the run: the slot retires */
 				if (start > now) {
@@ -110,6 +111,8 @@ static void *volume_worker(void *arg)
 				}
 			}
 			uint64_t k = atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed);
+			if (o->interlocked) /* -si: the target's shared position */
+				k = atomic_fetch_add_explicit(&w->tgt->si_next, 1, memory_order_relaxed);
 			bench_pattern_at(&w->pat, k, &s->off, &s->is_write);
 			if (s->is_write)
 				bench_write_data(w, s->buf, k);

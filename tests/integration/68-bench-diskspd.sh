@@ -14,7 +14,11 @@
 #                   buckets (one per interval) add up to its I/O count and give the
 #                   IopsStdDev it prints, and the volume's own counters saw the same
 #                   reads and writes (plus at most the I/Os in flight at the end);
-#                   paced by -g, every interval holds the same count (within one).
+#                   paced by -g, every interval holds the same count (within one);
+#   -rsPCT          in the volume's trace (one thread, one I/O at a time), PCT% of the
+#                   requests jump, the rest are the next block after the one before;
+#   -si             four threads on one shared position: the traced offsets never
+#                   repeat and leave no gap; without -si they repeat.
 . "$(dirname "$0")/../lib.sh"
 requires jq
 BENCH=$FSVOL_BUILD/bin/fsvol-bench
@@ -128,4 +132,37 @@ for z in "" -Z -Zr -Z64K; do
 		fail "-Z64K: $distinct distinct blocks (want 2..16: 4K slices of one 64K random buffer)" ;;
 	esac
 done
+# --- -rs and -si, seen in the volume's trace (fsvol trace --json: volume requests
+# are the records with dev -1, in completion order)
+"$FSVOL" create -l raid0 -c 64K -s 32M "$T"/s{0,1} >/dev/null
+fsvol_mount "$T/smnt" "$T"/s{0,1}
+S=$T/smnt
+traced() { # N BENCH-FLAGS...: the offsets of N volume requests of a run, in order
+	local n=$1
+	shift
+	timeout 60 "$FSVOL" trace -n "$n" --json "$S" >"$T/trace.json" &
+	local tp=$!
+	"$BENCH" -b4K -W0 -d3 -q -Su "$@" "$S/volume" >"$T/tb.out" 2>&1 || fail "fsvol-bench $*: $(cat "$T/tb.out")"
+	wait "$tp" || fail "fsvol trace did not see $n requests of fsvol-bench $*"
+	jq -r 'select(.dev == -1) | .offset' "$T/trace.json" >"$T/offsets"
+	[[ $(wc -l <"$T/offsets") -ge $n ]] || fail "the trace has $(wc -l <"$T/offsets") volume requests, want $n"
+}
+for pct in 0 25 100; do
+	traced 3000 -rs$pct -t1 -o1 -g2000i
+	share=$(awk 'NR > 1 { n++; if ($1 != prev + 4096) j++ } { prev = $1 } END { printf "%.4f", j / n }' "$T/offsets")
+	note "-rs$pct: $share of traced requests jumped"
+	awk -v s="$share" -v p="$pct" 'BEGIN { d = s - p / 100; exit !(d > -0.03 && d < 0.03) }' ||
+		fail "-rs$pct: $share of the requests jumped, want $pct% (within 3 points)"
+done
+for si in -si -s; do
+	traced 3000 "$si" -t4 -o1 -g1000i
+	read -r dup gap < <(sort -n "$T/offsets" | awk 'NR > 1 { if ($1 == prev) d++; else if ($1 != prev + 4096) g += ($1 - prev) / 4096 - 1 } { prev = $1 } END { print d + 0, g + 0 }')
+	note "$si -t4: $dup repeated offsets, $gap blocks skipped among 3000 traced"
+	if [[ $si == -si ]]; then
+		((dup == 0 && gap <= 8)) || fail "-si: the threads did not share one position ($dup repeats, $gap blocks skipped)"
+	else
+		((dup > 1000)) || fail "-s without i: 4 threads from offset 0 should repeat each other's offsets ($dup repeats)"
+	fi
+done
+fsvol_umount "$S"
 echo "PASS: 68-bench-diskspd"

@@ -70,6 +70,12 @@ static const struct {
 	{ "-Z1M,src f", "-ZSIZE,FILE (a source buffer from a file) is not supported" },
 	{ "-Zq f", "-Z q: not a size" },
 	{ "-g0 f", "-g 0: expected -gBYTES_PER_MS or -gIOPSi" },
+	{ "-rs101 f", "-r s101: expected -rsPCT" },
+	{ "-rsx f", "-r sx: expected -rsPCT" },
+	{ "-rs30 -s f", "-r and -s exclude each other" },
+	{ "-rs30 --dist zipf:1 f", "-rs30: the random part is uniform" },
+	{ "-si -T 1M f", "-si: the threads share one position" },
+	{ "-si -r f", "-r and -s exclude each other" },
 	{ "-D0 f", "-D 0: must be 1..3600000" },
 	{ "-Dx f", "-D x: not a number" },
 	{ "-Rjson f", "-R json: expected -Rtext or -Rxml" },
@@ -488,6 +494,45 @@ START_TEST(test_sequential)
 }
 END_TEST
 
+/* -rsPCT: PCT% of I/Os jump to a random place, the rest are the next block
+ * after the one before; a run keeps its direction (diskspd: homogeneous);
+ * its lengths are geometric (mean 100 / PCT). */
+START_TEST(test_mixed)
+{
+	static const int pcts[] = { 0, 10, 30, 75, 100 };
+	for (size_t t = 0; t < sizeof(pcts) / sizeof(pcts[0]); t++) {
+		char line[64];
+		snprintf(line, sizeof(line), "-b 4K -rs%d -w 40 -r8K f", pcts[t]);
+		struct bench_opts o = popts(line);
+		struct bench_pattern p;
+		uint64_t size = 64ull << 20, prev = 0, off, n = 200000, jumps = 0, runs = 0, mixed = 0;
+		int w, pw = 0;
+		ck_assert_int_eq(o.rs_pct, pcts[t]);
+		ck_assert_int_eq(bench_pattern_init(&p, &o, size, 3), 0);
+		for (uint64_t k = 0; k < n; k++) {
+			bench_pattern_at(&p, k, &off, &w);
+			ck_assert(off + 4096 <= size);
+			int seq = k && off == prev + 4096;
+			if (k && !seq) {
+				jumps++;
+				ck_assert_uint_eq(off % 8192, 0); /* a random start is -r aligned */
+			}
+			if (!k || !seq)
+				runs++;
+			else if (w != pw)
+				mixed++; /* a run changed direction */
+			prev = off;
+			pw = w;
+		}
+		double share = (double)jumps / (double)n; /* a random draw may land on the next block: rare */
+		ck_assert_msg(fabs(share - pcts[t] / 100.0) < 0.01, "-rs%d: %.4f of I/Os jumped", pcts[t], share);
+		/* only where a random jump happened to land on the next block */
+		ck_assert_msg(mixed <= n / 10000, "-rs%d: %llu runs changed direction", pcts[t], (unsigned long long)mixed);
+		bench_opts_free(&o);
+	}
+}
+END_TEST
+
 START_TEST(test_random_bounds)
 {
 	static const char *lines[] = { "-b 4K -r f", "-b 64K -r4K f", "-b 8K -r512 --dist normal:0.3 f",
@@ -881,6 +926,7 @@ int main(void)
 	tc = tcase_create("patterns");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_sequential);
+	tcase_add_test(tc, test_mixed);
 	tcase_add_test(tc, test_random_bounds);
 	tcase_add_test(tc, test_bounds_base_max);
 	tcase_add_test(tc, test_reproducible);
