@@ -38,6 +38,8 @@ struct bench_opts {
 	double cooldown;      /* -C */
 	unsigned outstanding; /* -o, per thread per target */
 	unsigned threads;     /* -t, per target */
+	unsigned fixed;       /* -F: threads in all, each on every target (diskspd); 0 = -t's model */
+	int threads_set;      /* -t was given (it conflicts with -F) */
 	int random;           /* -r (1) or -s (0) */
 	int pattern_set;      /* -r or -s was given */
 	uint64_t align;       /* -r ALIGN, 0 = block */
@@ -136,6 +138,7 @@ struct bench_opstat {
 };
 
 struct bench_thread_result {
+	unsigned id;      /* the thread's number: rows of one -F thread (one per target) share it */
 	unsigned target;  /* index in bench_result.target */
 	struct bench_opstat op[2]; /* [STATS_READ], [STATS_WRITE] */
 	uint64_t *iv;     /* -D: I/Os completed per interval, [op * niv + i]; NULL without -D */
@@ -183,7 +186,8 @@ struct bench_target_result {
 struct bench_result {
 	double test_s;       /* measured window */
 	uint64_t seed;
-	unsigned nthreads;   /* threads per target x targets */
+	unsigned nthreads;   /* rows of thread: threads per target x targets, or with -F, -F x targets */
+	unsigned threads;    /* threads in all (-F, or -t x targets): diskspd's "thread count" */
 	struct bench_thread_result *thread;
 	unsigned ntargets;
 	struct bench_target_result target[BENCH_MAX_TARGETS];

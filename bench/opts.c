@@ -34,8 +34,12 @@ static int set_t(struct bench_flag_ctx *c, const char *v)
 	uint64_t x;
 	int r = bench_flag_u64(c, v, &x, 1, 256);
 	O(c)->threads = (unsigned)x;
+	O(c)->threads_set = 1;
 	return r;
 }
+
+/* -F N: N threads in all, each driving every target (diskspd's fixed threads). */
+static int set_F(struct bench_flag_ctx *c, const char *v) { return bench_flag_uint(c, v, &O(c)->fixed, 1, 256); }
 
 static int set_pattern(struct bench_flag_ctx *c, int random)
 {
@@ -353,6 +357,8 @@ static const struct bench_flag opts[] = {
 	{ 'C', NULL, BENCH_FLAG_REQ, "SEC", "cool-down after measuring (default 0)", set_C },
 	{ 'o', NULL, BENCH_FLAG_REQ, "N", "outstanding I/Os per thread per target (default 2)", set_o },
 	{ 't', NULL, BENCH_FLAG_REQ, "N", "threads per target (default 1)", set_t },
+	{ 'F', NULL, BENCH_FLAG_REQ, "N", "threads in all, each on every target with -o I/Os per target (diskspd's "
+					"fixed threads; conflicts with -t)", set_F },
 	{ 'r', NULL, BENCH_FLAG_OPT, "[ALIGN|sPCT]", "random I/O aligned to ALIGN (default: block size); -rsPCT: PCT% "
 						     "of I/Os random, the rest continue a sequential run (diskspd's mix; "
 						     "-r ALIGN may be given too)", set_r },
@@ -446,6 +452,14 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 	if (o->wbuf == BENCH_WBUF_SOURCE && o->wbuf_size < o->block) {
 		snprintf(err, errlen, "-Z%llu: the source buffer is smaller than a block (-b %llu)",
 			 (unsigned long long)o->wbuf_size, (unsigned long long)o->block);
+		return -EINVAL;
+	}
+	if (o->fixed && o->threads_set) {
+		snprintf(err, errlen, "-F %u and -t %u: threads in all or per target, not both", o->fixed, o->threads);
+		return -EINVAL;
+	}
+	if (o->fixed && o->interlocked) {
+		snprintf(err, errlen, "-F with -si: not supported (use -t)");
 		return -EINVAL;
 	}
 	if (o->interlocked && o->thread_stride) {

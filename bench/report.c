@@ -162,7 +162,7 @@ static void table(FILE *f, const char *title, const struct bench_result *r, cons
 		totals(r, (int)t, sum);
 		bench_figs_of(&sum[op], r->test_s, &g);
 		size_format(tr->size, sz, sizeof(sz));
-		fprintf(f, "%6u | %15llu | %12llu | %10.2f | %10.2f", t, (unsigned long long)g.bytes,
+		fprintf(f, "%6u | %15llu | %12llu | %10.2f | %10.2f", r->thread[t].id, (unsigned long long)g.bytes,
 			(unsigned long long)g.ios, g.mb_s, g.iops);
 		sd_col(f, r, o, (int)t, op);
 		fprintf(f, " | %8.3f | %9.3f | %s (%s)\n", g.avg_ms, g.std_ms, tr->path, sz);
@@ -248,7 +248,10 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 		if (o->max_off)
 			fprintf(f, "\t\tmax file size: %llu\n", (unsigned long long)o->max_off);
 		fprintf(f, "\t\tthread stride size: %llu\n", (unsigned long long)o->thread_stride);
-		fprintf(f, "\t\tthreads per file: %u\n", o->threads);
+		if (o->fixed)
+			fprintf(f, "\t\ttotal threads: %u (each on every target)\n", o->fixed);
+		else
+			fprintf(f, "\t\tthreads per file: %u\n", o->threads);
 		fprintf(f, "\t\twrite buffers: %s\n", wbuf_name(o, buf, sizeof(buf)));
 		fprintf(f, "\t\tusing %s (%u OS threads)\n", tr->engine, tr->workers);
 	}
@@ -257,7 +260,7 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 			fprintf(f, "\nWARNING: %s: %s\n", r->target[i].path, r->target[i].holes);
 	fprintf(f, "\nResults for timespan 1:\n");
 	fprintf(f, "*******************************************************************************\n\n");
-	fprintf(f, "actual test time:\t%.2fs\nthread count:\t\t%u\nproc count:\t\t%u\n\n", r->test_s, r->nthreads,
+	fprintf(f, "actual test time:\t%.2fs\nthread count:\t\t%u\nproc count:\t\t%u\n\n", r->test_s, r->threads,
 		r->ncpu);
 	fprintf(f, "CPU |  Usage |  User  |  Kernel |  Idle\n");
 	print_hr(f, 43);
@@ -386,7 +389,7 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		jstr(f, o->members[m]);
 	}
 	fprintf(f, "]},\n\"results\":{\"test_time_s\":%.6f,\"thread_count\":%u,\"proc_count\":%u,\n\"cpu\":[", r->test_s,
-		r->nthreads, r->ncpu);
+		r->threads, r->ncpu);
 	for (unsigned i = 0; i < r->ncpu; i++)
 		fprintf(f, "%s{\"cpu\":%u,\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f}", i ? "," : "",
 			r->cpu[i].id,
@@ -432,7 +435,7 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 	fprintf(f, "],\n\"threads\":[");
 	for (unsigned t = 0; t < r->nthreads; t++) {
 		totals(r, (int)t, sum);
-		fprintf(f, "%s{\"thread\":%u,\"target\":%u", t ? ",\n" : "\n", t, r->thread[t].target);
+		fprintf(f, "%s{\"thread\":%u,\"target\":%u", t ? ",\n" : "\n", r->thread[t].id, r->thread[t].target);
 		for (int op = 0; op < 3; op++) {
 			fprintf(f, ",\"%s\":", opn[op]);
 			jfigs(f, &sum[op], r->test_s);

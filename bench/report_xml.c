@@ -71,7 +71,10 @@ static void profile(FILE *f, const struct bench_opts *o, const struct bench_resu
 		if (o->rate)
 			fprintf(f, "            <Throughput unit=\"%s\">%llu</Throughput>\n", o->rate_iops ? "IOPS" : "BPMS",
 				(unsigned long long)o->rate);
-		el_u(f, 12, "ThreadsPerFile", o->threads);
+		if (o->fixed)
+			el_u(f, 12, "ThreadCount", o->fixed);
+		else
+			el_u(f, 12, "ThreadsPerFile", o->threads);
 		fputs("          </Target>\n", f);
 	}
 	fputs("        </Targets>\n      </TimeSpan>\n    </TimeSpans>\n  </Profile>\n", f);
@@ -112,7 +115,7 @@ int bench_report_xml(FILE *f, const struct bench_opts *o, const struct bench_res
 	profile(f, o, r);
 	fputs("  <TimeSpan>\n", f);
 	el_d(f, 4, "TestTimeSeconds", r->test_s);
-	el_u(f, 4, "ThreadCount", r->nthreads);
+	el_u(f, 4, "ThreadCount", r->threads);
 	el_u(f, 4, "ProcCount", r->ncpu);
 	fputs("    <CpuUtilization>\n", f);
 	for (unsigned i = 0; i < r->ncpu; i++) {
@@ -162,8 +165,10 @@ int bench_report_xml(FILE *f, const struct bench_opts *o, const struct bench_res
 		struct bench_figs rd, wr;
 		bench_figs_of(&th->op[0], r->test_s, &rd);
 		bench_figs_of(&th->op[1], r->test_s, &wr);
-		fputs("    <Thread>\n", f);
-		el_u(f, 6, "Id", t);
+		if (!t || th->id != r->thread[t - 1].id) { /* -F: one <Thread>, a <Target> per target */
+			fputs("    <Thread>\n", f);
+			el_u(f, 6, "Id", th->id);
+		}
 		fputs("      <Target>\n", f);
 		el_s(f, 8, "Path", tr->path);
 		el_u(f, 8, "BytesCount", rd.bytes + wr.bytes);
@@ -180,7 +185,9 @@ int bench_report_xml(FILE *f, const struct bench_opts *o, const struct bench_res
 			el_d(f, 8, "WriteLatencyStdev", wr.std_ms);
 		}
 		iops(f, 8, r, o, (int)t);
-		fputs("      </Target>\n    </Thread>\n", f);
+		fputs("      </Target>\n", f);
+		if (t + 1 == r->nthreads || r->thread[t + 1].id != th->id)
+			fputs("    </Thread>\n", f);
 	}
 	fputs("  </TimeSpan>\n</Results>\n", f);
 	return ferror(f) ? -EIO : 0;

@@ -431,6 +431,14 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		return -ENOMEM;
 	if (o.seed_time)
 		o.seed = (uint64_t)time(NULL) ^ stats_now();
+	/* -F on one target is -t: the thread model differs only with several */
+	unsigned nfixed = o.fixed;
+	if (o.fixed && (o.nmembers || o.ntargets == 1)) {
+		o.threads = o.fixed;
+		o.fixed = 0;
+	} else if (o.fixed) {
+		o.threads = 1; /* per target and F-thread: one stream */
+	}
 	res->seed = o.seed;
 	nt = o.nmembers ? 1 : o.ntargets;
 	res->ntargets = nt;
@@ -474,7 +482,9 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		const struct bench_engine_ops *eng = o.nmembers ? &bench_volume_ops : &bench_uring_ops;
 		tr->engine = eng->name;
 		tr->workers = o.threads * eng->workers_per_thread(&o);
-		nw += tr->workers;
+		nw += o.fixed ? o.fixed : tr->workers;
+		if (o.fixed)
+			tr->workers = o.fixed; /* the F threads, each also on the other targets */
 		if (o.nmembers || bench_fsvol_mount_dir(tgt[i].path, src[i].dir, sizeof(src[i].dir)) == 0)
 			r = below_init(&src[i], &tgt[i], &tr->below, err, errlen);
 		if (o.nmembers && !r && !(tgt[i].next_k = calloc(o.threads, sizeof(*tgt[i].next_k))))
@@ -485,7 +495,8 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			bench_holes_file(tr->path, o.base, o.max_off && o.max_off < tr->size ? o.max_off : tr->size,
 					 tr->holes, sizeof(tr->holes));
 	}
-	res->nthreads = nt * o.threads;
+	res->nthreads = o.fixed ? o.fixed * nt : nt * o.threads;
+	res->threads = nfixed ? nfixed : nt * o.threads;
 	if (!r && (!(w = calloc(nw, sizeof(*w))) ||
 		   !(res->thread = calloc(res->nthreads, sizeof(*res->thread)))))
 		r = -ENOMEM;
@@ -503,7 +514,31 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	/* workers: thread t of target i is result thread i * threads + t */
 	gate_ready = 0;
 	gate_open = 0;
-	for (unsigned i = 0, k = 0; i < nt; i++) {
+	/* -F (several targets, the uring engine): F-thread f drives stream f x nt + i
+	 * for each target i, and that row of the result is thread f on target i */
+	for (unsigned f = 0; o.fixed && f < o.fixed; f++)
+		for (unsigned i = 0; i < nt; i++) {
+			struct bench_worker *x = &w[f * nt + i];
+			x->clk = &clk;
+			x->o = &o;
+			x->tgt = &tgt[i];
+			x->thread = f * nt + i;
+			x->lead = i == 0;
+			x->nstreams = i == 0 ? nt : 0;
+			x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
+			x->wsrc = wsrc;
+			if (o.iops_ms && !r) {
+				x->iv_ns = (uint64_t)o.iops_ms * 1000000u;
+				x->niv = res->niv;
+				if (!(x->iv = calloc(2 * (size_t)x->niv, sizeof(*x->iv))) ||
+				    !(res->thread[x->thread].iv = calloc(2 * (size_t)x->niv, sizeof(uint64_t))))
+					r = -ENOMEM;
+			}
+			res->thread[x->thread].target = i;
+			res->thread[x->thread].id = f;
+			bench_pattern_init(&x->pat, &o, tgt[i].size, f);
+		}
+	for (unsigned i = 0, k = 0; !o.fixed && i < nt; i++) {
 		const struct bench_engine_ops *eng = o.nmembers ? &bench_volume_ops : &bench_uring_ops;
 		unsigned per = eng->workers_per_thread(&o);
 		for (unsigned t = 0; t < o.threads; t++)
@@ -513,6 +548,8 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 				x->o = &o;
 				x->tgt = &tgt[i];
 				x->thread = i * o.threads + t;
+				x->lead = 1;
+				res->thread[x->thread].id = x->thread;
 				x->slot = s;
 				x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
 				x->wsrc = wsrc;
@@ -532,16 +569,20 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		goto out;
 	/* the window is unknown until everyone is set up: nothing counts */
 	clk.t_meas = clk.t_meas_end = clk.t_end = UINT64_MAX;
+	unsigned nos = 0; /* OS threads started: one per lead worker */
 	for (; started < nw; started++) {
+		if (!w[started].lead)
+			continue;
 		if ((r = -pthread_create(&w[started].tid, NULL, w[started].o->nmembers ? bench_volume_ops.worker
 										    : bench_uring_ops.worker,
 					 &w[started]))) {
-			err_set(err, errlen, "cannot start thread %u: %s", started, strerror(-r));
+			err_set(err, errlen, "cannot start thread %u: %s", nos, strerror(-r));
 			break;
 		}
+		nos++;
 	}
 	pthread_mutex_lock(&gate_lock);
-	while (gate_ready < started)
+	while (gate_ready < nos)
 		pthread_cond_wait(&gate_cond, &gate_lock);
 	for (unsigned i = 0; i < started; i++)
 		if (w[i].error)
@@ -602,10 +643,11 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	if (show && !o.progress)
 		fprintf(stderr, "\r\033[K");
 	for (unsigned i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
+		if (w[i].lead)
+			pthread_join(w[i].tid, NULL);
 	for (unsigned i = 0; i < started && !r; i++)
 		if (w[i].error) {
-			err_set(err, errlen, "%s: %s", res->target[w[i].thread / o.threads].path, w[i].errmsg);
+			err_set(err, errlen, "%s: %s", res->target[res->thread[w[i].thread].target].path, w[i].errmsg);
 			r = w[i].error;
 		}
 	if (r)

@@ -34,7 +34,11 @@ struct bench_worker {
 	const struct bench_opts *o;
 	struct bench_target *tgt;
 	struct bench_pattern pat;
-	unsigned thread;    /* index into the result's threads */
+	unsigned thread;    /* index into the result's threads (rows) */
+	unsigned nstreams;  /* uring, -F: this worker's OS thread also drives the next nstreams - 1
+			     * workers (the same thread's other targets); 0 or 1: itself only */
+	int lead;           /* runs an OS thread (not driven by another worker's) */
+	uint64_t issued;    /* this stream's I/O count (uring engine) */
 	unsigned slot;      /* volume engine: which of the thread's -o slots */
 	pthread_t tid;
 	int started;

@@ -1,7 +1,9 @@
 /* uring: the engine for files, block devices and MNT/volume. One ring per
- * thread with -o I/Os in flight; a slot re-issues as soon as it completes
- * (after --think, an io_uring timeout). Registered file and buffers when
- * the kernel allows (memlock), plain reads/writes otherwise. */
+ * thread with -o I/Os in flight per target; a slot re-issues as soon as it
+ * completes (after --think or -g's pacing, an io_uring timeout). With -F a
+ * thread drives several targets: each is a stream (a bench_worker of its
+ * own: pattern, counts) with its -o slots on the one ring. Registered files
+ * and buffers when the kernel allows (memlock), plain reads/writes otherwise. */
 #include <errno.h>
 #include <liburing.h>
 #include <stdlib.h>
@@ -12,6 +14,8 @@
 #define THINK_BIT (1ull << 63)
 
 struct uslot {
+	struct bench_worker *w; /* the stream (thread on one target) it serves */
+	unsigned file;          /* its target's index among the registered files */
 	char *buf;
 	uint64_t t0;
 	uint64_t k;   /* the thread's I/O number this slot carries next */
@@ -33,7 +37,7 @@ static void prep_io(struct io_uring *ring, struct bench_worker *w, struct uslot 
 	if (s->is_write)
 		bench_write_data(w, s->buf, s->k);
 	unsigned len = (unsigned)w->o->block;
-	int fd = fixed ? 0 : w->tgt->fd;
+	int fd = fixed ? (int)s->file : w->tgt->fd;
 	if (fixed && s->is_write)
 		io_uring_prep_write_fixed(sqe, fd, s->buf, len, s->off, (int)i);
 	else if (fixed)
@@ -60,10 +64,11 @@ static void prep_think(struct io_uring *ring, struct uslot *s, unsigned i, uint6
  * timeout) for the think time after a completion and for -g's start time of
  * that I/O. 1: issued now; 0: waiting; -1: its start falls after the run,
  * the slot retires. */
-static int next_io(struct io_uring *ring, struct bench_worker *w, struct uslot *s, unsigned i, uint64_t *k,
-		   int fixed, uint64_t now, int completed, double gap)
+static int next_io(struct io_uring *ring, struct uslot *s, unsigned i, int fixed, uint64_t now, int completed,
+		   double gap)
 {
-	uint64_t due = completed && w->o->think_us ? now + w->o->think_us * 1000 : 0, mine = (*k)++;
+	struct bench_worker *w = s->w;
+	uint64_t due = completed && w->o->think_us ? now + w->o->think_us * 1000 : 0, mine = w->issued++;
 	/* -si: the position is the target's, drawn by every thread in turn */
 	s->k = w->o->interlocked ? atomic_fetch_add_explicit(&w->tgt->si_next, 1, memory_order_relaxed) : mine;
 	if (gap > 0) { /* -g paces this thread's own I/Os */
@@ -82,19 +87,20 @@ static int next_io(struct io_uring *ring, struct bench_worker *w, struct uslot *
 
 static void *uring_worker(void *arg)
 {
-	struct bench_worker *w = arg;
+	struct bench_worker *w = arg; /* the first stream; w[1 .. ns - 1] the others */
 	const struct bench_opts *o = w->o;
 	const struct bench_clock *c = w->clk;
-	unsigned n = o->outstanding, inflight = 0;
+	unsigned ns = w->nstreams ? w->nstreams : 1, per = o->outstanding, n = per * ns, inflight = 0;
 	struct io_uring ring;
 	struct uslot *slot = calloc(n, sizeof(*slot));
 	struct iovec *iov = calloc(n, sizeof(*iov));
+	int *fds = calloc(ns, sizeof(*fds));
 	char *bufs = bench_buffers(o, n, o->seed + w->thread);
 	int ring_ok = 0, fixed = 0, r;
-	uint64_t k = 0, batch_t0;
+	uint64_t batch_t0;
 	double gap = bench_rate_gap_ns(o);
 
-	if (!slot || !iov || !bufs) {
+	if (!slot || !iov || !bufs || !fds) {
 		bench_fail(w, -ENOMEM, "out of memory for %u buffers of %llu bytes", n,
 			   (unsigned long long)o->block);
 		goto wait;
@@ -111,10 +117,14 @@ static void *uring_worker(void *arg)
 	}
 	ring_ok = 1;
 	for (unsigned i = 0; i < n; i++) {
+		slot[i].w = &w[i / per];
+		slot[i].file = i / per;
 		slot[i].buf = bufs + (size_t)i * o->block;
 		iov[i] = (struct iovec){ slot[i].buf, o->block };
 	}
-	if (o->block <= (1u << 30) && io_uring_register_files(&ring, &w->tgt->fd, 1) == 0) {
+	for (unsigned i = 0; i < ns; i++)
+		fds[i] = w[i].tgt->fd;
+	if (o->block <= (1u << 30) && io_uring_register_files(&ring, fds, ns) == 0) {
 		if (io_uring_register_buffers(&ring, iov, n) == 0)
 			fixed = 1;
 		else
@@ -127,7 +137,7 @@ wait:
 
 	batch_t0 = stats_now();
 	for (unsigned i = 0; i < n; i++)
-		inflight += next_io(&ring, w, &slot[i], i, &k, fixed, batch_t0, 0, gap) >= 0;
+		inflight += next_io(&ring, &slot[i], i, fixed, batch_t0, 0, gap) >= 0;
 	batch_t0 = stats_now();
 	for (unsigned i = 0; i < n; i++)
 		slot[i].t0 = batch_t0;
@@ -152,7 +162,7 @@ wait:
 				if (stopping) {
 					inflight--;
 				} else {
-					prep_io(&ring, w, s, i, fixed);
+					prep_io(&ring, s->w, s, i, fixed);
 					s->t0 = 0; /* stamped at submit */
 					issued++;
 				}
@@ -160,15 +170,15 @@ wait:
 			}
 			if (cqe->res != (int)o->block) {
 				int e = cqe->res < 0 ? cqe->res : -EIO;
-				bench_fail(w, e, "%s at offset %llu: %s%s", s->is_write ? "write" : "read",
+				bench_fail(s->w, e, "%s at offset %llu: %s%s", s->is_write ? "write" : "read",
 					   (unsigned long long)s->off, strerror(-e),
 					   cqe->res >= 0 ? " (short transfer)" : "");
 				stopping = 1;
 				inflight--;
 				continue;
 			}
-			bench_account(w, s->is_write, o->block, s->t0, now);
-			int x = stopping ? -1 : next_io(&ring, w, s, i, &k, fixed, now, 1, gap);
+			bench_account(s->w, s->is_write, o->block, s->t0, now);
+			int x = stopping ? -1 : next_io(&ring, s, i, fixed, now, 1, gap);
 			if (x < 0) {
 				inflight--;
 			} else if (x > 0) {
@@ -198,6 +208,7 @@ out:
 		io_uring_queue_exit(&ring);
 	free(bufs);
 	free(iov);
+	free(fds);
 	free(slot);
 	return NULL;
 }

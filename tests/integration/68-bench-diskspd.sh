@@ -18,7 +18,10 @@
 #   -rsPCT          in the volume's trace (one thread, one I/O at a time), PCT% of the
 #                   requests jump, the rest are the next block after the one before;
 #   -si             four threads on one shared position: the traced offsets never
-#                   repeat and leave no gap; without -si they repeat.
+#                   repeat and leave no gap; without -si they repeat;
+#   -F N            N threads in all, each on every target: the process runs N I/O
+#                   threads (its /proc task list) where -t N runs N per target, and
+#                   the XML has N <Thread>s each with a <Target> per target.
 . "$(dirname "$0")/../lib.sh"
 requires jq
 BENCH=$FSVOL_BUILD/bin/fsvol-bench
@@ -165,4 +168,32 @@ for si in -si -s; do
 	fi
 done
 fsvol_umount "$S"
+
+# --- -F: threads in all, each on every target
+for i in 1 2 3; do head -c $((4 * MiB)) /dev/urandom >"$T/F$i"; done
+os_threads() { # FLAGS...: the most I/O threads the run had at once (io_uring's iou-wrk workers aside)
+	"$BENCH" -b4K -r -o2 -d1.5 -W0 -q -Su "$@" -Rxml "$T/F1" "$T/F2" "$T/F3" >"$T/F.xml" 2>"$T/F.err" &
+	local bp=$! most=0 n
+	while _alive "$bp"; do
+		n=$(cat /proc/"$bp"/task/*/comm 2>/dev/null | grep -vc '^iou-' || true)
+		((n > most)) && most=$n
+		sleep 0.05
+	done
+	wait "$bp" || fail "fsvol-bench $*: $(cat "$T/F.err")"
+	echo $((most - 1)) # the main thread samples and reports
+}
+nf=$(os_threads -F2)
+read -r tc threads < <(/usr/bin/python3 - "$T/F.xml" <<'PY'
+import sys, xml.etree.ElementTree as E
+ts = E.parse(sys.argv[1]).getroot().find("TimeSpan")
+th = ts.findall("Thread")
+ok = all(len(t.findall("Target")) == 3 and all(int(x.find("IOCount").text) > 0 for x in t.findall("Target")) for t in th)
+print(ts.find("ThreadCount").text, len(th) if ok else -1)
+PY
+)
+note "-F2 on 3 targets: $nf I/O threads, ThreadCount $tc, $threads <Thread>s of 3 busy <Target>s"
+((nf == 2 && tc == 2 && threads == 2)) || fail "-F2: want 2 threads, each on the 3 targets (threads $nf, ThreadCount $tc, <Thread>s $threads)"
+nt=$(os_threads -t2)
+note "-t2 on 3 targets: $nt I/O threads"
+((nt == 6)) || fail "-t2 on 3 targets: $nt I/O threads, want 6"
 echo "PASS: 68-bench-diskspd"

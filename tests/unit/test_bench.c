@@ -70,6 +70,9 @@ static const struct {
 	{ "-Z1M,src f", "-ZSIZE,FILE (a source buffer from a file) is not supported" },
 	{ "-Zq f", "-Z q: not a size" },
 	{ "-g0 f", "-g 0: expected -gBYTES_PER_MS or -gIOPSi" },
+	{ "-F0 f", "-F 0: must be 1..256" },
+	{ "-F2 -t2 f", "-F 2 and -t 2: threads in all or per target, not both" },
+	{ "-F2 -si f g", "-F with -si: not supported" },
 	{ "-rs101 f", "-r s101: expected -rsPCT" },
 	{ "-rsx f", "-r sx: expected -rsPCT" },
 	{ "-rs30 -s f", "-r and -s exclude each other" },
@@ -182,6 +185,11 @@ START_TEST(test_good_flags)
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "-g250i f"), 0);
 	ck_assert(o.rate == 250 && o.rate_iops);
 	ck_assert_double_eq_tol(bench_rate_gap_ns(&o), 4e6, 1e-6);
+	bench_opts_free(&o);
+
+	/* -F: threads in all */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-F3 a b"), 0);
+	ck_assert(o.fixed == 3 && o.threads == 1 && !o.threads_set);
 	bench_opts_free(&o);
 
 	/* -D alone is diskspd's 1000 ms; -Rxml */
