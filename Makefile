@@ -109,7 +109,11 @@ INTEGRATION_TESTS := \
 	tests/integration/61-detail-scan.sh \
 	tests/integration/62-mount-run.sh \
 	tests/integration/63-monitor.sh \
-	tests/integration/64-bench-report.sh
+	tests/integration/64-bench-report.sh \
+	tests/integration/65-md-state.sh \
+	tests/integration/66-prometheus.sh \
+	tests/integration/67-dashboard-history.sh \
+	tests/integration/68-bench-diskspd.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -421,14 +421,24 @@ static void ff_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
  * thread finishes it. */
 struct ff_io {
 	fuse_req_t req;
+	struct vol *v;
 	void *buf;
 	size_t cap, size;
 	int op;
+	int fua; /* an O_DSYNC/O_SYNC write: a volume flush follows before the reply */
 };
 
 static void ff_io_done(void *arg, int res)
 {
 	struct ff_io *io = arg;
+	if (!res && io->fua) {
+		/* the write is done; the reply waits for the flush that makes it stable */
+		io->fua = 0;
+		int r = engine_submit(io->v, ENGINE_FLUSH, NULL, 0, 0, ff_io_done, io);
+		if (!r)
+			return;
+		res = r;
+	}
 	if (res)
 		fuse_reply_err(io->req, res == -EINVAL ? EINVAL : res == -ENOMEM ? ENOMEM
 				      : res == -ENOSPC || res == -EDQUOT ? -res : EIO);
@@ -445,7 +455,7 @@ static void ff_io_done(void *arg, int res)
 /* Hand a volume request to the engine; the reply follows from ff_io_done.
  * A write's payload is copied: libfuse reuses its buffer when we return (and
  * it is not aligned for O_DIRECT members anyway). */
-static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, uint64_t off, size_t size)
+static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, uint64_t off, size_t size, int fua)
 {
 	struct ff_io *io = malloc(sizeof(*io));
 	void *buf = NULL;
@@ -458,7 +468,7 @@ static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, u
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	*io = (struct ff_io){ .req = req, .buf = buf, .cap = cap, .size = size, .op = op };
+	*io = (struct ff_io){ .req = req, .v = v, .buf = buf, .cap = cap, .size = size, .op = op, .fua = fua };
 	if (op == ENGINE_WRITE)
 		memcpy(buf, data, size);
 	/* this is a FUSE worker: it may block while a file member's I/O runs */
@@ -573,7 +583,7 @@ static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 			size = (size_t)(cap - (uint64_t)off); /* short read at the end */
 		if (size > FF_MAX_IO)
 			size = FF_MAX_IO;
-		ff_submit(req, f->v, ENGINE_READ, NULL, (uint64_t)off, size);
+		ff_submit(req, f->v, ENGINE_READ, NULL, (uint64_t)off, size, 0);
 		return;
 	}
 	if (ino == INO_CTL) {
@@ -605,7 +615,6 @@ static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	struct ff *f = ff_of(req);
-	(void)fi;
 	if (ino == INO_CTL) {
 		char err[256];
 		int r = report_ctl(f->v, buf, size, err, sizeof(err));
@@ -628,7 +637,9 @@ static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_err(req, (uint64_t)off >= cap ? ENOSPC : EFBIG);
 		return;
 	}
-	ff_submit(req, f->v, ENGINE_WRITE, buf, (uint64_t)off, size);
+	/* the kernel marks a write O_DSYNC/O_SYNC (opened so, pwritev2's
+	 * RWF_DSYNC): it must be on stable storage when it completes */
+	ff_submit(req, f->v, ENGINE_WRITE, buf, (uint64_t)off, size, !!(fi->flags & (O_DSYNC | O_SYNC)));
 }
 
 static void ff_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -643,7 +654,7 @@ static void ff_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	(void)datasync;
 	(void)fi;
 	if (ino == INO_VOLUME)
-		ff_submit(req, ff_of(req)->v, ENGINE_FLUSH, NULL, 0, 0);
+		ff_submit(req, ff_of(req)->v, ENGINE_FLUSH, NULL, 0, 0, 0);
 	else
 		fuse_reply_err(req, 0);
 }

@@ -49,6 +49,17 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 	return d;
 }
 
+/* The md state each background pass shows as (md's mdstat says "recovery"
+ * for a replace too, "resync" for a repair). */
+static const struct {
+	const char *action; /* vol_sync_info's what */
+	enum stats_md_state md;
+} md_of_action[] = {
+	{ "recovery", STATS_MD_RECOVERING }, { "replace", STATS_MD_RECOVERING },
+	{ "resync", STATS_MD_RESYNC },       { "repair", STATS_MD_RESYNC },
+	{ "check", STATS_MD_CHECK },
+};
+
 /* md-like state for MNT/metrics, read as MNT/status reads it (no lock:
  * each field is one atomic load or fixed after assembly). */
 static void md_state(struct vol *v, struct stats_prom_md *md)
@@ -59,11 +70,14 @@ static void md_state(struct vol *v, struct stats_prom_md *md)
 	md->degraded = (unsigned)__builtin_popcountll(failed & mask);
 	md->blocks = vol_geom(v)->capacity / 1024;
 	md->blocks_synced = md->blocks;
-	md->state = "active";
+	md->state = STATS_MD_ACTIVE;
 	struct vol_sync_info si;
 	vol_sync_info(v, &si);
 	if (si.running && si.what) {
-		md->state = !strcmp(si.what, "check") ? "check" : !strcmp(si.what, "recovery") ? "recover" : "resync";
+		md->state = STATS_MD_RESYNC; /* a pass this table does not know yet still shows as a pass */
+		for (size_t i = 0; i < sizeof(md_of_action) / sizeof(md_of_action[0]); i++)
+			if (!strcmp(si.what, md_of_action[i].action))
+				md->state = md_of_action[i].md;
 		if (si.total)
 			md->blocks_synced = (uint64_t)((double)md->blocks * (double)si.pos / (double)si.total);
 	}
