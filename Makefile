@@ -96,7 +96,9 @@ INTEGRATION_TESTS := \
 	tests/integration/35-netns.sh \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
-	tests/integration/38-powercut.sh
+	tests/integration/38-powercut.sh \
+	tests/integration/46-stress-short.sh \
+	tests/integration/47-failpath-short.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
