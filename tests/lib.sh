@@ -51,6 +51,7 @@ _kill_pid() {
 	local pid=$1 i
 	_alive "$pid" || return 0
 	kill -TERM "$pid" 2>/dev/null
+	kill -CONT "$pid" 2>/dev/null # a stopped one (SIGSTOP) takes the TERM once running
 	for ((i = 0; i < 50; i++)); do
 		_alive "$pid" || return 0
 		sleep 0.1
