@@ -154,7 +154,11 @@ stopped_recovery() {
 	spare_file "$T/s" $MB
 	"$FSVOL" ctl "$T/mnt" add "$T/s" || fail "add"
 	wait_sync_pct "$T/mnt" "$pct"
+	# held there (its average speed is far above 1 KiB/s): it cannot end before the umount
+	"$FSVOL" ctl "$T/mnt" sync_speed_min 1 || fail "sync_speed_min"
+	"$FSVOL" ctl "$T/mnt" sync_speed_max 1 || fail "sync_speed_max"
 	at=$(sync_pct "$T/mnt")
+	[[ $(json "$T/mnt" '.sync.state // ""') == running ]] || fail "the recovery ended at ${at}% before it was stopped"
 	fsvol_umount "$T/mnt"
 	local now=("$T/s" "${MEM[@]:1}")
 	for m in "${now[@]}"; do

@@ -4,7 +4,8 @@
 # number of I/Os, errors injected at a random point of the run, a member's
 # nbdkit server killed) under fio --verify=crc32c, at raid1/5/6/10, with file
 # and NBD members; each iteration must end with fio clean (no error, verify
-# clean, also on a verify pass after the failure) and a clean umount.
+# clean, also on a verify pass after the failure), no member failed but the
+# victims (none silent until the NBD timeout) and a clean umount.
 #   FSVOL_BUILD=build tests/stress/failpath.sh [-n ITERATIONS] [--short]
 #       [--levels raid1,raid5,raid6,raid10] [--kinds file,nbd] [--seed N] [--out DIR]
 # A watchdog stands over each iteration: when the volume's I/O counters stand
@@ -212,6 +213,11 @@ fio_v "$T/fio2.out" --verify_only || {
 	exit 1
 }
 nfailed=$(grep -c "^ *m[0-9]*: .* failed" "$T/mnt/status" || true)
+# only the victims may fail: another member failing, or one silent until the
+# NBD timeout, is the failure path stalling the daemon (its threads blocked)
+((nfailed <= nvict)) ||
+	fail "$nfailed members failed, $nvict injected: $(grep -E 'failed|no reply' "$DAEMON_LOG" | tail -n 4 | tr '\n' ' ')"
+! grep -q "no reply for" "$DAEMON_LOG" || fail "a member went silent: $(grep -m2 'no reply for' "$DAEMON_LOG" | tr '\n' ' ')"
 touch "$STATE/idle"
 fsvol_umount "$T/mnt"
 echo "PASS ${what[*]}; $nfailed member(s) failed, fio clean, verify after it clean"
