@@ -8,6 +8,10 @@
 # victims (none silent until the NBD timeout) and a clean umount.
 #   FSVOL_BUILD=build tests/stress/failpath.sh [-n ITERATIONS] [--short]
 #       [--levels raid1,raid5,raid6,raid10] [--kinds file,nbd] [--seed N] [--out DIR]
+#       [--nbd-delay server|member]
+# Every member answers 3 ms late: file members by a fault spec (delay=3ms),
+# NBD members by nbdkit's delay filter (--nbd-delay member: by the fault spec
+# too, whose delay thread then runs their completions).
 # A watchdog stands over each iteration: when the volume's I/O counters stand
 # still for --stall seconds (default 60) while it runs, or it outlives
 # --limit (default 300), every thread's stack of the daemon (gdb: thread apply
@@ -22,7 +26,7 @@ export FSVOL_BUILD
 
 # ---------------------------------------------------------------- the driver
 if [[ ${1:-} != --iter ]]; then
-	iters=8 levels=raid1,raid5,raid6,raid10 kinds=file,nbd seed=$RANDOM short=0 stall=60 limit=300 out=""
+	iters=8 levels=raid1,raid5,raid6,raid10 kinds=file,nbd seed=$RANDOM short=0 stall=60 limit=300 out="" nbd_delay=server
 	while (($#)); do
 		case $1 in
 		-n) iters=$2; shift ;;
@@ -33,12 +37,14 @@ if [[ ${1:-} != --iter ]]; then
 		--stall) stall=$2; shift ;;
 		--limit) limit=$2; shift ;;
 		--out) out=$2; shift ;;
-		-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		--nbd-delay) nbd_delay=$2; shift ;;
+		-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "failpath.sh: unknown argument $1" >&2; exit 2 ;;
 		esac
 		shift
 	done
 	[[ $iters =~ ^[0-9]+$ ]] || { echo "failpath.sh: -n $iters: not a number" >&2; exit 2; }
+	[[ $nbd_delay == server || $nbd_delay == member ]] || { echo "failpath.sh: --nbd-delay $nbd_delay: server or member" >&2; exit 2; }
 	IFS=, read -r -a L <<<"$levels"
 	IFS=, read -r -a K <<<"$kinds"
 	out=${out:-${FSVOL_TEST_TMPDIR:-/var/tmp}/fsvol-failpath-out.$$}
@@ -61,12 +67,12 @@ if [[ ${1:-} != --iter ]]; then
 	}
 	ios() { timeout 5 jq '.volume.reads + .volume.writes' "$1/stats.json" 2>/dev/null || echo stuck; }
 	passed=0 hangs=0 verrs=0 others=0
-	echo "failpath: $iters iterations, levels $levels, kinds $kinds, seed $seed, output $out"
+	echo "failpath: $iters iterations, levels $levels, kinds $kinds, NBD delay by the $nbd_delay, seed $seed, output $out"
 	for ((i = 0; i < iters; i++)); do
 		level=${L[i % ${#L[@]}]}
 		kind=${K[(i / ${#L[@]}) % ${#K[@]}]}
 		rm -f "$state"/*
-		bash "$0" --iter "$level" "$kind" $((seed * 7919 + i)) "$short" "$state" >"$out/iter-$i.log" 2>&1 &
+		bash "$0" --iter "$level" "$kind" $((seed * 7919 + i)) "$short" "$state" "$nbd_delay" >"$out/iter-$i.log" 2>&1 &
 		child=$!
 		start=$SECONDS last=-1 still=$SECONDS hung=""
 		while kill -0 "$child" 2>/dev/null; do
@@ -120,7 +126,7 @@ if [[ ${1:-} != --iter ]]; then
 fi
 
 # ---------------------------------------------------------------- one iteration
-LEVEL=$2 KIND=$3 SEED=$4 SHORT=$5 STATE=$6
+LEVEL=$2 KIND=$3 SEED=$4 SHORT=$5 STATE=$6 NBD_DELAY=${7:-member}
 RANDOM=$SEED
 . "$HERE/../lib.sh"
 requires fio
@@ -135,7 +141,8 @@ case $LEVEL in raid1) n=2 ;; raid5) n=4 ;; raid6) n=5 ;; raid10) n=4 ;; *) fail 
 mem=() others=()
 for ((i = 0; i < n; i++)); do
 	if [[ $KIND == nbd ]]; then
-		nbdkit_start "$T/n$i.pid" nbdkit -U "$T/n$i.sock" memory $((MB + 4))M
+		nbdkit_start "$T/n$i.pid" nbdkit -U "$T/n$i.sock" --filter=delay memory $((MB + 4))M \
+			delay-read=$([[ $NBD_DELAY == server ]] && echo 3ms || echo 0) delay-write=$([[ $NBD_DELAY == server ]] && echo 3ms || echo 0)
 		others+=("$NBDKIT_PID")
 		mem+=("nbd+unix:///?socket=$T/n$i.sock")
 	else
@@ -155,11 +162,14 @@ while ((${#victims[@]} < nvict)); do
 done
 # the run: LOOPS times about SIZE/18K writes (the mean of 4K-32K), each time
 # followed by as many verify reads; every member answers 3 ms late (a busy
-# disk), so a run lasts seconds and a failure lands inside it
+# disk: the fault spec's delay, or nbdkit's), so a run lasts seconds and a
+# failure lands inside it
 case $LEVEL in raid1) size=$MB ;; raid5) size=$((MB * (n - 1))) ;; raid6) size=$((MB * (n - 2))) ;; raid10) size=$((MB * n / 2)) ;; esac
 ((size > 32)) && size=32
 LOOPS=2
 ios=$((LOOPS * 2 * size * 1024 / 18))
+# the 3 ms: in the fault spec, unless the NBD server adds them
+member_delay() { [[ $KIND == nbd && $NBD_DELAY == server ]] || echo ",delay=3ms"; }
 ways=(after ctl rate)
 [[ $KIND == nbd ]] && ways+=(kill kill)
 opts=() later=()
@@ -169,12 +179,14 @@ for v in "${victims[@]}"; do
 	case $way in
 	after) # trips by itself after a random number of the member's I/Os
 		k=$((20 + RANDOM % (ios / 2)))
-		opts+=("--fault=$v=error=all,after=$k,delay=3ms")
+		opts+=("--fault=$v=error=all,after=$k$(member_delay)")
 		say "m$v error after $k I/Os" ;;
 	*) later+=("$v:$way:$((5 + RANDOM % (9 * ios / 10)))") ;; # at that many volume I/Os (writes and the verify's reads)
 	esac
 done
-for ((i = 0; i < n; i++)); do [[ " ${opts[*]} " == *"--fault=$i="* ]] || opts+=("--fault=$i=delay=3ms"); done
+for ((i = 0; i < n; i++)); do
+	[[ -z $(member_delay) || " ${opts[*]} " == *"--fault=$i="* ]] || opts+=("--fault=$i=$(member_delay | cut -c2-)")
+done
 fsvol_mount "${opts[@]}" "$T/mnt" "${mem[@]}"
 daemon_pid "$T/mnt" >"$STATE/pid"
 echo "$T/mnt" >"$STATE/mnt"
