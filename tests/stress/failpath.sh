@@ -204,7 +204,7 @@ vol_ios() { jq '.volume.writes + .volume.reads' "$T/mnt/stats.json"; }
 _reached() { ! _alive "$fio_pid" || (($(vol_ios) >= $1)); }
 for l in "${later[@]}"; do
 	IFS=: read -r v way at <<<"$l"
-	wait_for 120 "the volume did not reach $at I/Os" _reached "$at"
+	wait_for 3600 "the volume did not reach $at I/Os" _reached "$at" # the watchdog (--limit) reports a crawl first, with the stacks
 	case $way in
 	ctl) "$FSVOL" ctl "$T/mnt" fault "$v" error=all >/dev/null || fail "fault $v" ;;
 	rate) "$FSVOL" ctl "$T/mnt" fault "$v" error=all,rate=0.05,seed=$RANDOM >/dev/null || fail "fault $v rate" ;;
