@@ -100,6 +100,8 @@ INTEGRATION_TESTS := \
 	tests/integration/41-member-slots.sh \
 	tests/integration/42-dirty-recovery.sh \
 	tests/integration/43-nbd-idle.sh \
+	tests/integration/46-stress-short.sh \
+	tests/integration/47-failpath-short.sh \
 	tests/integration/50-trace-record.sh \
 	tests/integration/51-replay.sh \
 	tests/integration/52-replay-compare.sh \
