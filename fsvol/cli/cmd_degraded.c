@@ -35,6 +35,10 @@ int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n)
 	struct vol_opts o = { .readonly = 1, .buffered = 1, .stats = VOL_STATS_OFF };
 	if (vol_open(&v, members, n, &o, err, sizeof(err)))
 		return 0; /* the assembly proper says why */
+	if (vol_was_dirty(v)) {
+		vol_close(v); /* dirty and degraded: the assembly's own refusal (--force), as mdadm's */
+		return 0;
+	}
 	const struct sb *s = vol_sb(v);
 	struct degraded_find *d = calloc(1, sizeof(*d));
 	if (!d) {
