@@ -66,6 +66,9 @@ int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 const char *cmd_abs_path(const char *a, char *buf, size_t len);
 char **cmd_abs_paths(char *const *in, unsigned n);
 void cmd_free_paths(char **p, unsigned n);
+/* fn(ctx, dir) for every fsvol FUSE mount in /proc/self/mounts, its mount
+ * point unescaped, until fn returns non-zero: that value, 0, or -errno. */
+int cmd_fsvol_mounts(int (*fn)(void *ctx, const char *dir), void *ctx);
 /* Is mnt an fsvol FUSE mount (/proc/self/mounts)? */
 int cmd_is_fsvol_mount(const char *mnt);
 /* What errno e on path, a file of mnt, means in words: a dead daemon, not
