@@ -28,6 +28,7 @@
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/front/http.h"
 #include "fsvol/front/nbd_server.h"
+#include "fsvol/front/ctl.h"
 #include "fsvol/front/report.h"
 #include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
@@ -608,7 +609,7 @@ static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	(void)fi;
 	if (ino == INO_CTL) {
 		char err[256];
-		int r = report_ctl(f->v, buf, size, err, sizeof(err));
+		int r = ctl_exec(f->v, buf, size, err, sizeof(err));
 		ff_ctl_reply(f, fi->fh, r ? err : NULL);
 		if (r) {
 			fsvol_log(LOG_WARNING, "%s", err);
