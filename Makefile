@@ -50,6 +50,7 @@ UNIT_TESTS := \
 	test_filters \
 	test_http \
 	test_layout \
+	test_members \
 	test_parity \
 	test_sb \
 	test_size \
