@@ -3,7 +3,8 @@
  * Table-driven: a request on a fresh volume of each level family gives
  * exactly the member operations (op, member, offset, length, why) the
  * mapping promises, healthy and degraded; data round trips on every level;
- * a member error is retried on what survives; a resync counts and repairs.
+ * a member error is retried on what survives; a resync counts and repairs;
+ * a fail asked for keeps the last copy unless forced.
  * The members themselves (fault filters, NBD) are test_members.c's.
  */
 #include <check.h>
@@ -225,6 +226,31 @@ START_TEST(test_resync_counts_and_repairs)
 }
 END_TEST
 
+/* ---- a fail asked for: md's policy (vol_fail_request) ---- */
+
+START_TEST(test_fail_request_keeps_last_copy)
+{
+	struct vol *v = mkvol("raid1", 2, 64 * K);
+	char err[256];
+	ck_assert_int_eq(vol_fail_request(v, 2, 0, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "slot 2"));
+	ck_assert_int_eq(vol_fail_request(v, 0, 0, err, sizeof(err)), 0);
+	ck_assert_str_eq(vol_slot_state(v, 0), "failed");
+	/* the last copy: refused, naming the level and the member, nothing changed */
+	err[0] = 0;
+	ck_assert_int_eq(vol_fail_request(v, 1, 0, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "raid1 cannot serve its data without member 1"));
+	ck_assert_str_ne(vol_slot_state(v, 1), "failed");
+	/* failing one already failed changes nothing and is no error */
+	ck_assert_int_eq(vol_fail_request(v, 0, 0, err, sizeof(err)), 0);
+	/* forced: done, and the volume has failed */
+	ck_assert_int_eq(vol_fail_request(v, 1, 1, err, sizeof(err)), 0);
+	ck_assert_str_eq(vol_slot_state(v, 1), "failed");
+	ck_assert(!layout_survives(&v->geom, atomic_load(&v->failed)));
+	vol_close(v);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -236,6 +262,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(t, test_retry_read_error);
 	tcase_add_test(t, test_beyond_redundancy);
 	tcase_add_test(t, test_resync_counts_and_repairs);
+	tcase_add_test(t, test_fail_request_keeps_last_copy);
 	suite_add_tcase(s, t);
 	return s;
 }
