@@ -91,9 +91,11 @@ unsigned cmd_scan(char *const *paths, unsigned n, int depth, cmd_scan_fn fn, voi
  * degraded, against superblocks that record them active: prints why and
  * returns 1 (mdadm --assemble without --run), else 0. */
 int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n);
-/* "starting degraded: m1 missing, m2 failed" on stderr, when it is. */
+/* "starting degraded: m1 missing, m2 failed" on stderr, when it is; and
+ * when the volume was not shut down cleanly, that it resyncs (progress in
+ * the file status names). */
 struct vol;
-void cmd_degraded_note(const struct cmd *c, const struct vol *v);
+void cmd_degraded_note(const struct cmd *c, const struct vol *v, const char *status);
 
 /* The commands, in the order --help lists them (main.c), NULL-terminated. */
 extern const struct cmd *const cmd_all[];

@@ -184,10 +184,7 @@ static int mount_members(const struct cmd *c, struct mount_args *a, char **membe
 			return cmd_err(c, "%s", err);
 		}
 	}
-	cmd_degraded_note(c, v);
-	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
-		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
-				"resyncing parity and copies in the background (see MNT/status)\n");
+	cmd_degraded_note(c, v, "MNT/status");
 	if (daemon_run(d, v, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
 	return 0;

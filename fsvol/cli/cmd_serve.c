@@ -109,10 +109,7 @@ static int serve_run(const struct cmd *c, int argc, char **argv)
 		daemon_free(d);
 		return cmd_err(c, "%s", err);
 	}
-	cmd_degraded_note(c, v);
-	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
-		fprintf(stderr, "fsvol serve: warning: the volume was not shut down cleanly; resyncing "
-				"parity and copies in the background (see status)\n");
+	cmd_degraded_note(c, v, "status");
 	if (daemon_run(d, v, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
 	return 0;
