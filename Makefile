@@ -96,6 +96,10 @@ INTEGRATION_TESTS := \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
 	tests/integration/38-powercut.sh \
+	tests/integration/39-spare-takeover.sh \
+	tests/integration/40-rebuild-checkpoint.sh \
+	tests/integration/41-member-slots.sh \
+	tests/integration/42-dirty-recovery.sh \
 	tests/integration/43-nbd-idle.sh \
 	tests/integration/50-trace-record.sh \
 	tests/integration/51-replay.sh \

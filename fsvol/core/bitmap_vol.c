@@ -396,7 +396,7 @@ int vol_bitmap_dirty(struct vol *v, uint64_t off, uint64_t len)
 	return r;
 }
 
-int vol_bitmap_skip(struct vol *v, int slot, uint64_t off, uint64_t len)
+int vol_bitmap_skip(struct vol *v, unsigned gen, uint64_t off, uint64_t len)
 {
 	struct vol_bitmap *b = v->bitmap;
 	if (!b || !len)
@@ -408,9 +408,7 @@ int vol_bitmap_skip(struct vol *v, int slot, uint64_t off, uint64_t len)
 	pthread_mutex_lock(&b->lock);
 	/* under the lock a writer sets bits with: a writer that sets one after
 	 * this check plans after the checkpoint moved, so it writes the member */
-	int skip = !bitmap_any(b->want, first, last) && atomic_load(&v->rebuild_slot) == slot;
-	if (skip && atomic_load(&v->rebuild_pos) < off + len)
-		atomic_store_explicit(&v->rebuild_pos, off + len, memory_order_release);
+	int skip = !bitmap_any(b->want, first, last) && vol_rebuild_advance(v, gen, off + len);
 	pthread_mutex_unlock(&b->lock);
 	return skip;
 }

@@ -31,9 +31,10 @@ void vol_bitmap_end(struct vol *v, uint64_t off, uint64_t len);
  * between members (a bit is set, or there is no bitmap). */
 int vol_bitmap_dirty(struct vol *v, uint64_t off, uint64_t len);
 /* Recovery of a re-added member: when no bit covers [off, off+len), move
- * the rebuild checkpoint past it (atomically with writers setting bits)
- * and return 1; else 0 (rebuild the unit). */
-int vol_bitmap_skip(struct vol *v, int slot, uint64_t off, uint64_t len);
+ * the rebuild checkpoint of generation gen past it (atomically with writers
+ * setting bits) and return 1; else 0 (rebuild the unit, or the target
+ * changed). */
+int vol_bitmap_skip(struct vol *v, unsigned gen, uint64_t off, uint64_t len);
 /* vol_readd: the next recovery of slot rebuilds only the dirty regions. */
 void vol_bitmap_partial(struct vol *v, int slot);
 /* run_recovery: 1 when the recovery of slot is partial (consumes the mark). */

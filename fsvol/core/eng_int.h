@@ -105,6 +105,7 @@ struct eng_req {
 	/* resync */
 	uint64_t unit, mismatches, skipped;
 	int target, dest;        /* rebuild/copy: the role whose part is rebuilt, the slot written */
+	unsigned gen;            /* rebuild: the target's generation (vol_int.h rebuild_gen) */
 	int repair;
 	struct eng_req *parent;  /* a child (edge reads of an unaligned write) */
 };

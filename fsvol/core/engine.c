@@ -535,6 +535,7 @@ static int batch_settle(struct eng_req *rq)
 		 * stripes it touched may disagree now, so the volume stays owed a
 		 * resync (the next assembly runs it) */
 		v->was_dirty = 1;
+		atomic_fetch_add(&v->dirtied, 1);
 		rq->res = host;
 		return 0;
 	}
@@ -731,7 +732,7 @@ static void eng_step(struct eng_req *rq)
 			/* the rebuilt unit is in sync from now on: say so before its
 			 * lock drops, so no write can slip past the target meanwhile */
 			if (rq->kind == ENG_K_REBUILD && !rq->res)
-				atomic_store_explicit(&v->rebuild_pos, rq->seg_off + rq->seg_len, memory_order_release);
+				vol_rebuild_advance(v, rq->gen, rq->seg_off + rq->seg_len);
 			if (rq->kind == ENG_K_WRITE)
 				vol_bitmap_end(v, rq->seg_off, rq->seg_len);
 			if (rq->lk.want)
@@ -870,7 +871,8 @@ uint64_t engine_resync_units(const struct vol *v)
 }
 
 /* A background unit (resync or rebuild), waited for. */
-static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, uint64_t *mismatches, uint64_t *skipped)
+static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, unsigned gen, uint64_t *mismatches,
+		       uint64_t *skipped)
 {
 	if (unit >= engine_resync_units(v))
 		return -EINVAL;
@@ -884,6 +886,7 @@ static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, uint6
 	rq->kind = kind;
 	rq->unit = unit;
 	rq->repair = repair;
+	rq->gen = gen;
 	rq->target = kind == ENG_K_COPY ? atomic_load(&v->replace_slot) : atomic_load(&v->rebuild_slot);
 	rq->dest = kind == ENG_K_COPY ? atomic_load(&v->replace_with) : rq->target;
 	rq->t0 = eng_now(v);
@@ -909,21 +912,23 @@ static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, uint6
 
 int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches, uint64_t *skipped)
 {
-	return engine_unit(v, ENG_K_RESYNC, unit, repair, mismatches, skipped);
+	return engine_unit(v, ENG_K_RESYNC, unit, repair, 0, mismatches, skipped);
 }
 
-int engine_rebuild(struct vol *v, uint64_t unit)
+int engine_rebuild(struct vol *v, uint64_t unit, unsigned gen)
 {
 	if (atomic_load(&v->rebuild_slot) < 0)
 		return -EINVAL;
-	return engine_unit(v, ENG_K_REBUILD, unit, 0, NULL, NULL);
+	if (atomic_load(&v->rebuild_gen) != gen)
+		return -ECANCELED; /* another target now: its own pass starts from its checkpoint */
+	return engine_unit(v, ENG_K_REBUILD, unit, 0, gen, NULL, NULL);
 }
 
 int engine_copy(struct vol *v, uint64_t unit)
 {
 	if (atomic_load(&v->replace_slot) < 0)
 		return -EINVAL;
-	return engine_unit(v, ENG_K_COPY, unit, 0, NULL, NULL);
+	return engine_unit(v, ENG_K_COPY, unit, 0, 0, NULL, NULL);
 }
 
 unsigned engine_active(const struct vol *v)

@@ -46,8 +46,9 @@ int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches
 uint64_t engine_resync_units(const struct vol *v);
 /* Rebuild one unit's part of the volume's rebuild slot from redundancy (a
  * parity stripe, a mirror chunk); the slot is in sync below the unit's end
- * from the moment it completes. 0 or -errno. */
-int engine_rebuild(struct vol *v, uint64_t unit);
+ * from the moment it completes, if the rebuild target is still generation
+ * gen's (vol_int.h). 0, -ECANCELED when the target changed, or -errno. */
+int engine_rebuild(struct vol *v, uint64_t unit, unsigned gen);
 /* The same for a replacement: role replace_slot's part of the unit, rebuilt
  * from redundancy onto the member in slot replace_with. */
 int engine_copy(struct vol *v, uint64_t unit);

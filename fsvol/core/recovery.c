@@ -21,11 +21,92 @@
 
 uint64_t vol_failed_at(const struct vol *v, uint64_t off)
 {
-	uint64_t failed = atomic_load_explicit(&v->failed, memory_order_acquire);
+	/* slot, then position, then the mask: the reverse of the order
+	 * vol_recovery_done changes them in (mask, position, slot), so a
+	 * member in the middle of becoming active is never seen failed */
 	int slot = atomic_load_explicit(&v->rebuild_slot, memory_order_acquire);
-	if (slot >= 0 && off < atomic_load_explicit(&v->rebuild_pos, memory_order_acquire))
+	uint64_t pos = atomic_load_explicit(&v->rebuild_pos, memory_order_acquire);
+	uint64_t failed = atomic_load_explicit(&v->failed, memory_order_acquire);
+	if (slot >= 0 && off < pos)
 		failed &= ~(1ull << slot);
 	return failed;
+}
+
+void vol_rebuild_set(struct vol *v, int slot, uint64_t pos)
+{
+	pthread_mutex_lock(&v->rebuild_lock);
+	atomic_fetch_add(&v->rebuild_gen, 1);
+	/* the position first: a reader that sees the new slot sees its position */
+	atomic_store(&v->rebuild_pos, pos);
+	atomic_store(&v->rebuild_slot, slot);
+	pthread_mutex_unlock(&v->rebuild_lock);
+}
+
+int vol_rebuild_advance(struct vol *v, unsigned gen, uint64_t pos)
+{
+	pthread_mutex_lock(&v->rebuild_lock);
+	int same = atomic_load(&v->rebuild_gen) == gen && atomic_load(&v->rebuild_slot) >= 0;
+	if (same && atomic_load(&v->rebuild_pos) < pos)
+		atomic_store_explicit(&v->rebuild_pos, pos, memory_order_release);
+	pthread_mutex_unlock(&v->rebuild_lock);
+	return same;
+}
+
+/* The lowest and the highest row (member offset / chunk) any copy of unit u
+ * lies in. Both only grow with u at every level and layout (parity: the
+ * stripe's row; raid1: the chunk's; raid10 near/far/offset: copy 0 is the
+ * lowest, the last copy the highest), which the conversions below rely on. */
+static void unit_rows(const struct vol *v, uint64_t u, uint64_t *lo, uint64_t *hi)
+{
+	const struct layout_geom *g = &v->geom;
+	uint64_t off, len;
+	engine_unit_range(v, u, &off, &len);
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (unsigned k = 0; k < layout_copies(g); k++) {
+		struct layout_extent e;
+		if (layout_locate(g, off, k, &e))
+			continue;
+		uint64_t row = e.offset / g->chunk;
+		*lo = row < *lo ? row : *lo;
+		*hi = row > *hi ? row : *hi;
+	}
+}
+
+uint64_t vol_rebuild_to_member(const struct vol *v, uint64_t logical)
+{
+	uint64_t total = engine_resync_units(v), off, len;
+	if (!total)
+		return 0;
+	engine_unit_range(v, 0, &off, &len);
+	/* units are equal but for the last: the first not wholly below logical */
+	uint64_t u = logical >= v->geom.capacity ? total : logical / len;
+	if (u >= total)
+		return v->geom.member_used;
+	/* every row below the lowest of unit u holds only units below u */
+	uint64_t lo, hi;
+	unit_rows(v, u, &lo, &hi);
+	return lo * v->geom.chunk;
+}
+
+uint64_t vol_rebuild_from_member(const struct vol *v, uint64_t moff)
+{
+	uint64_t total = engine_resync_units(v), a = 0, b = total, off, len;
+	if (!total)
+		return 0;
+	/* the first unit with a row at or past moff: everything before it is in sync */
+	while (a < b) {
+		uint64_t m = a + (b - a) / 2, lo, hi;
+		unit_rows(v, m, &lo, &hi);
+		if ((hi + 1) * v->geom.chunk <= moff)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a >= total)
+		return v->geom.capacity;
+	engine_unit_range(v, a, &off, &len);
+	return off;
 }
 
 static int redundant(const struct vol *v)
@@ -69,8 +150,8 @@ static void take_over(struct vol *v, unsigned k, unsigned s)
 	v->sb.slots[k].data_size = sk.data_size;
 	v->sb.slots[s] = sk;
 	v->sb.slots[s].state = old ? SB_FAILED : SB_EMPTY;
-	atomic_store(&v->rebuild_pos, 0);
-	atomic_store(&v->rebuild_slot, (int)k);
+	/* from 0, whatever an earlier target of this role had reached */
+	vol_rebuild_set(v, (int)k, 0);
 	v->sb.events++;
 	fsvol_log(LOG_NOTICE, "spare %s takes over member %u (%s): recovery starts", spare->path, k,
 		old ? old->path : "missing");
@@ -100,26 +181,44 @@ void vol_recovery_kick(struct vol *v)
 		return; /* the running pass gives way and goes on with the recovery */
 }
 
-void vol_recovery_done(struct vol *v)
+int vol_recovery_done(struct vol *v, unsigned gen)
 {
 	pthread_mutex_lock(&v->state_lock);
-	int k = atomic_load(&v->rebuild_slot);
-	if (k >= 0) {
+	int k = atomic_load(&v->rebuild_slot), done = 0;
+	/* only the target this pass rebuilt, and only when all of it is */
+	if (k >= 0 && atomic_load(&v->rebuild_gen) == gen && atomic_load(&v->rebuild_pos) >= v->geom.capacity) {
 		v->sb.slots[k].state = SB_ACTIVE;
 		v->sb.slots[k].rebuild_pos = 0;
-		atomic_store(&v->rebuild_slot, -1);
+		/* in the role first, then no longer rebuilding: a write planned in
+		 * between must not see the member failed and skip it */
 		atomic_fetch_and(&v->failed, ~(1ull << k));
+		vol_rebuild_set(v, -1, 0);
 		v->sb.events++;
 		vol_write_sbs(v);
 		fsvol_log(LOG_NOTICE, "member %d (%s) is in sync: volume %s", k, v->slot[k]->path,
 			atomic_load(&v->failed) ? "still degraded" : "healthy");
+		done = 1;
 	}
 	pthread_mutex_unlock(&v->state_lock);
 	vol_recovery_kick(v); /* another failed role and another spare? */
+	return done;
+}
+
+/* Undo open_new: the backend, the fault wrapper and the counters go, and the
+ * member struct is free again. State lock held. */
+static void close_new(struct vol *v, struct member *m)
+{
+	member_close(m);
+	if (m->stats)
+		stats_dev_destroy(m->stats);
+	m->stats = NULL;
+	v->nmembers--;
 }
 
 /* Open a member to add at run time: a free member struct, the backend, the
- * fault wrapper, the claim, counters. State lock held. */
+ * fault wrapper, the claim. Its counters (most of a member's memory) come
+ * with with_stats, once it is accepted, so that a refusal allocates little.
+ * State lock held. */
 static struct member *open_new(struct vol *v, const char *path, char *err, size_t errlen)
 {
 	if (path[0] != '/' && !strchr(path, ':')) {
@@ -157,7 +256,8 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 		member_close(m);
 		return NULL;
 	}
-	if (member_fault_wrap(m) || !(m->stats = stats_dev_create())) {
+	m->stats = NULL;
+	if (member_fault_wrap(m)) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		member_close(m);
 		return NULL;
@@ -167,11 +267,30 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 	return m;
 }
 
-/* A free slot for a spare (EMPTY, or a new one past the last). -1 when full. */
+/* The counters of an accepted member; closes it when there is no memory. */
+static int with_stats(struct vol *v, struct member *m, char *err, size_t errlen)
+{
+	if ((m->stats = stats_dev_create()))
+		return 0;
+	snprintf(err, errlen, "%s: out of memory", m->path);
+	close_new(v, m);
+	return -ENOMEM;
+}
+
+/* A spare-range slot no member holds: a removed one, or the entry of a
+ * member that failed out of a role and was not given at assembly (md reuses
+ * such descriptor numbers too). */
+static int leftover(const struct vol *v, unsigned s)
+{
+	return s >= v->geom.members && s < v->nslots && !v->slot[s] && v->sb.slots[s].state != SB_REBUILDING &&
+	       (int)s != atomic_load(&v->replace_with);
+}
+
+/* A free slot for a spare (a leftover, or a new one past the last). -1 when full. */
 static int free_slot(struct vol *v)
 {
 	for (unsigned s = v->geom.members; s < v->nslots; s++)
-		if (!v->slot[s] && (v->sb.slots[s].state == SB_EMPTY || v->sb.slots[s].state == SB_MISSING))
+		if (leftover(v, s))
 			return (int)s;
 	if (v->nslots < SB_MAX_SLOTS) {
 		v->sb.spares++;
@@ -196,11 +315,16 @@ int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
 	if (s < 0)
 		snprintf(err, errlen, "%s: every one of the %d slots is taken", path, SB_MAX_SLOTS);
 	if (s < 0) {
-		member_close(m);
-		v->nmembers--;
+		close_new(v, m);
 		pthread_mutex_unlock(&v->state_lock);
 		return -ENOSPC;
 	}
+	int r = with_stats(v, m, err, errlen);
+	if (r) {
+		pthread_mutex_unlock(&v->state_lock);
+		return r;
+	}
+	struct sb_slot was = v->sb.slots[s];
 	v->slot[s] = m;
 	m->slot = s;
 	v->sb.slots[s].state = SB_SPARE;
@@ -208,13 +332,22 @@ int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
 	v->sb.slots[s].data_size = v->sb.slots[0].data_size;
 	v->sb.slots[s].rebuild_pos = 0;
 	v->sb.events++;
-	int r = vol_write_sbs(v);
-	pthread_mutex_unlock(&v->state_lock);
-	fsvol_log(LOG_NOTICE, "%s added as a spare (slot %d)", path, s);
+	/* the new member first: one that cannot hold a superblock is no spare */
+	r = vol_write_sb_slot(v, (unsigned)s);
 	if (r) {
-		snprintf(err, errlen, "%s: writing superblocks: %s", path, strerror(-r));
+		v->slot[s] = NULL;
+		v->sb.slots[s] = was;
+		close_new(v, m);
+		pthread_mutex_unlock(&v->state_lock);
+		snprintf(err, errlen, "%s: writing its superblock: %s", path, strerror(-r));
 		return r;
 	}
+	/* the others (failed members are left alone): an error there is the
+	 * member's, logged; the spare is recorded and the recovery goes on */
+	if ((r = vol_write_sbs(v)))
+		fsvol_log(LOG_ERR, "%s added, but writing the other members' superblocks: %s", path, strerror(-r));
+	pthread_mutex_unlock(&v->state_lock);
+	fsvol_log(LOG_NOTICE, "%s added as a spare (slot %d)", path, s);
 	vol_recovery_kick(v);
 	return 0;
 }
@@ -236,6 +369,17 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 	pthread_mutex_lock(&v->state_lock);
 	int s = vol_slot_of(v, which), r = 0;
 	const char *st = s >= 0 ? vol_slot_state(v, (unsigned)s) : NULL;
+	if (s >= 0 && leftover(v, (unsigned)s) && v->sb.slots[s].state != SB_EMPTY) {
+		/* an entry without its member (failed out of a role, then left
+		 * out at assembly): only the table forgets it */
+		fsvol_log(LOG_NOTICE, "slot %d (%s, no member present) removed", s, st);
+		memset(&v->sb.slots[s], 0, sizeof(v->sb.slots[s]));
+		v->sb.slots[s].state = SB_EMPTY;
+		v->sb.events++;
+		vol_write_sbs(v);
+		pthread_mutex_unlock(&v->state_lock);
+		return 0;
+	}
 	if (s < 0 || !v->slot[s]) {
 		snprintf(err, errlen, "remove %s: no member there (give a slot number or a member's path)", which);
 		r = -ENOENT;
@@ -310,9 +454,11 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 			 atomic_load(&v->rebuild_slot) >= 0 ? "busy: a recovery is running" : vol_slot_state(v, k));
 		r = -EBUSY;
 	}
+	if (r)
+		close_new(v, m);
+	else
+		r = with_stats(v, m, err, errlen); /* closes it on failure */
 	if (r) {
-		member_close(m);
-		v->nmembers--;
 		pthread_mutex_unlock(&v->state_lock);
 		return r;
 	}
@@ -325,8 +471,7 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 	m->slot = (int)k;
 	v->sb.slots[k].state = SB_REBUILDING;
 	v->sb.slots[k].rebuild_pos = 0;
-	atomic_store(&v->rebuild_pos, 0);
-	atomic_store(&v->rebuild_slot, (int)k);
+	vol_rebuild_set(v, (int)k, 0);
 	v->sb.events++;
 	vol_write_sbs(v);
 	pthread_mutex_unlock(&v->state_lock);

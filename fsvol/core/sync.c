@@ -43,6 +43,18 @@ static void sync_throttle(struct vol *v, uint64_t t0, uint64_t bytes)
 	}
 }
 
+int vol_resync_owed(const struct vol *v)
+{
+	return v->was_dirty && !v->opts.readonly && engine_resync_units(v);
+}
+
+int vol_resync_pending(const struct vol *v)
+{
+	const char *what = v->sync_what;
+	return vol_resync_owed(v) &&
+	       !(v->sync_running && what && (!strcmp(what, "resync") || !strcmp(what, "repair")));
+}
+
 static int sync_preempted(struct vol *v, int recovery)
 {
 	/* a recovery waiting pre-empts a check or resync (it resumes later) */
@@ -85,26 +97,46 @@ static int run_check(struct vol *v, const char *what)
 	return done;
 }
 
-static void save_checkpoint(struct vol *v, int slot)
+/* The checkpoint of generation gen to the superblocks, in member bytes. */
+static void save_checkpoint(struct vol *v, unsigned gen)
 {
 	pthread_mutex_lock(&v->state_lock);
-	if (atomic_load(&v->rebuild_slot) == slot) {
-		v->sb.slots[slot].rebuild_pos = atomic_load(&v->rebuild_pos);
+	int slot = atomic_load(&v->rebuild_slot);
+	if (slot >= 0 && atomic_load(&v->rebuild_gen) == gen) {
+		v->sb.slots[slot].rebuild_pos = vol_rebuild_to_member(v, atomic_load(&v->rebuild_pos));
 		if (!v->opts.readonly)
 			vol_write_sbs(v);
 	}
 	pthread_mutex_unlock(&v->state_lock);
 }
 
+/* Whether rebuilding a unit leaves all of it consistent: the target is
+ * computed from every other member of the unit, and no other copy or parity
+ * is left to disagree (raid4/5: the one parity; a 2-way raid1). raid6's Q,
+ * a third mirror, and raid10's chunks without a copy on the target are not
+ * rewritten. */
+static int rebuild_makes_consistent(const struct vol *v)
+{
+	const struct layout_geom *g = &v->geom;
+	return layout_is_parity(g) ? layout_parity_count(g) == 1 : g->level == LAYOUT_RAID1 && layout_copies(g) == 2;
+}
+
 static int run_recovery(struct vol *v)
 {
+	/* one target for the whole pass: its slot, generation and checkpoint */
+	pthread_mutex_lock(&v->rebuild_lock);
 	int slot = atomic_load(&v->rebuild_slot), r = 0;
+	unsigned gen = atomic_load(&v->rebuild_gen);
+	uint64_t pos = atomic_load(&v->rebuild_pos);
+	pthread_mutex_unlock(&v->rebuild_lock);
 	if (slot < 0)
 		return 1;
-	uint64_t t0 = stats_now(), saved = t0, pos = atomic_load(&v->rebuild_pos), u = 0, off, len;
+	uint64_t t0 = stats_now(), saved = t0, u = 0, off, len;
+	unsigned dirtied = atomic_load(&v->dirtied);
 	/* resume: the first unit not wholly below the checkpoint */
 	while (u < v->sync_total && (engine_unit_range(v, u, &off, &len), off + len <= pos))
 		u++;
+	uint64_t first = u;
 	atomic_store(&v->sync_pos, u);
 	uint64_t start_bytes = off < pos ? off : pos, clean = 0;
 	/* a re-added member catches up only the regions written while it was away */
@@ -113,35 +145,44 @@ static int run_recovery(struct vol *v)
 		v->slot[slot] ? v->slot[slot]->path : "?", u ? "resumes" : "starts", (unsigned long long)u,
 		(unsigned long long)v->sync_total, partial ? ", dirty regions only (bitmap)" : "");
 	for (; u < v->sync_total && !atomic_load(&v->sync_stop); u++) {
-		if (atomic_load(&v->rebuild_slot) != slot) {
-			r = -EIO; /* the target failed meanwhile */
+		if (atomic_load(&v->rebuild_gen) != gen) {
+			r = -ECANCELED; /* the target failed meanwhile (a spare may take over: from 0) */
 			break;
 		}
 		engine_unit_range(v, u, &off, &len);
-		if (partial && vol_bitmap_skip(v, slot, off, len)) {
+		if (partial && vol_bitmap_skip(v, gen, off, len)) {
 			clean++;
 			atomic_store(&v->sync_pos, u + 1);
 			continue;
 		}
-		if ((r = engine_rebuild(v, u)) < 0)
+		if ((r = engine_rebuild(v, u, gen)) < 0)
 			break;
 		engine_unit_range(v, u, &off, &len);
 		atomic_store(&v->sync_pos, u + 1);
 		atomic_store(&v->sync_bytes, off + len - start_bytes);
 		if (stats_now() - saved > SYNC_CHECKPOINT_NS) {
-			save_checkpoint(v, slot);
+			save_checkpoint(v, gen);
 			saved = stats_now();
 		}
 		sync_throttle(v, t0, off + len - start_bytes);
 	}
-	int done = !r && u == v->sync_total;
-	if (done)
-		vol_recovery_done(v);
-	else
-		save_checkpoint(v, slot);
+	int done = !r && u == v->sync_total && vol_recovery_done(v, gen);
+	if (!done)
+		save_checkpoint(v, gen);
+	/* md: what a recovery makes consistent is clean. One that covered every
+	 * unit (rebuilt, or clean by the bitmap) on a level where a rebuilt unit
+	 * agrees with itself settles a resync owed from before it started */
+	if (done && !first && v->was_dirty && rebuild_makes_consistent(v) && !atomic_load(&v->failed) &&
+	    atomic_load(&v->dirtied) == dirtied) {
+		v->was_dirty = 0;
+		if (atomic_load(&v->dirtied) != dirtied)
+			v->was_dirty = 1; /* a write the host refused meanwhile: owed again */
+		fsvol_log(LOG_NOTICE, "recovery of member %d rewrote every unit from the others: the resync it owed "
+			  "is settled", slot);
+	}
 	fsvol_log(LOG_NOTICE, "recovery of member %d %s: %llu of %llu units%s%s", slot, done ? "done" : "stopped",
 		(unsigned long long)atomic_load(&v->sync_pos), (unsigned long long)v->sync_total,
-		r ? ": " : "", r ? strerror(-r) : "");
+		r ? ": " : "", r == -ECANCELED ? "its member failed" : r ? strerror(-r) : "");
 	if (partial)
 		fsvol_log(LOG_NOTICE, "recovery of member %d: %llu units clean by the write-intent bitmap, not copied",
 			slot, (unsigned long long)clean);
@@ -196,12 +237,15 @@ static void *sync_main(void *arg)
 	pthread_setname_np(pthread_self(), "fsvol-sync"); /* top -H, ps -L */
 	struct vol *v = arg;
 	for (;;) {
-		int done = !strcmp(v->sync_what, "recovery") ? run_recovery(v)
+		int recovery = !strcmp(v->sync_what, "recovery");
+		int done = recovery ? run_recovery(v)
 			   : !strcmp(v->sync_what, "replace") ? run_replace(v) : run_check(v, v->sync_what);
 		pthread_mutex_lock(&v->sync_lock);
 		v->sync_done = done;
 		/* asked for while this pass ran: a recovery (a member failed, or one
-		 * was added), then a replace */
+		 * was added), then a replace; after a recovery that made the volume
+		 * whole, the resync an unclean shutdown left owed (md runs it too:
+		 * without it the volume would stay dirty for good) */
 		const char *next = NULL;
 		if (!atomic_load(&v->sync_stop) && atomic_exchange(&v->recovery_wanted, 0) &&
 		    atomic_load(&v->rebuild_slot) >= 0)
@@ -209,6 +253,9 @@ static void *sync_main(void *arg)
 		else if (!atomic_load(&v->sync_stop) && atomic_exchange(&v->replace_wanted, 0) &&
 			 atomic_load(&v->replace_slot) >= 0)
 			next = "replace";
+		else if (!atomic_load(&v->sync_stop) && recovery && done && vol_resync_owed(v) &&
+			 !atomic_load(&v->failed))
+			next = "resync";
 		if (next) {
 			sync_pass_begin(v, next);
 			pthread_mutex_unlock(&v->sync_lock);

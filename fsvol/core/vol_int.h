@@ -36,6 +36,7 @@ struct vol {
 	uint64_t start_ns;
 	_Atomic uint64_t reset_ns;      /* counters last zeroed (start_ns until a reset) */
 	int was_dirty;                  /* not shut down cleanly last time */
+	atomic_uint dirtied;            /* times the volume became owed a resync while running */
 	/* background passes, one at a time (core/sync.c): resync, check, repair,
 	 * and recovery (a member rebuilt from redundancy, core/recovery.c) */
 	pthread_mutex_t sync_lock;
@@ -54,9 +55,15 @@ struct vol {
 	atomic_int recovery_wanted;     /* a member failed with a spare at hand */
 	/* recovery: one slot at a time is rebuilt (md recovers one at a time
 	 * too); below rebuild_pos (logical bytes) it is in sync, above it it
-	 * counts as failed. -1: none. */
+	 * counts as failed. -1: none. rebuild_gen changes with every new target
+	 * (a spare taking over, a re-add, the target failing, the end), so work
+	 * done for an earlier one never moves the checkpoint of the next; the
+	 * three change together under rebuild_lock (taken after state_lock and
+	 * the bitmap's lock, never before). */
 	atomic_int rebuild_slot;
 	atomic_uint_fast64_t rebuild_pos;
+	atomic_uint rebuild_gen;
+	pthread_mutex_t rebuild_lock;
 	struct vol_bitmap *bitmap;      /* write-intent bitmap (core/bitmap_vol.c), NULL: none */
 	/* replace (md's want_replacement): role replace_slot is rebuilt onto the
 	 * member in spare slot replace_with while the role keeps serving; every
@@ -69,5 +76,30 @@ struct vol {
  * volume closes (NULL when the clock is real); stop it after the last I/O. */
 void *vol_model_pump_start(struct vol *v);
 void vol_model_pump_stop(void *pump);
+
+/* core/volume.c: write slot's superblock (nothing for a failed member). */
+int vol_write_sb_slot(struct vol *v, unsigned slot);
+
+/* core/recovery.c */
+/* Recovery of generation gen done: its slot becomes active. 0 (nothing
+ * changes) when the target changed meanwhile or is not wholly rebuilt. */
+int vol_recovery_done(struct vol *v, unsigned gen);
+
+/* core/sync.c: a resync is owed (an unclean shutdown, a write the host
+ * refused) and has yet to complete. */
+int vol_resync_owed(const struct vol *v);
+/* Owed and not running now (MNT/status "resync pending", status.json). */
+int vol_resync_pending(const struct vol *v);
+/* A new rebuild target (slot, or -1 for none) from logical position pos:
+ * a new generation. State lock held. */
+void vol_rebuild_set(struct vol *v, int slot, uint64_t pos);
+/* Move the checkpoint of generation gen up to pos (logical bytes); 0 when gen
+ * is no longer the volume's (the target changed meanwhile). */
+int vol_rebuild_advance(struct vol *v, unsigned gen, uint64_t pos);
+/* The superblock's checkpoint (member bytes: rows of every member below it are
+ * in sync, md's recovery_offset) from the logical one, and back. The round
+ * trip never moves the checkpoint up. */
+uint64_t vol_rebuild_to_member(const struct vol *v, uint64_t logical);
+uint64_t vol_rebuild_from_member(const struct vol *v, uint64_t moff);
 
 #endif

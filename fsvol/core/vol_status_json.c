@@ -94,6 +94,7 @@ void vol_status_json(struct vol *v, FILE *f)
 		fprintf(f, ",\"mismatches\":%llu,\"skipped\":%llu}", (unsigned long long)atomic_load(&v->sync_bad),
 			(unsigned long long)atomic_load(&v->sync_skipped));
 	}
+	fprintf(f, ",\"resync_pending\":%s", vol_resync_pending(v) ? "true" : "false");
 	fprintf(f, ",\"mismatch_count\":%llu,\"sync_speed_min\":%u,\"sync_speed_max\":%u,\"bitmap\":",
 		(unsigned long long)atomic_load(&v->sync_bad), atomic_load(&v->sync_speed_min),
 		atomic_load(&v->sync_speed_max));

@@ -58,20 +58,42 @@ static int write_sb(struct member *m, const struct sb *s)
 	return r;
 }
 
+/* Whether slot i's member gets superblock writes: a failed member is left
+ * alone, in its role or parked in a spare slot (docs/format.md: the one that
+ * failed last keeps the highest events of the failed, for assembly rule 14;
+ * and an unreachable one must not fail the write); one being rebuilt is
+ * written. */
+static int sb_written(const struct vol *v, unsigned i)
+{
+	if (!v->slot[i] || !v->slot[i]->ops)
+		return 0;
+	if (i < v->geom.members)
+		return !(atomic_load(&v->failed) & (1ull << i)) || (int)i == atomic_load(&v->rebuild_slot);
+	return v->sb.slots[i].state != SB_FAILED;
+}
+
+static int write_slot(struct vol *v, unsigned i)
+{
+	if (!sb_written(v, i))
+		return 0;
+	struct sb s = v->sb;
+	s.index = i;
+	memcpy(s.member_uuid, v->sb.slots[i].uuid, 16);
+	return write_sb(v->slot[i], &s);
+}
+
+int vol_write_sb_slot(struct vol *v, unsigned slot)
+{
+	v->sb.utime = (uint64_t)time(NULL);
+	return slot < v->nslots ? write_slot(v, slot) : -EINVAL;
+}
+
 int vol_write_sbs(struct vol *v)
 {
 	int first = 0;
-	uint64_t failed = atomic_load(&v->failed);
 	v->sb.utime = (uint64_t)time(NULL);
 	for (unsigned i = 0; i < v->nslots; i++) {
-		struct member *m = v->slot[i];
-		/* a failed member is left alone; one being rebuilt is written */
-		if (!m || (i < v->geom.members && (failed & (1ull << i)) && (int)i != atomic_load(&v->rebuild_slot)))
-			continue;
-		struct sb s = v->sb;
-		s.index = i;
-		memcpy(s.member_uuid, v->sb.slots[i].uuid, 16);
-		int r = write_sb(m, &s);
+		int r = write_slot(v, i);
 		if (r && !first)
 			first = r;
 	}
@@ -94,8 +116,9 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 	pthread_mutex_lock(&v->state_lock);
 	uint64_t bit = 1ull << slot;
 	if ((int)slot == atomic_load(&v->rebuild_slot)) {
-		/* the member being rebuilt failed: the recovery stops, it stays failed */
-		atomic_store(&v->rebuild_slot, -1);
+		/* the member being rebuilt failed: the recovery stops, it stays
+		 * failed; a spare that takes over starts again from 0 */
+		vol_rebuild_set(v, -1, 0);
 		v->sb.slots[slot].state = SB_FAILED;
 		v->sb.slots[slot].rebuild_pos = 0;
 		v->sb.events++;
@@ -192,6 +215,10 @@ void vol_status(struct vol *v, FILE *f)
 			fprintf(f, " (faults: %s)", faults);
 		fputc('\n', f);
 	}
+	if (vol_resync_pending(v))
+		fprintf(f, "      resync pending: not shut down cleanly; it runs %s\n",
+			atomic_load(&v->rebuild_slot) >= 0 ? "after the recovery"
+			: "when the volume is whole again (a spare rebuilt)");
 	if (v->sync_what) {
 		uint64_t pos = atomic_load(&v->sync_pos), bad = atomic_load(&v->sync_bad);
 		uint64_t skipped = atomic_load(&v->sync_skipped);
@@ -229,6 +256,7 @@ static int vol_alloc(struct vol **out, const struct vol_opts *opts)
 	pthread_mutex_init(&v->state_lock, NULL);
 	pthread_mutex_init(&v->sync_lock, NULL);
 	atomic_init(&v->rebuild_slot, -1);
+	pthread_mutex_init(&v->rebuild_lock, NULL);
 	atomic_init(&v->replace_slot, -1);
 	atomic_init(&v->replace_with, -1);
 	/* md's defaults, KiB/s */
@@ -259,6 +287,7 @@ static void vol_free(struct vol *v)
 	free(v->members);
 	pthread_mutex_destroy(&v->state_lock);
 	pthread_mutex_destroy(&v->sync_lock);
+	pthread_mutex_destroy(&v->rebuild_lock);
 	free(v);
 }
 
@@ -271,14 +300,15 @@ int vol_start(struct vol *v)
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
 	int r = vol_bitmap_start(v);
-	/* Not shut down cleanly: a write may have reached some members and not
-	 * others. Bring the redundancy back in line, in the background (md). */
-	if (!r && v->was_dirty && !v->opts.readonly && engine_resync_units(v))
-		r = vol_sync_start(v, "resync");
 	/* an interrupted recovery, or a spare and a failed member: rebuild
-	 * (first, as md does: the resync waits its turn) */
+	 * first (the volume gets its redundancy back soonest) */
 	if (!r)
 		vol_recovery_kick(v);
+	/* Not shut down cleanly: a write may have reached some members and not
+	 * others. Bring the redundancy back in line, in the background (md):
+	 * now, or after the recovery (status shows it pending meanwhile). */
+	if (!r && vol_resync_owed(v) && atomic_load(&v->rebuild_slot) < 0)
+		r = vol_sync_start(v, "resync");
 	return r;
 }
 
@@ -359,10 +389,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)
 			failed |= 1ull << i;
 		if (v->slot[i] && v->sb.slots[i].state == SB_REBUILDING && atomic_load(&v->rebuild_slot) < 0) {
-			/* an interrupted recovery resumes from its saved checkpoint */
+			/* an interrupted recovery resumes from its saved checkpoint
+			 * (member bytes on disk, logical bytes in memory) */
 			failed |= 1ull << i;
-			atomic_store(&v->rebuild_slot, (int)i);
-			atomic_store(&v->rebuild_pos, v->sb.slots[i].rebuild_pos);
+			vol_rebuild_set(v, (int)i, vol_rebuild_from_member(v, v->sb.slots[i].rebuild_pos));
 		} else if (v->sb.slots[i].state == SB_REBUILDING) {
 			failed |= 1ull << i;
 		}
@@ -379,10 +409,20 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	}
 	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !opts->force && !opts->readonly) {
 		/* md's rule: interrupted writes may have left a stripe's parity
-		 * stale, and with a member missing that stripe would rebuild wrong. */
-		snprintf(err, errlen, "cannot start a dirty degraded %s (not shut down cleanly, member slot(s) "
-			 "missing): data written at the crash may be wrong; use --force to start it anyway",
-			 layout_level_name(v->geom.level));
+		 * stale, and with a member missing that stripe would rebuild wrong.
+		 * A member whose recovery was interrupted counts as missing above
+		 * its checkpoint (md: not In_sync, so degraded). */
+		int k = atomic_load(&v->rebuild_slot);
+		if (k >= 0 && failed == 1ull << k)
+			snprintf(err, errlen, "cannot start a dirty degraded %s: member %d was being rebuilt (%.0f%% done) "
+				 "when it stopped uncleanly, and writes in flight then may have left parity stale where "
+				 "it is not rebuilt yet; use --force to resume the recovery (the resync it owes follows)",
+				 layout_level_name(v->geom.level), k,
+				 100.0 * (double)atomic_load(&v->rebuild_pos) / (double)v->geom.capacity);
+		else
+			snprintf(err, errlen, "cannot start a dirty degraded %s (not shut down cleanly, member slot(s) "
+				 "missing): data written at the crash may be wrong; use --force to start it anyway",
+				 layout_level_name(v->geom.level));
 		r = -EINVAL;
 		goto fail;
 	}

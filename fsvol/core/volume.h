@@ -111,8 +111,6 @@ void vol_replace_abort(struct vol *v, int error);
 void vol_replace_done(struct vol *v);
 /* Called when a member failed: start recovery onto a spare if one is there. */
 void vol_recovery_kick(struct vol *v);
-/* Recovery done: the rebuilt slot becomes active. */
-void vol_recovery_done(struct vol *v);
 /* Set (or change, at run time) the members' spindle models from a spec
  * (fsvol mount --model, MNT/ctl "model SPEC"). -EBUSY while a model has
  * requests queued; -EINVAL with a message for a bad spec. */
@@ -140,7 +138,9 @@ void vol_close(struct vol *v);
  * which the engine reports a member error (md's md_error). */
 void vol_fail_slot(struct vol *v, unsigned slot, int error);
 int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen); /* vol_fail.c: md's policy */
-/* Write the current superblock state to every present member. 0 or -errno. */
+/* Write the current superblock state to every present member but the failed
+ * ones (their superblocks keep what they knew when they failed). The first
+ * error, or 0. */
 int vol_write_sbs(struct vol *v);
 const char *vol_slot_state(const struct vol *v, unsigned slot);
 /* Read a member's superblock into c (errors in c->read_error/decode_error). */

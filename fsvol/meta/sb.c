@@ -13,7 +13,7 @@
 
 #include "layout/layout.h"
 
-/* Byte offsets of the fixed header (version 1); docs/format.md has the table. */
+/* Byte offsets of the fixed header (versions 1 and 2); docs/format.md has the table. */
 enum {
 	OFF_MAGIC = 0,
 	OFF_VERSION = 4,
@@ -278,9 +278,6 @@ static int check_fields(const struct sb *s, char *err, size_t errlen)
 		if (i >= slots && sl->state != SB_EMPTY)
 			return sb_refuse(err, errlen, "bad slots[%u].state %s (beyond members + spares = %" PRIu64 ")",
 				    i, sb_state_name(sl->state), slots);
-		if (sl->rebuild_pos > sl->data_size)
-			return sb_refuse(err, errlen, "bad slots[%u].rebuild_pos %" PRIu64 " (> data_size %" PRIu64 ")",
-				    i, sl->rebuild_pos, sl->data_size);
 	}
 	return 0;
 }
@@ -305,7 +302,7 @@ int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t er
 			    stored, computed);
 	v = get_le32(buf + OFF_HDR_SIZE);
 	if (v != OFF_SLOTS)
-		return sb_refuse(err, errlen, "bad header_size %" PRIu32 " (version 1 has %d)", v, OFF_SLOTS);
+		return sb_refuse(err, errlen, "bad header_size %" PRIu32 " (versions 1 and 2 have %d)", v, OFF_SLOTS);
 	if (!memchr(buf + OFF_NAME, 0, 32))
 		return sb_refuse(err, errlen, "bad name (not NUL-terminated within 32 bytes)");
 
@@ -337,6 +334,12 @@ int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t er
 		memcpy(sl->uuid, e + SLOT_UUID, 16);
 		sl->data_size = get_le64(e + SLOT_DATA_SIZE);
 		sl->rebuild_pos = get_le64(e + SLOT_REBUILD_POS);
+		/* Version 1 kept the checkpoint in logical bytes of the volume,
+		 * which cannot be read as member bytes; a position past the data
+		 * is no checkpoint either. Either way the recovery restarts from
+		 * 0: slower, never wrong, and no member is refused for it. */
+		if (s->version < 2 || sl->rebuild_pos > sl->data_size)
+			sl->rebuild_pos = 0;
 	}
 	return check_fields(s, err, errlen);
 }

@@ -10,7 +10,7 @@
 
 #define SB_SIZE 4096u            /* bytes reserved for the superblock */
 #define SB_MAGIC 0x4c4f5653u     /* "SVOL" read as little-endian u32 of "SVOL" */
-#define SB_VERSION 1u
+#define SB_VERSION 2u          /* 2: rebuild_pos in member bytes (docs/format.md) */
 #define SB_MAX_SLOTS 64          /* members + spares */
 #define SB_DEFAULT_DATA_OFFSET (1u << 20)
 
@@ -27,7 +27,9 @@ struct sb_slot {
 	uint8_t state;          /* enum sb_state */
 	uint8_t uuid[16];       /* member UUID recorded for this slot */
 	uint64_t data_size;     /* usable data bytes of that member */
-	uint64_t rebuild_pos;   /* REBUILDING: bytes of the data area already rebuilt */
+	uint64_t rebuild_pos;   /* REBUILDING: bytes of the member's data area in sync
+				 * (md's recovery_offset); decode restarts (0) what
+				 * version 1 stored or what is out of range */
 };
 
 struct sb {

@@ -1,5 +1,5 @@
 /* unit_vol: what the unit tests on a whole volume share: a fresh volume
- * of memory members (mkvol), seeded data (fill) and a fault spec set on a
+ * of memory members (mkvol, mkvol_alg), seeded data (fill) and a fault spec set on a
  * slot (set_fault), each failing the test on error. Include once, after
  * <check.h>. */
 #ifndef FSVOL_TESTS_UNIT_VOL_H
@@ -16,14 +16,17 @@
 
 static unsigned vol_serial;
 
-/* A fresh volume of n memory members. */
-static inline struct vol *mkvol(const char *level, unsigned n, uint64_t chunk)
+/* A fresh volume of n memory members (alg: NULL for the level's default). */
+static inline struct vol *mkvol_alg(const char *level, const char *alg, unsigned n, uint64_t chunk)
 {
 	char names[16][64], *paths[16], err[512];
 	struct vol_create c = { 0 };
 	struct vol *v = NULL;
 	ck_assert(layout_parse_level_msg(level, &c.geom.level, err, sizeof(err)) == 0);
 	c.geom.alg = layout_default_alg(c.geom.level);
+	if (alg)
+		ck_assert_msg(layout_parse_alg_msg(c.geom.level, alg, &c.geom.alg, &c.geom.copies, err, sizeof(err)) == 0,
+			      "%s", err);
 	c.geom.chunk = chunk;
 	vol_serial++;
 	for (unsigned i = 0; i < n; i++) {
@@ -37,6 +40,11 @@ static inline struct vol *mkvol(const char *level, unsigned n, uint64_t chunk)
 	ck_assert_msg(r == 0, "open %s: %s", level, err);
 	ck_assert_int_eq(vol_start(v), 0);
 	return v;
+}
+
+static inline struct vol *mkvol(const char *level, unsigned n, uint64_t chunk)
+{
+	return mkvol_alg(level, NULL, n, chunk);
 }
 
 static inline void fill(uint8_t *b, size_t n, uint64_t seed)
