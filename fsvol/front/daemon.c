@@ -5,9 +5,10 @@
  *   in the foreground, so a refusal reaches the user with exit status 1:
  *     daemon_open  the log, the HTTP and NBD listening sockets
  *     daemon_run   the ctl dir, the FUSE mount
- *   then in the background (the launcher returns once the daemon serves):
- *     the volume's threads; the events log, HTTP, NBD, the ctl dir's thread;
- *     the pidfile; the launcher told, stderr sent to the log
+ *   then in the background, messages in the log (or syslog) from the fork
+ *     on; the launcher returns once the daemon serves, or fails with its
+ *     reason: the volume's threads; the events log, HTTP, NBD, the ctl dir's
+ *     thread; the pidfile; the launcher told
  *   until the end: the FUSE loop (unmounted, or SIGTERM, SIGINT, SIGHUP), or
  *     without FUSE those signals taken by sigwait
  *   then the services in reverse: NBD clients disconnected once their
@@ -42,6 +43,7 @@ struct daemon {
 	struct daemon_opts o;
 	int log_fd, http_fd, nbd_fd; /* opened by daemon_open, -1 once handed on */
 	int ready_fd;                /* to the launcher; -1 in the foreground */
+	int user_err;                /* the launcher's stderr until ready, for a failure; else -1 */
 	int started;                 /* the volume's threads run */
 	struct vol *v;
 	struct ff *fuse;
@@ -98,7 +100,8 @@ int daemon_open(struct daemon **out, const struct daemon_opts *o, char *err, siz
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	*d = (struct daemon){ .o = *o, .log_fd = -1, .http_fd = -1, .nbd_fd = -1, .ready_fd = -1 };
+	*d = (struct daemon){ .o = *o, .log_fd = -1, .http_fd = -1, .nbd_fd = -1, .ready_fd = -1,
+			     .user_err = -1 };
 	/* a log that cannot be written is an error, not silence */
 	if (o->log && !o->foreground && (r = d->log_fd = daemon_log_open(o->log, err, errlen)) < 0)
 		goto fail;
@@ -153,8 +156,22 @@ static int daemon_background(struct daemon *d, char *err, size_t errlen)
 	if (null >= 0) {
 		dup2(null, 0);
 		dup2(null, 1);
-		close(null);
 	}
+	/* the daemon's messages go to the log from here on (a recovery that
+	 * resumes says so as the threads start); the user's stderr is kept to
+	 * say why, should the daemon fail before it serves */
+	d->user_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	if (d->log_fd >= 0) {
+		dup2(d->log_fd, 2);
+		close(d->log_fd);
+		d->log_fd = -1;
+	} else {
+		fsvol_log_syslog(); /* stderr is /dev/null from here on: keep the messages */
+		if (null >= 0)
+			dup2(null, 2);
+	}
+	if (null > 2)
+		close(null);
 	return 0;
 }
 
@@ -248,27 +265,17 @@ static int daemon_start_services(struct daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
-/* Serving: tell the launcher, which returns; later messages go to the log. */
+/* Serving: tell the launcher, which returns. */
 static void daemon_ready(struct daemon *d)
 {
 	if (d->ready_fd < 0)
 		return;
-	if (d->log_fd >= 0) {
-		dup2(d->log_fd, 2);
-		close(d->log_fd);
-		d->log_fd = -1;
-	} else {
-		fsvol_log_syslog(); /* stderr is /dev/null from now: keep the messages */
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 2);
-			close(null);
-		}
-	}
 	ssize_t w = write(d->ready_fd, "1", 1);
 	(void)w;
 	close(d->ready_fd);
 	d->ready_fd = -1;
+	close(d->user_err);
+	d->user_err = -1;
 }
 
 static void daemon_stop(struct daemon *d)
@@ -291,7 +298,7 @@ static void daemon_stop(struct daemon *d)
 int daemon_run(struct daemon *d, struct vol *v, char *err, size_t errlen)
 {
 	sigset_t set;
-	int r, sig;
+	int r, sig, user_err;
 	d->v = v;
 	if (d->o.ctl_dir && (r = ctl_dir_open(&d->cd, v, d->o.ctl_dir, 0, err, errlen)))
 		goto out;
@@ -343,6 +350,15 @@ int daemon_run(struct daemon *d, struct vol *v, char *err, size_t errlen)
 		r = 0;
 	}
 out:
+	user_err = d->user_err;
 	daemon_stop(d);
+	if (user_err >= 0) {
+		/* not serving yet: the log keeps why, and so does the user's
+		 * terminal, where the caller prints err */
+		if (r)
+			fsvol_log(LOG_ERR, "%s", err);
+		dup2(user_err, 2);
+		close(user_err);
+	}
 	return r;
 }
