@@ -137,6 +137,7 @@ void vol_close(struct vol *v);
 /* Record that slot i failed (bump events on the survivors): the one call by
  * which the engine reports a member error (md's md_error). */
 void vol_fail_slot(struct vol *v, unsigned slot, int error);
+int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen); /* vol_fail.c: md's policy */
 /* Write the current superblock state to every present member but the failed
  * ones (their superblocks keep what they knew when they failed). The first
  * error, or 0. */
