@@ -101,6 +101,7 @@ INTEGRATION_TESTS := \
 	tests/integration/41-member-slots.sh \
 	tests/integration/42-dirty-recovery.sh \
 	tests/integration/43-nbd-idle.sh \
+	tests/integration/44-write-hole.sh \
 	tests/integration/46-stress-short.sh \
 	tests/integration/47-failpath-short.sh \
 	tests/integration/50-trace-record.sh \

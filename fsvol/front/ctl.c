@@ -45,11 +45,12 @@ static const struct ctl_verb_def {
 	{ "sync_speed_min", CTL_SPEED_MIN, 1, 1, "KIBS" },
 	{ "sync_speed_max", CTL_SPEED_MAX, 1, 1, "KIBS" },
 	{ "powercut", CTL_POWERCUT, 0, 0, "" },
+	{ "powercut-after", CTL_POWERCUT_AFTER, 1, 1, "K" },
 	{ "replace", CTL_REPLACE, 1, 2, "M [PATH]" },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
-		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, replace M [PATH]"
+		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH]"
 
 /* A slot number below SB_MAX_SLOTS, or CTL_NO_INDEX. */
 static unsigned ctl_index(const char *arg)
@@ -144,10 +145,32 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 		c->number = (unsigned)k;
 		break;
 	}
+	case CTL_POWERCUT_AFTER: {
+		char *end;
+		unsigned long k = strtoul(w[1], &end, 10);
+		if (!isdigit((unsigned char)w[1][0]) || *end || k > 1000000000) {
+			snprintf(err, errlen, "ctl: %s %s: expected a count of member writes, 0 to 1000000000", w[0], w[1]);
+			return -EINVAL;
+		}
+		c->number = (unsigned)k;
+		break;
+	}
 	default:
 		break;
 	}
 	return 0;
+}
+
+/* Every member loses its volatile cache at once (docs/faults.md), then the
+ * daemon dies as in a crash: the next mount resyncs. */
+static void ctl_powercut(void *arg)
+{
+	struct vol *v = arg;
+	for (unsigned i = 0; i < vol_nslots(v); i++)
+		if (vol_member(v, i))
+			member_fault_powercut(vol_member(v, i));
+	fsvol_log(LOG_WARNING, "power cut (ctl powercut): stopping as in a crash");
+	raise(SIGKILL);
 }
 
 int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
@@ -228,14 +251,12 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		vol_set_sync_speed(v, c.verb == CTL_SPEED_MAX, c.number);
 		return 0;
 	case CTL_POWERCUT:
-		/* every member loses its volatile cache at once (docs/faults.md),
-		 * then the daemon dies as in a crash: the next mount resyncs */
-		for (unsigned i = 0; i < vol_nslots(v); i++)
-			if (vol_member(v, i))
-				member_fault_powercut(vol_member(v, i));
-		fsvol_log(LOG_WARNING, "power cut (ctl powercut): stopping as in a crash");
-		raise(SIGKILL);
+		ctl_powercut(v);
 		return -EIO;
+	case CTL_POWERCUT_AFTER:
+		/* the cut comes from the completion of the K-th member write */
+		member_fault_powercut_after(c.number, ctl_powercut, v);
+		return 0;
 	}
 	return -EINVAL;
 }

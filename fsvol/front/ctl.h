@@ -13,7 +13,7 @@ enum ctl_verb {
 	CTL_RESET, CTL_STATS, CTL_FAIL, CTL_ERROR,
 	CTL_MODEL, CTL_CHECK, CTL_REPAIR, CTL_FAULT,
 	CTL_ADD, CTL_READD, CTL_REMOVE, CTL_SPEED_MIN, CTL_SPEED_MAX,
-	CTL_POWERCUT, CTL_REPLACE,
+	CTL_POWERCUT, CTL_POWERCUT_AFTER, CTL_REPLACE,
 };
 #define CTL_NO_INDEX (~0u)
 #define CTL_MAX 1100 /* bytes of one command: a path, a fault spec */
@@ -22,7 +22,7 @@ struct ctl_cmd {
 	enum stats_level level; /* stats */
 	unsigned index;         /* fail, error, fault, remove: below SB_MAX_SLOTS, not yet checked
 				 * against the volume, or CTL_NO_INDEX (missing, not a number) */
-	unsigned number;        /* sync_speed_min/max: KiB/s */
+	unsigned number;        /* sync_speed_min/max: KiB/s; powercut-after: K */
 	int force;              /* fail M force */
 	char arg[CTL_MAX + 1];  /* the first argument as written (model: the spec) */
 	char arg2[CTL_MAX + 1]; /* the second (fault: the spec) */
