@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench/plot.h"
+#include "bench/tmpdir.h"
 #include "fsvol/core/volume.h"
 
 #define CMP_MAX 8
@@ -32,38 +33,6 @@ struct cmp_layout {
 	double *lat_ms;      /* every request's latency, sorted: the CDF */
 	size_t nlat;
 };
-
-static char cmp_dir[PATH_MAX - 16];
-static volatile sig_atomic_t cmp_made;
-
-/* Async-signal-safe: the member files m0..m63 and the dir. */
-static void cmp_remove(void)
-{
-	char p[PATH_MAX];
-	size_t n = strlen(cmp_dir);
-	if (!cmp_made)
-		return;
-	memcpy(p, cmp_dir, n);
-	for (unsigned i = 0; i < BENCH_MAX_MEMBERS; i++) {
-		size_t k = n;
-		p[k++] = '/';
-		p[k++] = 'm';
-		if (i >= 10)
-			p[k++] = (char)('0' + i / 10);
-		p[k++] = (char)('0' + i % 10);
-		p[k] = 0;
-		unlink(p);
-	}
-	rmdir(cmp_dir);
-	cmp_made = 0;
-}
-
-static void cmp_signal(int sig)
-{
-	cmp_remove();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
 
 /* "raid5:4,raid10:4,single:1" */
 static int parse(const char *v, struct cmp_layout *l, unsigned *n, char *err, size_t errlen)
@@ -195,7 +164,7 @@ static int run_one(const struct bench_opts *o, struct cmp_layout *x, char *err, 
 	ro.quiet = 1;
 	ro.compare = NULL;
 	for (unsigned i = 0; i < x->n; i++) {
-		snprintf(path[i], sizeof(path[i]), "%s/m%u", cmp_dir, i);
+		snprintf(path[i], sizeof(path[i]), "%s/m%u", bench_tmpdir(), i);
 		ro.members[i] = path[i];
 	}
 	if ((r = vol_create(&vc, ro.members, x->n, msg, sizeof(msg)))) {
@@ -352,7 +321,6 @@ static int write_out(const char *dir, const struct cmp_layout *l, unsigned n, FI
 int bench_replay_compare(const struct bench_opts *o)
 {
 	struct cmp_layout l[CMP_MAX] = { 0 };
-	struct sigaction sa = { .sa_handler = cmp_signal };
 	unsigned n = 0;
 	char err[512];
 	int r = 0;
@@ -362,23 +330,17 @@ int bench_replay_compare(const struct bench_opts *o)
 		fprintf(stderr, "fsvol-bench: %s\n", err);
 		return 2;
 	}
-	snprintf(cmp_dir, sizeof(cmp_dir), "%s/fsvol-replay.XXXXXX", parent);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if (!mkdtemp(cmp_dir)) {
-		fprintf(stderr, "fsvol-bench: cannot make a temp dir in %s: %s\n", parent, strerror(errno));
+	if (bench_tmpdir_make(parent, "fsvol-replay", err, sizeof(err))) {
+		fprintf(stderr, "fsvol-bench: %s\n", err);
 		return 1;
 	}
-	cmp_made = 1;
 	for (unsigned k = 0; k < n && !r; k++) {
 		if (!o->quiet)
 			fprintf(stderr, "fsvol-bench: replaying on %s (%u of %u)\n", l[k].name, k + 1, n);
 		if ((r = run_one(o, &l[k], err, sizeof(err))))
 			fprintf(stderr, "fsvol-bench: --compare %s\n", err);
 	}
-	cmp_remove();
+	bench_tmpdir_remove();
 	if (!r) {
 		table(stdout, o, l, n);
 		if (o->out && (r = write_out(o->out, l, n, stdout)))

@@ -21,6 +21,7 @@
 #include "bench/flags.h"
 #include "bench/plot.h"
 #include "bench/sweep.h"
+#include "bench/tmpdir.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/engine.h"
 #include "fsvol/core/volume.h"
@@ -418,60 +419,6 @@ int bench_sweep_parse(struct bench_sweep_opts *o, int argc, char **argv, char *e
 	return r ? r : sweep_check(o, &c);
 }
 
-/* ---- the temp dir of members: removed on every way out ---- */
-static char tmp_dir[PATH_MAX - 16];
-static volatile sig_atomic_t tmp_made;
-
-/* Async-signal-safe: no stdio, no malloc. */
-static void tmp_remove(void)
-{
-	char p[PATH_MAX];
-	size_t n = strlen(tmp_dir);
-	if (!tmp_made)
-		return;
-	memcpy(p, tmp_dir, n);
-	for (unsigned i = 0; i < BENCH_MAX_MEMBERS; i++) {
-		size_t k = n;
-		p[k++] = '/';
-		p[k++] = 'm';
-		if (i >= 10)
-			p[k++] = (char)('0' + i / 10);
-		p[k++] = (char)('0' + i % 10);
-		p[k] = 0;
-		unlink(p);
-	}
-	rmdir(tmp_dir);
-	tmp_made = 0;
-}
-
-static void on_signal(int sig)
-{
-	tmp_remove();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int tmp_create(const char *parent, char *err, size_t errlen)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-	int n = snprintf(tmp_dir, sizeof(tmp_dir), "%s/fsvol-sweep.XXXXXX", parent ? parent : "/var/tmp");
-	if (n < 0 || (size_t)n >= sizeof(tmp_dir) - 8) {
-		snprintf(err, errlen, "--dir %s: path too long", parent);
-		return -ENAMETOOLONG;
-	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if (!mkdtemp(tmp_dir)) {
-		int r = -errno;
-		snprintf(err, errlen, "cannot make a temp dir in %s: %s", parent ? parent : "/var/tmp", strerror(errno));
-		return r;
-	}
-	tmp_made = 1;
-	return 0;
-}
-
 /* ---- progress: one line on stderr, rewritten in place ---- */
 struct sw_progress {
 	int show;
@@ -655,7 +602,7 @@ static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n
 	int r;
 
 	for (unsigned i = 0; i < n; i++) {
-		snprintf(path[i], sizeof(path[i]), "%s/m%u", tmp_dir, i);
+		snprintf(path[i], sizeof(path[i]), "%s/m%u", bench_tmpdir(), i);
 		paths[i] = path[i];
 	}
 	vc.geom.level = level;
@@ -1255,7 +1202,7 @@ int bench_sweep_main(int argc, char **argv)
 		free(s.row);
 		return 1;
 	}
-	if ((r = tmp_create(o.dir, err, sizeof(err)))) {
+	if ((r = bench_tmpdir_make(o.dir ? o.dir : "/var/tmp", "fsvol-sweep", err, sizeof(err)))) {
 		fprintf(stderr, "fsvol-bench sweep: %s\n", err);
 		free(s.row);
 		return 1;
@@ -1271,7 +1218,7 @@ int bench_sweep_main(int argc, char **argv)
 		}
 	if (pg.show)
 		fprintf(stderr, "\r\033[K");
-	tmp_remove();
+	bench_tmpdir_remove();
 	if (r) {
 		fprintf(stderr, "fsvol-bench sweep: %s\n", err);
 		free(s.row);
