@@ -173,7 +173,19 @@ static int open_target(struct bench_target *t, const struct bench_opts *o, char 
 static int open_volume(struct bench_target *t, const struct bench_opts *o, char *err, size_t errlen)
 {
 	struct vol_opts vo = { .stats = VOL_STATS_ALL, .buffered = !o->direct, .model = o->model };
-	int r = vol_open(&t->vol, (char *const *)o->members, o->nmembers, &vo, err, errlen);
+	int r;
+	if (o->create) {
+		/* a fresh volume: memory members are created by their names'
+		 * sizes (mem:NAME:SIZE), an existing one is overwritten */
+		struct vol_create vc = { .force = 1 };
+		vc.geom.level = (enum layout_level)o->create_level;
+		vc.geom.alg = o->create_alg;
+		vc.geom.copies = o->create_copies;
+		vc.geom.chunk = o->create_chunk;
+		if ((r = vol_create(&vc, (char *const *)o->members, o->nmembers, err, errlen)))
+			return r;
+	}
+	r = vol_open(&t->vol, (char *const *)o->members, o->nmembers, &vo, err, errlen);
 	if (r)
 		return r;
 	if ((r = vol_start(t->vol))) {
@@ -379,6 +391,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	struct bench_worker *w = NULL;
 	struct bench_cpu_raw *cpu_a = NULL, *cpu_b = NULL;
 	unsigned ncpu_a = 0, ncpu_b = 0, nt, nw = 0, started = 0;
+	double pu_a = 0, ps_a = 0, pu_b = 0, ps_b = 0;
 	int r = 0, show = o.progress || (!o.quiet && isatty(STDERR_FILENO));
 	struct bench_result *res = calloc(1, sizeof(*res));
 
@@ -507,6 +520,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			free(cpu_a);
 			cpu_a = NULL;
 			bench_cpu_read(&cpu_a, &ncpu_a);
+			bench_proc_cpu(&pu_a, &ps_a);
 			for (unsigned i = 0; i < nt; i++)
 				if (res->target[i].below && !below_snap(&src[i], src[i].a, err, errlen))
 					src[i].have_a = 1;
@@ -514,6 +528,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		}
 		if (!sampled_b && now >= clk.t_meas_end) {
 			bench_cpu_read(&cpu_b, &ncpu_b);
+			bench_proc_cpu(&pu_b, &ps_b);
 			for (unsigned i = 0; i < nt; i++)
 				if (res->target[i].below && !below_snap(&src[i], src[i].b, err, errlen))
 					src[i].have_b = 1;
@@ -559,6 +574,11 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			struct bench_opstat *dst = &res->thread[w[i].thread].op[op];
 			bench_opstat_add(dst, &w[i].op[op]);
 		}
+	if (sampled_a && sampled_b) {
+		res->proc_user_s = pu_b - pu_a;
+		res->proc_sys_s = ps_b - ps_a;
+		res->have_proc = 1;
+	}
 	if (cpu_a && cpu_b && ncpu_a == ncpu_b && (res->cpu = calloc(ncpu_a, sizeof(*res->cpu)))) {
 		res->ncpu = ncpu_a;
 		bench_cpu_delta(cpu_a, cpu_b, ncpu_a, res->cpu, &res->cpu_avg);
