@@ -145,10 +145,14 @@ daemon_pid() { sed -n 's/^pid: *\([0-9][0-9]*\).*/\1/p' "$1/status" | head -n 1;
 
 # fsvol_mount [mount options...] MNT MEMBER...: options are the arguments that
 # start with '-' before MNT. Mounts with --log, registers the cleanup, checks
-# the volume is there.
+# the volume is there. FSVOL_FUSE_TRANSPORT=auto|dev|uring runs it under that
+# FUSE transport (--fuse-transport; not with --nbd, whose FUSE is the plugin's).
 fsvol_mount() {
 	local opts=() mnt pid
 	while [[ $# -gt 0 && $1 == -* ]]; do opts+=("$1"); shift; done
+	if [[ -n ${FSVOL_FUSE_TRANSPORT:-} && " ${opts[*]} " != *" --nbd"* ]]; then
+		opts+=(--fuse-transport "$FSVOL_FUSE_TRANSPORT")
+	fi
 	mnt=$1
 	shift
 	mkdir -p "$mnt"

@@ -18,6 +18,7 @@
 #include "fsvol/cli/nbd_launch.h"
 #include "fsvol/core/vol_opts.h"
 #include "fsvol/front/fuse_front.h"
+#include "fsvol/front/fuse_uring.h"
 #include "fsvol/front/http.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
@@ -44,6 +45,9 @@ static const struct cmd_opt mount_opts[] = {
 	{ "read-only", 'r', NULL, "with --nbd: export read-only (MNT/volume stays writable)" },
 	{ "http", 0, "[ADDR:]PORT", "serve a live dashboard, /metrics, /stats.json and /status.json over HTTP "
 	  "(ADDR 127.0.0.1 unless given; see docs/counters.md)" },
+	{ "fuse-transport", 0, "auto|dev|uring", "how FUSE requests reach the daemon: /dev/fuse, or FUSE over io_uring "
+	  "where the kernel offers it (auto, the default: uring when offered; MNT/status tells which; a refused ring "
+	  "falls back to /dev/fuse)", 0, "auto dev uring" },
 	{ 0 },
 };
 
@@ -148,6 +152,11 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		a->fuse_only = 1;
 		return 0;
 	}
+	case 17:
+		if ((a->fo.transport = fu_transport_parse(arg)) < 0)
+			return cmd_err(&cmd_mount, "--fuse-transport %s: expected auto, dev or uring", arg), -1;
+		a->fuse_only = 1;
+		return 0;
 	}
 	return -1;
 }
@@ -183,7 +192,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	if (a.nbd_only && !a.nbd.addr)
 		return cmd_uerr(c, "--name and --read-only need --nbd");
 	if (a.fuse_only && a.nbd.addr)
-		return cmd_uerr(c, "--fault, --owner, --group, --mode, --allow-other and --http do not work with --nbd yet");
+		return cmd_uerr(c, "--fault, --owner, --group, --mode, --allow-other, --http and --fuse-transport do not work with --nbd yet");
 	/* the daemon runs in / and unmounts by this name when signalled: a
 	 * relative one would leave a dead mount behind */
 	if (!realpath(argv[first], mnt))

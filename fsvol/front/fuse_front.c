@@ -25,6 +25,7 @@
 
 #include "fsvol/core/bufpool.h"
 #include "fsvol/front/fuse_front.h"
+#include "fsvol/front/fuse_uring.h"
 #include "fsvol/front/http.h"
 #include "fsvol/front/report.h"
 #include "fsvol/members/member.h"
@@ -309,6 +310,22 @@ static void ff_handle_close(struct ff *f, uint64_t id)
 	pthread_mutex_unlock(&f->handle_lock);
 }
 
+/* MNT/status ends with the FUSE transport in use (fuse_uring.c). */
+static int ff_status_transport(struct ff_handle *h)
+{
+	char line[300];
+	int n = snprintf(line, sizeof(line), "fuse transport: ");
+	fu_describe(line + n, sizeof(line) - (size_t)n - 1);
+	strcat(line, "\n");
+	char *b = realloc(h->buf, h->len + strlen(line) + 1);
+	if (!b)
+		return -ENOMEM;
+	memcpy(b + h->len, line, strlen(line) + 1);
+	h->buf = b;
+	h->len += strlen(line);
+	return 0;
+}
+
 static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct ff *f = ff_of(req);
@@ -383,6 +400,11 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	int r = report_render(f->v, (enum report_kind)ff_files[ino].kind, &h->buf, &h->len);
 	if (r) {
+		ff_handle_free(h);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if (ino == INO_STATUS && (r = ff_status_transport(h))) {
 		ff_handle_free(h);
 		fuse_reply_err(req, -r);
 		return;
@@ -742,6 +764,9 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 			 o->allow_other && getuid() ? " --allow-other needs user_allow_other in /etc/fuse.conf" : "");
 		goto out_signals;
 	}
+	/* before any request is read: INIT decides the transport */
+	if (fu_attach(se, o->transport, err, errlen))
+		fsvol_log(LOG_WARNING, "%s; serving through /dev/fuse", err);
 	/* Mounted: the parent returns now; the child serves. */
 	fuse_daemonize(o->foreground);
 	if (!o->foreground && o->log_fd >= 0)
@@ -782,6 +807,7 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	http_stop(http);
 	/* requests still in the engine reply through this session: let them */
 	engine_drain(v);
+	fu_stop();
 	if (r < 0)
 		snprintf(err, errlen, "serving %s failed: %s", o->mountpoint, strerror(-r));
 	r = r < 0 ? -EIO : 0;

@@ -21,6 +21,7 @@ struct ff_opts {
 	mode_t mode;
 	int allow_other;  /* let other users in at all (FUSE allow_other) */
 	const char *http; /* --http [ADDR:]PORT: serve the dashboard and metrics (NULL: no) */
+	int transport;    /* enum fu_transport (fuse_uring.h): auto by default */
 };
 
 /* Defaults: owner the daemon's user, group "disk" when run by root (else the
