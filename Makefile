@@ -185,7 +185,7 @@ $(BUILD)/bin/fsvol-ackwrite: tests/tools/ackwrite.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
-$(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe: $(BUILD)/bin/%: bench/tools/%.c $(LIB)
+$(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse: $(BUILD)/bin/%: bench/tools/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
@@ -204,7 +204,7 @@ integration: $(BINS) $(NBD_PLUGIN) $(TEST_TOOLS)
 	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(INTEGRATION_TESTS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BINS) $(NBD_PLUGIN) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe
+	@$(MAKE) --no-print-directory $(BINS) $(NBD_PLUGIN) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse
 	@FSVOL_BUILD=$(BUILD) bench/run.sh
 
 demo: deps

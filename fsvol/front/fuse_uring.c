@@ -299,12 +299,15 @@ static void *fu_queue_main(void *arg)
 	unsigned live = FU_DEPTH; /* entries the kernel still holds or we serve */
 	while (!atomic_load(&fu.stopping) && live) {
 		fu_take_commits(q);
+		/* say we sleep, then look again: a reply pushed after this either
+		 * is seen here or wakes us; sleep only when there was none */
 		atomic_store_explicit(&q->sleeping, 1, memory_order_seq_cst);
+		unsigned wait = 1;
 		if (atomic_load_explicit(&q->commits, memory_order_seq_cst)) {
 			atomic_store_explicit(&q->sleeping, 0, memory_order_relaxed);
-			fu_take_commits(q);
+			wait = 0; /* submit, reap what is there, come back for it */
 		}
-		r = io_uring_submit_and_wait(&q->ring, 1);
+		r = io_uring_submit_and_wait(&q->ring, wait);
 		atomic_store_explicit(&q->sleeping, 0, memory_order_relaxed);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
 			fu_set_why(FU_REFUSED, "io_uring_enter: %s", strerror(-r));
@@ -326,6 +329,9 @@ static void *fu_queue_main(void *arg)
 				live--;
 				if (res == -ENOTCONN || res == -ECANCELED || res == -ENODEV || res == -ECONNABORTED)
 					continue; /* the mount went away */
+				if (atomic_load(&fu.state) == FU_READY)
+					fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: entry %u: %s (unique %llu)", q->qid,
+						  (unsigned)(e - q->ents), strerror(-res), (unsigned long long)e->unique);
 				if (atomic_load(&fu.state) != FU_READY && atomic_load(&fu.state) != FU_REFUSED) {
 					fu_set_why(FU_REFUSED, "the kernel refused the ring: %s", strerror(-res));
 					fsvol_log(LOG_WARNING, "FUSE over io_uring: the kernel refused queue %u: %s; "

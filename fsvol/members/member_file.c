@@ -411,13 +411,15 @@ static void *file_ring_thread(void *arg)
 	rt_arm_wake(t);
 	for (;;) {
 		rt_take(t);
-		/* nothing pushed meanwhile: say we sleep, look once more, then wait */
+		/* say we sleep, then look again: a batch pushed after this either is
+		 * seen here or wakes us; sleep only when there was none */
 		atomic_store_explicit(&t->sleeping, 1, memory_order_seq_cst);
+		unsigned wait = 1;
 		if (atomic_load_explicit(&t->in, memory_order_seq_cst)) {
 			atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
-			rt_take(t);
+			wait = 0; /* submit, reap what is there, come back for it */
 		}
-		r = io_uring_submit_and_wait(&t->ring, 1);
+		r = io_uring_submit_and_wait(&t->ring, wait);
 		atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
 			fprintf(stderr, "fsvol: member ring thread: %s\n", strerror(-r));
