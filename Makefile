@@ -96,7 +96,10 @@ INTEGRATION_TESTS := \
 	tests/integration/35-netns.sh \
 	tests/integration/36-bitmap.sh \
 	tests/integration/37-status-json.sh \
-	tests/integration/38-powercut.sh
+	tests/integration/38-powercut.sh \
+	tests/integration/56-bench-create.sh \
+	tests/integration/57-fuse-transport.sh \
+	tests/integration/58-no-wait.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

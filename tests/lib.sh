@@ -76,6 +76,7 @@ _undo() {
 	group) groupdel "$a" ;;
 	netns) ip netns del "$a" ;; # its veth ends go with it
 	netns-link) ip link del "$a" ;;
+	sysparam) printf '%s\n' "$b" >"$a" ;; # a = /sys/... file, b = the value to restore
 	esac
 }
 

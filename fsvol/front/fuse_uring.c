@@ -49,6 +49,7 @@
 
 #include "fsvol/front/fuse_uring.h"
 #include "fsvol/front/fuse_uring_abi.h"
+#include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
 
 /* Entries per queue: an entry holds its request until the reply, so this
@@ -293,6 +294,8 @@ static void *fu_queue_main(void *arg)
 		return NULL;
 	}
 	q->ring_ok = 1;
+	/* file members' I/O from this thread goes on this ring: no hand-off */
+	member_file_lend_ring(&q->ring);
 	for (unsigned i = 0; i < FU_DEPTH; i++)
 		fu_prep_cmd(q, &q->ents[i], FU_IO_URING_CMD_REGISTER);
 	fu_arm_wake(q);
@@ -322,6 +325,10 @@ static void *fu_queue_main(void *arg)
 			if (d == FU_WAKE_TAG) {
 				if (!atomic_load(&fu.stopping))
 					fu_arm_wake(q);
+				continue;
+			}
+			if ((uintptr_t)d & 1) { /* a file member's I/O (member_file_lend_ring) */
+				member_file_complete(d, res);
 				continue;
 			}
 			struct fu_ent *e = d;
@@ -515,8 +522,8 @@ static ssize_t fu_dev_writev(int fd, struct iovec *iov, int count, void *userdat
 				close(pf);
 			}
 			fu_set_why(FU_OFF, "the kernel does not offer FUSE over io_uring%s",
-				   pf < 0 ? " (no enable_uring parameter: Linux 6.14+ with CONFIG_FUSE_IO_URING)"
-				   : p != 'Y' ? " (/sys/module/fuse/parameters/enable_uring is N)" : "");
+				   pf < 0 ? ": no enable_uring parameter (it needs Linux 6.14+ with CONFIG_FUSE_IO_URING)"
+				   : p != 'Y' ? ": /sys/module/fuse/parameters/enable_uring is N" : "");
 			fsvol_log(fu.want == FU_TRANSPORT_URING ? LOG_WARNING : LOG_INFO,
 				  "FUSE transport: /dev/fuse: %s", fu.why);
 		}

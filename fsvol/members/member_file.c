@@ -534,6 +534,42 @@ static void file_queue(struct member *m, struct member_io *io)
 	tl_last = io;
 }
 
+/* A thread that runs its own io_uring loop (FUSE over io_uring's queue
+ * threads) lends it: its members' I/O goes on that ring, tagged, and its loop
+ * hands the completions back (member_file_complete). No hand-off, no wake-up:
+ * what the kernel completes inline is done by the next turn of that loop. */
+static __thread struct io_uring *tl_lent;
+
+void member_file_lend_ring(struct io_uring *ring)
+{
+	tl_lent = ring;
+}
+
+void member_file_complete(void *tag, int res)
+{
+	struct member_io *io = (struct member_io *)((uintptr_t)tag & ~(uintptr_t)1);
+	io->res = file_result(io, res);
+	io->done(io);
+}
+
+static void file_run_lent(struct member_io *list)
+{
+	for (struct member_io *io = list, *next; io; io = next) {
+		next = io->next;
+		struct io_uring_sqe *sqe = io_uring_get_sqe(tl_lent);
+		if (!sqe) {
+			io_uring_submit(tl_lent);
+			sqe = io_uring_get_sqe(tl_lent);
+		}
+		if (!sqe) { /* the host's ring is full: the ring threads take the rest */
+			file_run_async(io);
+			return;
+		}
+		file_prep(sqe, io);
+		io_uring_sqe_set_data(sqe, (void *)((uintptr_t)io | 1));
+	}
+}
+
 static void file_commit(struct member *m)
 {
 	(void)m;
@@ -553,7 +589,9 @@ static void file_commit(struct member *m)
 			nwait++;
 		}
 	}
-	if (nowait)
+	if (nowait && tl_lent)
+		file_run_lent(nowait);
+	else if (nowait)
 		file_run_async(nowait);
 	if (wait)
 		file_run_batch(wait, nwait);
