@@ -33,7 +33,7 @@ mkdir -p "$T/mnt1" "$T/mnt4"
 "$FSVOL" mount --log "$T/daemon.log" "$T/mnt1" "$T/c1" && mounted+=("$T/mnt1")
 "$FSVOL" mount --log "$T/daemon.log" "$T/mnt4" "${c4[@]}" && mounted+=("$T/mnt4")
 dd if=/dev/zero of="$T/mnt1/volume" bs=1M count=1024 oflag=direct conv=notrunc status=none
-dd if=/dev/zero of="$T/mnt4/volume" bs=1M count=1020 oflag=direct conv=notrunc status=none
+dd if=/dev/zero of="$T/mnt4/volume" bs=64K count=$(($(stat -c %s "$T/mnt4/volume") >> 16)) oflag=direct conv=notrunc status=none
 echo "  fsvol transport: $(sed -n 's/^fuse transport: //p' "$T/mnt1/status")"
 for rep in 1 2 3; do
 	for t in dev uring; do
@@ -81,7 +81,7 @@ for i in 0 1 2 3; do d4+=("$D/d$i"); done
 "$FSVOL" mount --log "$T/daemon.log" "$T/mnt1" "$D/s0" && mounted+=("$T/mnt1")
 "$FSVOL" mount --log "$T/daemon.log" "$T/mnt4" "${d4[@]}" && mounted+=("$T/mnt4")
 dd if=/dev/urandom of="$T/mnt1/volume" bs=1M count=512 oflag=direct conv=notrunc status=none
-dd if=/dev/urandom of="$T/mnt4/volume" bs=1M count=1020 oflag=direct conv=notrunc status=none
+dd if=/dev/urandom of="$T/mnt4/volume" bs=64K count=$(($(stat -c %s "$T/mnt4/volume") >> 16)) oflag=direct conv=notrunc status=none
 dpll=0
 mkdir -p "$D/pll_src" "$T/dpll_mnt"
 ln "$D/s0" "$D/pll_src/s0"
