@@ -203,8 +203,22 @@ check: deps
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 $$t; done
 
+# The FUSE tests run under both transports where the kernel offers FUSE over
+# io_uring: the main pass takes it (auto), this one runs them over /dev/fuse.
+FUSE_TESTS := \
+	tests/integration/02-roundtrip.sh \
+	tests/integration/03-ext4.sh \
+	tests/integration/05-concurrency.sh \
+	tests/integration/07-counters.sh \
+	tests/integration/09-bench.sh \
+	tests/integration/20-inflight.sh \
+	tests/integration/58-no-wait.sh
+
 integration: $(BINS) $(NBD_PLUGIN) $(TEST_TOOLS)
 	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(INTEGRATION_TESTS)
+	@if [ "$$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null)" = Y ]; then \
+		echo "the FUSE tests again over /dev/fuse (the pass above ran over io_uring):"; \
+		FSVOL_FUSE_TRANSPORT=dev FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(FUSE_TESTS); fi
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BINS) $(NBD_PLUGIN) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse
