@@ -228,15 +228,14 @@ static void ff_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	for (off_t i = off; i < INO_END + 1; i++) {
+	/* offsets 0 and 1 are . and ..; then the files by inode (none past the last) */
+	for (off_t i = off; i < INO_END; i++) {
 		struct stat st = { 0 };
-		const char *name = i == 0 ? "." : i == 1 ? ".." : ff_files[i].name;
 		if (i >= 2 && i < INO_VOLUME)
 			continue;
+		const char *name = i == 0 ? "." : i == 1 ? ".." : ff_files[i].name;
 		st.st_ino = i < 2 ? INO_ROOT : (ino_t)i;
 		st.st_mode = i < 2 ? S_IFDIR : ff_files[i].mode;
-		if (i >= INO_END)
-			break;
 		size_t n = fuse_add_direntry(req, buf + used, sizeof(buf) - used, name, &st, i + 1);
 		if (used + n > sizeof(buf) || used + n > size)
 			break;
