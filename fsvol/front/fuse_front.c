@@ -431,7 +431,7 @@ static void ff_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 struct ff_io {
 	fuse_req_t req;
 	void *buf;
-	size_t cap, size;
+	size_t cap, size; /* cap 0: buf is not the pool's (a ring entry's payload) */
 	int op;
 };
 
@@ -447,7 +447,8 @@ static void ff_io_done(void *arg, int res)
 		fuse_reply_write(io->req, io->size);
 	else
 		fuse_reply_err(io->req, 0);
-	bufpool_put(io->buf, io->cap);
+	if (io->cap)
+		bufpool_put(io->buf, io->cap);
 	free(io);
 }
 
@@ -459,7 +460,10 @@ static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, u
 	struct ff_io *io = malloc(sizeof(*io));
 	void *buf = NULL;
 	size_t cap = 0;
-	if (io && size && !(buf = bufpool_get(size, &cap))) {
+	/* a read through FUSE over io_uring lands in the ring's buffer itself */
+	if (io && op == ENGINE_READ)
+		buf = fu_request_buffer(size);
+	if (io && size && !buf && !(buf = bufpool_get(size, &cap))) {
 		free(io);
 		io = NULL;
 	}

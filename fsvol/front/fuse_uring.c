@@ -106,6 +106,12 @@ static struct {
 } fu = { .why_lock = PTHREAD_MUTEX_INITIALIZER, .hlock = PTHREAD_MUTEX_INITIALIZER };
 
 static __thread struct fu_queue *tl_queue; /* set on a queue's own thread */
+static __thread struct fu_ent *tl_dispatching; /* the entry whose request is being dispatched */
+
+void *fu_request_buffer(size_t len)
+{
+	return tl_dispatching && len <= FU_PAYLOAD ? tl_dispatching->payload : NULL;
+}
 
 int fu_transport_parse(const char *s)
 {
@@ -261,7 +267,9 @@ static void fu_request(struct fu_ent *e)
 	e->unique = h.unique;
 	fu_hash_put(e);
 	struct fuse_buf fb = { .size = h.len, .mem = start };
+	tl_dispatching = e;
 	fuse_session_process_buf(fu.se, &fb);
+	tl_dispatching = NULL;
 }
 
 static int fu_ring_init(struct fu_queue *q)
@@ -482,7 +490,8 @@ static ssize_t fu_reply(struct fu_ent *e, const struct iovec *iov, int count)
 			off = 0;
 			break;
 		}
-		memcpy(e->payload + off, iov[i].iov_base, n);
+		if (iov[i].iov_base != e->payload + off) /* a read made in place (fu_request_buffer) */
+			memcpy(e->payload + off, iov[i].iov_base, n);
 		off += n;
 	}
 	o.len = (uint32_t)(sizeof(o) + off);

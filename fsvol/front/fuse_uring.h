@@ -24,6 +24,11 @@ const char *fu_transport_name(int t);
 /* After fuse_session_mount: take over se's device I/O. With FU_TRANSPORT_DEV
  * nothing is hooked. One session per process. 0 or -errno with a message. */
 int fu_attach(struct fuse_session *se, int want, char *err, size_t errlen);
+/* While a request that came through the ring is being dispatched (on its
+ * queue thread): the entry's payload buffer, where a read of len bytes may be
+ * made in place (the reply then needs no copy); page-aligned, valid until the
+ * reply. NULL otherwise, or when len does not fit. */
+void *fu_request_buffer(size_t len);
 /* Stop the ring threads (the session loop has ended). */
 void fu_stop(void);
 /* The transport in use, for MNT/status and the log: "uring (2 queues x 32
