@@ -77,6 +77,7 @@ _undo() {
 	netns) ip netns del "$a" ;; # its veth ends go with it
 	netns-link) ip link del "$a" ;;
 	sysparam) printf '%s\n' "$b" >"$a" ;; # a = /sys/... file, b = the value to restore
+	path) rm -rf -- "$a" ;;                  # a directory made outside $T (e.g. on tmpfs)
 	esac
 }
 

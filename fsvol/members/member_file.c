@@ -22,6 +22,8 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@
 
 struct file_priv {
 	int fd;
+	int in_memory; /* tmpfs: a read or write is a copy that never waits for a disk */
 };
 
 static int file_fd(const struct member *m)
@@ -111,6 +114,8 @@ static int file_open(struct member *m, const char *path, int direct, char *err, 
 		return -ENOMEM;
 	}
 	p->fd = fd;
+	struct statfs sfs;
+	p->in_memory = !S_ISBLK(st.st_mode) && fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
 	m->priv = p;
 	m->direct = direct;
 	/* 4 KiB covers every logical block size we meet (512e and 4Kn). */
@@ -580,6 +585,13 @@ static void file_commit(struct member *m)
 	for (struct member_io *io = list, *next; io; io = next) {
 		next = io->next;
 		io->next = NULL;
+		if (io->nowait && io->op != MEMBER_FLUSH && ((struct file_priv *)((struct member *)io->bpriv[0])->priv)->in_memory) {
+			/* a tmpfs member: the copy is the whole I/O (io_uring would hand
+			 * it to an io-wq worker), so do it here, as memory members do */
+			file_sync_one(io);
+			io->done(io);
+			continue;
+		}
 		if (io->nowait) {
 			*nt = io;
 			nt = &io->next;
