@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "null_fuse: cannot mount on %s\n", argv[2]);
 		return 1;
 	}
-	if (fu_attach(se, t, err, sizeof(err)))
+	if (fu_attach(se, t, 0, err, sizeof(err)))
 		fprintf(stderr, "null_fuse: %s\n", err);
 	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);

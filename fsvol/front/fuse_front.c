@@ -768,7 +768,8 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 		goto out_signals;
 	}
 	/* before any request is read: INIT decides the transport */
-	if (fu_attach(se, o->transport, err, errlen))
+	/* a foreground mount without --log keeps stderr for what goes wrong */
+	if (fu_attach(se, o->transport, o->foreground && o->log_fd < 0, err, errlen))
 		fsvol_log(LOG_WARNING, "%s; serving through /dev/fuse", err);
 	/* Mounted: the parent returns now; the child serves. */
 	fuse_daemonize(o->foreground);

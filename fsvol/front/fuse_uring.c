@@ -92,7 +92,7 @@ enum { FU_IDLE, FU_WAITING_INIT, FU_STARTED, FU_READY, FU_REFUSED, FU_OFF };
 
 static struct {
 	struct fuse_session *se;
-	int want, fd;
+	int want, fd, quiet;
 	_Atomic uint64_t init_unique;
 	atomic_int offered, state;
 	char why[200];
@@ -357,7 +357,7 @@ static void *fu_queue_main(void *arg)
 			/* the first request on any queue means the ring is ready */
 			if (atomic_load(&fu.state) == FU_STARTED) {
 				int was = FU_STARTED;
-				if (atomic_compare_exchange_strong(&fu.state, &was, FU_READY))
+				if (atomic_compare_exchange_strong(&fu.state, &was, FU_READY) && !fu.quiet)
 					fsvol_log(LOG_INFO, "FUSE transport: io_uring, %u queues x %u entries", fu.nq,
 						  FU_DEPTH);
 			}
@@ -533,16 +533,18 @@ static ssize_t fu_dev_writev(int fd, struct iovec *iov, int count, void *userdat
 			fu_set_why(FU_OFF, "the kernel does not offer FUSE over io_uring%s",
 				   pf < 0 ? ": no enable_uring parameter (it needs Linux 6.14+ with CONFIG_FUSE_IO_URING)"
 				   : p != 'Y' ? ": /sys/module/fuse/parameters/enable_uring is N" : "");
-			fsvol_log(fu.want == FU_TRANSPORT_URING ? LOG_WARNING : LOG_INFO,
-				  "FUSE transport: /dev/fuse: %s", fu.why);
+			if (fu.want == FU_TRANSPORT_URING || !fu.quiet)
+				fsvol_log(fu.want == FU_TRANSPORT_URING ? LOG_WARNING : LOG_INFO,
+					  "FUSE transport: /dev/fuse: %s", fu.why);
 		}
 	}
 	return n;
 }
 
-int fu_attach(struct fuse_session *se, int want, char *err, size_t errlen)
+int fu_attach(struct fuse_session *se, int want, int quiet, char *err, size_t errlen)
 {
 	fu.want = want;
+	fu.quiet = quiet;
 	if (want == FU_TRANSPORT_DEV) {
 		fu_set_why(FU_OFF, "--fuse-transport dev");
 		return 0;

@@ -22,8 +22,10 @@ int fu_transport_parse(const char *s);
 const char *fu_transport_name(int t);
 
 /* After fuse_session_mount: take over se's device I/O. With FU_TRANSPORT_DEV
- * nothing is hooked. One session per process. 0 or -errno with a message. */
-int fu_attach(struct fuse_session *se, int want, char *err, size_t errlen);
+ * nothing is hooked. quiet: no informational log lines (a foreground mount
+ * keeps a clean stderr; warnings still go). One session per process. 0 or
+ * -errno with a message. */
+int fu_attach(struct fuse_session *se, int want, int quiet, char *err, size_t errlen);
 /* While a request that came through the ring is being dispatched (on its
  * queue thread): the entry's payload buffer, where a read of len bytes may be
  * made in place (the reply then needs no copy); page-aligned, valid until the
