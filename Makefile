@@ -109,6 +109,9 @@ INTEGRATION_TESTS := \
 	tests/integration/52-replay-compare.sh \
 	tests/integration/53-validate.sh \
 	tests/integration/54-virtual.sh \
+	tests/integration/56-bench-create.sh \
+	tests/integration/57-fuse-transport.sh \
+	tests/integration/58-no-wait.sh \
 	tests/integration/60-cli-manage.sh \
 	tests/integration/61-detail-scan.sh \
 	tests/integration/62-mount-run.sh \
@@ -187,7 +190,7 @@ $(BUILD)/bin/fsvol-ackwrite: tests/tools/ackwrite.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
-$(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe: $(BUILD)/bin/%: bench/tools/%.c $(LIB)
+$(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse: $(BUILD)/bin/%: bench/tools/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
@@ -209,11 +212,25 @@ include-cycles:
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 $$t; done
 
+# The FUSE tests run under both transports where the kernel offers FUSE over
+# io_uring: the main pass takes it (auto), this one runs them over /dev/fuse.
+FUSE_TESTS := \
+	tests/integration/02-roundtrip.sh \
+	tests/integration/03-ext4.sh \
+	tests/integration/05-concurrency.sh \
+	tests/integration/07-counters.sh \
+	tests/integration/09-bench.sh \
+	tests/integration/20-inflight.sh \
+	tests/integration/58-no-wait.sh
+
 integration: $(BINS) $(TEST_TOOLS)
 	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(INTEGRATION_TESTS)
+	@if [ "$$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null)" = Y ]; then \
+		echo "the FUSE tests again over /dev/fuse (the pass above ran over io_uring):"; \
+		FSVOL_FUSE_TRANSPORT=dev FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(FUSE_TESTS); fi
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe
+	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse
 	@FSVOL_BUILD=$(BUILD) bench/run.sh
 
 demo: deps

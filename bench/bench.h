@@ -75,6 +75,10 @@ struct bench_opts {
 	char *members[BENCH_MAX_MEMBERS]; /* --members (pointers into members_buf) */
 	unsigned nmembers;
 	char *members_buf;
+	int create;           /* --create LEVEL,CHUNK: a fresh volume on the members (mem: only) */
+	int create_level;     /* enum layout_level */
+	unsigned create_alg, create_copies;
+	uint64_t create_chunk;
 	char *targets[BENCH_MAX_TARGETS];
 	unsigned ntargets;
 	char cmdline[1024];
@@ -226,7 +230,14 @@ struct bench_result {
 	unsigned ncpu;
 	struct bench_cpu *cpu; /* per core */
 	struct bench_cpu cpu_avg;
+	/* This process's CPU over the measured window (getrusage): the cost of
+	 * fsvol-bench plus, in-process (--members), the engine's. */
+	double proc_user_s, proc_sys_s;
+	int have_proc;
 };
+/* The process's CPU per completed I/O in the window, microseconds (user,
+ * system); 0 when nothing completed. */
+void bench_proc_cpu_per_io(const struct bench_result *r, double *user_us, double *sys_us);
 
 /* Derived figures of one op (or a sum), the same for text and JSON. */
 struct bench_figs {
@@ -279,6 +290,8 @@ int bench_replay_compare(const struct bench_opts *o);
 /* Per-core jiffies from /proc/stat (the summary line left out); n cores.
  * 0 or -errno. bench_cpu_parse reads the same from any stream. */
 struct bench_cpu_raw { unsigned id; uint64_t user, kernel, idle; };
+/* This process's user and system CPU seconds so far (getrusage RUSAGE_SELF). */
+void bench_proc_cpu(double *user_s, double *sys_s);
 int bench_cpu_read(struct bench_cpu_raw **out, unsigned *n);
 int bench_cpu_parse(FILE *f, struct bench_cpu_raw **out, unsigned *n);
 void bench_cpu_delta(const struct bench_cpu_raw *a, const struct bench_cpu_raw *b, unsigned n,

@@ -12,6 +12,7 @@
 #include "bench/bench.h"
 #include "bench/flags.h"
 #include "fsvol/util/size.h"
+#include "layout/layout.h"
 
 /* c->o is the struct bench_opts being filled */
 #define O(c) ((struct bench_opts *)(c)->o)
@@ -343,6 +344,32 @@ static int set_members(struct bench_flag_ctx *c, const char *v)
 	return 0;
 }
 
+/* --create LEVEL[,CHUNK]: the level as fsvol create -l takes it, its default
+ * layout, the chunk (default 512K, as fsvol create). */
+static int set_create(struct bench_flag_ctx *c, const char *v)
+{
+	struct bench_opts *o = O(c);
+	char level[32], why[160];
+	const char *comma = strchr(v, ',');
+	size_t n = comma ? (size_t)(comma - v) : strlen(v);
+	enum layout_level lv;
+	if (!n || n >= sizeof(level))
+		return bench_flag_bad(c, v, "expected LEVEL[,CHUNK] (e.g. raid5,64K)");
+	memcpy(level, v, n);
+	level[n] = 0;
+	if (layout_parse_level_msg(level, &lv, why, sizeof(why)))
+		return bench_flag_bad(c, v, "%s", why);
+	o->create_chunk = 512 << 10;
+	if (comma && (bench_flag_size(c, comma + 1, &o->create_chunk, 4096, 1ull << 30) ||
+		      (o->create_chunk & (o->create_chunk - 1))))
+		return bench_flag_bad(c, v, "CHUNK must be a power of two from 4K to 1G");
+	o->create = 1;
+	o->create_level = (int)lv;
+	o->create_alg = layout_default_alg(lv);
+	o->create_copies = 0;
+	return 0;
+}
+
 static int set_model(struct bench_flag_ctx *c, const char *v)
 {
 	/* checked when the volume is opened (fsvol's --model spec grammar) */
@@ -433,6 +460,8 @@ static const struct bench_flag opts[] = {
 	{ 0, "json", BENCH_FLAG_NONE, NULL, "the report as one JSON document", set_json },
 	{ 0, "members", BENCH_FLAG_REQ, "M0,M1,...", "open this fsvol volume in-process (TARGET optional: a label)",
 	  set_members },
+	{ 0, "create", BENCH_FLAG_REQ, "LEVEL[,CHUNK]", "with --members mem:NAME:SIZE,...: build a fresh in-memory "
+	  "volume first (chunk default 512K)", set_create },
 	{ 0, "model", BENCH_FLAG_REQ, "SPEC", "with --members or --compare: emulated disks (fsvol mount --model; "
 					     "fsvol model list)", set_model },
 	{ 0, "replay", BENCH_FLAG_REQ, "FILE", "issue the requests of a trace instead of a pattern (fio iolog v2/v3, "
@@ -560,6 +589,16 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 			 "volume (--members) has no such flag: use -Su, or a mount");
 		return -EINVAL;
 	}
+	if (o->create && !o->nmembers) {
+		snprintf(err, errlen, "--create: needs --members mem:NAME:SIZE,...");
+		return -EINVAL;
+	}
+	for (unsigned i = 0; o->create && i < o->nmembers; i++)
+		if (strncmp(o->members[i], "mem:", 4)) {
+			snprintf(err, errlen, "--create: member %s is not in memory (mem:NAME:SIZE); "
+				 "fsvol create builds volumes on files", o->members[i]);
+			return -EINVAL;
+		}
 	if (o->model && !o->nmembers && !o->compare) {
 		snprintf(err, errlen, "--model %s: needs --members (a mounted volume takes fsvol mount --model)",
 			 o->model);

@@ -290,6 +290,12 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 	print_hr(f, 43);
 	fprintf(f, "avg.| %6.2f%%| %6.2f%%| %6.2f%%| %6.2f%%\n\n", r->cpu_avg.usage, r->cpu_avg.user,
 		r->cpu_avg.kernel, r->cpu_avg.idle);
+	if (r->have_proc) {
+		double u, k;
+		bench_proc_cpu_per_io(r, &u, &k);
+		fprintf(f, "process CPU: user %.3fs, system %.3fs; per I/O %.2f us (user %.2f us + system %.2f us)\n\n",
+			r->proc_user_s, r->proc_sys_s, u + k, u, k);
+	}
 	table(f, "Total IO", r, o, 2);
 	table(f, "Read IO", r, o, STATS_READ);
 	table(f, "Write IO", r, o, STATS_WRITE);
@@ -428,8 +434,18 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		fprintf(f, "%s{\"cpu\":%u,\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f}", i ? "," : "",
 			r->cpu[i].id,
 			r->cpu[i].usage, r->cpu[i].user, r->cpu[i].kernel, r->cpu[i].idle);
-	fprintf(f, "],\n\"cpu_avg\":{\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f},\n\"targets\":[",
+	fprintf(f, "],\n\"cpu_avg\":{\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f},\n",
 		r->cpu_avg.usage, r->cpu_avg.user, r->cpu_avg.kernel, r->cpu_avg.idle);
+	if (r->have_proc) {
+		double u, k;
+		bench_proc_cpu_per_io(r, &u, &k);
+		fprintf(f, "\"process_cpu\":{\"user_s\":%.6f,\"system_s\":%.6f,\"per_io_us\":%.4f,"
+			   "\"per_io_user_us\":%.4f,\"per_io_system_us\":%.4f},\n",
+			r->proc_user_s, r->proc_sys_s, u + k, u, k);
+	} else {
+		fprintf(f, "\"process_cpu\":null,\n");
+	}
+	fprintf(f, "\"targets\":[");
 	for (unsigned i = 0; i < r->ntargets; i++) {
 		const struct bench_target_result *tr = &r->target[i];
 		fprintf(f, "%s{\"path\":", i ? ",\n" : "");
@@ -506,4 +522,13 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 	}
 	fprintf(f, "}}\n");
 	return ferror(f) ? -EIO : 0;
+}
+
+void bench_proc_cpu_per_io(const struct bench_result *r, double *user_us, double *sys_us)
+{
+	uint64_t ios = 0;
+	for (unsigned i = 0; i < r->nthreads; i++)
+		ios += r->thread[i].op[0].ios + r->thread[i].op[1].ios;
+	*user_us = ios ? r->proc_user_s * 1e6 / (double)ios : 0;
+	*sys_us = ios ? r->proc_sys_s * 1e6 / (double)ios : 0;
 }

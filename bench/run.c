@@ -205,7 +205,19 @@ static int open_volume(struct bench_target *t, const struct bench_opts *o, char 
 {
 	struct vol_opts vo = { .stats = VOL_STATS_ALL, .buffered = !o->direct, .model = o->model,
 			       .virtual_time = o->virtual_time };
-	int r = vol_open(&t->vol, (char *const *)o->members, o->nmembers, &vo, err, errlen);
+	int r;
+	if (o->create) {
+		/* a fresh volume: memory members are created by their names'
+		 * sizes (mem:NAME:SIZE), an existing one is overwritten */
+		struct vol_create vc = { .force = 1 };
+		vc.geom.level = (enum layout_level)o->create_level;
+		vc.geom.alg = o->create_alg;
+		vc.geom.copies = o->create_copies;
+		vc.geom.chunk = o->create_chunk;
+		if ((r = vol_create(&vc, (char *const *)o->members, o->nmembers, err, errlen)))
+			return r;
+	}
+	r = vol_open(&t->vol, (char *const *)o->members, o->nmembers, &vo, err, errlen);
 	if (r)
 		return r;
 	if ((r = vol_start(t->vol))) {
@@ -464,6 +476,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	struct bench_cpu_raw *cpu_a = NULL, *cpu_b = NULL;
 	char *wsrc = NULL; /* -ZSIZE */
 	unsigned ncpu_a = 0, ncpu_b = 0, nt, nw = 0, started = 0;
+	double pu_a = 0, ps_a = 0, pu_b = 0, ps_b = 0;
 	int r = 0, show = o.progress || (!o.quiet && isatty(STDERR_FILENO));
 	struct bench_result *res = calloc(1, sizeof(*res));
 
@@ -654,13 +667,14 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	pthread_mutex_unlock(&gate_lock);
 
 	/* the main thread: samples at the window's edges, progress in between */
-	int sampled_a = 0, sampled_b = 0;
+	int sampled_a = 0, sampled_b = 0, proc_b = 0; /* proc_b: process CPU sampled at the end */
 	if (o.trace) { /* a replay is measured from before its first request */
 		for (unsigned i = 0; i < nt; i++)
 			if (src[i].have_r0) {
 				memcpy(src[i].a, src[i].r0, src[i].ndev * sizeof(*src[i].a));
 				src[i].have_a = 1;
 			}
+		bench_proc_cpu(&pu_a, &ps_a);
 		sampled_a = 1;
 	}
 	if (virt_pattern) /* the worker samples the edges: wait for it */
@@ -678,6 +692,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			free(cpu_a);
 			cpu_a = NULL;
 			bench_cpu_read(&cpu_a, &ncpu_a);
+			bench_proc_cpu(&pu_a, &ps_a);
 			for (unsigned i = 0; i < nt; i++)
 				if (res->target[i].below && !below_snap(&src[i], src[i].a, err, errlen))
 					src[i].have_a = 1;
@@ -685,6 +700,8 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		}
 		if (!sampled_b && now >= clk.t_meas_end) {
 			bench_cpu_read(&cpu_b, &ncpu_b);
+			bench_proc_cpu(&pu_b, &ps_b);
+			proc_b = 1;
 			for (unsigned i = 0; i < nt; i++)
 				if (res->target[i].below && !below_snap(&src[i], src[i].b, err, errlen))
 					src[i].have_b = 1;
@@ -751,6 +768,11 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	for (unsigned i = 0; i < nw; i++)
 		for (unsigned j = 0; w[i].iv && j < 2 * w[i].niv; j++)
 			res->thread[w[i].thread].iv[j] += w[i].iv[j];
+	if (sampled_a && proc_b) {
+		res->proc_user_s = pu_b - pu_a;
+		res->proc_sys_s = ps_b - ps_a;
+		res->have_proc = 1;
+	}
 	if (cpu_a && cpu_b && ncpu_a == ncpu_b && !cpu_ids_differ(cpu_a, cpu_b, ncpu_a) &&
 	    (res->cpu = calloc(ncpu_a, sizeof(*res->cpu)))) {
 		res->ncpu = ncpu_a;

@@ -252,6 +252,8 @@ fi
 
 # The asynchronous core: memory, the FUSE front end, the in-process engine.
 . "$here/bench/core.sh"
+# The FUSE path's ceiling (null servers), members on a real disk, the engine's cost.
+. "$here/bench/disk.sh"
 
 if [ -x "$here/$build/bin/parity_bench" ]; then
 	echo

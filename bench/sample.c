@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
@@ -212,4 +213,14 @@ void bench_conserve(struct bench_below *b)
 		if (parity && !v->read_bytes)
 			cons(b, "member reads for writes", mr, v->write_bytes, "read-modify-write", 0);
 	}
+}
+
+void bench_proc_cpu(double *user_s, double *sys_s)
+{
+	struct rusage ru;
+	*user_s = *sys_s = 0;
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	*user_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+	*sys_s = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }

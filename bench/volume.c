@@ -2,14 +2,18 @@
  *
  * One OS thread per -t thread keeps its -o I/Os in flight through the
  * asynchronous engine (engine_submit), as fio's io_uring engine does with a
- * ring: no thread waits per I/O. A completion may arrive on any thread (the
- * model's clock, a member's ring); it only stamps the time and hands the slot
- * back, so the worker alone accounts and issues. The worker does not let
- * member I/O block it (engine_thread_may_block(0)): file members go through
- * their ring, so the queue depth is real.
+ * ring: no thread waits per I/O. The worker owns an io_uring and lends it to
+ * file members (member_file_lend_ring): their I/O goes on it and completes in
+ * the worker's own loop, so what the kernel completes inline costs no
+ * hand-off. A completion that arrives on another thread (the model's clock,
+ * a member's own thread) only stamps the time, hands the slot back and wakes
+ * the worker through an eventfd read kept armed on the ring; the worker alone
+ * accounts and issues.
  */
 #include <errno.h>
-#include <semaphore.h>
+#include <liburing.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,7 +30,7 @@ struct vslot {
 };
 
 struct vworker {
-	sem_t sem;
+	int efd;                      /* wakes the worker from another thread */
 	_Atomic(struct vslot *) done; /* completed slots, pushed by any thread */
 	struct vol *virt;             /* --virtual: the volume whose clock is the model's */
 	uint64_t t_start;
@@ -37,6 +41,9 @@ static uint64_t vw_now(const struct vworker *vw)
 {
 	return vw->virt ? vw->t_start + vol_clock(vw->virt) : stats_now();
 }
+
+static __thread struct vworker *tl_vw; /* set on the worker's own thread */
+static char wake_tag;                  /* user_data of the eventfd read */
 
 static unsigned volume_workers(const struct bench_opts *o)
 {
@@ -54,14 +61,58 @@ static void slot_done(void *arg, int res)
 	do
 		s->next = head;
 	while (!atomic_compare_exchange_weak_explicit(&vw->done, &head, s, memory_order_release, memory_order_relaxed));
-	sem_post(&vw->sem);
+	if (tl_vw != vw) { /* the worker may sleep in its ring: wake it */
+		uint64_t one = 1;
+		if (write(vw->efd, &one, sizeof(one)) < 0) {
+			/* only on overflow: it is awake anyway */
+		}
+	}
 }
 
-static void wait_until(sem_t *sem, uint64_t t)
+static void arm_wake(struct io_uring *ring, struct vworker *vw, uint64_t *buf)
 {
-	struct timespec ts = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) };
-	while (sem_clockwait(sem, CLOCK_MONOTONIC, &ts) < 0 && errno == EINTR)
-		;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	if (!sqe) {
+		io_uring_submit(ring);
+		sqe = io_uring_get_sqe(ring);
+	}
+	if (sqe) {
+		io_uring_prep_read(sqe, vw->efd, buf, sizeof(*buf), 0);
+		io_uring_sqe_set_data(sqe, &wake_tag);
+	}
+}
+
+/* Submit what is queued; wait for one completion unless slots are done
+ * already, or until t (UINT64_MAX: no limit); run the ring's completions. */
+static void ring_wait(struct io_uring *ring, struct vworker *vw, uint64_t *wake_buf, uint64_t t)
+{
+	struct io_uring_cqe *cqe;
+	unsigned wait = atomic_load_explicit(&vw->done, memory_order_acquire) ? 0 : 1;
+	if (wait && t != UINT64_MAX) {
+		uint64_t now = stats_now(), d = t > now ? t - now : 0;
+		struct __kernel_timespec ts = { (long long)(d / 1000000000u), (long long)(d % 1000000000u) };
+		io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
+	} else {
+		io_uring_submit_and_wait(ring, wait);
+	}
+	unsigned head, seen = 0;
+	void *tags[64];
+	int res[64];
+	unsigned n = 0;
+	io_uring_for_each_cqe(ring, head, cqe) {
+		if (n == 64)
+			break;
+		tags[n] = io_uring_cqe_get_data(cqe);
+		res[n++] = cqe->res;
+		seen++;
+	}
+	io_uring_cq_advance(ring, seen);
+	/* completions may queue more I/O on this ring: after the CQ is free */
+	for (unsigned i = 0; i < n; i++)
+		if (tags[i] == &wake_tag)
+			arm_wake(ring, vw, wake_buf);
+		else if ((uintptr_t)tags[i] & 1)
+			member_file_complete(tags[i], res[i]);
 }
 
 /* --virtual: move the model's clock to the next completion, a slot's think
@@ -106,10 +157,25 @@ static void *volume_worker(void *arg)
 	struct vslot *slots = calloc(n, sizeof(*slots)), *idle = NULL;
 	char *bufs = bench_buffers(o, n, o->seed + w->thread * 1024);
 
-	sem_init(&vw.sem, 0, 0);
+	struct io_uring ring;
+	uint64_t wake_buf = 0;
+	int have_ring = 0;
 	atomic_init(&vw.done, NULL);
 	vw.virt = o->virtual_time ? v : NULL;
 	int edges = 0; /* --virtual: window edges sampled so far */
+	vw.efd = eventfd(0, EFD_CLOEXEC);
+	unsigned entries = 4 * n + 64 > 4096 ? 4096 : 4 * n + 64;
+	if (vw.efd >= 0 && (io_uring_queue_init(entries, &ring, IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER) == 0 ||
+			    io_uring_queue_init(entries, &ring, 0) == 0))
+		have_ring = 1;
+	if (!have_ring)
+		bench_fail(w, -ENOMEM, "cannot set up the worker's io_uring");
+	else {
+		tl_vw = &vw;
+		if (!vw.virt) /* in virtual time the model's clock is driven here, not the ring */
+			member_file_lend_ring(&ring);
+		arm_wake(&ring, &vw, &wake_buf);
+	}
 	engine_thread_may_block(0);
 	if (!slots || !bufs)
 		bench_fail(w, -ENOMEM, "out of memory for %u buffers of %llu bytes", n, (unsigned long long)o->block);
@@ -165,15 +231,15 @@ static void *volume_worker(void *arg)
 		idle = later;
 		if (!inflight && (!issuing || !idle))
 			break;
-		if (vw.virt)
+		if (vw.virt) {
 			virtual_wait(&vw, c, inflight, wake, &edges);
-		else if (wake != UINT64_MAX && !inflight)
-			wait_until(&vw.sem, wake);
-		else if (wake != UINT64_MAX)
-			wait_until(&vw.sem, wake < c->t_end ? wake : c->t_end);
-		else
-			while (sem_wait(&vw.sem) < 0 && errno == EINTR)
-				;
+		} else {
+			if (!have_ring)
+				break;
+			if (wake != UINT64_MAX && inflight)
+				wake = wake < c->t_end ? wake : c->t_end;
+			ring_wait(&ring, &vw, &wake_buf, wake);
+		}
 		/* account what completed, on this thread only */
 		struct vslot *done = atomic_exchange_explicit(&vw.done, NULL, memory_order_acquire);
 		while (done) {
@@ -196,7 +262,13 @@ static void *volume_worker(void *arg)
 		virtual_wait(&vw, c, 0, UINT64_MAX, &edges); /* the edges not reached */
 		atomic_fetch_add(&c->finished, 1);
 	}
-	sem_destroy(&vw.sem);
+	if (have_ring) {
+		member_file_lend_ring(NULL);
+		tl_vw = NULL;
+		io_uring_queue_exit(&ring); /* cancels the eventfd read */
+	}
+	if (vw.efd >= 0)
+		close(vw.efd);
 	free(bufs);
 	free(slots);
 	return NULL;

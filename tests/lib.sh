@@ -77,6 +77,8 @@ _undo() {
 	group) groupdel "$a" ;;
 	netns) ip netns del "$a" ;; # its veth ends go with it
 	netns-link) ip link del "$a" ;;
+	sysparam) printf '%s\n' "$b" >"$a" ;; # a = /sys/... file, b = the value to restore
+	path) rm -rf -- "$a" ;;                  # a directory made outside $T (e.g. on tmpfs)
 	esac
 }
 
@@ -148,9 +150,13 @@ daemon_pid() { sed -n 's/^pid: *\([0-9][0-9]*\).*/\1/p' "$1/status" | head -n 1;
 # start with '-' before MNT. Mounts with --log, registers the cleanup, checks
 # the volume is there. With MOUNT_NETNS=NAME the daemon runs in the network
 # namespace NAME (ip netns add NAME); its mount is this one's.
+# FSVOL_FUSE_TRANSPORT=auto|dev|uring runs it under that FUSE transport (--fuse-transport).
 fsvol_mount() {
 	local opts=() mnt pid
 	while [[ $# -gt 0 && $1 == -* ]]; do opts+=("$1"); shift; done
+	if [[ -n ${FSVOL_FUSE_TRANSPORT:-} && " ${opts[*]} " != *" --nbd"* ]]; then
+		opts+=(--fuse-transport "$FSVOL_FUSE_TRANSPORT")
+	fi
 	mnt=$1
 	shift
 	mkdir -p "$mnt"

@@ -17,6 +17,7 @@
 #include "fsvol/cli/cmd.h"
 #include "fsvol/core/vol_opts.h"
 #include "fsvol/front/daemon.h"
+#include "fsvol/front/fuse_uring.h"
 #include "fsvol/front/http.h"
 #include "fsvol/front/nbd_server.h"
 #include "fsvol/members/fault.h"
@@ -47,6 +48,9 @@ static const struct cmd_opt mount_opts[] = {
 	  "(ADDR 127.0.0.1 unless given; see docs/counters.md)" },
 	{ "run", 0, NULL, "start degraded when a member the superblocks record as active is not given "
 	  "(mdadm --assemble --run); refused without it, naming the missing members" },
+	{ "fuse-transport", 0, "auto|dev|uring", "how FUSE requests reach the daemon: /dev/fuse, or FUSE over io_uring "
+	  "where the kernel offers it (auto, the default: uring when offered; MNT/status tells which; a refused ring "
+	  "falls back to /dev/fuse)", 0, "auto dev uring" },
 	{ 0 },
 };
 
@@ -154,6 +158,10 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		return 0;
 	}
 	case 17: a->run = 1; return 0;
+	case 18:
+		if ((a->fo.transport = fu_transport_parse(arg)) < 0)
+			return cmd_err(&cmd_mount, "--fuse-transport %s: expected auto, dev or uring", arg), -1;
+		return 0;
 	}
 	return -1;
 }

@@ -83,16 +83,47 @@ static void req_free_arrays(struct eng_req *rq)
 	rq->cap_pieces = rq->cap_mio = rq->cap_iov = rq->cap_plans = 0;
 }
 
+/* Each thread keeps a few idle requests of its own (any volume's: a request
+ * carries nothing of its volume while idle), so a steady stream takes no lock
+ * and allocates nothing; the volume's pool takes the overflow. */
+#define ENG_TL_REQS 32u
+static __thread struct eng_req *tl_reqs;
+static __thread unsigned tl_nreqs;
+static pthread_key_t tl_req_key;
+static pthread_once_t tl_req_once = PTHREAD_ONCE_INIT;
+
+static void tl_reqs_free(void *p)
+{
+	(void)p;
+	while (tl_reqs) {
+		struct eng_req *rq = tl_reqs;
+		tl_reqs = rq->next;
+		req_free_arrays(rq);
+		free(rq);
+	}
+	tl_nreqs = 0;
+}
+
+static void tl_req_key_make(void)
+{
+	pthread_key_create(&tl_req_key, tl_reqs_free);
+}
+
 static struct eng_req *req_get(struct vol *v)
 {
 	struct eng_state *es = v->eng;
-	pthread_mutex_lock(&es->pool_lock);
-	struct eng_req *rq = es->pool;
+	struct eng_req *rq = tl_reqs;
 	if (rq) {
-		es->pool = rq->next;
-		es->pooled--;
+		tl_reqs = rq->next;
+		tl_nreqs--;
+	} else {
+		pthread_mutex_lock(&es->pool_lock);
+		if ((rq = es->pool)) {
+			es->pool = rq->next;
+			es->pooled--;
+		}
+		pthread_mutex_unlock(&es->pool_lock);
 	}
-	pthread_mutex_unlock(&es->pool_lock);
 	if (!rq && !(rq = calloc(1, sizeof(*rq))))
 		return NULL;
 	/* keep the arrays, reset the rest */
@@ -116,6 +147,14 @@ static void req_put(struct eng_req *rq)
 	/* arrays sized for a rare huge request are not kept */
 	if (rq->cap_pieces > 256 || rq->cap_plans > ENG_ROUND_PLANS)
 		req_free_arrays(rq);
+	if (tl_nreqs < ENG_TL_REQS) {
+		if (!tl_reqs) /* freed when the thread ends */
+			pthread_once(&tl_req_once, tl_req_key_make), pthread_setspecific(tl_req_key, (void *)1);
+		rq->next = tl_reqs;
+		tl_reqs = rq;
+		tl_nreqs++;
+		return;
+	}
 	pthread_mutex_lock(&es->pool_lock);
 	if (es->pooled < ENG_POOL_IDLE_REQS) {
 		rq->next = es->pool;

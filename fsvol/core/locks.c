@@ -65,9 +65,14 @@ int eng_locks_take(struct eng_locktab *t, struct eng_req *rq)
 	struct eng_lockset *l = &rq->lk;
 	int fresh = l->next == 0;
 	pthread_mutex_lock(&t->lock);
+	/* visit only the buckets the set holds, from where it stopped */
 	for (unsigned i = l->next; i < ENG_LOCKS; i++) {
-		if (!(l->bits[i / 64] & (1ull << (i % 64))))
+		uint64_t m = l->bits[i / 64] >> (i % 64);
+		if (!m) {
+			i |= 63; /* the rest of this word is empty */
 			continue;
+		}
+		i += (unsigned)__builtin_ctzll(m);
 		struct eng_bucket *b = &t->b[i];
 		/* a woken waiter retries at once; a new arrival lines up behind waiters */
 		if (!bucket_free_for(b, l->excl) || (fresh && b->wait_head)) {

@@ -27,15 +27,14 @@
 #include "fsvol/front/events.h"
 #include "fsvol/front/fuse_front.h"
 #include "fsvol/front/ctl.h"
+#include "fsvol/front/fuse_uring.h"
 #include "fsvol/front/report.h"
 #include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
 #define FF_MAX_IO (1u << 20)
-#define FF_MAX_THREADS 256 /* threads block only for real member I/O, never for a model */
-#define FF_IDLE_THREADS 4
-#define FF_NOBLOCK_THREADS 4 /* when no member can block a thread (NBD, memory) */
+#define FF_WORKERS_PER_CPU 2 /* /dev/fuse readers; none waits on a member */
 #define FF_MAX_BACKGROUND 4096 /* async direct I/O requests the kernel keeps in flight */
 
 enum { INO_ROOT = 1, INO_VOLUME, INO_STATS, INO_JSON, INO_DISKSTATS, INO_STATUS, INO_CTL, INO_TRACE, INO_TRACE_JSON, INO_METRICS, INO_STATUS_JSON,
@@ -319,6 +318,22 @@ static void ff_handle_close(struct ff *f, uint64_t id)
 	pthread_mutex_unlock(&f->handle_lock);
 }
 
+/* MNT/status ends with the FUSE transport in use (fuse_uring.c). */
+static int ff_status_transport(struct ff_handle *h)
+{
+	char line[300];
+	int n = snprintf(line, sizeof(line), "fuse transport: ");
+	fu_describe(line + n, sizeof(line) - (size_t)n - 1);
+	strcat(line, "\n");
+	char *b = realloc(h->buf, h->len + strlen(line) + 1);
+	if (!b)
+		return -ENOMEM;
+	memcpy(b + h->len, line, strlen(line) + 1);
+	h->buf = b;
+	h->len += strlen(line);
+	return 0;
+}
+
 static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct ff *f = ff_of(req);
@@ -402,6 +417,11 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -r);
 		return;
 	}
+	if (ino == INO_STATUS && (r = ff_status_transport(h))) {
+		ff_handle_free(h);
+		fuse_reply_err(req, -r);
+		return;
+	}
 	fi->fh = ff_handle_add(f, h);
 	fuse_reply_open(req, fi);
 }
@@ -426,7 +446,7 @@ struct ff_io {
 	fuse_req_t req;
 	struct vol *v;
 	void *buf;
-	size_t cap, size;
+	size_t cap, size; /* cap 0: buf is not the pool's (a ring entry's payload) */
 	int op;
 	int fua; /* an O_DSYNC/O_SYNC write: a volume flush follows before the reply */
 };
@@ -451,7 +471,8 @@ static void ff_io_done(void *arg, int res)
 		fuse_reply_write(io->req, io->size);
 	else
 		fuse_reply_err(io->req, 0);
-	bufpool_put(io->buf, io->cap);
+	if (io->cap)
+		bufpool_put(io->buf, io->cap);
 	free(io);
 }
 
@@ -463,7 +484,10 @@ static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, u
 	struct ff_io *io = malloc(sizeof(*io));
 	void *buf = NULL;
 	size_t cap = 0;
-	if (io && size && !(buf = bufpool_get(size, &cap))) {
+	/* a read through FUSE over io_uring lands in the ring's buffer itself */
+	if (io && op == ENGINE_READ)
+		buf = fu_request_buffer(size);
+	if (io && size && !buf && !(buf = bufpool_get(size, &cap))) {
 		free(io);
 		io = NULL;
 	}
@@ -474,8 +498,10 @@ static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, u
 	*io = (struct ff_io){ .req = req, .v = v, .buf = buf, .cap = cap, .size = size, .op = op, .fua = fua };
 	if (op == ENGINE_WRITE)
 		memcpy(buf, data, size);
-	/* this is a FUSE worker: it may block while a file member's I/O runs */
-	engine_thread_may_block(1);
+	/* a FUSE worker never waits on a member: file members' I/O goes to their
+	 * ring threads and the completion replies; the worker reads the next
+	 * request at once */
+	engine_thread_may_block(0);
 	int r = engine_submit(v, op, buf, off, size, ff_io_done, io);
 	if (r)
 		ff_io_done(io, r);
@@ -718,6 +744,7 @@ void ff_close(struct ff *f)
 {
 	if (!f)
 		return;
+	fu_stop(); /* the engine has drained: no reply goes through the ring any more */
 	if (f->se) {
 		fuse_session_unmount(f->se);
 		fuse_remove_signal_handlers(f->se);
@@ -787,6 +814,9 @@ int ff_mount(struct ff **out, struct vol *v, const struct ff_opts *o, char *err,
 		ff_close(f);
 		return -EIO;
 	}
+	/* before any request is read: INIT decides the transport */
+	if (fu_attach(se, o->transport, 0, err, errlen))
+		fsvol_log(LOG_WARNING, "%s; serving through /dev/fuse", err);
 	f->se = se;
 	*out = f;
 	return 0;
@@ -800,21 +830,17 @@ int ff_run(struct ff *f, struct events_log *events, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	f->events = events;
-	/* Up to one thread per request in flight, but only a few kept idle: every
-	 * idle thread takes its turn at /dev/fuse, and on two cores the wake-ups
-	 * cost more than the work (measured: 4 idle threads served 4K random
-	 * reads at QD32 about 1.6x faster than 64). Buffers live in a pool, so a
-	 * new thread costs no fresh memory. */
-	/* Members that never block (NBD, memory) need no more threads than are
-	 * kept idle: more only start and end by the thousand a second (measured:
-	 * raid0 over four NBD members, 4K random reads at QD32, 1.4x the IOPS
-	 * at 4 threads than at 256). A member added later that can block only
-	 * serves fewer requests at once. */
-	int may_block = 0;
-	for (unsigned i = 0; i < vol_nslots(f->v); i++)
-		may_block |= vol_member(f->v, i) && (vol_member(f->v, i)->caps & MEMBER_CAN_BLOCK);
-	fuse_loop_cfg_set_max_threads(cfg, may_block ? FF_MAX_THREADS : FF_NOBLOCK_THREADS);
-	fuse_loop_cfg_set_idle_threads(cfg, FF_IDLE_THREADS);
+	/* No worker waits on a member (ff_submit), so a few workers keep the
+	 * kernel's queue drained: each with its own /dev/fuse clone (clone_fd),
+	 * so they do not queue on one file's wait list, and as many kept idle as
+	 * may run, so none is started and ended per burst (measured with null
+	 * servers here: with clone_fd, 2 threads beat 32; max_idle_threads=1
+	 * churns threads and collapses to a tenth). */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned workers = cpus < 1 ? FF_WORKERS_PER_CPU : (unsigned)cpus * FF_WORKERS_PER_CPU;
+	fuse_loop_cfg_set_clone_fd(cfg, 1);
+	fuse_loop_cfg_set_max_threads(cfg, workers);
+	fuse_loop_cfg_set_idle_threads(cfg, workers);
 	/* > 0 is the signal that ended the loop (SIGTERM, SIGINT, SIGHUP): a
 	 * clean stop, like an unmount */
 	int r = fuse_session_loop_mt(f->se, cfg);

@@ -19,6 +19,7 @@ struct ff_opts {
 	gid_t group;
 	mode_t mode;
 	int allow_other;  /* let other users in at all (FUSE allow_other) */
+	int transport;    /* enum fu_transport (fuse_uring.h): auto by default */
 };
 
 /* Defaults: owner the daemon's user, group "disk" when run by root (else the

@@ -119,4 +119,13 @@ int member_write_zeros(struct member *m, uint64_t off, uint64_t len);
 /* Queue, commit and wait for one io (it may complete on another thread). */
 int member_io_sync(struct member *m, struct member_io *io);
 
+/* File members (member_file.c): a thread that runs its own io_uring loop may
+ * lend that ring; the file I/O it must not wait for then goes on it, its
+ * user_data the member_io's address with bit 0 set, and the loop passes each
+ * such completion (user_data, cqe->res) to member_file_complete. The loop
+ * must submit before it sleeps (io_uring_submit_and_wait does). NULL ends it. */
+struct io_uring;
+void member_file_lend_ring(struct io_uring *ring);
+void member_file_complete(void *tag, int res);
+
 #endif

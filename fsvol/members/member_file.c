@@ -1,13 +1,12 @@
 /* member_file: regular files and block devices.
  *
  * Two ways to run a batch, chosen by the caller's io->nowait:
- * - a caller that may block (a FUSE worker, a synchronous wrapper) runs the
- *   batch in commit: one I/O as a plain syscall (it beats a ring round trip,
- *   and io-wq's hand-off where the file cannot do nowait, e.g. tmpfs), several
- *   through this thread's own ring, submitted together and reaped together;
- * - a caller that must not block (the model's clock, a completion thread, an
- *   asynchronous load generator) hands the batch to one shared ring whose
- *   reaper thread completes it.
+ * - a synchronous caller that may block (superblocks, the CLI, nbdkit's
+ *   threads) runs the batch in commit: one I/O as a plain syscall, several
+ *   through this thread's own ring, submitted and reaped together;
+ * - every other caller (FUSE workers, the model's clock, a completion, the
+ *   load generator) hands the batch to a ring thread and goes back to work:
+ *   no thread waits on a member; the completion runs on the ring thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,12 +14,16 @@
 #include <linux/fs.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -31,6 +34,7 @@
 
 struct file_priv {
 	int fd;
+	int in_memory; /* tmpfs: a read or write is a copy that never waits for a disk */
 };
 
 static int file_fd(const struct member *m)
@@ -110,6 +114,8 @@ static int file_open(struct member *m, const char *path, int direct, char *err, 
 		return -ENOMEM;
 	}
 	p->fd = fd;
+	struct statfs sfs;
+	p->in_memory = !S_ISBLK(st.st_mode) && fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
 	m->priv = p;
 	m->direct = direct;
 	/* 4 KiB covers every logical block size we meet (512e and 4Kn). */
@@ -303,77 +309,223 @@ static void file_run_batch(struct member_io *list, unsigned n)
 	}
 }
 
-/* The shared ring for callers that must not block, and its reaper. */
+/* Ring threads for callers that must not block (a FUSE worker, the model's
+ * clock, a completion, an asynchronous load generator): a bounded set, one
+ * per CPU up to FILE_RING_THREADS. A caller pushes its batch on one thread's
+ * list and goes back to work; the ring thread submits it on its own ring and
+ * runs the completions. Its ring completes inline what the kernel can
+ * (tmpfs, the page cache: COOP_TASKRUN and SINGLE_ISSUER, as fio sets up its
+ * own), and a submit that would block the thread goes to io-wq, not to the
+ * caller. An eventfd read kept armed on the ring wakes a sleeping thread;
+ * callers write it only when the thread said it sleeps. */
+#define FILE_RING_THREADS 4u
+#define FILE_WAKE_TAG ((void *)1)
+
+struct file_rt {
+	_Alignas(64) _Atomic(struct member_io *) in; /* pushed by callers (a stack) */
+	atomic_int sleeping;
+	int efd;
+	_Alignas(64) struct io_uring ring;
+	uint64_t wake_buf;
+	unsigned inflight;
+	pthread_t tid;
+	sem_t started;
+	atomic_int ok;
+};
+
 static struct {
 	pthread_once_t once;
-	int ok;
-	pthread_mutex_t lock;
-	struct io_uring ring;
-	pthread_t reaper;
-} file_async = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
+	unsigned n;
+	atomic_uint next;
+	struct file_rt *rt;
+} file_async = { .once = PTHREAD_ONCE_INIT };
 
-static void *file_reaper(void *arg)
+static __thread struct file_rt *tl_rt; /* the ring thread this thread feeds */
+static __thread int tl_is_rt;
+
+static void rt_arm_wake(struct file_rt *t)
 {
-	pthread_setname_np(pthread_self(), "fsvol-reaper"); /* top -H, ps -L */
-	(void)arg;
-	for (;;) {
-		struct io_uring_cqe *cqe;
-		int w = io_uring_wait_cqe(&file_async.ring, &cqe);
-		if (w == -EINTR || w == -EAGAIN)
-			continue;
-		if (w < 0)
-			return NULL;
-		struct member_io *io = io_uring_cqe_get_data(cqe);
-		io->res = file_result(io, cqe->res);
-		io_uring_cqe_seen(&file_async.ring, cqe);
-		io->done(io);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+	if (!sqe) {
+		io_uring_submit(&t->ring);
+		sqe = io_uring_get_sqe(&t->ring);
 	}
+	io_uring_prep_read(sqe, t->efd, &t->wake_buf, sizeof(t->wake_buf), 0);
+	io_uring_sqe_set_data(sqe, FILE_WAKE_TAG);
+}
+
+/* Put what callers pushed on the ring, oldest first. */
+static void rt_take(struct file_rt *t)
+{
+	struct member_io *list = atomic_exchange_explicit(&t->in, NULL, memory_order_acquire), *fifo = NULL;
+	while (list) { /* the stack holds the newest first */
+		struct member_io *io = list;
+		list = io->next;
+		io->next = fifo;
+		fifo = io;
+	}
+	for (struct member_io *io = fifo, *next; io; io = next) {
+		next = io->next;
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+		if (!sqe) {
+			io_uring_submit(&t->ring);
+			sqe = io_uring_get_sqe(&t->ring);
+		}
+		if (!sqe) { /* the ring is full of what it cannot start: try later */
+			for (struct member_io *r = io, *rn; r; r = rn) {
+				rn = r->next;
+				struct member_io *head = atomic_load_explicit(&t->in, memory_order_relaxed);
+				do
+					r->next = head;
+				while (!atomic_compare_exchange_weak_explicit(&t->in, &head, r, memory_order_release,
+									      memory_order_relaxed));
+			}
+			return;
+		}
+		file_prep(sqe, io);
+		t->inflight++;
+	}
+}
+
+/* SINGLE_ISSUER: the ring belongs to the task that creates it, so each
+ * ring thread makes its own and reports how that went. */
+static int rt_ring_init(struct file_rt *t)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
+						IORING_SETUP_SINGLE_ISSUER,
+				     .cq_entries = 8 * FILE_ASYNC_RING };
+	int r = io_uring_queue_init_params(FILE_ASYNC_RING, &t->ring, &p);
+	if (r == -EINVAL) { /* an older kernel: no COOP_TASKRUN or SINGLE_ISSUER */
+		p = (struct io_uring_params){ .flags = IORING_SETUP_CQSIZE, .cq_entries = 8 * FILE_ASYNC_RING };
+		r = io_uring_queue_init_params(FILE_ASYNC_RING, &t->ring, &p);
+	}
+	return r;
+}
+
+static void *file_ring_thread(void *arg)
+{
+	struct file_rt *t = arg;
+	pthread_setname_np(pthread_self(), "fsvol-ring"); /* top -H, ps -L */
+	int r = rt_ring_init(t);
+	atomic_store(&t->ok, r == 0);
+	sem_post(&t->started); /* t->ok tells */
+	if (r < 0)
+		return NULL;
+	tl_is_rt = 1;
+	tl_rt = t;
+	rt_arm_wake(t);
+	for (;;) {
+		rt_take(t);
+		/* say we sleep, then look again: a batch pushed after this either is
+		 * seen here or wakes us; sleep only when there was none */
+		atomic_store_explicit(&t->sleeping, 1, memory_order_seq_cst);
+		unsigned wait = 1;
+		if (atomic_load_explicit(&t->in, memory_order_seq_cst)) {
+			atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
+			wait = 0; /* submit, reap what is there, come back for it */
+		}
+		r = io_uring_submit_and_wait(&t->ring, wait);
+		atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
+			fprintf(stderr, "fsvol: member ring thread: %s\n", strerror(-r));
+			abort(); /* I/O in flight would never complete: fail loudly */
+		}
+		struct io_uring_cqe *cqe;
+		unsigned head, seen = 0;
+		struct member_io *done = NULL, **tail = &done;
+		io_uring_for_each_cqe(&t->ring, head, cqe) {
+			void *d = io_uring_cqe_get_data(cqe);
+			seen++;
+			if (d == FILE_WAKE_TAG) {
+				rt_arm_wake(t);
+				continue;
+			}
+			struct member_io *io = d;
+			io->res = file_result(io, cqe->res);
+			io->next = NULL;
+			*tail = io;
+			tail = &io->next;
+			t->inflight--;
+		}
+		io_uring_cq_advance(&t->ring, seen);
+		/* completions may queue more I/O (on this thread too): after the CQ is free */
+		for (struct member_io *io = done, *next; io; io = next) {
+			next = io->next;
+			io->done(io);
+		}
+	}
+}
+
+static int rt_init(struct file_rt *t)
+{
+	atomic_init(&t->in, NULL);
+	if ((t->efd = eventfd(0, EFD_CLOEXEC)) < 0)
+		return -errno;
+	sem_init(&t->started, 0, 0);
+	int r = -pthread_create(&t->tid, NULL, file_ring_thread, t);
+	if (!r) {
+		while (sem_wait(&t->started) < 0 && errno == EINTR)
+			;
+		pthread_detach(t->tid);
+		if (!atomic_load(&t->ok))
+			r = -ENOMEM;
+	}
+	sem_destroy(&t->started);
+	if (r)
+		close(t->efd);
+	return r;
 }
 
 static void file_async_init(void)
 {
-	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE, .cq_entries = 8 * FILE_ASYNC_RING };
-	if (io_uring_queue_init_params(FILE_ASYNC_RING, &file_async.ring, &p) < 0)
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = cpus < 1 ? 1 : cpus > (long)FILE_RING_THREADS ? FILE_RING_THREADS : (unsigned)cpus;
+	struct file_rt *rt = aligned_alloc(64, n * sizeof(*rt));
+	if (!rt)
 		return;
-	if (pthread_create(&file_async.reaper, NULL, file_reaper, NULL)) {
-		io_uring_queue_exit(&file_async.ring);
+	memset(rt, 0, n * sizeof(*rt));
+	unsigned ok = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (rt_init(&rt[ok]) == 0)
+			ok++;
+	if (!ok) {
+		free(rt);
 		return;
 	}
-	pthread_detach(file_async.reaper);
-	file_async.ok = 1;
+	file_async.rt = rt;
+	file_async.n = ok;
 }
 
 static void file_run_async(struct member_io *list)
 {
 	pthread_once(&file_async.once, file_async_init);
-	if (!file_async.ok) {
-		file_run_batch(list, 1); /* no ring: run them here, one by one */
+	if (!file_async.n) {
+		file_run_batch(list, 1); /* no ring threads: run them here, one by one */
 		return;
 	}
-	struct member_io *refused = NULL;
-	pthread_mutex_lock(&file_async.lock);
+	struct file_rt *t = tl_rt;
+	if (!t) /* each thread feeds one ring thread, so its I/O keeps its order */
+		t = tl_rt = &file_async.rt[atomic_fetch_add_explicit(&file_async.next, 1, memory_order_relaxed) %
+					   file_async.n];
+	/* the stack holds the newest first: reverse the batch on the way in */
+	struct member_io *rev = NULL, *last = list;
 	for (struct member_io *io = list, *next; io; io = next) {
 		next = io->next;
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&file_async.ring);
-		if (!sqe) {
-			io_uring_submit(&file_async.ring);
-			sqe = io_uring_get_sqe(&file_async.ring);
-		}
-		if (!sqe) {
-			io->next = refused;
-			refused = io;
-			continue;
-		}
-		file_prep(sqe, io);
+		io->next = rev;
+		rev = io;
 	}
-	io_uring_submit(&file_async.ring);
-	pthread_mutex_unlock(&file_async.lock);
-	/* completions may submit more: never under the lock */
-	for (struct member_io *io = refused, *next; io; io = next) {
-		next = io->next;
-		io->res = -EAGAIN;
-		io->done(io);
-	}
+	/* last, the oldest, is now the bottom of the pushed chain */
+	struct member_io *head = atomic_load_explicit(&t->in, memory_order_relaxed);
+	do
+		last->next = head;
+	while (!atomic_compare_exchange_weak_explicit(&t->in, &head, rev, memory_order_seq_cst, memory_order_relaxed));
+	if (!tl_is_rt || t != tl_rt)
+		if (atomic_exchange_explicit(&t->sleeping, 0, memory_order_seq_cst)) {
+			uint64_t one = 1;
+			if (write(t->efd, &one, sizeof(one)) < 0) {
+				/* an eventfd write fails only on overflow: the thread is awake */
+			}
+		}
 }
 
 static void file_queue(struct member *m, struct member_io *io)
@@ -387,6 +539,42 @@ static void file_queue(struct member *m, struct member_io *io)
 	tl_last = io;
 }
 
+/* A thread that runs its own io_uring loop (FUSE over io_uring's queue
+ * threads) lends it: its members' I/O goes on that ring, tagged, and its loop
+ * hands the completions back (member_file_complete). No hand-off, no wake-up:
+ * what the kernel completes inline is done by the next turn of that loop. */
+static __thread struct io_uring *tl_lent;
+
+void member_file_lend_ring(struct io_uring *ring)
+{
+	tl_lent = ring;
+}
+
+void member_file_complete(void *tag, int res)
+{
+	struct member_io *io = (struct member_io *)((uintptr_t)tag & ~(uintptr_t)1);
+	io->res = file_result(io, res);
+	io->done(io);
+}
+
+static void file_run_lent(struct member_io *list)
+{
+	for (struct member_io *io = list, *next; io; io = next) {
+		next = io->next;
+		struct io_uring_sqe *sqe = io_uring_get_sqe(tl_lent);
+		if (!sqe) {
+			io_uring_submit(tl_lent);
+			sqe = io_uring_get_sqe(tl_lent);
+		}
+		if (!sqe) { /* the host's ring is full: the ring threads take the rest */
+			file_run_async(io);
+			return;
+		}
+		file_prep(sqe, io);
+		io_uring_sqe_set_data(sqe, (void *)((uintptr_t)io | 1));
+	}
+}
+
 static void file_commit(struct member *m)
 {
 	(void)m;
@@ -397,6 +585,13 @@ static void file_commit(struct member *m)
 	for (struct member_io *io = list, *next; io; io = next) {
 		next = io->next;
 		io->next = NULL;
+		if (io->nowait && io->op != MEMBER_FLUSH && ((struct file_priv *)((struct member *)io->bpriv[0])->priv)->in_memory) {
+			/* a tmpfs member: the copy is the whole I/O (io_uring would hand
+			 * it to an io-wq worker), so do it here, as memory members do */
+			file_sync_one(io);
+			io->done(io);
+			continue;
+		}
 		if (io->nowait) {
 			*nt = io;
 			nt = &io->next;
@@ -406,7 +601,9 @@ static void file_commit(struct member *m)
 			nwait++;
 		}
 	}
-	if (nowait)
+	if (nowait && tl_lent)
+		file_run_lent(nowait);
+	else if (nowait)
 		file_run_async(nowait);
 	if (wait)
 		file_run_batch(wait, nwait);

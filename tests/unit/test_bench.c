@@ -128,6 +128,10 @@ static const struct {
 	{ "--replay t --out d f", "--out d: needs --compare" },
 	{ "--replay t --compare raid5:4 f", "--compare: builds its own volumes" },
 	{ "--replay t", "no TARGET given" },
+	{ "--create raid5 f", "--create: needs --members" },
+	{ "--create raid9 --members mem:a:8M", "--create raid9: " },
+	{ "--create raid0,3K --members mem:a:8M", "--create raid0,3K: CHUNK must be a power of two" },
+	{ "--create raid0 --members mem:a:8M,m1", "--create: member m1 is not in memory" },
 };
 
 START_TEST(test_bad_flags)
@@ -899,6 +903,43 @@ START_TEST(test_real_run)
 }
 END_TEST
 
+/* --create: a fresh memory volume, its I/O conserved, the process CPU per
+ * I/O reported in both forms. */
+START_TEST(test_create_run)
+{
+	struct bench_opts o;
+	struct bench_result *r;
+	char err[512];
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "--create raid5,16K --members mem:cr0:8M,mem:cr1:8M,mem:cr2:8M "
+			       "-b 4K -r -w 50 -o 8 -d 0.3 -W 0.1 -q"), 0);
+	ck_assert_msg(bench_run(&o, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_ptr_nonnull(r->target[0].below);
+	ck_assert_str_eq(r->target[0].below->level, "raid5");
+	ck_assert(r->have_proc);
+	ck_assert(r->proc_user_s + r->proc_sys_s > 0);
+	double u, k;
+	bench_proc_cpu_per_io(r, &u, &k);
+	ck_assert(u + k > 0);
+	char *js = NULL;
+	size_t jl;
+	FILE *f = open_memstream(&js, &jl);
+	ck_assert_int_eq(bench_report_json(f, &o, r), 0);
+	fclose(f);
+	ck_assert_double_eq_tol(jnum(js, "\"process_cpu\"", "per_io_us"), u + k, 0.0001);
+	free(js);
+	bench_result_free(r);
+	/* again on the same names: the volume is made afresh */
+	ck_assert_msg(bench_run(&o, &r, err, sizeof(err)) == 0, "%s", err);
+	bench_result_free(r);
+	bench_opts_free(&o);
+	/* without --create, memory members carry no volume: refused by name */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "--members mem:cx0:8M,mem:cx1:8M -d 0.1 -W0 -q"), 0);
+	ck_assert_int_ne(bench_run(&o, &r, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "mem:cx"));
+	bench_opts_free(&o);
+}
+END_TEST
+
 START_TEST(test_run_errors)
 {
 	struct bench_opts o;
@@ -1007,6 +1048,7 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_cpu_parse);
 	tcase_add_test(tc, test_real_run);
+	tcase_add_test(tc, test_create_run);
 	tcase_add_test(tc, test_run_errors);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -1,0 +1,586 @@
+/* fuse_uring: FUSE over io_uring beside libfuse 3.14 (see fuse_uring.h).
+ *
+ * The protocol, as the kernel (6.14+, Documentation/filesystems/fuse-io-uring.rst)
+ * runs it and as seen working here:
+ *   1. INIT: the kernel offers FUSE_OVER_IO_URING in init_in.flags2 when the
+ *      fuse module's enable_uring is Y; the server sets it in its reply
+ *      (with FUSE_INIT_EXT). libfuse builds that reply: our writev hook adds
+ *      the bit.
+ *   2. Once the reply is written (REGISTER before it answers -EAGAIN), one
+ *      thread per possible CPU, with its own IORING_SETUP_SQE128 ring,
+ *      registers FU_DEPTH entries on queue qid = that CPU: an
+ *      IORING_OP_URING_CMD on /dev/fuse, cmd_op REGISTER, addr = iovec[2]
+ *      (the 288-byte header, a payload buffer of max_write). The kernel
+ *      serves through the ring only when every queue holds an entry; a
+ *      request goes to the queue of the CPU that issued it.
+ *   3. A request arrives as the completion of an entry's command: its
+ *      fuse_in_header in header.in_out, the opcode's own header in op_in, the
+ *      rest (a write's data, a LOOKUP's name) in the payload. We lay them
+ *      out as /dev/fuse would and hand them to libfuse's dispatcher.
+ *   4. The reply (libfuse's writev, from any thread) goes into the same
+ *      buffers: fuse_out_header in in_out, every out argument in the payload,
+ *      ring_ent_in_out.payload_sz = the payload bytes; the entry's thread
+ *      then submits COMMIT_AND_FETCH naming commit_id (the unique), which
+ *      also waits for the entry's next request.
+ * Forgets, interrupts and whatever comes before the ring is ready still
+ * arrive on /dev/fuse, served by libfuse's own loop.
+ *
+ * Threads: a queue's ring belongs to its thread (SINGLE_ISSUER); replies
+ * from other threads go on the queue's list and, when the thread said it
+ * sleeps, an eventfd kept armed on its ring wakes it (member_file.c's ring
+ * threads do the same).
+ */
+#define FUSE_USE_VERSION 314
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fsvol/front/fuse_uring.h"
+#include "fsvol/front/fuse_uring_abi.h"
+#include "fsvol/members/member.h"
+#include "fsvol/util/log.h"
+
+/* Entries per queue: an entry holds its request until the reply, so this
+ * bounds the requests in flight from one CPU (as many as an application's
+ * async direct I/O keeps: 1024, tests/integration/20-inflight.sh). Their
+ * payloads are mapped, not touched: a mount's memory grows with the largest
+ * requests it has served at once. */
+#define FU_DEPTH 1024u
+#define FU_PAYLOAD (1u << 20)     /* >= max_write and max_pages x 4K (fuse_front: 1 MiB) */
+#define FU_STAGE 4096u            /* header and staging area before each payload */
+#define FU_MAX_QUEUES 256u
+#define FU_HASH 1024u
+#define FU_WAKE_TAG ((void *)1)
+
+struct fu_queue;
+
+struct fu_ent {
+	struct fu_queue *q;
+	struct fu_uring_req_header *hdr; /* at the start of the entry's mapping */
+	uint8_t *payload;                /* FU_STAGE bytes further */
+	struct iovec iov[2];
+	uint64_t unique;                 /* the request it holds */
+	struct fu_ent *hnext;            /* in the unique -> entry table */
+	struct fu_ent *cnext;            /* on the queue's commit list */
+};
+
+struct fu_queue {
+	_Alignas(64) _Atomic(struct fu_ent *) commits; /* replies ready, pushed by any thread */
+	atomic_int sleeping;
+	int efd;
+	uint64_t wake_buf;
+	unsigned qid;
+	struct io_uring ring;
+	pthread_t tid;
+	int started, ring_ok;
+	struct fu_ent ents[FU_DEPTH];
+};
+
+enum { FU_IDLE, FU_WAITING_INIT, FU_STARTED, FU_READY, FU_REFUSED, FU_OFF };
+
+static struct {
+	struct fuse_session *se;
+	int want, fd, quiet;
+	_Atomic uint64_t init_unique;
+	atomic_int offered, state;
+	char why[200];
+	pthread_mutex_t why_lock;
+	unsigned nq;
+	struct fu_queue *q;
+	atomic_uint registered;     /* entries the kernel took */
+	atomic_int stopping;
+	pthread_mutex_t hlock;
+	struct fu_ent *hash[FU_HASH];
+} fu = { .why_lock = PTHREAD_MUTEX_INITIALIZER, .hlock = PTHREAD_MUTEX_INITIALIZER };
+
+static __thread struct fu_queue *tl_queue; /* set on a queue's own thread */
+static __thread struct fu_ent *tl_dispatching; /* the entry whose request is being dispatched */
+
+void *fu_request_buffer(size_t len)
+{
+	return tl_dispatching && len <= FU_PAYLOAD ? tl_dispatching->payload : NULL;
+}
+
+int fu_transport_parse(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return FU_TRANSPORT_AUTO;
+	if (!strcmp(s, "dev"))
+		return FU_TRANSPORT_DEV;
+	if (!strcmp(s, "uring"))
+		return FU_TRANSPORT_URING;
+	return -1;
+}
+
+const char *fu_transport_name(int t)
+{
+	return t == FU_TRANSPORT_DEV ? "dev" : t == FU_TRANSPORT_URING ? "uring" : "auto";
+}
+
+static void fu_set_why(int state, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fu_set_why(int state, const char *fmt, ...)
+{
+	va_list ap;
+	pthread_mutex_lock(&fu.why_lock);
+	va_start(ap, fmt);
+	vsnprintf(fu.why, sizeof(fu.why), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&fu.why_lock);
+	atomic_store(&fu.state, state);
+}
+
+void fu_describe(char *buf, size_t len)
+{
+	int st = atomic_load(&fu.state);
+	pthread_mutex_lock(&fu.why_lock);
+	if (st == FU_READY)
+		snprintf(buf, len, "uring (%u queues x %u entries)", fu.nq, FU_DEPTH);
+	else if (st == FU_STARTED)
+		snprintf(buf, len, "dev (the ring is being registered)");
+	else if (fu.why[0])
+		snprintf(buf, len, "dev (%s)", fu.why);
+	else
+		snprintf(buf, len, "dev");
+	pthread_mutex_unlock(&fu.why_lock);
+}
+
+/* ---- unique -> entry, for replies ---- */
+
+static void fu_hash_put(struct fu_ent *e)
+{
+	unsigned h = (unsigned)(e->unique % FU_HASH);
+	pthread_mutex_lock(&fu.hlock);
+	e->hnext = fu.hash[h];
+	fu.hash[h] = e;
+	pthread_mutex_unlock(&fu.hlock);
+}
+
+static struct fu_ent *fu_hash_take(uint64_t unique)
+{
+	unsigned h = (unsigned)(unique % FU_HASH);
+	struct fu_ent *e = NULL;
+	pthread_mutex_lock(&fu.hlock);
+	for (struct fu_ent **p = &fu.hash[h]; *p; p = &(*p)->hnext)
+		if ((*p)->unique == unique) {
+			e = *p;
+			*p = e->hnext;
+			break;
+		}
+	pthread_mutex_unlock(&fu.hlock);
+	return e;
+}
+
+/* ---- the ring threads ---- */
+
+static struct io_uring_sqe *fu_sqe(struct fu_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+	if (!sqe) {
+		io_uring_submit(&q->ring);
+		sqe = io_uring_get_sqe(&q->ring);
+	}
+	return sqe;
+}
+
+static void fu_prep_cmd(struct fu_queue *q, struct fu_ent *e, unsigned op)
+{
+	struct io_uring_sqe *sqe = fu_sqe(q);
+	if (!sqe)
+		return; /* cannot happen: the ring holds every entry twice */
+	memset(sqe, 0, 2 * sizeof(*sqe)); /* an SQE128 slot */
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fu.fd;
+	sqe->cmd_op = op;
+	sqe->addr = (uintptr_t)e->iov;
+	sqe->len = 2;
+	struct fu_uring_cmd_req *c = (struct fu_uring_cmd_req *)sqe->cmd;
+	c->qid = (uint16_t)q->qid;
+	c->commit_id = op == FU_IO_URING_CMD_COMMIT_AND_FETCH ? e->unique : 0;
+	io_uring_sqe_set_data(sqe, e);
+}
+
+static void fu_arm_wake(struct fu_queue *q)
+{
+	struct io_uring_sqe *sqe = fu_sqe(q);
+	if (!sqe)
+		return;
+	io_uring_prep_read(sqe, q->efd, &q->wake_buf, sizeof(q->wake_buf), 0);
+	io_uring_sqe_set_data(sqe, FU_WAKE_TAG);
+}
+
+/* e's reply is in its buffers: its queue's thread commits it. */
+static void fu_push_commit(struct fu_ent *e)
+{
+	struct fu_queue *q = e->q;
+	struct fu_ent *head = atomic_load_explicit(&q->commits, memory_order_relaxed);
+	do
+		e->cnext = head;
+	while (!atomic_compare_exchange_weak_explicit(&q->commits, &head, e, memory_order_seq_cst,
+						      memory_order_relaxed));
+	if (tl_queue != q && atomic_exchange_explicit(&q->sleeping, 0, memory_order_seq_cst)) {
+		uint64_t one = 1;
+		if (write(q->efd, &one, sizeof(one)) < 0) {
+			/* only on overflow: the thread is awake anyway */
+		}
+	}
+}
+
+static void fu_take_commits(struct fu_queue *q)
+{
+	struct fu_ent *e = atomic_exchange_explicit(&q->commits, NULL, memory_order_acquire);
+	for (; e; e = e->cnext)
+		fu_prep_cmd(q, e, FU_IO_URING_CMD_COMMIT_AND_FETCH);
+}
+
+/* A request arrived in e: lay it out as /dev/fuse delivers it (in header,
+ * the opcode's header, the payload, contiguous) and dispatch it. */
+static void fu_request(struct fu_ent *e)
+{
+	struct fu_in_header h;
+	memcpy(&h, e->hdr->in_out, sizeof(h));
+	uint32_t psz = e->hdr->ring_ent_in_out.payload_sz;
+	if (h.len < sizeof(h) + psz || h.len - sizeof(h) - psz > FU_URING_OP_IN_OUT_SZ || psz > FU_PAYLOAD) {
+		/* not what the protocol promises: answer EIO rather than guess */
+		struct fu_out_header o = { .len = sizeof(o), .error = -EIO, .unique = h.unique };
+		memcpy(e->hdr->in_out, &o, sizeof(o));
+		e->hdr->ring_ent_in_out.payload_sz = 0;
+		e->unique = h.unique;
+		fu_push_commit(e);
+		return;
+	}
+	size_t oplen = h.len - sizeof(h) - psz;
+	uint8_t *start = e->payload - sizeof(h) - oplen;
+	memcpy(start, &h, sizeof(h));
+	memcpy(start + sizeof(h), e->hdr->op_in, oplen);
+	e->unique = h.unique;
+	fu_hash_put(e);
+	struct fuse_buf fb = { .size = h.len, .mem = start };
+	tl_dispatching = e;
+	fuse_session_process_buf(fu.se, &fb);
+	tl_dispatching = NULL;
+}
+
+static int fu_ring_init(struct fu_queue *q)
+{
+	unsigned entries = 2 * FU_DEPTH + 8;
+	int r = io_uring_queue_init(entries, &q->ring,
+				    IORING_SETUP_SQE128 | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
+	if (r == -EINVAL)
+		r = io_uring_queue_init(entries, &q->ring, IORING_SETUP_SQE128);
+	return r;
+}
+
+static void *fu_queue_main(void *arg)
+{
+	struct fu_queue *q = arg;
+	char name[16];
+	snprintf(name, sizeof(name), "fsvol-fuse-q%u", q->qid);
+	pthread_setname_np(pthread_self(), name);
+	tl_queue = q;
+	/* a request goes to the queue of the CPU it was issued on: serve it there */
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(q->qid, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set); /* an offline CPU: stay unpinned */
+	int r = fu_ring_init(q);
+	if (r < 0) {
+		fu_set_why(FU_REFUSED, "io_uring setup with SQE128: %s", strerror(-r));
+		fsvol_log(LOG_WARNING, "FUSE over io_uring: queue %u: io_uring setup: %s; serving through /dev/fuse",
+			  q->qid, strerror(-r));
+		return NULL;
+	}
+	q->ring_ok = 1;
+	/* file members' I/O from this thread goes on this ring: no hand-off */
+	member_file_lend_ring(&q->ring);
+	for (unsigned i = 0; i < FU_DEPTH; i++)
+		fu_prep_cmd(q, &q->ents[i], FU_IO_URING_CMD_REGISTER);
+	fu_arm_wake(q);
+	unsigned live = FU_DEPTH; /* entries the kernel still holds or we serve */
+	while (!atomic_load(&fu.stopping) && live) {
+		fu_take_commits(q);
+		/* say we sleep, then look again: a reply pushed after this either
+		 * is seen here or wakes us; sleep only when there was none */
+		atomic_store_explicit(&q->sleeping, 1, memory_order_seq_cst);
+		unsigned wait = 1;
+		if (atomic_load_explicit(&q->commits, memory_order_seq_cst)) {
+			atomic_store_explicit(&q->sleeping, 0, memory_order_relaxed);
+			wait = 0; /* submit, reap what is there, come back for it */
+		}
+		r = io_uring_submit_and_wait(&q->ring, wait);
+		atomic_store_explicit(&q->sleeping, 0, memory_order_relaxed);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
+			fu_set_why(FU_REFUSED, "io_uring_enter: %s", strerror(-r));
+			fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: %s", q->qid, strerror(-r));
+			break;
+		}
+		struct io_uring_cqe *cqe;
+		while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
+			void *d = io_uring_cqe_get_data(cqe);
+			int res = cqe->res;
+			io_uring_cqe_seen(&q->ring, cqe);
+			if (d == FU_WAKE_TAG) {
+				if (!atomic_load(&fu.stopping))
+					fu_arm_wake(q);
+				continue;
+			}
+			if ((uintptr_t)d & 1) { /* a file member's I/O (member_file_lend_ring) */
+				member_file_complete(d, res);
+				continue;
+			}
+			struct fu_ent *e = d;
+			if (res < 0) {
+				live--;
+				if (res == -ENOTCONN || res == -ECANCELED || res == -ENODEV || res == -ECONNABORTED)
+					continue; /* the mount went away */
+				if (atomic_load(&fu.state) == FU_READY)
+					fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: entry %u: %s (unique %llu)", q->qid,
+						  (unsigned)(e - q->ents), strerror(-res), (unsigned long long)e->unique);
+				if (atomic_load(&fu.state) != FU_READY && atomic_load(&fu.state) != FU_REFUSED) {
+					fu_set_why(FU_REFUSED, "the kernel refused the ring: %s", strerror(-res));
+					fsvol_log(LOG_WARNING, "FUSE over io_uring: the kernel refused queue %u: %s; "
+						  "serving through /dev/fuse", q->qid, strerror(-res));
+				}
+				continue;
+			}
+			/* the first request on any queue means the ring is ready */
+			if (atomic_load(&fu.state) == FU_STARTED) {
+				int was = FU_STARTED;
+				if (atomic_compare_exchange_strong(&fu.state, &was, FU_READY) && !fu.quiet)
+					fsvol_log(LOG_INFO, "FUSE transport: io_uring, %u queues x %u entries", fu.nq,
+						  FU_DEPTH);
+			}
+			fu_request(e);
+		}
+	}
+	return NULL;
+}
+
+static int fu_queue_alloc(struct fu_queue *q, unsigned qid)
+{
+	q->qid = qid;
+	atomic_init(&q->commits, NULL);
+	if ((q->efd = eventfd(0, EFD_CLOEXEC)) < 0)
+		return -errno;
+	for (unsigned i = 0; i < FU_DEPTH; i++) {
+		struct fu_ent *e = &q->ents[i];
+		/* mapped, not touched: the kernel faults in what requests use */
+		void *m = mmap(NULL, FU_STAGE + FU_PAYLOAD, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
+		if (m == MAP_FAILED)
+			return -ENOMEM;
+		e->q = q;
+		e->hdr = m;
+		e->payload = (uint8_t *)m + FU_STAGE;
+		e->iov[0] = (struct iovec){ e->hdr, sizeof(*e->hdr) };
+		e->iov[1] = (struct iovec){ e->payload, FU_PAYLOAD };
+	}
+	return 0;
+}
+
+static void fu_queue_free(struct fu_queue *q)
+{
+	for (unsigned i = 0; i < FU_DEPTH; i++)
+		if (q->ents[i].hdr)
+			munmap(q->ents[i].hdr, FU_STAGE + FU_PAYLOAD);
+	if (q->efd > 0)
+		close(q->efd);
+}
+
+/* Possible CPUs: the kernel makes one queue for each, and serves through the
+ * ring only once every one holds an entry. */
+static unsigned fu_possible_cpus(void)
+{
+	char buf[128];
+	unsigned n = 0;
+	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k > 0) {
+			buf[k] = 0;
+			/* "0-3" or "0,2-5": the highest number + 1 */
+			for (char *p = buf; *p;) {
+				char *end;
+				if (*p < '0' || *p > '9') { /* '-' and ',' separate numbers here */
+					p++;
+					continue;
+				}
+				unsigned long v = strtoul(p, &end, 10);
+				if (v + 1 > n)
+					n = (unsigned)v + 1;
+				p = end;
+			}
+		}
+	}
+	if (!n) {
+		long c = sysconf(_SC_NPROCESSORS_CONF);
+		n = c > 0 ? (unsigned)c : 1;
+	}
+	return n > FU_MAX_QUEUES ? FU_MAX_QUEUES : n;
+}
+
+/* INIT is answered: register the ring. */
+static void fu_start(void)
+{
+	unsigned n = fu_possible_cpus();
+	struct fu_queue *q = aligned_alloc(64, ((n * sizeof(*q)) + 63) & ~(size_t)63);
+	if (!q) {
+		fu_set_why(FU_REFUSED, "out of memory for the ring");
+		return;
+	}
+	memset(q, 0, n * sizeof(*q));
+	for (unsigned i = 0; i < n; i++)
+		if (fu_queue_alloc(&q[i], i)) {
+			for (unsigned k = 0; k <= i; k++)
+				fu_queue_free(&q[k]);
+			free(q);
+			fu_set_why(FU_REFUSED, "out of memory for %u ring entries", n * FU_DEPTH);
+			fsvol_log(LOG_WARNING, "FUSE over io_uring: %s; serving through /dev/fuse", fu.why);
+			return;
+		}
+	fu.q = q;
+	fu.nq = n;
+	atomic_store(&fu.state, FU_STARTED);
+	for (unsigned i = 0; i < n; i++)
+		q[i].started = pthread_create(&q[i].tid, NULL, fu_queue_main, &q[i]) == 0;
+}
+
+/* ---- libfuse's device I/O ---- */
+
+static ssize_t fu_dev_read(int fd, void *buf, size_t len, void *userdata)
+{
+	(void)userdata;
+	ssize_t n = read(fd, buf, len);
+	if (n >= (ssize_t)(sizeof(struct fu_in_header) + sizeof(struct fu_init_in))) {
+		const struct fu_in_header *h = buf;
+		if (h->opcode == FU_FUSE_INIT) {
+			struct fu_init_in in;
+			memcpy(&in, (const uint8_t *)buf + sizeof(*h), sizeof(in));
+			atomic_store(&fu.offered, (in.flags & FU_FUSE_INIT_EXT) && (in.flags2 & FU_FUSE_OVER_IO_URING_FLAGS2));
+			atomic_store(&fu.init_unique, h->unique);
+		}
+	}
+	return n;
+}
+
+/* A reply for a ring entry: into its buffers, then the entry's thread commits. */
+static ssize_t fu_reply(struct fu_ent *e, const struct iovec *iov, int count)
+{
+	size_t total = 0, off = 0;
+	for (int i = 0; i < count; i++)
+		total += iov[i].iov_len;
+	struct fu_out_header o;
+	memcpy(&o, iov[0].iov_base, sizeof(o));
+	for (int i = 1; i < count; i++) {
+		size_t n = iov[i].iov_len;
+		if (off + n > FU_PAYLOAD) { /* cannot happen below max_write; never overrun */
+			o.error = -EIO;
+			off = 0;
+			break;
+		}
+		if (iov[i].iov_base != e->payload + off) /* a read made in place (fu_request_buffer) */
+			memcpy(e->payload + off, iov[i].iov_base, n);
+		off += n;
+	}
+	o.len = (uint32_t)(sizeof(o) + off);
+	memcpy(e->hdr->in_out, &o, sizeof(o));
+	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)off;
+	fu_push_commit(e);
+	return (ssize_t)total;
+}
+
+static ssize_t fu_dev_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	(void)userdata;
+	struct fu_out_header *oh = iov[0].iov_base;
+	if (oh->unique && fu.q) {
+		struct fu_ent *e = fu_hash_take(oh->unique);
+		if (e)
+			return fu_reply(e, iov, count);
+	}
+	int init = oh->unique && oh->unique == atomic_load(&fu.init_unique) && atomic_load(&fu.state) == FU_WAITING_INIT;
+	int ring = init && atomic_load(&fu.offered) && !oh->error && count >= 2 &&
+		   iov[1].iov_len >= sizeof(struct fu_init_out);
+	if (ring) {
+		struct fu_init_out *o = iov[1].iov_base;
+		o->flags |= FU_FUSE_INIT_EXT;
+		o->flags2 |= FU_FUSE_OVER_IO_URING_FLAGS2;
+	}
+	ssize_t n = writev(fd, iov, count);
+	if (init) {
+		if (ring && n >= 0) {
+			fu_start();
+		} else {
+			char p = 'N';
+			int pf = open("/sys/module/fuse/parameters/enable_uring", O_RDONLY | O_CLOEXEC);
+			if (pf >= 0) {
+				if (read(pf, &p, 1) != 1)
+					p = '?';
+				close(pf);
+			}
+			fu_set_why(FU_OFF, "the kernel does not offer FUSE over io_uring%s",
+				   pf < 0 ? ": no enable_uring parameter (it needs Linux 6.14+ with CONFIG_FUSE_IO_URING)"
+				   : p != 'Y' ? ": /sys/module/fuse/parameters/enable_uring is N" : "");
+			if (fu.want == FU_TRANSPORT_URING || !fu.quiet)
+				fsvol_log(fu.want == FU_TRANSPORT_URING ? LOG_WARNING : LOG_INFO,
+					  "FUSE transport: /dev/fuse: %s", fu.why);
+		}
+	}
+	return n;
+}
+
+int fu_attach(struct fuse_session *se, int want, int quiet, char *err, size_t errlen)
+{
+	fu.want = want;
+	fu.quiet = quiet;
+	if (want == FU_TRANSPORT_DEV) {
+		fu_set_why(FU_OFF, "--fuse-transport dev");
+		return 0;
+	}
+	static const struct fuse_custom_io io = { .read = fu_dev_read, .writev = fu_dev_writev };
+	fu.se = se;
+	fu.fd = fuse_session_fd(se);
+	atomic_store(&fu.state, FU_WAITING_INIT);
+	if (fuse_session_custom_io(se, &io, fu.fd)) {
+		snprintf(err, errlen, "cannot hook the FUSE device I/O for io_uring");
+		fu_set_why(FU_OFF, "%s", err);
+		return -EIO;
+	}
+	return 0;
+}
+
+void fu_stop(void)
+{
+	if (!fu.q)
+		return;
+	atomic_store(&fu.stopping, 1);
+	for (unsigned i = 0; i < fu.nq; i++) {
+		uint64_t one = 1;
+		if (fu.q[i].started && write(fu.q[i].efd, &one, sizeof(one)) < 0) {
+			/* only on overflow: it wakes anyway */
+		}
+	}
+	for (unsigned i = 0; i < fu.nq; i++)
+		if (fu.q[i].started) {
+			pthread_join(fu.q[i].tid, NULL);
+			if (fu.q[i].ring_ok)
+				io_uring_queue_exit(&fu.q[i].ring);
+		}
+	/* a thread that failed its setup left no ring to exit */
+	for (unsigned i = 0; i < fu.nq; i++)
+		fu_queue_free(&fu.q[i]);
+	free(fu.q);
+	fu.q = NULL;
+}
