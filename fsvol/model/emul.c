@@ -110,6 +110,19 @@ static void dispatch(struct emul *e, struct spindle *sp, uint64_t t, struct emul
 	}
 }
 
+/* The order requests of one instant reach their queues in virtual time. */
+static int virt_before(const struct emul_io *a, const struct emul_io *b)
+{
+	const struct spindle_req *x = &a->r, *y = &b->r;
+	if (x->arrival_ns != y->arrival_ns)
+		return x->arrival_ns < y->arrival_ns;
+	if (x->offset != y->offset)
+		return x->offset < y->offset;
+	if (x->write != y->write)
+		return x->write < y->write;
+	return x->length < y->length;
+}
+
 /* Queue what the I/O threads pushed, oldest first (the stack is LIFO). */
 static void take_incoming(struct emul *e, struct emul_io ***due)
 {
@@ -117,8 +130,20 @@ static void take_incoming(struct emul *e, struct emul_io ***due)
 	struct emul_io *rev = NULL;
 	while (list) {
 		struct emul_io *next = list->next;
-		list->next = rev;
-		rev = list;
+		if (e->virt) {
+			/* virtual time: requests of one instant are queued in an order
+			 * of their own (arrival, offset, ...), not in the order other
+			 * threads happened to move their data: the same run gives the
+			 * same figures however loaded the machine */
+			struct emul_io **p = &rev;
+			while (*p && !virt_before(list, *p))
+				p = &(*p)->next;
+			list->next = *p;
+			*p = list;
+		} else {
+			list->next = rev;
+			rev = list;
+		}
 		list = next;
 	}
 	for (struct emul_io *io = rev, *next; io; io = next) {
