@@ -209,6 +209,7 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	int first, r = cmd_parse(c, argc, argv, &first, mount_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
+	a.fo.quiet = a.d.foreground && !a.d.log; /* -f without --log: stderr is the user's */
 	if (argc - first < 2)
 		return cmd_uerr(c, "need a mount point and at least one member");
 	if (a.nbd_only && !a.d.nbd)

@@ -815,7 +815,7 @@ int ff_mount(struct ff **out, struct vol *v, const struct ff_opts *o, char *err,
 		return -EIO;
 	}
 	/* before any request is read: INIT decides the transport */
-	if (fu_attach(se, o->transport, 0, err, errlen))
+	if (fu_attach(se, o->transport, o->quiet, err, errlen))
 		fsvol_log(LOG_WARNING, "%s; serving through /dev/fuse", err);
 	f->se = se;
 	*out = f;

@@ -20,6 +20,7 @@ struct ff_opts {
 	mode_t mode;
 	int allow_other;  /* let other users in at all (FUSE allow_other) */
 	int transport;    /* enum fu_transport (fuse_uring.h): auto by default */
+	int quiet;        /* no informational lines: a foreground mount's stderr stays clean */
 };
 
 /* Defaults: owner the daemon's user, group "disk" when run by root (else the
