@@ -128,6 +128,37 @@ struct eng_family {
 };
 
 extern const struct eng_family eng_plain, eng_mirror, eng_parity;
+
+/* A family step that maps a segment once (plain, mirror reads and writes):
+ * rq->phase is ENG_ONCE_ISSUE, then ENG_ONCE_DONE. */
+enum { ENG_ONCE_ISSUE, ENG_ONCE_DONE };
+static inline int eng_once(struct eng_req *rq)
+{
+	if (rq->phase == ENG_ONCE_DONE)
+		return 0;
+	rq->phase = ENG_ONCE_DONE;
+	return 1;
+}
+
+/* The background passes' window loop (md's sync_request per window), shared
+ * by every family: a unit is walked in windows; each window is read, then
+ * computed and written, then passed. rq->phase holds the step. */
+enum eng_win_step {
+	ENG_WIN_READ,  /* fresh scratch; queue the reads */
+	ENG_WIN_WRITE, /* the reads are in: compute, queue the writes */
+	ENG_WIN_NEXT,  /* the writes are done: on to the next window */
+};
+enum { ENG_WIN_PASS = 2, ENG_WIN_GO }; /* window(): skip this window; work on it */
+struct eng_window_ops {
+	/* The window at rq->rpos in *win (w: the family's window state, filled
+	 * here for read and write). ENG_WIN_GO: work on it; ENG_WIN_PASS: skip it;
+	 * ENG_DONE: the unit is done; -errno. It may look at rq->phase. */
+	int (*window)(struct eng_req *rq, void *w, uint64_t *win);
+	int (*read)(struct eng_req *rq, void *w, uint64_t win);  /* 0 or -errno; queues >= 1 piece */
+	int (*write)(struct eng_req *rq, void *w, uint64_t win); /* 0 or -errno; may queue none */
+};
+/* A family's resync or rebuild step: ENG_ISSUE, ENG_DONE or -errno. */
+int eng_window_loop(struct eng_req *rq, const struct eng_window_ops *ops, void *w);
 const struct eng_family *eng_family_of(const struct layout_geom *g);
 
 /* engine.c, for the families */

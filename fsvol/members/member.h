@@ -93,12 +93,7 @@ struct member {
 	unsigned align;            /* required buffer/offset alignment for I/O */
 	int slot;                  /* superblock slot, -1 before assembly */
 	uint64_t data_offset;
-	/* read balancing state (raid1/raid10) */
-	atomic_uint pending;
-	atomic_uint_fast64_t head; /* member offset where the last I/O ended */
 	struct stats_dev *stats;   /* below-the-mapping counters */
-	struct spindle *spindle;   /* emulated disk (allocated once, kept till close) */
-	atomic_int modeled;        /* 1: completions wait for the spindle model */
 };
 
 /* The backend that opens name (by prefix; plain paths are files). */

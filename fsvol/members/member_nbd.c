@@ -20,9 +20,10 @@
  *
  * Synchronous I/O (member_io_sync: superblocks, the bitmap, zeroing) is
  * driven by the waiting thread itself. A waiter often holds the volume's
- * state lock (a member failing rewrites every superblock), and an event
- * thread may be blocked on that same lock by the completion it runs: the
- * waiter must never need an event thread. It reads the socket too (only when
+ * state lock (the metadata thread, a recovery's checkpoint and the ctl verbs
+ * write superblocks under it), and an event thread may wait on that same
+ * lock for a moment by the completion it runs (a member failure is marked
+ * under it, core/vol_md.c): the waiter must never need an event thread. It reads the socket too (only when
  * it has bytes: see nbdm_readable), completes its own I/O and leaves the
  * others' completions to the event thread, which runs them once it can.
  *
