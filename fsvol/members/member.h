@@ -40,8 +40,6 @@ struct member_io {
 	uint8_t op;               /* enum member_op */
 	uint8_t nowait;           /* the caller must not block: a CAN_BLOCK backend
 				   * hands the I/O to its own thread instead */
-	uint8_t sync;             /* the caller waits for it (member_io_sync): a
-				   * backend may complete it in the caller's thread */
 	unsigned niov;
 	uint64_t off, len;        /* len 0 for a flush */
 	struct iovec *iov;
