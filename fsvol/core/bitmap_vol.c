@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "fsvol/core/bitmap_vol.h"
-#include "fsvol/core/eng_int.h"
+#include "fsvol/core/vol_int.h"
 #include "fsvol/meta/bitmap.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
@@ -44,7 +44,7 @@ struct vol_bitmap {
 	pthread_mutex_t lock;
 	int need_write;
 	uint64_t next_tick;                   /* when the lazy clearing is due (ns, monotonic) */
-	struct eng_req *waiters;
+	struct vol_waiter *waiters;
 	int partial;                          /* slot + 1 of a re-add's partial recovery */
 	atomic_uint_fast64_t writes;          /* bitmap block writes (per member) */
 	struct member *whole[SB_MAX_SLOTS];   /* the member each slot last got the whole image on */
@@ -194,7 +194,7 @@ static int may_clear(const struct vol *v)
  * snapshot covered. Called and returns with the bitmap lock held. */
 static void bm_round(struct vol *v, struct vol_bitmap *b)
 {
-	struct eng_req *w = b->waiters;
+	struct vol_waiter *w = b->waiters;
 	b->waiters = NULL;
 	b->need_write = 0;
 	memcpy(b->snap, b->want, b->bytes);
@@ -216,10 +216,9 @@ static void bm_round(struct vol *v, struct vol_bitmap *b)
 	pthread_mutex_unlock(&b->lock);
 	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
 	while (w) {
-		struct eng_req *n = w->next;
-		if (host)
-			w->res = host; /* its segment ends with the host's errno */
-		eng_kick(w);
+		struct vol_waiter *n = w->next;
+		w->res = host; /* its segment ends with the host's errno, if any */
+		w->resume(w);
 		if (e && emul_is_virtual(e))
 			emul_expect(e, -1); /* its member I/O is announced by now */
 		w = n;
@@ -300,7 +299,7 @@ void vol_bitmap_tick(struct vol *v)
 	pthread_mutex_unlock(&b->lock);
 }
 
-int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct eng_req *rq)
+int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct vol_waiter *w)
 {
 	struct vol_bitmap *b = v->bitmap;
 	if (!b || !len)
@@ -320,8 +319,8 @@ int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct eng_req *
 			durable = 0;
 	}
 	if (!durable) {
-		rq->next = b->waiters;
-		b->waiters = rq;
+		w->next = b->waiters;
+		b->waiters = w;
 		/* virtual time waits for it: the bitmap costs no emulated time */
 		struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
 		if (e && emul_is_virtual(e))

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 struct vol;
-struct eng_req;
+struct vol_waiter;
 
 /* At assembly (after the slots are set): read every present role member's
  * image and keep their union. No-op without a bitmap. 0 or -errno (err). */
@@ -25,9 +25,9 @@ void vol_bitmap_close(struct vol *v);
 void vol_bitmap_free(struct vol *v);
 
 /* The engine's ST_BITMAP step for a write segment [off, off+len): 1 when
- * the regions' bits are durable on every member, 0 when rq was queued (the
+ * the regions' bits are durable on every member, 0 when w was queued (the
  * metadata thread kicks it once they are). Never blocks. */
-int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct eng_req *rq);
+int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct vol_waiter *w);
 /* The segment's member writes are done (its regions may be cleared later). */
 void vol_bitmap_end(struct vol *v, uint64_t off, uint64_t len);
 

@@ -73,6 +73,7 @@ struct eng_lockset {
 struct eng_req {
 	struct vol *v;
 	struct eng_req *next;    /* run queue, lock wait list, free list */
+	struct vol_waiter wait;  /* queued on the bitmap or for superblocks */
 	int kind;
 	unsigned flags;
 	uint8_t *buf;            /* the caller's */

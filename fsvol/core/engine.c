@@ -85,6 +85,15 @@ static void req_free_arrays(struct eng_req *rq)
 	rq->cap_pieces = rq->cap_mio = rq->cap_iov = rq->cap_plans = 0;
 }
 
+/* The bitmap or the metadata thread lets a queued request go on. */
+static void req_resume(struct vol_waiter *w)
+{
+	struct eng_req *rq = (struct eng_req *)((char *)w - offsetof(struct eng_req, wait));
+	if (w->res)
+		rq->res = w->res;
+	eng_kick(rq);
+}
+
 static struct eng_req *req_get(struct vol *v)
 {
 	struct eng_state *es = v->eng;
@@ -109,6 +118,7 @@ static struct eng_req *req_get(struct vol *v)
 	rq->plans = keep.plans;
 	rq->cap_plans = keep.cap_plans;
 	rq->v = v;
+	rq->wait.resume = req_resume;
 	return rq;
 }
 
@@ -716,7 +726,7 @@ static void eng_step(struct eng_req *rq)
 			if (rq->lk.want && !eng_locks_take(v->eng->locks, rq))
 				return; /* queued on a bucket: its release kicks us */
 			rq->state = ST_BITMAP;
-			if (rq->kind == ENG_K_WRITE && !vol_bitmap_begin(v, rq->seg_off, rq->seg_len, rq))
+			if (rq->kind == ENG_K_WRITE && !vol_bitmap_begin(v, rq->seg_off, rq->seg_len, &rq->wait))
 				return; /* its bits are being written: the metadata thread kicks us */
 			break;
 		case ST_BITMAP:
@@ -784,7 +794,7 @@ static void eng_step(struct eng_req *rq)
 			/* an acknowledged write never depends on a superblock that
 			 * still calls a failed member active (md's MD_SB_CHANGE_PENDING) */
 			rq->state = ST_ACK;
-			if ((rq->kind == ENG_K_WRITE || rq->kind == ENG_K_FLUSH) && !vol_md_sb_wait(v, rq))
+			if ((rq->kind == ENG_K_WRITE || rq->kind == ENG_K_FLUSH) && !vol_md_sb_wait(v, &rq->wait))
 				return; /* the metadata thread kicks us */
 			break;
 		default:

@@ -6,6 +6,16 @@
 #include "fsvol/core/volume.h"
 
 struct eng_state;
+
+/* Something queued on the volume until a thread resumes it: a write waiting
+ * for its write-intent bits, an acknowledgement waiting for superblocks.
+ * The engine's request embeds one; the bitmap and the metadata thread know
+ * nothing else of it. */
+struct vol_waiter {
+	struct vol_waiter *next;
+	int res;                             /* set before resume: 0, or the host's -errno */
+	void (*resume)(struct vol_waiter *w); /* any thread, no lock held */
+};
 struct vol_bitmap;
 struct emul;
 struct stats_dev;
@@ -77,7 +87,7 @@ struct vol {
 	atomic_uint md_flags;           /* VOL_MD_*: what the thread is asked to do */
 	atomic_uint_fast64_t sb_seq_want, sb_seq_done; /* superblock changes made / on the members */
 	atomic_uint_fast64_t fail_pending; /* slots failed on a completion, not yet in v->sb */
-	struct eng_req *sb_waiters;     /* acknowledgements waiting for sb_seq_done */
+	struct vol_waiter *sb_waiters;  /* acknowledgements waiting for sb_seq_done */
 };
 
 /* md_flags (md's MD_SB_CHANGE_PENDING, MD_RECOVERY_NEEDED, the bitmap daemon) */
@@ -112,8 +122,8 @@ void vol_state_lock(struct vol *v);
  * acknowledgements wait for that; a spare may take over. */
 void vol_md_mark_failed(struct vol *v, unsigned slot);
 /* A write or flush about to be acknowledged: 1 when no superblock change
- * is pending, 0 when rq was queued (the thread kicks it once written). */
-int vol_md_sb_wait(struct vol *v, struct eng_req *rq);
+ * is pending, 0 when w was queued (the thread resumes it once written). */
+int vol_md_sb_wait(struct vol *v, struct vol_waiter *w);
 /* Wait until every change made so far is on the members (ctl, tests; may
  * block: never on a completion). */
 void vol_md_sync(struct vol *v);

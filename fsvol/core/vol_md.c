@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "fsvol/core/bitmap_vol.h"
-#include "fsvol/core/eng_int.h"
+#include "fsvol/core/vol_int.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 
@@ -91,7 +91,7 @@ static struct emul *virtual_emul(const struct vol *v)
 	return e && emul_is_virtual(e) ? e : NULL;
 }
 
-int vol_md_sb_wait(struct vol *v, struct eng_req *rq)
+int vol_md_sb_wait(struct vol *v, struct vol_waiter *w)
 {
 	/* read-only, or no thread (a volume only read): nothing writes them
 	 * now; vol_close does */
@@ -101,8 +101,9 @@ int vol_md_sb_wait(struct vol *v, struct eng_req *rq)
 	pthread_mutex_lock(&v->md_lock);
 	int queued = atomic_load(&v->sb_seq_done) < atomic_load(&v->sb_seq_want) && atomic_load(&v->md_running);
 	if (queued) {
-		rq->next = v->sb_waiters;
-		v->sb_waiters = rq;
+		w->res = 0;
+		w->next = v->sb_waiters;
+		v->sb_waiters = w;
 		struct emul *e = virtual_emul(v);
 		if (e)
 			emul_expect(e, 1); /* virtual time waits for it: a superblock costs no emulated time */
@@ -125,13 +126,13 @@ static void md_write_sbs(struct vol *v)
 	atomic_store(&v->sb_seq_done, want);
 	pthread_mutex_unlock(&v->state_lock);
 	pthread_mutex_lock(&v->md_lock);
-	struct eng_req *w = v->sb_waiters;
+	struct vol_waiter *w = v->sb_waiters;
 	v->sb_waiters = NULL;
 	pthread_mutex_unlock(&v->md_lock);
 	struct emul *e = virtual_emul(v);
 	while (w) {
-		struct eng_req *n = w->next;
-		eng_kick(w); /* it queues again if a newer change came meanwhile */
+		struct vol_waiter *n = w->next;
+		w->resume(w); /* it queues again if a newer change came meanwhile */
 		if (e)
 			emul_expect(e, -1);
 		w = n;
