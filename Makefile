@@ -50,6 +50,7 @@ UNIT_TESTS := \
 	test_filters \
 	test_http \
 	test_layout \
+	test_members \
 	test_parity \
 	test_sb \
 	test_size \
@@ -100,6 +101,9 @@ INTEGRATION_TESTS := \
 	tests/integration/41-member-slots.sh \
 	tests/integration/42-dirty-recovery.sh \
 	tests/integration/43-nbd-idle.sh \
+	tests/integration/44-write-hole.sh \
+	tests/integration/46-stress-short.sh \
+	tests/integration/47-failpath-short.sh \
 	tests/integration/50-trace-record.sh \
 	tests/integration/51-replay.sh \
 	tests/integration/52-replay-compare.sh \
@@ -109,7 +113,11 @@ INTEGRATION_TESTS := \
 	tests/integration/61-detail-scan.sh \
 	tests/integration/62-mount-run.sh \
 	tests/integration/63-monitor.sh \
-	tests/integration/64-bench-report.sh
+	tests/integration/64-bench-report.sh \
+	tests/integration/65-md-state.sh \
+	tests/integration/66-prometheus.sh \
+	tests/integration/67-dashboard-history.sh \
+	tests/integration/68-bench-diskspd.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -124,7 +132,7 @@ endif
 # Helpers the integration tests run (independent checkers), not installed.
 TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite
 
-.PHONY: all deps check unit integration bench demo install uninstall clean
+.PHONY: all deps check include-cycles unit integration bench demo install uninstall clean
 all: $(BINS) $(DOCS)
 
 deps:
@@ -189,7 +197,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 
 # `make check` = deps, then a sub-make so pkg-config sees the installed packages.
 check: deps
-	@$(MAKE) --no-print-directory unit fuzz-check integration
+	@$(MAKE) --no-print-directory include-cycles unit fuzz-check integration
+
+# No include circle between modules (a .c and its .h). Circles inside
+# fsvol/core/ are only reported while core/ is restructured: set
+# INCLUDE_CYCLES_STRICT=1 to make them fail too.
+INCLUDE_CYCLES_STRICT ?= 0
+include-cycles:
+	@INCLUDE_CYCLES_STRICT=$(INCLUDE_CYCLES_STRICT) tests/tools/include_cycles.sh
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 $$t; done

@@ -32,8 +32,10 @@ struct bench_dist {
 /* --replay-map: what to do with a trace that addresses more than the target. */
 enum bench_replay_map { BENCH_MAP_NONE, BENCH_MAP_WRAP, BENCH_MAP_SCALE };
 
-/* -S: diskspd's caching modes; all but -Sb mean O_DIRECT here. */
-enum bench_cache { BENCH_CACHE_ON, BENCH_CACHE_OFF };
+/* diskspd's write buffers: by default a repeating pattern (byte i is i % 256);
+ * -Z zeros; -Zr fresh random bytes for every write; -ZSIZE one random buffer
+ * of SIZE that each write takes its block from, at a random offset. */
+enum bench_wbuf { BENCH_WBUF_PATTERN, BENCH_WBUF_ZERO, BENCH_WBUF_RANDOM_EACH, BENCH_WBUF_SOURCE };
 
 struct bench_opts {
 	uint64_t block;       /* -b, bytes */
@@ -42,24 +44,34 @@ struct bench_opts {
 	double cooldown;      /* -C */
 	unsigned outstanding; /* -o, per thread per target */
 	unsigned threads;     /* -t, per target */
+	unsigned fixed;       /* -F: threads in all, each on every target (diskspd); 0 = -t's model */
+	int threads_set;      /* -t was given (it conflicts with -F) */
 	int random;           /* -r (1) or -s (0) */
 	int pattern_set;      /* -r or -s was given */
 	uint64_t align;       /* -r ALIGN, 0 = block */
+	int rs_pct;           /* -rsPCT: that share of I/Os random, the rest continue a sequential run; -1 = not set */
+	int interlocked;      /* -si: the threads of a target share one sequential position */
 	uint64_t stride;      /* -s STRIDE, 0 = block */
 	uint64_t thread_stride; /* -T: thread i starts at i * T (sequential) */
 	uint64_t base;        /* -B: I/O starts this far into the target */
 	uint64_t max_off;     /* -f, or -B base:length: I/O stays below this offset; 0 = the end */
 	unsigned write_pct;   /* -w */
 	uint64_t create_size; /* -c, 0 = use the target's size */
-	int direct;           /* -S/-Su/-Sh: O_DIRECT */
+	int direct;           /* -S/-Su/-Sh/-h: O_DIRECT (no software cache) */
+	int writethrough;     /* -Sw/-Sh/-h: O_DSYNC (every write on stable media before it completes) */
 	int latency;          /* -L */
 	uint64_t seed;        /* -z */
 	int seed_time;        /* -z without a value: seed from the clock */
-	int rand_buf;         /* -Z */
+	enum bench_wbuf wbuf; /* -Z, -Zr, -ZSIZE: what writes carry */
+	uint64_t wbuf_size;   /* -ZSIZE: the random source buffer's size */
 	struct bench_dist dist; /* --dist */
 	int dist_set;
 	uint64_t think_us;    /* --think */
+	uint64_t rate;        /* -g: per thread per target, bytes per ms (or I/Os per s with rate_iops); 0 = none */
+	int rate_iops;        /* -g VALUEi */
+	unsigned iops_ms;     /* -D: I/Os counted per interval of this many ms; 0 = not */
 	int json, quiet;
+	int xml;              /* -Rxml (-Rtext: the default) */
 	char *members[BENCH_MAX_MEMBERS]; /* --members (pointers into members_buf) */
 	unsigned nmembers;
 	char *members_buf;
@@ -87,6 +99,10 @@ struct bench_opts {
 };
 
 void bench_opts_default(struct bench_opts *o);
+/* -g as the time between two I/O starts of one thread on one target, ns
+ * (0: no limit): I/O k of the thread starts no earlier than k gaps after the
+ * run's start, so a late start is caught up and the rate holds on average. */
+double bench_rate_gap_ns(const struct bench_opts *o);
 void bench_opts_free(struct bench_opts *o);
 /* Parse argv (argv[0] is the program). 0 = run; 1 = --help was printed;
  * -EINVAL with a message naming the flag in err ("-b 3X: not a size"). */
@@ -114,6 +130,7 @@ struct bench_pattern {
 	uint64_t start;   /* sequential: first position */
 	uint64_t base;    /* offset of position 0 (-B) */
 	int random;
+	int rs_pct;       /* -rs: percent random, -1 = all random (plain -r) */
 	unsigned write_pct;
 	struct bench_dist dist;
 	double z_hx1, z_hn, z_s; /* zipf rejection-inversion constants */
@@ -138,11 +155,14 @@ struct bench_opstat {
 };
 
 struct bench_thread_result {
+	unsigned id;      /* the thread's number: rows of one -F thread (one per target) share it */
 	unsigned target;  /* index in bench_result.target */
 	struct bench_opstat op[2]; /* [STATS_READ], [STATS_WRITE] */
+	uint64_t *iv;     /* -D: I/Os completed per interval, [op * niv + i]; NULL without -D */
 };
 
 struct bench_cpu {
+	unsigned id;      /* the core's number (cpuN in /proc/stat; online cores may have gaps) */
 	double usage, user, kernel, idle; /* percent of the interval */
 };
 
@@ -196,10 +216,13 @@ struct bench_result {
 	double late_mean_ns;
 	uint64_t skipped;    /* --replay: trims, not replayed */
 	uint64_t seed;
-	unsigned nthreads;   /* threads per target x targets */
+	unsigned nthreads;   /* rows of thread: threads per target x targets, or with -F, -F x targets */
+	unsigned threads;    /* threads in all (-F, or -t x targets): diskspd's "thread count" */
 	struct bench_thread_result *thread;
 	unsigned ntargets;
 	struct bench_target_result target[BENCH_MAX_TARGETS];
+	unsigned niv;        /* -D: intervals in the window (the last may be partial) */
+	unsigned niv_full;   /* of those, whole ones: what the standard deviation is over */
 	unsigned ncpu;
 	struct bench_cpu *cpu; /* per core */
 	struct bench_cpu cpu_avg;
@@ -211,6 +234,11 @@ struct bench_figs {
 	double mb_s, iops, avg_ms, std_ms;
 };
 void bench_figs_of(const struct bench_opstat *s, double test_s, struct bench_figs *f);
+/* -D: the standard deviation of the per-interval IOPS of thread t (-1: all
+ * threads summed) for op 0 read, 1 write, 2 both; over the whole intervals. */
+double bench_iops_stddev(const struct bench_result *r, const struct bench_opts *o, int t, int op);
+/* The same thread's (or all threads') I/O count of interval i for op. */
+uint64_t bench_iops_count(const struct bench_result *r, int t, int op, unsigned i);
 void bench_opstat_add(struct bench_opstat *a, const struct bench_opstat *b);
 /* The percentile rows: p = 0 is min, p = 100 is max. */
 #define BENCH_NPCT 15
@@ -248,9 +276,11 @@ void bench_replay_report(FILE *f, const struct bench_opts *o, const struct bench
 int bench_replay_compare(const struct bench_opts *o);
 
 /* ---- samplers (sample.c) ---- */
-/* Per-core jiffies from /proc/stat; n cores. 0 or -errno. */
-struct bench_cpu_raw { uint64_t user, kernel, idle; };
+/* Per-core jiffies from /proc/stat (the summary line left out); n cores.
+ * 0 or -errno. bench_cpu_parse reads the same from any stream. */
+struct bench_cpu_raw { unsigned id; uint64_t user, kernel, idle; };
 int bench_cpu_read(struct bench_cpu_raw **out, unsigned *n);
+int bench_cpu_parse(FILE *f, struct bench_cpu_raw **out, unsigned *n);
 void bench_cpu_delta(const struct bench_cpu_raw *a, const struct bench_cpu_raw *b, unsigned n,
 		     struct bench_cpu *out, struct bench_cpu *avg);
 /* MNT/volume with MNT/stats.json next to it: the mount directory in dir. */
@@ -284,5 +314,7 @@ int bench_model_hides(const char *spec);
 /* ---- report (report.c) ---- */
 int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_result *r);
 int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_result *r);
+/* report_xml.c: -Rxml, diskspd's XML layout. */
+int bench_report_xml(FILE *f, const struct bench_opts *o, const struct bench_result *r);
 
 #endif

@@ -78,6 +78,16 @@ int bench_flag_secs(struct bench_flag_ctx *c, const char *v, double *out, int ze
 	return 0;
 }
 
+/* A table with a -h flag of its own (fsvol-bench's: diskspd's -Sh) leaves
+ * help to -? and --help. */
+static int has_h(const struct bench_flag *t)
+{
+	for (; t->set; t++)
+		if (t->sname == 'h')
+			return 1;
+	return 0;
+}
+
 void bench_flags_usage(const struct bench_flag *t, FILE *f)
 {
 	for (const struct bench_flag *d = t; d->set; d++) {
@@ -92,7 +102,7 @@ void bench_flags_usage(const struct bench_flag *t, FILE *f)
 				 d->argname ? d->argname : "");
 		fprintf(f, "  %-22s %s\n", left, d->help);
 	}
-	fprintf(f, "  %-22s %s\n", "-h, --help", "show this help");
+	fprintf(f, "  %-22s %s\n", has_h(t) ? "-?, --help" : "-h, --help", "show this help");
 }
 
 /* The spelling a synopsis uses: "-b", "--dist"; and its value, attached for
@@ -165,7 +175,7 @@ void bench_flags_man(const struct bench_flag *t, FILE *f)
 			snprintf(names, sizeof(names), "--%s", d->lname);
 		roff_opt(f, names, d->arg != BENCH_FLAG_NONE ? d->argname : NULL, d->arg == BENCH_FLAG_OPT, d->help);
 	}
-	roff_opt(f, "-h, --help", NULL, 0, "show the usage text and exit");
+	roff_opt(f, has_h(t) ? "-?, --help" : "-h, --help", NULL, 0, "show the usage text and exit");
 }
 
 int bench_flags_parse(const struct bench_flag *t, int argc, char **argv, struct bench_flag_ctx *c,
@@ -191,7 +201,7 @@ int bench_flags_parse(const struct bench_flag *t, int argc, char **argv, struct 
 			only_operands = 1;
 			continue;
 		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "-?")) {
+		if ((!strcmp(a, "-h") && !has_h(t)) || !strcmp(a, "--help") || !strcmp(a, "-?")) {
 			usage(stdout);
 			return 1;
 		}

@@ -74,7 +74,8 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < r->ntargets; i++)
 		if (r->target[i].holes[0])
 			fprintf(stderr, "fsvol-bench: warning: %s: %s\n", r->target[i].path, r->target[i].holes);
-	int wr = o.json ? bench_report_json(stdout, &o, r) : bench_report_text(stdout, &o, r);
+	int wr = o.json ? bench_report_json(stdout, &o, r) : o.xml ? bench_report_xml(stdout, &o, r)
+							 : bench_report_text(stdout, &o, r);
 	if (fflush(stdout) || wr) {
 		fprintf(stderr, "fsvol-bench: writing the report: error\n");
 		rc = 1;

@@ -34,8 +34,12 @@ static int set_t(struct bench_flag_ctx *c, const char *v)
 	uint64_t x;
 	int r = bench_flag_u64(c, v, &x, 1, 256);
 	O(c)->threads = (unsigned)x;
+	O(c)->threads_set = 1;
 	return r;
 }
+
+/* -F N: N threads in all, each driving every target (diskspd's fixed threads). */
+static int set_F(struct bench_flag_ctx *c, const char *v) { return bench_flag_uint(c, v, &O(c)->fixed, 1, 256); }
 
 static int set_pattern(struct bench_flag_ctx *c, int random)
 {
@@ -46,15 +50,29 @@ static int set_pattern(struct bench_flag_ctx *c, int random)
 	return 0;
 }
 
+/* -r[ALIGN], or -rsPCT: diskspd's mix of random and sequential (each I/O
+ * random with probability PCT, else the next block of the current run). */
 static int set_r(struct bench_flag_ctx *c, const char *v)
 {
-	if (*v && bench_flag_size(c, v, &O(c)->align, 1, 1ull << 40))
+	if (*v == 's') {
+		uint64_t x;
+		if (bench_flag_u64(c, v + 1, &x, 0, 100))
+			return bench_flag_bad(c, v, "expected -rsPCT, the percentage of random I/Os 0..100");
+		O(c)->rs_pct = (int)x;
+	} else if (*v && bench_flag_size(c, v, &O(c)->align, 1, 1ull << 40)) {
 		return -EINVAL;
+	}
 	return set_pattern(c, 1);
 }
 
+/* -s[STRIDE], or -si[STRIDE]: the threads of a target interlock on one
+ * shared sequential position (diskspd's -si). */
 static int set_s(struct bench_flag_ctx *c, const char *v)
 {
+	if (*v == 'i') {
+		O(c)->interlocked = 1;
+		v++;
+	}
 	if (*v && bench_flag_size(c, v, &O(c)->stride, 1, 1ull << 40))
 		return -EINVAL;
 	return set_pattern(c, 0);
@@ -112,14 +130,38 @@ static int set_w(struct bench_flag_ctx *c, const char *v)
 
 static int set_c(struct bench_flag_ctx *c, const char *v) { return bench_flag_size(c, v, &O(c)->create_size, 1, 1ull << 50); }
 
+/* -S[bhuw]: diskspd's caching flags, combined in any order (-Suw, -Swu,
+ * -Sbw): u no software cache (O_DIRECT), w write-through (O_DSYNC), h both,
+ * b the cache on (the default); -S alone is -Su. */
 static int set_S(struct bench_flag_ctx *c, const char *v)
 {
-	if (!strcmp(v, "") || !strcmp(v, "u") || !strcmp(v, "h"))
-		O(c)->direct = 1;
-	else if (!strcmp(v, "b"))
-		O(c)->direct = 0;
-	else
-		return bench_flag_bad(c, v, "expected -S, -Su, -Sh (no caching: O_DIRECT) or -Sb (caching)");
+	int b = 0, u = !*v, w = 0;
+	for (const char *p = v; *p; p++)
+		switch (*p) {
+		case 'b': b = 1; break;
+		case 'u': u = 1; break;
+		case 'w': w = 1; break;
+		case 'h': u = w = 1; break;
+		case 'm':
+		case 'r':
+			return bench_flag_bad(c, v, "-S%c (%s) is Windows-only in diskspd; fsvol-bench has -S[bhuw]", *p,
+					      *p == 'm' ? "memory-mapped I/O" : "remote caching");
+		default:
+			return bench_flag_bad(c, v, "expected -S[bhuw]: -S or -Su no software cache (O_DIRECT), -Sw "
+					      "write-through (O_DSYNC), -Sh both (= -Suw), -Sb caching (default)");
+		}
+	if (b && u)
+		return bench_flag_bad(c, v, "b (caching on) conflicts with u and h (caching off)");
+	O(c)->direct = u;
+	O(c)->writethrough = w;
+	return 0;
+}
+
+/* -h: diskspd's deprecated spelling of -Sh (help is -? or --help). */
+static int set_h(struct bench_flag_ctx *c, const char *v)
+{
+	(void)v;
+	O(c)->direct = O(c)->writethrough = 1;
 	return 0;
 }
 
@@ -135,7 +177,26 @@ static int set_z(struct bench_flag_ctx *c, const char *v)
 	return bench_flag_u64(c, v, &O(c)->seed, 0, UINT64_MAX);
 }
 
-static int set_Z(struct bench_flag_ctx *c, const char *v) { (void)v; O(c)->rand_buf = 1; return 0; }
+/* -Z zeros, -Zr random per write, -ZSIZE[K|M|G|b] a random source buffer. */
+static int set_Z(struct bench_flag_ctx *c, const char *v)
+{
+	struct bench_opts *o = O(c);
+	if (!*v) {
+		o->wbuf = BENCH_WBUF_ZERO;
+	} else if (!strcmp(v, "r")) {
+		o->wbuf = BENCH_WBUF_RANDOM_EACH;
+	} else if (strchr(v, ',')) {
+		return bench_flag_bad(c, v, "-ZSIZE,FILE (a source buffer from a file) is not supported; -ZSIZE fills it "
+				      "with random data");
+	} else {
+		if (bench_flag_size(c, v, &o->wbuf_size, 4096, 1ull << 30))
+			return -EINVAL;
+		if (o->wbuf_size % 4096)
+			return bench_flag_bad(c, v, "the source buffer must be a multiple of 4K");
+		o->wbuf = BENCH_WBUF_SOURCE;
+	}
+	return 0;
+}
 static int set_q(struct bench_flag_ctx *c, const char *v) { (void)v; O(c)->quiet = 1; return 0; }
 static int set_json(struct bench_flag_ctx *c, const char *v) { (void)v; O(c)->json = 1; return 0; }
 
@@ -210,6 +271,54 @@ static int set_dist(struct bench_flag_ctx *c, const char *v)
 		return -EINVAL;
 	O(c)->dist_set = 1;
 	return 0;
+}
+
+/* -g VALUE[i]: bytes per millisecond, or with i I/Os per second (diskspd's). */
+static int set_g(struct bench_flag_ctx *c, const char *v)
+{
+	char num[32];
+	size_t n = strlen(v);
+	int iops = n && v[n - 1] == 'i';
+	if (iops)
+		n--;
+	if (n >= sizeof(num))
+		return bench_flag_bad(c, v, "not a number");
+	memcpy(num, v, n);
+	num[n] = 0;
+	if (bench_flag_u64(c, num, &O(c)->rate, 1, 1ull << 40))
+		return bench_flag_bad(c, v, "expected -gBYTES_PER_MS or -gIOPSi, a whole number from 1");
+	O(c)->rate_iops = iops;
+	return 0;
+}
+
+/* -D[MS]: per-interval IOPS, every MS milliseconds (default 1000). */
+static int set_D(struct bench_flag_ctx *c, const char *v)
+{
+	if (!*v) {
+		O(c)->iops_ms = 1000;
+		return 0;
+	}
+	return bench_flag_uint(c, v, &O(c)->iops_ms, 1, 3600000);
+}
+
+/* -Rtext, -Rxml: the report's format (diskspd's -R; its p prefix is not here). */
+static int set_R(struct bench_flag_ctx *c, const char *v)
+{
+	if (!strcmp(v, "xml"))
+		O(c)->xml = 1;
+	else if (!strcmp(v, "text"))
+		O(c)->xml = 0;
+	else
+		return bench_flag_bad(c, v, "expected -Rtext or -Rxml (JSON: --json)");
+	return 0;
+}
+
+double bench_rate_gap_ns(const struct bench_opts *o)
+{
+	if (!o->rate)
+		return 0;
+	/* bytes/ms: a block every block / rate ms = 1e6 * block / rate ns */
+	return o->rate_iops ? 1e9 / (double)o->rate : 1e6 * (double)o->block / (double)o->rate;
 }
 
 static int set_think(struct bench_flag_ctx *c, const char *v) { return bench_flag_u64(c, v, &O(c)->think_us, 0, 10000000); }
@@ -290,17 +399,33 @@ static const struct bench_flag opts[] = {
 	{ 'C', NULL, BENCH_FLAG_REQ, "SEC", "cool-down after measuring (default 0)", set_C },
 	{ 'o', NULL, BENCH_FLAG_REQ, "N", "outstanding I/Os per thread per target (default 2)", set_o },
 	{ 't', NULL, BENCH_FLAG_REQ, "N", "threads per target (default 1)", set_t },
-	{ 'r', NULL, BENCH_FLAG_OPT, "[ALIGN]", "random I/O aligned to ALIGN (default: block size)", set_r },
-	{ 's', NULL, BENCH_FLAG_OPT, "[STRIDE]", "sequential I/O, STRIDE apart (default; STRIDE = block size)", set_s },
+	{ 'F', NULL, BENCH_FLAG_REQ, "N", "threads in all, each on every target with -o I/Os per target (diskspd's "
+					"fixed threads; conflicts with -t)", set_F },
+	{ 'r', NULL, BENCH_FLAG_OPT, "[ALIGN|sPCT]", "random I/O aligned to ALIGN (default: block size); -rsPCT: PCT% "
+						     "of I/Os random, the rest continue a sequential run (diskspd's mix; "
+						     "-r ALIGN may be given too)", set_r },
+	{ 's', NULL, BENCH_FLAG_OPT, "[i][STRIDE]", "sequential I/O, STRIDE apart (default; STRIDE = block size); -si: "
+						    "the threads of a target share one position (interlocked)", set_s },
 	{ 'T', NULL, BENCH_FLAG_REQ, "SIZE", "sequential: thread i starts at i x SIZE (default 0)", set_T },
 	{ 'B', NULL, BENCH_FLAG_REQ, "BASE[:LEN]", "I/O from BASE bytes into the target (and below BASE+LEN)", set_B },
 	{ 'f', NULL, BENCH_FLAG_REQ, "MAX", "I/O below offset MAX (default: the end of the target)", set_f },
 	{ 'w', NULL, BENCH_FLAG_REQ, "PCT", "percentage of writes (default 0)", set_w },
 	{ 'c', NULL, BENCH_FLAG_REQ, "SIZE", "create (and fill) the target file of SIZE; else use its size", set_c },
-	{ 'S', NULL, BENCH_FLAG_OPT, "[u|h|b]", "-S, -Su, -Sh: no caching (O_DIRECT); -Sb: caching (default)", set_S },
+	{ 'S', NULL, BENCH_FLAG_OPT, "[bhuw]", "caching, as diskspd: -S or -Su no software cache (O_DIRECT), -Sw "
+					     "write-through (O_DSYNC: each write stable before it completes), -Sh both (= -Suw), "
+					     "-Sb the page cache (default); letters combine (-Suw, -Sbw)", set_S },
+	{ 'h', NULL, BENCH_FLAG_NONE, NULL, "the same as -Sh (diskspd's deprecated spelling); help is -? or --help", set_h },
 	{ 'L', NULL, BENCH_FLAG_NONE, NULL, "latency percentiles table", set_L },
 	{ 'z', NULL, BENCH_FLAG_OPT, "[SEED]", "random seed (default 0; -z alone: from the clock)", set_z },
-	{ 'Z', NULL, BENCH_FLAG_NONE, NULL, "write buffers filled with random data (default: a fixed pattern)", set_Z },
+	{ 'Z', NULL, BENCH_FLAG_OPT, "[r|SIZE]", "write buffers, as diskspd: -Z zeros; -Zr fresh random data for every "
+						 "write (costs CPU); -ZSIZE a random buffer of SIZE each write takes its "
+						 "block from at a random 4K-aligned offset; default: the pattern 0, 1, .., "
+						 "255, 0, ..", set_Z },
+	{ 'g', NULL, BENCH_FLAG_REQ, "RATE[i]", "throughput limit per thread per target, as diskspd: bytes per "
+					       "millisecond, or with i I/Os per second (default: none)", set_g },
+	{ 'D', NULL, BENCH_FLAG_OPT, "[MS]", "IOPS statistics per interval of MS ms (default 1000), per thread per "
+					    "target, as diskspd: the tables gain IopsStdDev; --json and -Rxml the series", set_D },
+	{ 'R', NULL, BENCH_FLAG_REQ, "text|xml", "the report's format: -Rtext (default) or -Rxml (diskspd's XML)", set_R },
 	{ 'q', "quiet", BENCH_FLAG_NONE, NULL, "no progress line", set_q },
 	{ 0, "dist", BENCH_FLAG_REQ, "D", "random record distribution: uniform (default), normal:SIGMA "
 				     "(fraction of the range), zipf:THETA, hot:DATA%/IO%", set_dist },
@@ -355,6 +480,7 @@ void bench_opts_default(struct bench_opts *o)
 	o->warmup = 5;
 	o->outstanding = 2;
 	o->threads = 1;
+	o->rs_pct = -1;
 }
 
 void bench_opts_free(struct bench_opts *o)
@@ -386,6 +512,27 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 		}
 		o->random = 1;
 	}
+	if (o->wbuf == BENCH_WBUF_SOURCE && o->wbuf_size < o->block) {
+		snprintf(err, errlen, "-Z%llu: the source buffer is smaller than a block (-b %llu)",
+			 (unsigned long long)o->wbuf_size, (unsigned long long)o->block);
+		return -EINVAL;
+	}
+	if (o->fixed && o->threads_set) {
+		snprintf(err, errlen, "-F %u and -t %u: threads in all or per target, not both", o->fixed, o->threads);
+		return -EINVAL;
+	}
+	if (o->fixed && o->interlocked) {
+		snprintf(err, errlen, "-F with -si: not supported (use -t)");
+		return -EINVAL;
+	}
+	if (o->interlocked && o->thread_stride) {
+		snprintf(err, errlen, "-si: the threads share one position; -T (a start per thread) conflicts");
+		return -EINVAL;
+	}
+	if (o->rs_pct >= 0 && o->dist_set && o->dist.kind != BENCH_DIST_UNIFORM) {
+		snprintf(err, errlen, "-rs%d: the random part is uniform; --dist conflicts", o->rs_pct);
+		return -EINVAL;
+	}
 	if (o->direct && o->block % 512) {
 		snprintf(err, errlen, "-b %llu: must be a multiple of 512 with -S (O_DIRECT)",
 			 (unsigned long long)o->block);
@@ -402,6 +549,15 @@ static int check(struct bench_opts *o, char *err, size_t errlen)
 	}
 	if (!o->nmembers && !o->ntargets && !o->compare) {
 		snprintf(err, errlen, "no TARGET given (see fsvol-bench --help)");
+		return -EINVAL;
+	}
+	if (o->xml && o->json) {
+		snprintf(err, errlen, "-Rxml and --json: one report format at a time");
+		return -EINVAL;
+	}
+	if (o->writethrough && o->nmembers) {
+		snprintf(err, errlen, "-Sw/-Sh/-h: write-through is O_DSYNC on a file or MNT/volume; an in-process "
+			 "volume (--members) has no such flag: use -Su, or a mount");
 		return -EINVAL;
 	}
 	if (o->model && !o->nmembers && !o->compare) {
@@ -439,9 +595,9 @@ static int check_replay(struct bench_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "--replay-speed and --replay-afap exclude each other");
 		return -EINVAL;
 	}
-	if (o->threads > 1) {
-		snprintf(err, errlen, "-t %u: a replay issues the trace's requests from one thread (-o with --replay-afap)",
-			 o->threads);
+	if (o->threads > 1 || o->fixed) {
+		snprintf(err, errlen, "-%c %u: a replay issues the trace's requests from one thread (-o with --replay-afap)",
+			 o->fixed ? 'F' : 't', o->fixed ? o->fixed : o->threads);
 		return -EINVAL;
 	}
 	if (o->out && !o->compare) {

@@ -58,6 +58,7 @@ int bench_pattern_init(struct bench_pattern *p, const struct bench_opts *o, uint
 	p->key = mix64(o->seed ^ mix64(GOLDEN * (thread + 1)));
 	p->block = o->block;
 	p->random = o->random;
+	p->rs_pct = o->random ? o->rs_pct : -1;
 	p->write_pct = o->write_pct;
 	p->dist = o->dist;
 	p->unit = o->random ? (o->align ? o->align : o->block) : (o->stride ? o->stride : o->block);
@@ -136,13 +137,40 @@ uint64_t bench_pattern_record(const struct bench_pattern *p, uint64_t k)
 	return record(p, &s);
 }
 
+/* -rs: whether I/O k starts a random run (a draw of its own, apart from
+ * the op's and the record's). */
+static int rs_random(const struct bench_pattern *p, uint64_t k)
+{
+	return mix64((p->key ^ 0x5bd1e995u) + k * GOLDEN) % 100 < (uint64_t)p->rs_pct;
+}
+
+#define RS_SCAN_MAX 1000000 /* a run longer than this counts from the start */
+
 void bench_pattern_at(const struct bench_pattern *p, uint64_t k, uint64_t *off, int *is_write)
 {
 	uint64_t s = mix64(p->key + k * GOLDEN);
 	uint64_t op = next(&s);
 	*is_write = p->write_pct && op % 100 < p->write_pct;
-	if (p->random)
+	if (p->random && p->rs_pct >= 0) {
+		/* the run I/O k belongs to began at the last random I/O j <= k: k
+		 * is the (k - j)th block after it, in j's direction (diskspd:
+		 * sequential runs are homogeneous); before any, a run from start */
+		uint64_t j = p->rs_pct ? k : 0, span = p->npos * p->unit, rel;
+		while (p->rs_pct && !rs_random(p, j) && j > 0 && k - j < RS_SCAN_MAX)
+			j--;
+		uint64_t sj = mix64(p->key + j * GOLDEN), opj = next(&sj);
+		*is_write = p->write_pct && opj % 100 < p->write_pct;
+		if (p->rs_pct && rs_random(p, j))
+			rel = record(p, &sj) * p->unit + (k - j) * p->block;
+		else
+			rel = p->start * p->unit + k * p->block;
+		rel %= span;
+		if (rel > (p->npos - 1) * p->unit)
+			rel = 0; /* the block would cross the end: wrap */
+		*off = p->base + rel;
+	} else if (p->random) {
 		*off = p->base + record(p, &s) * p->unit;
-	else
+	} else {
 		*off = p->base + (p->start + k) % p->npos * p->unit;
+	}
 }

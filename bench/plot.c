@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench/sweep.h"
+#include "bench/plot.h"
 #include "fsvol/util/size.h"
 
 /* gnuplot on $PATH, as execvp would find it. */

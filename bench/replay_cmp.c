@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench/sweep.h"
+#include "bench/plot.h"
 #include "fsvol/core/volume.h"
 
 #define CMP_MAX 8

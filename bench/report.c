@@ -67,6 +67,35 @@ int bench_percentiles(const struct bench_opstat *s, double ms[BENCH_NPCT])
 	return BENCH_NPCT;
 }
 
+uint64_t bench_iops_count(const struct bench_result *r, int t, int op, unsigned i)
+{
+	uint64_t n = 0;
+	for (unsigned x = 0; x < r->nthreads; x++) {
+		if ((t >= 0 && (unsigned)t != x) || !r->thread[x].iv || i >= r->niv)
+			continue;
+		for (int k = 0; k < 2; k++)
+			if (op == 2 || op == k)
+				n += r->thread[x].iv[(size_t)k * r->niv + i];
+	}
+	return n;
+}
+
+double bench_iops_stddev(const struct bench_result *r, const struct bench_opts *o, int t, int op)
+{
+	/* population standard deviation of count / interval over the whole intervals */
+	unsigned n = r->niv_full ? r->niv_full : r->niv;
+	double sec = o->iops_ms / 1e3, sum = 0, sq = 0;
+	if (!n || !o->iops_ms)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		double x = (double)bench_iops_count(r, t, op, i) / sec;
+		sum += x;
+		sq += x * x;
+	}
+	double mean = sum / n, var = sq / n - mean * mean;
+	return var > 0 ? sqrt(var) : 0;
+}
+
 /* Sums: per op over all threads (op 2 = read + write). */
 static void totals(const struct bench_result *r, int thread, struct bench_opstat *sum)
 {
@@ -93,6 +122,17 @@ static const char *mix_name(const struct bench_opts *o, char *buf, size_t len)
 	return buf;
 }
 
+/* -Z's meaning in words: "pattern", "zero", "random", "source:SIZE" */
+static const char *wbuf_name(const struct bench_opts *o, char *buf, size_t len)
+{
+	switch (o->wbuf) {
+	case BENCH_WBUF_ZERO: return "zero";
+	case BENCH_WBUF_RANDOM_EACH: return "random";
+	case BENCH_WBUF_SOURCE: snprintf(buf, len, "source:%llu", (unsigned long long)o->wbuf_size); return buf;
+	default: return "pattern";
+	}
+}
+
 static void print_hr(FILE *f, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -100,28 +140,40 @@ static void print_hr(FILE *f, int n)
 	fputc('\n', f);
 }
 
-static void table(FILE *f, const char *title, const struct bench_result *r, int op)
+/* " |  IopsStdDev" with -D (diskspd's column), else nothing. */
+static void sd_col(FILE *f, const struct bench_result *r, const struct bench_opts *o, int t, int op)
+{
+	if (o->iops_ms)
+		fprintf(f, " | %10.2f", bench_iops_stddev(r, o, t, op));
+}
+
+static void table(FILE *f, const char *title, const struct bench_result *r, const struct bench_opts *o, int op)
 {
 	struct bench_figs g;
 	struct bench_opstat sum[3];
 	char sz[32];
+	int w = o->iops_ms ? 114 : 101;
 	fprintf(f, "%s\n", title);
-	fprintf(f, "thread |       bytes     |     I/Os     |     MB/s   |  I/O per s |  AvgLat  | LatStdDev |  file\n");
-	print_hr(f, 101);
+	fprintf(f, "thread |       bytes     |     I/Os     |     MB/s   |  I/O per s |%s  AvgLat  | LatStdDev |  file\n",
+		o->iops_ms ? " IopsStdDev |" : "");
+	print_hr(f, w);
 	for (unsigned t = 0; t < r->nthreads; t++) {
 		const struct bench_target_result *tr = &r->target[r->thread[t].target];
 		totals(r, (int)t, sum);
 		bench_figs_of(&sum[op], r->test_s, &g);
 		size_format(tr->size, sz, sizeof(sz));
-		fprintf(f, "%6u | %15llu | %12llu | %10.2f | %10.2f | %8.3f | %9.3f | %s (%s)\n", t,
-			(unsigned long long)g.bytes, (unsigned long long)g.ios, g.mb_s, g.iops, g.avg_ms, g.std_ms,
-			tr->path, sz);
+		fprintf(f, "%6u | %15llu | %12llu | %10.2f | %10.2f", r->thread[t].id, (unsigned long long)g.bytes,
+			(unsigned long long)g.ios, g.mb_s, g.iops);
+		sd_col(f, r, o, (int)t, op);
+		fprintf(f, " | %8.3f | %9.3f | %s (%s)\n", g.avg_ms, g.std_ms, tr->path, sz);
 	}
-	print_hr(f, 101);
+	print_hr(f, w);
 	totals(r, -1, sum);
 	bench_figs_of(&sum[op], r->test_s, &g);
-	fprintf(f, "total: %17llu | %12llu | %10.2f | %10.2f | %8.3f | %9.3f\n\n", (unsigned long long)g.bytes,
-		(unsigned long long)g.ios, g.mb_s, g.iops, g.avg_ms, g.std_ms);
+	fprintf(f, "total: %17llu | %12llu | %10.2f | %10.2f", (unsigned long long)g.bytes, (unsigned long long)g.ios,
+		g.mb_s, g.iops);
+	sd_col(f, r, o, -1, op);
+	fprintf(f, " | %8.3f | %9.3f\n\n", g.avg_ms, g.std_ms);
 }
 
 static void below_text(FILE *f, const struct bench_target_result *tr)
@@ -193,15 +245,22 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 			continue;
 		}
 		fprintf(f, "\t\tthink time: %lluus\n", (unsigned long long)o->think_us);
+		if (o->rate)
+			fprintf(f, "\t\tthroughput rate-limited to %llu %s per thread\n", (unsigned long long)o->rate,
+				o->rate_iops ? "IOPS" : "B/ms");
 		fprintf(f, "\t\t%s\n", o->direct ? "software cache disabled (O_DIRECT)" : "using software cache");
+		fprintf(f, "\t\t%s\n", o->writethrough ? "writethrough on (O_DSYNC)" : "writethrough off");
 		fprintf(f, "\t\t%s\n", mix_name(o, buf, sizeof(buf)));
 		fprintf(f, "\t\tblock size: %llu\n", (unsigned long long)o->block);
-		if (o->random)
+		if (o->random && o->rs_pct >= 0)
+			fprintf(f, "\t\tusing mixed random/sequential I/O (%d%% random, alignment: %llu)\n", o->rs_pct,
+				(unsigned long long)(o->align ? o->align : o->block));
+		else if (o->random)
 			fprintf(f, "\t\tusing random I/O (alignment: %llu, distribution: %s)\n",
 				(unsigned long long)(o->align ? o->align : o->block),
 				bench_dist_name(&o->dist, buf, sizeof(buf)));
 		else
-			fprintf(f, "\t\tusing sequential I/O (stride: %llu)\n",
+			fprintf(f, "\t\tusing %ssequential I/O (stride: %llu)\n", o->interlocked ? "interlocked " : "",
 				(unsigned long long)(o->stride ? o->stride : o->block));
 		fprintf(f, "\t\tnumber of outstanding I/O operations: %u\n", o->outstanding);
 		if (o->base)
@@ -209,8 +268,11 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 		if (o->max_off)
 			fprintf(f, "\t\tmax file size: %llu\n", (unsigned long long)o->max_off);
 		fprintf(f, "\t\tthread stride size: %llu\n", (unsigned long long)o->thread_stride);
-		fprintf(f, "\t\tthreads per file: %u\n", o->threads);
-		fprintf(f, "\t\twrite buffers: %s\n", o->rand_buf ? "random data" : "fixed pattern");
+		if (o->fixed)
+			fprintf(f, "\t\ttotal threads: %u (each on every target)\n", o->fixed);
+		else
+			fprintf(f, "\t\tthreads per file: %u\n", o->threads);
+		fprintf(f, "\t\twrite buffers: %s\n", wbuf_name(o, buf, sizeof(buf)));
 		fprintf(f, "\t\tusing %s (%u OS threads)\n", tr->engine, tr->workers);
 	}
 	for (unsigned i = 0; i < r->ntargets; i++)
@@ -218,19 +280,19 @@ int bench_report_text(FILE *f, const struct bench_opts *o, const struct bench_re
 			fprintf(f, "\nWARNING: %s: %s\n", r->target[i].path, r->target[i].holes);
 	fprintf(f, "\nResults for timespan 1:\n");
 	fprintf(f, "*******************************************************************************\n\n");
-	fprintf(f, "actual test time:\t%.2fs\nthread count:\t\t%u\nproc count:\t\t%u\n\n", r->test_s, r->nthreads,
+	fprintf(f, "actual test time:\t%.2fs\nthread count:\t\t%u\nproc count:\t\t%u\n\n", r->test_s, r->threads,
 		r->ncpu);
 	fprintf(f, "CPU |  Usage |  User  |  Kernel |  Idle\n");
 	print_hr(f, 43);
 	for (unsigned i = 0; i < r->ncpu; i++)
-		fprintf(f, "%4u| %6.2f%%| %6.2f%%| %6.2f%%| %6.2f%%\n", i, r->cpu[i].usage, r->cpu[i].user,
+		fprintf(f, "%4u| %6.2f%%| %6.2f%%| %6.2f%%| %6.2f%%\n", r->cpu[i].id, r->cpu[i].usage, r->cpu[i].user,
 			r->cpu[i].kernel, r->cpu[i].idle);
 	print_hr(f, 43);
 	fprintf(f, "avg.| %6.2f%%| %6.2f%%| %6.2f%%| %6.2f%%\n\n", r->cpu_avg.usage, r->cpu_avg.user,
 		r->cpu_avg.kernel, r->cpu_avg.idle);
-	table(f, "Total IO", r, 2);
-	table(f, "Read IO", r, STATS_READ);
-	table(f, "Write IO", r, STATS_WRITE);
+	table(f, "Total IO", r, o, 2);
+	table(f, "Read IO", r, o, STATS_READ);
+	table(f, "Write IO", r, o, STATS_WRITE);
 	if (o->latency) {
 		double ms[3][BENCH_NPCT];
 		int have[3];
@@ -284,6 +346,25 @@ static void jfigs(FILE *f, const struct bench_opstat *s, double test_s)
 		(unsigned long long)g.bytes, (unsigned long long)g.ios, g.mb_s, g.iops, g.avg_ms, g.std_ms);
 }
 
+/* -D: ,"iops":{"interval_ms":N,"stddev":{read, write, total},"read":[...],"write":[...]} */
+static void jiops(FILE *f, const struct bench_result *r, const struct bench_opts *o, int t)
+{
+	static const char *const opn[3] = { "read", "write", "total" };
+	if (!o->iops_ms)
+		return;
+	fprintf(f, ",\"iops\":{\"interval_ms\":%u,\"whole_intervals\":%u,\"stddev\":{", o->iops_ms, r->niv_full);
+	for (int op = 0; op < 3; op++)
+		fprintf(f, "%s\"%s\":%.6f", op ? "," : "", opn[op], bench_iops_stddev(r, o, t, op));
+	fputc('}', f);
+	for (int op = 0; op < 2; op++) {
+		fprintf(f, ",\"%s\":[", opn[op]);
+		for (unsigned i = 0; i < r->niv; i++)
+			fprintf(f, i ? ",%llu" : "%llu", (unsigned long long)bench_iops_count(r, t, op, i));
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
 static void jsnap(FILE *f, const struct bench_below_dev *d)
 {
 	const struct stats_snap *s = &d->d;
@@ -311,15 +392,19 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 	fprintf(f, ",\n\"params\":{\"duration_s\":%g,\"warmup_s\":%g,\"cooldown_s\":%g,\"latency\":%s,"
 		   "\"seed\":%llu,\"block\":%llu,\"outstanding\":%u,\"threads_per_target\":%u,\"write_pct\":%u,"
 		   "\"random\":%s,\"align\":%llu,\"stride\":%llu,\"thread_stride\":%llu,\"base\":%llu,"
-		   "\"max_offset\":%llu,\"direct\":%s,"
-		   "\"think_us\":%llu,\"random_buffers\":%s,\"distribution\":",
+		   "\"max_offset\":%llu,\"direct\":%s,\"writethrough\":%s,"
+		   "\"think_us\":%llu,\"write_buffers\":\"%s\",\"rate_limit\":%llu,\"rate_unit\":\"%s\","
+		   "\"random_pct\":%d,\"interlocked\":%s,"
+		   "\"distribution\":",
 		o->duration, o->warmup, o->cooldown, o->latency ? "true" : "false", (unsigned long long)r->seed,
 		(unsigned long long)o->block, o->outstanding, o->threads, o->write_pct, o->random ? "true" : "false",
 		(unsigned long long)(o->random ? (o->align ? o->align : o->block) : 0),
 		(unsigned long long)(o->random ? 0 : (o->stride ? o->stride : o->block)),
 		(unsigned long long)o->thread_stride, (unsigned long long)o->base,
-		(unsigned long long)o->max_off, o->direct ? "true" : "false", (unsigned long long)o->think_us,
-		o->rand_buf ? "true" : "false");
+		(unsigned long long)o->max_off, o->direct ? "true" : "false", o->writethrough ? "true" : "false",
+		(unsigned long long)o->think_us, wbuf_name(o, buf, sizeof(buf)), (unsigned long long)o->rate,
+		o->rate_iops ? "iops" : "bytes_per_ms", o->random ? (o->rs_pct >= 0 ? o->rs_pct : 100) : 0,
+		o->interlocked ? "true" : "false");
 	jstr(f, bench_dist_name(&o->dist, buf, sizeof(buf)));
 	fprintf(f, ",\"members\":[");
 	for (unsigned m = 0; m < o->nmembers; m++) {
@@ -338,9 +423,10 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 			(unsigned long long)r->skipped, r->late_mean_ns / 1e3, (double)r->late_max_ns / 1e3);
 	}
 	fprintf(f, "},\n\"results\":{\"test_time_s\":%.6f,\"thread_count\":%u,\"proc_count\":%u,\n\"cpu\":[", r->test_s,
-		r->nthreads, r->ncpu);
+		r->threads, r->ncpu);
 	for (unsigned i = 0; i < r->ncpu; i++)
-		fprintf(f, "%s{\"cpu\":%u,\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f}", i ? "," : "", i,
+		fprintf(f, "%s{\"cpu\":%u,\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f}", i ? "," : "",
+			r->cpu[i].id,
 			r->cpu[i].usage, r->cpu[i].user, r->cpu[i].kernel, r->cpu[i].idle);
 	fprintf(f, "],\n\"cpu_avg\":{\"usage\":%.2f,\"user\":%.2f,\"kernel\":%.2f,\"idle\":%.2f},\n\"targets\":[",
 		r->cpu_avg.usage, r->cpu_avg.user, r->cpu_avg.kernel, r->cpu_avg.idle);
@@ -383,11 +469,12 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 	fprintf(f, "],\n\"threads\":[");
 	for (unsigned t = 0; t < r->nthreads; t++) {
 		totals(r, (int)t, sum);
-		fprintf(f, "%s{\"thread\":%u,\"target\":%u", t ? ",\n" : "\n", t, r->thread[t].target);
+		fprintf(f, "%s{\"thread\":%u,\"target\":%u", t ? ",\n" : "\n", r->thread[t].id, r->thread[t].target);
 		for (int op = 0; op < 3; op++) {
 			fprintf(f, ",\"%s\":", opn[op]);
 			jfigs(f, &sum[op], r->test_s);
 		}
+		jiops(f, r, o, (int)t);
 		fputc('}', f);
 	}
 	totals(r, -1, sum);
@@ -396,6 +483,7 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 		fprintf(f, "%s\"%s\":", op ? "," : "", opn[op]);
 		jfigs(f, &sum[op], r->test_s);
 	}
+	jiops(f, r, o, -1);
 	fprintf(f, "},\n\"latency_ms\":");
 	if (!o->latency) {
 		fprintf(f, "null");

@@ -63,11 +63,30 @@ void bench_account(struct bench_worker *w, int is_write, uint64_t bytes, uint64_
 	if (lat > s->lat_max)
 		s->lat_max = lat;
 	s->hist[stats_lat_bucket(lat)]++;
+	if (w->iv) {
+		uint64_t i = (t1 - w->clk->t_meas) / w->iv_ns;
+		if (i < w->niv)
+			w->iv[(size_t)is_write * w->niv + i]++;
+	}
+}
+
+/* len random bytes from seed (xorshift64). */
+static void fill_random(unsigned char *b, size_t len, uint64_t seed)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		memcpy(b + i, &s, 8);
+	}
+	for (; i < len; i++)
+		b[i] = (unsigned char)(s >> (8 * (i & 7)));
 }
 
 /* n buffers of -b bytes, page-aligned and touched now (a first touch costs
- * 12-16 us per page here, too much for the hot path). Byte i of the fixed
- * pattern is i % 256, as diskspd's; -Z fills them with random bytes. */
+ * 12-16 us per page here, too much for the hot path). As diskspd's: byte i
+ * of the pattern is i % 256; -Z zeros; -Zr and -ZSIZE start random (and
+ * bench_write_data refills them per write). */
 void *bench_buffers(const struct bench_opts *o, size_t n, uint64_t seed)
 {
 	void *p;
@@ -75,17 +94,28 @@ void *bench_buffers(const struct bench_opts *o, size_t n, uint64_t seed)
 	if (posix_memalign(&p, 4096, len))
 		return NULL;
 	unsigned char *b = p;
-	if (o->rand_buf) {
-		uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
-		for (size_t i = 0; i + 8 <= len; i += 8) {
-			s ^= s << 13, s ^= s >> 7, s ^= s << 17; /* xorshift64 */
-			memcpy(b + i, &s, 8);
-		}
-	} else {
+	if (o->wbuf == BENCH_WBUF_RANDOM_EACH || o->wbuf == BENCH_WBUF_SOURCE)
+		fill_random(b, len, seed);
+	else if (o->wbuf == BENCH_WBUF_ZERO)
+		memset(b, 0, len);
+	else
 		for (size_t i = 0; i < len; i++)
 			b[i] = (unsigned char)i;
-	}
 	return p;
+}
+
+void bench_write_data(const struct bench_worker *w, char *buf, uint64_t k)
+{
+	const struct bench_opts *o = w->o;
+	if (o->wbuf == BENCH_WBUF_RANDOM_EACH) {
+		fill_random((unsigned char *)buf, o->block, o->seed ^ ((uint64_t)w->thread << 40) ^ (k + 1));
+	} else if (o->wbuf == BENCH_WBUF_SOURCE && w->wsrc) {
+		/* a 4K-aligned place in the source where a whole block fits */
+		uint64_t places = (o->wbuf_size - o->block) / 4096 + 1;
+		uint64_t x = (k + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)w->thread << 32);
+		x ^= x >> 29, x *= 0xbf58476d1ce4e5b9ull, x ^= x >> 32;
+		memcpy(buf, w->wsrc + x % places * 4096, o->block);
+	}
 }
 
 static void err_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -133,7 +163,8 @@ static int create_file(const char *path, uint64_t size, const struct bench_opts 
 static int open_target(struct bench_target *t, const struct bench_opts *o, char *err, size_t errlen)
 {
 	struct stat st;
-	int r, flags = O_CLOEXEC | (o->write_pct ? O_RDWR : O_RDONLY) | (o->direct ? O_DIRECT : 0);
+	int r, flags = O_CLOEXEC | (o->write_pct ? O_RDWR : O_RDONLY) | (o->direct ? O_DIRECT : 0) |
+		       (o->writethrough ? O_DSYNC : 0);
 	if (o->create_size && (r = create_file(t->path, o->create_size, o, err, errlen)))
 		return r;
 	if ((t->fd = open(t->path, flags)) < 0) {
@@ -406,10 +437,21 @@ void bench_result_free(struct bench_result *r)
 			free(r->target[i].below->dev);
 		free(r->target[i].below);
 	}
+	for (unsigned t = 0; r->thread && t < r->nthreads; t++)
+		free(r->thread[t].iv);
 	free(r->thread);
 	free(r->cpu);
 	free(r->req);
 	free(r);
+}
+
+/* A core went on- or offline between the two samples: no table then. */
+static int cpu_ids_differ(const struct bench_cpu_raw *a, const struct bench_cpu_raw *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (a[i].id != b[i].id)
+			return 1;
+	return 0;
 }
 
 int bench_run(const struct bench_opts *opts, struct bench_result **out, char *err, size_t errlen)
@@ -420,6 +462,7 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	struct bench_clock clk = { 0 };
 	struct bench_worker *w = NULL;
 	struct bench_cpu_raw *cpu_a = NULL, *cpu_b = NULL;
+	char *wsrc = NULL; /* -ZSIZE */
 	unsigned ncpu_a = 0, ncpu_b = 0, nt, nw = 0, started = 0;
 	int r = 0, show = o.progress || (!o.quiet && isatty(STDERR_FILENO));
 	struct bench_result *res = calloc(1, sizeof(*res));
@@ -430,6 +473,14 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		return -ENOMEM;
 	if (o.seed_time)
 		o.seed = (uint64_t)time(NULL) ^ stats_now();
+	/* -F on one target is -t: the thread model differs only with several */
+	unsigned nfixed = o.fixed;
+	if (o.fixed && (o.nmembers || o.ntargets == 1)) {
+		o.threads = o.fixed;
+		o.fixed = 0;
+	} else if (o.fixed) {
+		o.threads = 1; /* per target and F-thread: one stream */
+	}
 	res->seed = o.seed;
 	nt = o.nmembers ? 1 : o.ntargets;
 	res->ntargets = nt;
@@ -476,7 +527,9 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		const struct bench_engine_ops *eng = engine_of(&o);
 		tr->engine = eng->name;
 		tr->workers = o.threads * eng->workers_per_thread(&o);
-		nw += tr->workers;
+		nw += o.fixed ? o.fixed : tr->workers;
+		if (o.fixed)
+			tr->workers = o.fixed; /* the F threads, each also on the other targets */
 		if (o.nmembers || bench_fsvol_mount_dir(tgt[i].path, src[i].dir, sizeof(src[i].dir)) == 0)
 			r = below_init(&src[i], &tgt[i], &tr->below, err, errlen);
 		if (o.nmembers && !r && !(tgt[i].next_k = calloc(o.threads, sizeof(*tgt[i].next_k))))
@@ -487,17 +540,50 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			bench_holes_file(tr->path, o.base, o.max_off && o.max_off < tr->size ? o.max_off : tr->size,
 					 tr->holes, sizeof(tr->holes));
 	}
-	res->nthreads = nt * o.threads;
+	res->nthreads = o.fixed ? o.fixed * nt : nt * o.threads;
+	res->threads = nfixed ? nfixed : nt * o.threads;
 	if (!r && (!(w = calloc(nw, sizeof(*w))) ||
 		   !(res->thread = calloc(res->nthreads, sizeof(*res->thread)))))
+		r = -ENOMEM;
+	if (!r && o.wbuf == BENCH_WBUF_SOURCE && !(wsrc = bench_buffers(&(struct bench_opts){ .block = o.wbuf_size,
+											   .wbuf = o.wbuf }, 1, o.seed)))
 		r = -ENOMEM;
 	if (r)
 		goto out;
 
+	if (o.iops_ms) { /* -D: whole intervals in the window, and a partial one */
+		uint64_t win = secs_ns(o.duration), iv = (uint64_t)o.iops_ms * 1000000u;
+		res->niv = (unsigned)((win + iv - 1) / iv);
+		res->niv_full = (unsigned)(win / iv);
+	}
 	/* workers: thread t of target i is result thread i * threads + t */
 	gate_ready = 0;
 	gate_open = 0;
-	for (unsigned i = 0, k = 0; i < nt; i++) {
+	/* -F (several targets, the uring engine): F-thread f drives stream f x nt + i
+	 * for each target i, and that row of the result is thread f on target i */
+	for (unsigned f = 0; o.fixed && f < o.fixed; f++)
+		for (unsigned i = 0; i < nt; i++) {
+			struct bench_worker *x = &w[f * nt + i];
+			x->clk = &clk;
+			x->o = &o;
+			x->tgt = &tgt[i];
+			x->thread = f * nt + i;
+			x->lead = i == 0;
+			x->nstreams = i == 0 ? nt : 0;
+			x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
+			x->wsrc = wsrc;
+			if (o.iops_ms && !r) {
+				x->iv_ns = (uint64_t)o.iops_ms * 1000000u;
+				x->niv = res->niv;
+				if (!(x->iv = calloc(2 * (size_t)x->niv, sizeof(*x->iv))) ||
+				    !(res->thread[x->thread].iv = calloc(2 * (size_t)x->niv, sizeof(uint64_t))))
+					r = -ENOMEM;
+			}
+			res->thread[x->thread].target = i;
+			res->thread[x->thread].id = f;
+			bench_pattern_init(&x->pat, &o, tgt[i].size, f);
+		}
+	for (unsigned i = 0, k = 0; !o.fixed && i < nt; i++) {
 		const struct bench_engine_ops *eng = engine_of(&o);
 		unsigned per = eng->workers_per_thread(&o);
 		for (unsigned t = 0; t < o.threads; t++)
@@ -507,23 +593,40 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 				x->o = &o;
 				x->tgt = &tgt[i];
 				x->thread = i * o.threads + t;
+				x->lead = 1;
+				res->thread[x->thread].id = x->thread;
 				x->slot = s;
 				x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
+				x->wsrc = wsrc;
+				if (o.iops_ms && !r) {
+					x->iv_ns = (uint64_t)o.iops_ms * 1000000u;
+					x->niv = res->niv;
+					if (!(x->iv = calloc(2 * (size_t)x->niv, sizeof(*x->iv))) ||
+					    (!res->thread[x->thread].iv &&
+					     !(res->thread[x->thread].iv = calloc(2 * (size_t)x->niv, sizeof(uint64_t)))))
+						r = -ENOMEM;
+				}
 				res->thread[x->thread].target = i;
 				if (!o.trace)
 					bench_pattern_init(&x->pat, &o, tgt[i].size, t);
 			}
 	}
+	if (r)
+		goto out;
 	/* the window is unknown until everyone is set up: nothing counts */
 	clk.t_meas = clk.t_meas_end = clk.t_end = UINT64_MAX;
+	unsigned nos = 0; /* OS threads started: one per lead worker */
 	for (; started < nw; started++) {
+		if (!w[started].lead)
+			continue;
 		if ((r = -pthread_create(&w[started].tid, NULL, engine_of(&o)->worker, &w[started]))) {
-			err_set(err, errlen, "cannot start thread %u: %s", started, strerror(-r));
+			err_set(err, errlen, "cannot start thread %u: %s", nos, strerror(-r));
 			break;
 		}
+		nos++;
 	}
 	pthread_mutex_lock(&gate_lock);
-	while (gate_ready < started)
+	while (gate_ready < nos)
 		pthread_cond_wait(&gate_cond, &gate_lock);
 	for (unsigned i = 0; i < started; i++)
 		if (w[i].error)
@@ -609,10 +712,11 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	if (show && !o.progress)
 		fprintf(stderr, "\r\033[K");
 	for (unsigned i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
+		if (w[i].lead)
+			pthread_join(w[i].tid, NULL);
 	for (unsigned i = 0; i < started && !r; i++)
 		if (w[i].error) {
-			err_set(err, errlen, "%s: %s", res->target[w[i].thread / o.threads].path, w[i].errmsg);
+			err_set(err, errlen, "%s: %s", res->target[res->thread[w[i].thread].target].path, w[i].errmsg);
 			r = w[i].error;
 		}
 	if (r)
@@ -644,7 +748,11 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 			struct bench_opstat *dst = &res->thread[w[i].thread].op[op];
 			bench_opstat_add(dst, &w[i].op[op]);
 		}
-	if (cpu_a && cpu_b && ncpu_a == ncpu_b && (res->cpu = calloc(ncpu_a, sizeof(*res->cpu)))) {
+	for (unsigned i = 0; i < nw; i++)
+		for (unsigned j = 0; w[i].iv && j < 2 * w[i].niv; j++)
+			res->thread[w[i].thread].iv[j] += w[i].iv[j];
+	if (cpu_a && cpu_b && ncpu_a == ncpu_b && !cpu_ids_differ(cpu_a, cpu_b, ncpu_a) &&
+	    (res->cpu = calloc(ncpu_a, sizeof(*res->cpu)))) {
 		res->ncpu = ncpu_a;
 		bench_cpu_delta(cpu_a, cpu_b, ncpu_a, res->cpu, &res->cpu_avg);
 	}
@@ -668,9 +776,12 @@ out:
 		free(src[i].r0);
 		free(src[i].r1);
 	}
-	for (unsigned i = 0; w && i < nw; i++)
+	for (unsigned i = 0; w && i < nw; i++) {
 		free(w[i].req);
+		free(w[i].iv);
+	}
 	free(w);
+	free(wsrc);
 	free(cpu_a);
 	free(cpu_b);
 	if (r) {

@@ -30,6 +30,7 @@ struct bench_target {
 	uint64_t size;
 	struct vol *vol;
 	_Atomic uint64_t *next_k; /* volume engine: per thread, shared by its slots */
+	_Atomic uint64_t si_next; /* -si: the next I/O number, shared by the target's threads */
 };
 
 /* One OS thread. The uring engine runs one per -t thread with -o in
@@ -39,7 +40,11 @@ struct bench_worker {
 	const struct bench_opts *o;
 	struct bench_target *tgt;
 	struct bench_pattern pat;
-	unsigned thread;    /* index into the result's threads */
+	unsigned thread;    /* index into the result's threads (rows) */
+	unsigned nstreams;  /* uring, -F: this worker's OS thread also drives the next nstreams - 1
+			     * workers (the same thread's other targets); 0 or 1: itself only */
+	int lead;           /* runs an OS thread (not driven by another worker's) */
+	uint64_t issued;    /* this stream's I/O count (uring engine) */
 	unsigned slot;      /* volume engine: which of the thread's -o slots */
 	pthread_t tid;
 	int started;
@@ -49,6 +54,10 @@ struct bench_worker {
 	/* replay: per request figures, the last completion, lateness */
 	struct bench_replay_req *req;
 	uint64_t t_done, late_max, late_sum, skipped;
+	const char *wsrc;   /* -ZSIZE: the shared random source of write data */
+	uint64_t *iv;       /* -D: I/Os per interval, [is_write * niv + i] */
+	unsigned niv;
+	uint64_t iv_ns;
 	_Alignas(64) _Atomic uint64_t done; /* progress, read by the main thread */
 };
 
@@ -56,6 +65,9 @@ struct bench_worker {
 void bench_account(struct bench_worker *w, int is_write, uint64_t bytes, uint64_t t0, uint64_t t1);
 /* Aligned, pre-touched; write buffers carry the pattern or random bytes. */
 void *bench_buffers(const struct bench_opts *o, size_t n, uint64_t seed);
+/* Before write number k goes out from buf: -Zr fills it with fresh random
+ * bytes, -ZSIZE copies a block of the source; else nothing (fixed content). */
+void bench_write_data(const struct bench_worker *w, char *buf, uint64_t k);
 void bench_fail(struct bench_worker *w, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void bench_wait_start(struct bench_worker *w);

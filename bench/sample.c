@@ -11,36 +11,46 @@
 
 #include "bench/bench.h"
 
-int bench_cpu_read(struct bench_cpu_raw **out, unsigned *n)
+/* One line per core: "cpuN user nice system idle iowait irq softirq steal".
+ * The summary line "cpu  ..." is not a core: "%u" would skip the blanks and
+ * read its first figure as the core number, so the digit is checked first. */
+int bench_cpu_parse(FILE *f, struct bench_cpu_raw **out, unsigned *n)
 {
-	FILE *f = fopen("/proc/stat", "re");
 	char line[512];
 	unsigned cap = 0, cnt = 0;
 	struct bench_cpu_raw *c = NULL;
-	if (!f)
-		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long us, ni, sy, id, io, irq, sirq, st;
 		unsigned cpu;
-		if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &us, &ni, &sy, &id,
-			   &io, &irq, &sirq, &st) != 9)
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
+		if (sscanf(line + 3, "%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &us, &ni, &sy, &id, &io,
+			   &irq, &sirq, &st) != 9)
 			continue;
 		if (cnt == cap) {
 			struct bench_cpu_raw *nc = realloc(c, (cap = cap ? 2 * cap : 16) * sizeof(*c));
 			if (!nc) {
 				free(c);
-				fclose(f);
 				return -ENOMEM;
 			}
 			c = nc;
 		}
 		/* steal counts as neither: it is time the core was not ours */
-		c[cnt++] = (struct bench_cpu_raw){ us + ni, sy + irq + sirq, id + io };
+		c[cnt++] = (struct bench_cpu_raw){ cpu, us + ni, sy + irq + sirq, id + io };
 	}
-	fclose(f);
 	*out = c;
 	*n = cnt;
 	return cnt ? 0 : -ENOENT;
+}
+
+int bench_cpu_read(struct bench_cpu_raw **out, unsigned *n)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	if (!f)
+		return -errno;
+	int r = bench_cpu_parse(f, out, n);
+	fclose(f);
+	return r;
 }
 
 void bench_cpu_delta(const struct bench_cpu_raw *a, const struct bench_cpu_raw *b, unsigned n,
@@ -52,7 +62,7 @@ void bench_cpu_delta(const struct bench_cpu_raw *a, const struct bench_cpu_raw *
 		double id = (double)(b[i].idle - a[i].idle), t = u + k + id;
 		if (t <= 0)
 			t = 1, id = 1; /* no tick in the interval: call it idle */
-		out[i] = (struct bench_cpu){ 100 * (u + k) / t, 100 * u / t, 100 * k / t, 100 * id / t };
+		out[i] = (struct bench_cpu){ b[i].id, 100 * (u + k) / t, 100 * u / t, 100 * k / t, 100 * id / t };
 		avg->usage += out[i].usage / n;
 		avg->user += out[i].user / n;
 		avg->kernel += out[i].kernel / n;

@@ -19,12 +19,11 @@
 #include <unistd.h>
 
 #include "bench/flags.h"
+#include "bench/plot.h"
 #include "bench/sweep.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/engine.h"
 #include "fsvol/core/volume.h"
-
-const char *const bench_wl_name[BENCH_WL_N] = { "seqread", "randread", "seqwrite", "randwrite" };
 
 /* ---- options: one table drives the parser and --help ---- */
 /* what the sweep's parser remembers besides the options */
@@ -335,59 +334,6 @@ void bench_sweep_defaults(struct bench_sweep_opts *o)
 	o->model[0] = NULL;
 	o->nmodel = 1;
 	o->size = 64 << 20;
-}
-
-unsigned bench_sweep_nseries(const struct bench_sweep_opts *o)
-{
-	return o->nchunk * o->nmodel * o->nblock * o->nqd;
-}
-
-/* k = ((chunk * nmodel + model) * nblock + block) * nqd + qd: chunk varies slowest
- * (a new volume), the queue depth fastest. */
-void bench_sweep_series_of(const struct bench_sweep_opts *o, unsigned k, struct bench_sweep_series *out)
-{
-	out->qd = o->qd[k % o->nqd];
-	k /= o->nqd;
-	out->block = o->block[k % o->nblock];
-	k /= o->nblock;
-	out->model = o->model[k % o->nmodel];
-	k /= o->nmodel;
-	out->chunk = o->chunk[k];
-}
-
-/* What varies between series, e.g. "chunk 4K, QD 16"; "" with one series. */
-const char *bench_sweep_series_label(const struct bench_sweep_opts *o, unsigned k, char *buf, size_t len)
-{
-	struct bench_sweep_series se;
-	char v[32];
-	size_t n = 0;
-	buf[0] = 0;
-	bench_sweep_series_of(o, k, &se);
-	if (o->nchunk > 1) {
-		size_format(se.chunk, v, sizeof(v));
-		n += (size_t)snprintf(buf + n, len - n, "chunk %s", v);
-	}
-	if (o->nmodel > 1 && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", se.model ? se.model : "none");
-	if (o->nblock > 1 && n < len) {
-		size_format(se.block, v, sizeof(v));
-		n += (size_t)snprintf(buf + n, len - n, "%s-b %s", n ? ", " : "", v);
-	}
-	if (o->nqd > 1 && n < len)
-		snprintf(buf + n, len - n, "%sQD %u", n ? ", " : "", se.qd * o->run.threads);
-	return buf;
-}
-
-const char *bench_sweep_pattern(const struct bench_sweep_opts *o, enum bench_wl wl, char *buf, size_t len)
-{
-	char d[64];
-	if (!BENCH_WL_RANDOM(wl))
-		snprintf(buf, len, "sequential");
-	else if (o->run.dist.kind == BENCH_DIST_UNIFORM)
-		snprintf(buf, len, "random");
-	else
-		snprintf(buf, len, "random %s", bench_dist_name(&o->run.dist, d, sizeof(d)));
-	return buf;
 }
 
 /* Members of a level in a --levels run: single is one disk, raid1 a pair. */
@@ -790,19 +736,6 @@ out:
 	for (unsigned i = 0; i < n; i++)
 		unlink(path[i]);
 	return r;
-}
-
-/* ---- lookups shared with plot.c ---- */
-int bench_sweep_by_level(const struct bench_sweep *s) { return s->o->nlevels > 0; }
-
-const struct bench_sweep_row *bench_sweep_find(const struct bench_sweep *s, unsigned series,
-					       enum layout_level level, unsigned members, enum bench_wl wl)
-{
-	for (unsigned i = 0; i < s->nrow; i++)
-		if (s->row[i].series == series && s->row[i].level == level && s->row[i].members == members &&
-		    s->row[i].wl == wl)
-			return &s->row[i];
-	return NULL;
 }
 
 /* ---- tables ---- */

@@ -1,7 +1,9 @@
 /* uring: the engine for files, block devices and MNT/volume. One ring per
- * thread with -o I/Os in flight; a slot re-issues as soon as it completes
- * (after --think, an io_uring timeout). Registered file and buffers when
- * the kernel allows (memlock), plain reads/writes otherwise. */
+ * thread with -o I/Os in flight per target; a slot re-issues as soon as it
+ * completes (after --think or -g's pacing, an io_uring timeout). With -F a
+ * thread drives several targets: each is a stream (a bench_worker of its
+ * own: pattern, counts) with its -o slots on the one ring. Registered files
+ * and buffers when the kernel allows (memlock), plain reads/writes otherwise. */
 #include <errno.h>
 #include <liburing.h>
 #include <stdlib.h>
@@ -12,8 +14,11 @@
 #define THINK_BIT (1ull << 63)
 
 struct uslot {
+	struct bench_worker *w; /* the stream (thread on one target) it serves */
+	unsigned file;          /* its target's index among the registered files */
 	char *buf;
 	uint64_t t0;
+	uint64_t k;   /* the thread's I/O number this slot carries next */
 	uint64_t off;
 	int is_write;
 	struct __kernel_timespec think;
@@ -25,13 +30,14 @@ static unsigned uring_workers(const struct bench_opts *o)
 	return 1;
 }
 
-static void prep_io(struct io_uring *ring, struct bench_worker *w, struct uslot *s, unsigned i,
-		    uint64_t *k, int fixed)
+static void prep_io(struct io_uring *ring, struct bench_worker *w, struct uslot *s, unsigned i, int fixed)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring); /* never NULL: ring >= -o entries */
-	bench_pattern_at(&w->pat, (*k)++, &s->off, &s->is_write);
+	bench_pattern_at(&w->pat, s->k, &s->off, &s->is_write);
+	if (s->is_write)
+		bench_write_data(w, s->buf, s->k);
 	unsigned len = (unsigned)w->o->block;
-	int fd = fixed ? 0 : w->tgt->fd;
+	int fd = fixed ? (int)s->file : w->tgt->fd;
 	if (fixed && s->is_write)
 		io_uring_prep_write_fixed(sqe, fd, s->buf, len, s->off, (int)i);
 	else if (fixed)
@@ -45,27 +51,56 @@ static void prep_io(struct io_uring *ring, struct bench_worker *w, struct uslot 
 	io_uring_sqe_set_data64(sqe, i);
 }
 
-static void prep_think(struct io_uring *ring, struct uslot *s, unsigned i)
+static void prep_think(struct io_uring *ring, struct uslot *s, unsigned i, uint64_t ns)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	s->think.tv_sec = (long long)(ns / 1000000000u);
+	s->think.tv_nsec = (long long)(ns % 1000000000u);
 	io_uring_prep_timeout(sqe, &s->think, 0, 0);
 	io_uring_sqe_set_data64(sqe, THINK_BIT | i);
 }
 
+/* Slot i takes the thread's next I/O number and issues it now, or waits (a
+ * timeout) for the think time after a completion and for -g's start time of
+ * that I/O. 1: issued now; 0: waiting; -1: its start falls after the run,
+ * the slot retires. */
+static int next_io(struct io_uring *ring, struct uslot *s, unsigned i, int fixed, uint64_t now, int completed,
+		   double gap)
+{
+	struct bench_worker *w = s->w;
+	uint64_t due = completed && w->o->think_us ? now + w->o->think_us * 1000 : 0, mine = w->issued++;
+	/* -si: the position is the target's, drawn by every thread in turn */
+	s->k = w->o->interlocked ? atomic_fetch_add_explicit(&w->tgt->si_next, 1, memory_order_relaxed) : mine;
+	if (gap > 0) { /* -g paces this thread's own I/Os */
+		uint64_t start = w->clk->t_start + (uint64_t)((double)mine * gap);
+		if (start >= w->clk->t_end)
+			return -1;
+		due = start > due ? start : due;
+	}
+	if (due > now) {
+		prep_think(ring, s, i, due - now);
+		return 0;
+	}
+	prep_io(ring, w, s, i, fixed);
+	return 1;
+}
+
 static void *uring_worker(void *arg)
 {
-	struct bench_worker *w = arg;
+	struct bench_worker *w = arg; /* the first stream; w[1 .. ns - 1] the others */
 	const struct bench_opts *o = w->o;
 	const struct bench_clock *c = w->clk;
-	unsigned n = o->outstanding, inflight = 0;
+	unsigned ns = w->nstreams ? w->nstreams : 1, per = o->outstanding, n = per * ns, inflight = 0;
 	struct io_uring ring;
 	struct uslot *slot = calloc(n, sizeof(*slot));
 	struct iovec *iov = calloc(n, sizeof(*iov));
+	int *fds = calloc(ns, sizeof(*fds));
 	char *bufs = bench_buffers(o, n, o->seed + w->thread);
 	int ring_ok = 0, fixed = 0, r;
-	uint64_t k = 0, batch_t0;
+	uint64_t batch_t0;
+	double gap = bench_rate_gap_ns(o);
 
-	if (!slot || !iov || !bufs) {
+	if (!slot || !iov || !bufs || !fds) {
 		bench_fail(w, -ENOMEM, "out of memory for %u buffers of %llu bytes", n,
 			   (unsigned long long)o->block);
 		goto wait;
@@ -82,12 +117,14 @@ static void *uring_worker(void *arg)
 	}
 	ring_ok = 1;
 	for (unsigned i = 0; i < n; i++) {
+		slot[i].w = &w[i / per];
+		slot[i].file = i / per;
 		slot[i].buf = bufs + (size_t)i * o->block;
-		slot[i].think.tv_sec = (long long)(o->think_us / 1000000);
-		slot[i].think.tv_nsec = (long long)(o->think_us % 1000000 * 1000);
 		iov[i] = (struct iovec){ slot[i].buf, o->block };
 	}
-	if (o->block <= (1u << 30) && io_uring_register_files(&ring, &w->tgt->fd, 1) == 0) {
+	for (unsigned i = 0; i < ns; i++)
+		fds[i] = w[i].tgt->fd;
+	if (o->block <= (1u << 30) && io_uring_register_files(&ring, fds, ns) == 0) {
 		if (io_uring_register_buffers(&ring, iov, n) == 0)
 			fixed = 1;
 		else
@@ -98,9 +135,9 @@ wait:
 	if (w->error || atomic_load(&((struct bench_clock *)c)->stop))
 		goto out;
 
+	batch_t0 = stats_now();
 	for (unsigned i = 0; i < n; i++)
-		prep_io(&ring, w, &slot[i], i, &k, fixed);
-	inflight = n;
+		inflight += next_io(&ring, &slot[i], i, fixed, batch_t0, 0, gap) >= 0;
 	batch_t0 = stats_now();
 	for (unsigned i = 0; i < n; i++)
 		slot[i].t0 = batch_t0;
@@ -125,7 +162,7 @@ wait:
 				if (stopping) {
 					inflight--;
 				} else {
-					prep_io(&ring, w, s, i, &k, fixed);
+					prep_io(&ring, s->w, s, i, fixed);
 					s->t0 = 0; /* stamped at submit */
 					issued++;
 				}
@@ -133,20 +170,18 @@ wait:
 			}
 			if (cqe->res != (int)o->block) {
 				int e = cqe->res < 0 ? cqe->res : -EIO;
-				bench_fail(w, e, "%s at offset %llu: %s%s", s->is_write ? "write" : "read",
+				bench_fail(s->w, e, "%s at offset %llu: %s%s", s->is_write ? "write" : "read",
 					   (unsigned long long)s->off, strerror(-e),
 					   cqe->res >= 0 ? " (short transfer)" : "");
 				stopping = 1;
 				inflight--;
 				continue;
 			}
-			bench_account(w, s->is_write, o->block, s->t0, now);
-			if (stopping) {
+			bench_account(s->w, s->is_write, o->block, s->t0, now);
+			int x = stopping ? -1 : next_io(&ring, s, i, fixed, now, 1, gap);
+			if (x < 0) {
 				inflight--;
-			} else if (o->think_us) {
-				prep_think(&ring, s, i);
-			} else {
-				prep_io(&ring, w, s, i, &k, fixed);
+			} else if (x > 0) {
 				s->t0 = 0;
 				issued++;
 			}
@@ -173,6 +208,7 @@ out:
 		io_uring_queue_exit(&ring);
 	free(bufs);
 	free(iov);
+	free(fds);
 	free(slot);
 	return NULL;
 }

@@ -101,6 +101,7 @@ static void *volume_worker(void *arg)
 	struct vol *v = w->tgt->vol;
 	_Atomic uint64_t *next_k = &w->tgt->next_k[w->thread % o->threads];
 	unsigned n = o->outstanding, inflight = 0;
+	double gap = bench_rate_gap_ns(o);
 	struct vworker vw;
 	struct vslot *slots = calloc(n, sizeof(*slots)), *idle = NULL;
 	char *bufs = bench_buffers(o, n, o->seed + w->thread * 1024);
@@ -136,8 +137,25 @@ static void *volume_worker(void *arg)
 				wake = s->ready < wake ? s->ready : wake;
 				continue;
 			}
-			bench_pattern_at(&w->pat, atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed), &s->off,
-					 &s->is_write);
+			if (gap > 0) { /* -g: the next I/O of the thread starts no earlier than k gaps in */
+				uint64_t start = c->t_start + (uint64_t)((double)atomic_load(next_k) * gap);
+				/* (one worker per thread: next_k counts this thread's I/Os) */
+				if (start >= c->t_end)
+					continue; /* after the run: the slot retires */
+				if (start > now) {
+					s->ready = start;
+					s->next = later;
+					later = s;
+					wake = start < wake ? start : wake;
+					continue;
+				}
+			}
+			uint64_t k = atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed);
+			if (o->interlocked) /* -si: the target's shared position */
+				k = atomic_fetch_add_explicit(&w->tgt->si_next, 1, memory_order_relaxed);
+			bench_pattern_at(&w->pat, k, &s->off, &s->is_write);
+			if (s->is_write)
+				bench_write_data(w, s->buf, k);
 			s->t0 = vw_now(&vw);
 			inflight++;
 			int r = engine_submit(v, s->is_write ? ENGINE_WRITE : ENGINE_READ, s->buf, s->off, o->block, slot_done, s);

@@ -151,11 +151,21 @@ static void size_histograms(FILE *f, const char *volume, const struct stats_view
 		}
 }
 
+static const char *const md_state_names[STATS_MD_NSTATES] = {
+	[STATS_MD_ACTIVE] = "active",         [STATS_MD_INACTIVE] = "inactive",
+	[STATS_MD_RECOVERING] = "recovering", [STATS_MD_RESYNC] = "resync",
+	[STATS_MD_CHECK] = "check",
+};
+
+const char *stats_md_state_name(enum stats_md_state s)
+{
+	return (unsigned)s < STATS_MD_NSTATES ? md_state_names[s] : "?";
+}
+
 static void md_families(FILE *f, const char *volume, const struct stats_view_dev *v, size_t n,
 			const struct stats_prom_md *md)
 {
 	static const char *const states[] = { "active", "failed", "spare", "rebuilding", "missing" };
-	static const char *const md_states[] = { "active", "inactive", "recovering", "resync", "check" };
 	family(f, "fsvol_md_disks", "gauge", "Member slots by state (node_md_disks).");
 	for (unsigned s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		unsigned c = 0;
@@ -174,10 +184,10 @@ static void md_families(FILE *f, const char *volume, const struct stats_view_dev
 	label_value(f, volume);
 	fprintf(f, "} %u\n", md->degraded);
 	family(f, "fsvol_md_state", "gauge", "The volume's state: 1 for the current one.");
-	for (unsigned s = 0; s < sizeof(md_states) / sizeof(md_states[0]); s++) {
+	for (unsigned s = 0; s < STATS_MD_NSTATES; s++) {
 		fputs("fsvol_md_state{volume=", f);
 		label_value(f, volume);
-		fprintf(f, ",state=\"%s\"} %d\n", md_states[s], md->state && !strcmp(md->state, md_states[s]));
+		fprintf(f, ",state=\"%s\"} %d\n", md_state_names[s], md->state == (enum stats_md_state)s);
 	}
 	family(f, "fsvol_md_blocks", "gauge", "Capacity in 1 KiB blocks, as /proc/mdstat counts.");
 	fputs("fsvol_md_blocks{volume=", f);

@@ -128,10 +128,24 @@ int stats_render_diskstats(FILE *f, const struct stats_view_dev *v, size_t n);
  * when md is given, md-like volume state (node_exporter's mdadm names).
  * The volume is v[0]; its name is the `volume` label. Names, labels and
  * units: docs/counters.md. */
+/* node_exporter's md states (node_md_state{state}); fsvol_md_state has one
+ * series per state, the current one 1. The names live in prom.c only, so a
+ * caller picks a state by this enum and cannot spell one the metric lacks. */
+enum stats_md_state {
+	STATS_MD_ACTIVE,     /* running, no background pass */
+	STATS_MD_INACTIVE,
+	STATS_MD_RECOVERING, /* a recovery or replace rebuilds a member */
+	STATS_MD_RESYNC,     /* resync or repair */
+	STATS_MD_CHECK,
+	STATS_MD_NSTATES
+};
+/* The label value of state s ("recovering"); "?" out of range. */
+const char *stats_md_state_name(enum stats_md_state s);
+
 struct stats_prom_md {
 	unsigned disks_required; /* members the level needs (spares not included) */
 	unsigned degraded;       /* of those, how many are not active */
-	const char *state;       /* "active", "inactive", "recovering", "resync" or "check" */
+	enum stats_md_state state;
 	uint64_t blocks;         /* capacity in 1 KiB blocks */
 	uint64_t blocks_synced;  /* of a running resync/check; = blocks when none runs */
 };
@@ -206,7 +220,7 @@ struct stats_trace_rec {
 
 struct stats_trace_slot;
 struct stats_trace {
-	_Atomic int enabled;        /* the only thing read when nobody traces */
+	_Atomic int enabled;        /* readers; the only thing read when nobody traces */
 	_Atomic uint64_t next_id;
 	_Atomic uint64_t head;      /* next ticket */
 	_Atomic uint64_t dropped;   /* appends abandoned on a slot still being written */
@@ -217,6 +231,8 @@ struct stats_trace {
 /* capacity is rounded up to a power of two (>= 2). NULL on ENOMEM. */
 struct stats_trace *stats_trace_create(size_t capacity);
 void stats_trace_destroy(struct stats_trace *t);
+/* on: one more reader wants records; !on: one fewer. The ring records while
+ * at least one does. */
 void stats_trace_enable(struct stats_trace *t, int on);
 static inline int stats_trace_on(const struct stats_trace *t)
 {

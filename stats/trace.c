@@ -74,7 +74,12 @@ void stats_trace_destroy(struct stats_trace *t)
 
 void stats_trace_enable(struct stats_trace *t, int on)
 {
-	atomic_store_explicit(&t->enabled, on ? 1 : 0, memory_order_relaxed);
+	/* a count of readers (MNT/trace, the dashboard's chunk heat map): the
+	 * ring records while any wants it; never below 0 */
+	int e = atomic_load_explicit(&t->enabled, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&t->enabled, &e, on ? e + 1 : e > 0 ? e - 1 : 0,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
 }
 
 uint64_t stats_trace_id(struct stats_trace *t)

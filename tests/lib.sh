@@ -51,6 +51,7 @@ _kill_pid() {
 	local pid=$1 i
 	_alive "$pid" || return 0
 	kill -TERM "$pid" 2>/dev/null
+	kill -CONT "$pid" 2>/dev/null # a stopped one (SIGSTOP) takes the TERM once running
 	for ((i = 0; i < 50; i++)); do
 		_alive "$pid" || return 0
 		sleep 0.1
@@ -145,14 +146,17 @@ daemon_pid() { sed -n 's/^pid: *\([0-9][0-9]*\).*/\1/p' "$1/status" | head -n 1;
 
 # fsvol_mount [mount options...] MNT MEMBER...: options are the arguments that
 # start with '-' before MNT. Mounts with --log, registers the cleanup, checks
-# the volume is there.
+# the volume is there. With MOUNT_NETNS=NAME the daemon runs in the network
+# namespace NAME (ip netns add NAME); its mount is this one's.
 fsvol_mount() {
 	local opts=() mnt pid
 	while [[ $# -gt 0 && $1 == -* ]]; do opts+=("$1"); shift; done
 	mnt=$1
 	shift
 	mkdir -p "$mnt"
-	"$FSVOL" mount --log "$DAEMON_LOG" "${opts[@]}" "$mnt" "$@" ||
+	local in_ns=() # MOUNT_NETNS=NS: the daemon runs in that network namespace
+	[[ -n ${MOUNT_NETNS:-} ]] && in_ns=(nsenter "--net=/run/netns/$MOUNT_NETNS")
+	"${in_ns[@]}" "$FSVOL" mount --log "$DAEMON_LOG" "${opts[@]}" "$mnt" "$@" ||
 		fail "fsvol mount $mnt $* failed"
 	_is_mounted "$mnt" || fail "fsvol mount returned but $mnt is not a mount point"
 	pid=$(daemon_pid "$mnt")
@@ -234,6 +238,52 @@ add_test_group() {
 
 # Register a background process to kill at exit.
 track_pid() { _push_cleanup pid "$1"; }
+
+# wait_for SECS WHAT CMD...: until CMD succeeds, polled; after SECS the test
+# fails with WHAT. SECS is a safety net against a hang, not a timing: make it
+# generous (a loaded machine is slow, never wrong).
+wait_for() {
+	local secs=$1 what=$2 end
+	shift 2
+	end=$((SECONDS + secs))
+	until "$@"; do
+		((SECONDS < end)) || fail "$what (waited ${secs}s)"
+		sleep 0.05
+	done
+}
+
+# nbdkit_start PIDFILE [PREFIX...] nbdkit ARGS...: nbdkit (after an optional
+# prefix that execs it, e.g. `ip netns exec NS`) as a background job in the
+# foreground (-f): its pid is $! and its kill is registered before it can
+# leak (a daemonising nbdkit writes its pid file after its parent returned, so
+# a pid file read then may not exist yet), and --exit-with-parent ends it with
+# the test, even on SIGKILL. Returns when it listens (nbdkit writes PIDFILE
+# then), its pid in $NBDKIT_PID; its stderr goes to PIDFILE's .log.
+nbdkit_start() {
+	local pidfile=$1 args=() a log added=0
+	shift
+	log=${pidfile%.pid}.log
+	for a in "$@"; do
+		args+=("$a")
+		if [[ $a == nbdkit && $added == 0 ]]; then
+			args+=(-f --exit-with-parent -P "$pidfile")
+			added=1
+		fi
+	done
+	rm -f "$pidfile"
+	"${args[@]}" 2>"$log" &
+	NBDKIT_PID=$!
+	track_pid "$NBDKIT_PID"
+	wait_for 120 "nbdkit ($*) not listening, see $log" _nbdkit_ready "$pidfile" "$NBDKIT_PID"
+}
+_nbdkit_ready() {
+	_alive "$2" || fail "nbdkit exited before it listened: $(cat "${1%.pid}.log")"
+	[[ $(cat "$1" 2>/dev/null) == "$2" ]]
+}
+
+# netns_prefix: the start of every network namespace name this test makes,
+# unique per run ($T's own suffix): run.sh's sweep removes a killed test's.
+netns_prefix() { echo "fsv-${T##*.}-"; }
 
 # expect_fail_msg SUBSTRING CMD...: CMD must exit non-zero (not by a signal),
 # its stderr must contain SUBSTRING and no sanitizer report. Stderr is kept

@@ -15,9 +15,9 @@ failed=()
 # Safety net behind each script's own EXIT trap (which a SIGKILL after the
 # timeout's grace period would skip): whatever the script left under its temp
 # dir (lib.sh: $FSVOL_TEST_TMPDIR/fsvol-NAME.*) goes: mounts, loop devices,
-# files. Prints what it had to undo.
+# network namespaces named after the dir, files. Prints what it had to undo.
 sweep() {
-	local name=$1 base=${FSVOL_TEST_TMPDIR:-/var/tmp}/fsvol-$1. mp dev file left=()
+	local name=$1 base=${FSVOL_TEST_TMPDIR:-/var/tmp}/fsvol-$1. mp dev file ns left=()
 	while read -r mp; do
 		left+=("mount $mp")
 		timeout 30 "$FSVOL_BUILD/bin/fsvol" umount "$mp" >/dev/null 2>&1 || umount -l "$mp" 2>/dev/null
@@ -29,6 +29,12 @@ sweep() {
 	done < <(losetup -a -O NAME,BACK-FILE --noheadings 2>/dev/null | awk '{ print $1 ":" $2 }')
 	for file in "$base"*; do
 		[[ -e $file ]] || continue
+		# network namespaces of the killed test (lib.sh: netns_prefix), their processes first
+		for ns in $(ip netns list 2>/dev/null | awk -v p="fsv-${file##*.}-" 'index($1, p) == 1 { print $1 }'); do
+			left+=("netns $ns")
+			ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+			ip netns del "$ns" 2>/dev/null
+		done
 		left+=("dir $file")
 		rm -rf "$file"
 	done

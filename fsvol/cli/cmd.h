@@ -66,6 +66,9 @@ int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 const char *cmd_abs_path(const char *a, char *buf, size_t len);
 char **cmd_abs_paths(char *const *in, unsigned n);
 void cmd_free_paths(char **p, unsigned n);
+/* fn(ctx, dir) for every fsvol FUSE mount in /proc/self/mounts, its mount
+ * point unescaped, until fn returns non-zero: that value, 0, or -errno. */
+int cmd_fsvol_mounts(int (*fn)(void *ctx, const char *dir), void *ctx);
 /* Is mnt an fsvol FUSE mount (/proc/self/mounts)? */
 int cmd_is_fsvol_mount(const char *mnt);
 /* What errno e on path, a file of mnt, means in words: a dead daemon, not
@@ -88,9 +91,11 @@ unsigned cmd_scan(char *const *paths, unsigned n, int depth, cmd_scan_fn fn, voi
  * degraded, against superblocks that record them active: prints why and
  * returns 1 (mdadm --assemble without --run), else 0. */
 int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n);
-/* "starting degraded: m1 missing, m2 failed" on stderr, when it is. */
+/* "starting degraded: m1 missing, m2 failed" on stderr, when it is; and
+ * when the volume was not shut down cleanly, that it resyncs (progress in
+ * the file status names). */
 struct vol;
-void cmd_degraded_note(const struct cmd *c, const struct vol *v);
+void cmd_degraded_note(const struct cmd *c, const struct vol *v, const char *status);
 
 /* The commands, in the order --help lists them (main.c), NULL-terminated. */
 extern const struct cmd *const cmd_all[];

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
-#include "fsvol/front/report.h"
+#include "fsvol/front/ctl.h"
 
 int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 {
@@ -73,10 +73,10 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 	}
 	/* a command the daemon could not parse is a usage error (2), caught
 	 * here by the daemon's own parser; one it refuses on the volume is 1 */
-	struct report_cmd *parsed = malloc(sizeof(*parsed));
+	struct ctl_cmd *parsed = malloc(sizeof(*parsed));
 	if (!parsed)
 		return cmd_err(c, "out of memory");
-	r = report_ctl_parse(line, used, parsed, reason, sizeof(reason));
+	r = ctl_parse(line, used, parsed, reason, sizeof(reason));
 	free(parsed);
 	if (r)
 		return cmd_uerr(c, "%s", !strncmp(reason, "ctl: ", 5) ? reason + 5 : reason);

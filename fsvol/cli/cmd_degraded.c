@@ -35,6 +35,10 @@ int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n)
 	struct vol_opts o = { .readonly = 1, .buffered = 1, .stats = VOL_STATS_OFF };
 	if (vol_open(&v, members, n, &o, err, sizeof(err)))
 		return 0; /* the assembly proper says why */
+	if (vol_was_dirty(v)) {
+		vol_close(v); /* dirty and degraded: the assembly's own refusal (--force), as mdadm's */
+		return 0;
+	}
 	const struct sb *s = vol_sb(v);
 	struct degraded_find *d = calloc(1, sizeof(*d));
 	if (!d) {
@@ -92,16 +96,18 @@ int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n)
 	return CMD_EXIT_FAIL;
 }
 
-void cmd_degraded_note(const struct cmd *c, const struct vol *v)
+void cmd_degraded_note(const struct cmd *c, const struct vol *v, const char *status)
 {
 	uint64_t failed = vol_failed_mask(v);
 	char list[1024];
 	size_t len = 0;
-	if (!failed)
-		return;
 	for (unsigned i = 0; i < vol_geom(v)->members && len < sizeof(list); i++)
 		if (failed & (1ull << i))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sm%u %s", len ? ", " : "", i,
 						vol_member(v, i) ? sb_state_name(vol_sb(v)->slots[i].state) : "missing");
-	fprintf(stderr, "fsvol %s: starting degraded: %s\n", c->name, list);
+	if (failed)
+		fprintf(stderr, "fsvol %s: starting degraded: %s\n", c->name, list);
+	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
+		fprintf(stderr, "fsvol %s: warning: the volume was not shut down cleanly; resyncing "
+				"parity and copies in the background (see %s)\n", c->name, status);
 }

@@ -68,23 +68,46 @@ void cmd_free_paths(char **p, unsigned n)
 	free(p);
 }
 
-int cmd_is_fsvol_mount(const char *mnt)
+int cmd_fsvol_mounts(int (*fn)(void *ctx, const char *dir), void *ctx)
 {
-	char real[PATH_MAX], line[PATH_MAX * 2];
-	int found = 0;
-	if (!realpath(mnt, real))
-		snprintf(real, sizeof(real), "%s", mnt);
-	FILE *f = fopen("/proc/self/mounts", "r");
+	char line[PATH_MAX * 2];
+	int r = 0;
+	FILE *f = fopen("/proc/self/mounts", "re");
 	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char dev[256], dir[PATH_MAX], type[64];
-		if (sscanf(line, "%255s %4095s %63s", dev, dir, type) == 3 && !strcmp(dir, real) &&
-		    !strcmp(type, "fuse.fsvol"))
-			found = 1;
+		return -errno;
+	while (!r && fgets(line, sizeof(line), f)) {
+		char dev[256], dir[PATH_MAX], type[64], real[PATH_MAX];
+		if (sscanf(line, "%255s %4095s %63s", dev, dir, type) != 3 || strcmp(type, "fuse.fsvol"))
+			continue;
+		/* the kernel writes a space, tab, newline or backslash as \ooo */
+		size_t k = 0;
+		for (char *p = dir; *p; p++) {
+			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+			    p[3] >= '0' && p[3] <= '7') {
+				real[k++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+				p += 3;
+			} else {
+				real[k++] = *p;
+			}
+		}
+		real[k] = 0;
+		r = fn(ctx, real);
 	}
 	fclose(f);
-	return found;
+	return r;
+}
+
+static int is_mount_dir(void *ctx, const char *dir)
+{
+	return !strcmp(dir, ctx);
+}
+
+int cmd_is_fsvol_mount(const char *mnt)
+{
+	char real[PATH_MAX];
+	if (!realpath(mnt, real))
+		snprintf(real, sizeof(real), "%s", mnt);
+	return cmd_fsvol_mounts(is_mount_dir, real) > 0;
 }
 
 void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t len)

@@ -197,34 +197,28 @@ static void mon_start(struct mon_mnt *m, const char *mnt, int is_new)
 }
 
 /* --scan: fsvol mounts in /proc/self/mounts not followed yet. */
+struct mon_scan_ctx {
+	struct mon_mnt *ms;
+	unsigned *n;
+	int is_new;
+};
+
+static int mon_scan_one(void *ctx, const char *dir)
+{
+	struct mon_scan_ctx *c = ctx;
+	if (*c->n >= MON_MAX)
+		return 1;
+	for (unsigned i = 0; i < *c->n; i++)
+		if (c->ms[i].alive && !strcmp(c->ms[i].mnt, dir))
+			return 0;
+	mon_start(&c->ms[(*c->n)++], dir, c->is_new);
+	return 0;
+}
+
 static void mon_scan(struct mon_mnt *ms, unsigned *n, int is_new)
 {
-	char line[PATH_MAX * 2];
-	FILE *f = fopen("/proc/self/mounts", "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f) && *n < MON_MAX) {
-		char dev[256], dir[PATH_MAX], type[64], real[PATH_MAX];
-		if (sscanf(line, "%255s %4095s %63s", dev, dir, type) != 3 || strcmp(type, "fuse.fsvol"))
-			continue;
-		/* /proc/mounts writes a space as \040 */
-		size_t k = 0;
-		for (char *p = dir; *p; p++) {
-			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] && p[3]) {
-				real[k++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-				p += 3;
-			} else {
-				real[k++] = *p;
-			}
-		}
-		real[k] = 0;
-		int seen = 0;
-		for (unsigned i = 0; i < *n && !seen; i++)
-			seen = ms[i].alive && !strcmp(ms[i].mnt, real);
-		if (!seen)
-			mon_start(&ms[(*n)++], real, is_new);
-	}
-	fclose(f);
+	struct mon_scan_ctx c = { ms, n, is_new };
+	cmd_fsvol_mounts(mon_scan_one, &c);
 }
 
 static int monitor_run(const struct cmd *c, int argc, char **argv)

@@ -16,7 +16,7 @@
 
 #include "fsvol/cli/cmd.h"
 #include "fsvol/core/vol_opts.h"
-#include "fsvol/front/fuse_front.h"
+#include "fsvol/front/daemon.h"
 #include "fsvol/front/http.h"
 #include "fsvol/front/nbd_server.h"
 #include "fsvol/members/fault.h"
@@ -55,6 +55,7 @@ static const struct cmd_opt mount_opts[] = {
 struct mount_args {
 	struct vol_opts vo;
 	struct ff_opts fo;
+	struct daemon_opts d;   /* d.fuse is &fo */
 	unsigned nfaults;
 	struct { unsigned slot; const char *spec; } fault[MOUNT_MAX_FAULTS];
 	int nbd_only;           /* an option that needs --nbd was given */
@@ -65,7 +66,7 @@ static int mount_opt(int i, const char *arg, void *ctx)
 {
 	struct mount_args *a = ctx;
 	switch (i) {
-	case 0: a->fo.foreground = 1; return 0;
+	case 0: a->d.foreground = 1; return 0;
 	case 1: a->vo.buffered = 1; return 0;
 	case 2: a->vo.force = 1; return 0;
 	case 3:
@@ -77,7 +78,7 @@ static int mount_opt(int i, const char *arg, void *ctx)
 			return cmd_err(&cmd_mount, "--stats %s: expected all, volume or off", arg), -1;
 		return 0;
 	case 5: a->fo.page_cache = 1; return 0;
-	case 6: a->fo.log = arg; return 0;
+	case 6: a->d.log = arg; return 0;
 	case 7:
 		/* one spec for every member is checked here, so a typo is a usage
 		 * error; per-member specs ("0=hdd,1=ssd") need the assembled count */
@@ -135,21 +136,21 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		char err[256];
 		if (nbd_server_check_addr(arg, err, sizeof(err)))
 			return cmd_err(&cmd_mount, "%s", err), -1;
-		a->fo.nbd = arg;
+		a->d.nbd = arg;
 		return 0;
 	}
 	case 14:
 		if (!*arg || strlen(arg) > 4096)
 			return cmd_err(&cmd_mount, "--name '%s': expected 1 to 4096 bytes", arg), -1;
 		a->nbd_only = 1;
-		a->fo.nbd_name = arg;
+		a->d.nbd_opts.name = arg;
 		return 0;
-	case 15: a->nbd_only = a->fo.nbd_readonly = 1; return 0;
+	case 15: a->nbd_only = a->d.nbd_opts.readonly = 1; return 0;
 	case 16: {
 		char err[256];
 		if (http_check_addr(arg, err, sizeof(err)))
 			return cmd_err(&cmd_mount, "%s", err), -1;
-		a->fo.http = arg;
+		a->d.http = arg;
 		return 0;
 	}
 	case 17: a->run = 1; return 0;
@@ -161,17 +162,13 @@ static int mount_opt(int i, const char *arg, void *ctx)
 static int mount_members(const struct cmd *c, struct mount_args *a, char **members, unsigned nm)
 {
 	char err[1024];
-	int r;
-	/* before assembly: a log that cannot be written is an error, not silence */
-	if (a->fo.log && !a->fo.foreground) {
-		a->fo.log_fd = ff_log_open(a->fo.log, err, sizeof(err));
-		if (a->fo.log_fd < 0)
-			return cmd_err(c, "%s", err);
-	}
+	struct daemon *d;
 	struct vol *v;
+	/* before assembly: the log and the listening sockets */
+	if (daemon_open(&d, &a->d, err, sizeof(err)))
+		return cmd_err(c, "%s", err);
 	if (vol_open(&v, members, nm, &a->vo, err, sizeof(err))) {
-		if (a->fo.log_fd >= 0)
-			close(a->fo.log_fd);
+		daemon_free(d);
 		return cmd_err(c, "%s", err);
 	}
 	for (unsigned i = 0; i < a->nfaults; i++) {
@@ -183,20 +180,12 @@ static int mount_members(const struct cmd *c, struct mount_args *a, char **membe
 			bad = snprintf(err, 64, "--fault %u=", n) > 0, memmove(err + strlen(err), err + 64, strlen(err + 64) + 1);
 		if (bad) {
 			vol_close(v);
-			if (a->fo.log_fd >= 0)
-				close(a->fo.log_fd);
+			daemon_free(d);
 			return cmd_err(c, "%s", err);
 		}
 	}
-	cmd_degraded_note(c, v);
-	if (vol_was_dirty(v) && layout_copies(vol_geom(v)) + layout_parity_count(vol_geom(v)) > 1)
-		fprintf(stderr, "fsvol mount: warning: the volume was not shut down cleanly; "
-				"resyncing parity and copies in the background (see MNT/status)\n");
-	r = ff_serve(v, &a->fo, err, sizeof(err));
-	vol_close(v);
-	if (a->fo.log_fd >= 0)
-		close(a->fo.log_fd);
-	if (r)
+	cmd_degraded_note(c, v, "MNT/status");
+	if (daemon_run(d, v, err, sizeof(err)))
 		return cmd_err(c, "%s", err);
 	return 0;
 }
@@ -207,25 +196,27 @@ static int mount_run(const struct cmd *c, int argc, char **argv)
 	char err[1024];
 	static char mnt[PATH_MAX];
 	ff_opts_default(&a.fo);
+	a.d.fuse = &a.fo;
+	a.d.events = 1; /* MNT/events */
 	int first, r = cmd_parse(c, argc, argv, &first, mount_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first < 2)
 		return cmd_uerr(c, "need a mount point and at least one member");
-	if (a.nbd_only && !a.fo.nbd)
+	if (a.nbd_only && !a.d.nbd)
 		return cmd_uerr(c, "--name and --read-only need --nbd");
 	/* the daemon runs in / and unmounts by this name when signalled: a
 	 * relative one would leave a dead mount behind */
 	if (!realpath(argv[first], mnt))
 		return cmd_err(c, "mount point %s: %s", argv[first], strerror(errno));
 	a.fo.mountpoint = mnt;
-	if (a.fo.log && a.fo.log[0] != '/') {
+	if (a.d.log && a.d.log[0] != '/') {
 		/* the daemon runs in /: keep the log where the user meant */
 		static char abs[2 * PATH_MAX + 2];
 		char cwd[PATH_MAX];
 		if (getcwd(cwd, sizeof(cwd)))
-			snprintf(abs, sizeof(abs), "%s/%s", cwd, a.fo.log);
-		a.fo.log = abs;
+			snprintf(abs, sizeof(abs), "%s/%s", cwd, a.d.log);
+		a.d.log = abs;
 	}
 	if (ff_check_mountpoint(a.fo.mountpoint, err, sizeof(err)))
 		return cmd_err(c, "%s", err);

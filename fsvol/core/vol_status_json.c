@@ -19,22 +19,16 @@ static const char *member_word(const struct vol *v, unsigned i)
 	return s;
 }
 
-/* A replace under way (md's want_replacement): which member is replaced by
- * which, on both ends, so a reader needs no other field to pair them. */
-static void member_replace_json(const struct vol *v, FILE *f, unsigned i)
-{
-	int other, r = vol_replace_pair(v, i, &other);
-	if (r == VOL_REPLACED)
-		fprintf(f, ",\"replaced_by\":%d", other);
-	else if (r == VOL_REPLACING)
-		fprintf(f, ",\"replacing\":%d", other);
-}
-
 void vol_status_json(struct vol *v, FILE *f)
 {
 	const struct layout_geom *g = &v->geom;
 	uint64_t failed = atomic_load(&v->failed);
 	int rebuilding = atomic_load(&v->rebuild_slot);
+	/* a replace: role rk is being rebuilt onto the member in slot rw; both
+	 * read once so the pair is one replace (they change together) */
+	int rk = atomic_load(&v->replace_slot), rw = atomic_load(&v->replace_with);
+	if (rk < 0 || rw < 0 || (unsigned)rk >= v->nslots || (unsigned)rw >= v->nslots)
+		rk = rw = -1;
 	char uuid[37], name[SB_NAME_MAX + 1];
 	sb_uuid_format(v->sb.volume_uuid, uuid);
 	sb_volume_name(&v->sb, name);
@@ -73,10 +67,29 @@ void vol_status_json(struct vol *v, FILE *f)
 			fprintf(f, "%llu", (unsigned long long)atomic_load(&v->rebuild_pos));
 		else
 			fputs("null", f);
-		member_replace_json(v, f, i);
+		fputs(",\"replaced_by\":", f);
+		if ((int)i == rk)
+			fprintf(f, "%d", rw);
+		else
+			fputs("null", f);
+		fputs(",\"replacing\":", f);
+		if ((int)i == rw)
+			fprintf(f, "%d", rk);
+		else
+			fputs("null", f);
 		fputc('}', f);
 	}
-	fputs("],\"sync\":", f);
+	fputs("],\"replace\":", f);
+	if (rk >= 0) {
+		fprintf(f, "{\"slot\":%d,\"path\":", rk);
+		stats_json_string(f, v->slot[rk] ? v->slot[rk]->path : "");
+		fprintf(f, ",\"with_slot\":%d,\"with_path\":", rw);
+		stats_json_string(f, v->slot[rw] ? v->slot[rw]->path : "");
+		fputc('}', f);
+	} else {
+		fputs("null", f);
+	}
+	fputs(",\"sync\":", f);
 	if (!si.what) {
 		fputs("null", f);
 	} else {

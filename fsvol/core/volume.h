@@ -125,6 +125,7 @@ int vol_rotational(const struct vol *v);
 /* Record that slot i failed (bump events on the survivors): the one call by
  * which the engine reports a member error (md's md_error). */
 void vol_fail_slot(struct vol *v, unsigned slot, int error);
+int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen); /* vol_fail.c: md's policy */
 const char *vol_slot_state(const struct vol *v, unsigned slot);
 /* Render MNT/status (mdstat-like) into f. */
 void vol_status(struct vol *v, FILE *f);

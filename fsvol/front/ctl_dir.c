@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fsvol/front/ctl_dir.h"
+#include "fsvol/front/ctl.h"
 #include "fsvol/front/report.h"
 
 struct ctl_dir {
@@ -106,7 +107,7 @@ static void ctl_dir_command(struct ctl_dir *c, char *cmd, size_t len)
 	cmd[len] = 0;
 	if (!len)
 		return;
-	int r = report_ctl(c->v, cmd, len, err, sizeof(err));
+	int r = ctl_exec(c->v, cmd, len, err, sizeof(err));
 	/* the files show the command's effect before its outcome is logged */
 	ctl_dir_refresh(c);
 	ctl_dir_log(c, cmd, r ? err : "ok");

@@ -26,8 +26,7 @@
 #include "fsvol/core/bufpool.h"
 #include "fsvol/front/events.h"
 #include "fsvol/front/fuse_front.h"
-#include "fsvol/front/http.h"
-#include "fsvol/front/nbd_server.h"
+#include "fsvol/front/ctl.h"
 #include "fsvol/front/report.h"
 #include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
@@ -88,6 +87,10 @@ struct ff_iattr {
 struct ff {
 	struct vol *v;
 	struct ff_opts o;
+	struct fuse_session *se;
+	char optbuf[512];
+	char *argv[4];
+	struct fuse_args args;
 	time_t t0;
 	pthread_mutex_t attr_lock;
 	struct ff_iattr attr[INO_END];
@@ -421,14 +424,24 @@ static void ff_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
  * thread finishes it. */
 struct ff_io {
 	fuse_req_t req;
+	struct vol *v;
 	void *buf;
 	size_t cap, size;
 	int op;
+	int fua; /* an O_DSYNC/O_SYNC write: a volume flush follows before the reply */
 };
 
 static void ff_io_done(void *arg, int res)
 {
 	struct ff_io *io = arg;
+	if (!res && io->fua) {
+		/* the write is done; the reply waits for the flush that makes it stable */
+		io->fua = 0;
+		int r = engine_submit(io->v, ENGINE_FLUSH, NULL, 0, 0, ff_io_done, io);
+		if (!r)
+			return;
+		res = r;
+	}
 	if (res)
 		fuse_reply_err(io->req, res == -EINVAL ? EINVAL : res == -ENOMEM ? ENOMEM
 				      : res == -ENOSPC || res == -EDQUOT ? -res : EIO);
@@ -445,7 +458,7 @@ static void ff_io_done(void *arg, int res)
 /* Hand a volume request to the engine; the reply follows from ff_io_done.
  * A write's payload is copied: libfuse reuses its buffer when we return (and
  * it is not aligned for O_DIRECT members anyway). */
-static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, uint64_t off, size_t size)
+static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, uint64_t off, size_t size, int fua)
 {
 	struct ff_io *io = malloc(sizeof(*io));
 	void *buf = NULL;
@@ -458,7 +471,7 @@ static void ff_submit(fuse_req_t req, struct vol *v, int op, const void *data, u
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	*io = (struct ff_io){ .req = req, .buf = buf, .cap = cap, .size = size, .op = op };
+	*io = (struct ff_io){ .req = req, .v = v, .buf = buf, .cap = cap, .size = size, .op = op, .fua = fua };
 	if (op == ENGINE_WRITE)
 		memcpy(buf, data, size);
 	/* this is a FUSE worker: it may block while a file member's I/O runs */
@@ -573,7 +586,7 @@ static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 			size = (size_t)(cap - (uint64_t)off); /* short read at the end */
 		if (size > FF_MAX_IO)
 			size = FF_MAX_IO;
-		ff_submit(req, f->v, ENGINE_READ, NULL, (uint64_t)off, size);
+		ff_submit(req, f->v, ENGINE_READ, NULL, (uint64_t)off, size, 0);
 		return;
 	}
 	if (ino == INO_CTL) {
@@ -605,10 +618,9 @@ static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	struct ff *f = ff_of(req);
-	(void)fi;
 	if (ino == INO_CTL) {
 		char err[256];
-		int r = report_ctl(f->v, buf, size, err, sizeof(err));
+		int r = ctl_exec(f->v, buf, size, err, sizeof(err));
 		ff_ctl_reply(f, fi->fh, r ? err : NULL);
 		if (r) {
 			fsvol_log(LOG_WARNING, "%s", err);
@@ -628,7 +640,9 @@ static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_err(req, (uint64_t)off >= cap ? ENOSPC : EFBIG);
 		return;
 	}
-	ff_submit(req, f->v, ENGINE_WRITE, buf, (uint64_t)off, size);
+	/* the kernel marks a write O_DSYNC/O_SYNC (opened so, pwritev2's
+	 * RWF_DSYNC): it must be on stable storage when it completes */
+	ff_submit(req, f->v, ENGINE_WRITE, buf, (uint64_t)off, size, !!(fi->flags & (O_DSYNC | O_SYNC)));
 }
 
 static void ff_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -643,7 +657,7 @@ static void ff_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	(void)datasync;
 	(void)fi;
 	if (ino == INO_VOLUME)
-		ff_submit(req, ff_of(req)->v, ENGINE_FLUSH, NULL, 0, 0);
+		ff_submit(req, ff_of(req)->v, ENGINE_FLUSH, NULL, 0, 0, 0);
 	else
 		fuse_reply_err(req, 0);
 }
@@ -697,93 +711,95 @@ int ff_check_mountpoint(const char *mnt, char *err, size_t errlen)
 void ff_opts_default(struct ff_opts *o)
 {
 	struct group *g = getuid() == 0 ? getgrnam("disk") : NULL;
-	*o = (struct ff_opts){ .log_fd = -1, .owner = getuid(), .group = g ? g->gr_gid : getgid(),
-			       .mode = 0660 };
+	*o = (struct ff_opts){ .owner = getuid(), .group = g ? g->gr_gid : getgid(), .mode = 0660 };
 }
 
-int ff_log_open(const char *path, char *err, size_t errlen)
+void ff_close(struct ff *f)
 {
-	struct stat st;
-	/* a planted symlink or hard link must not aim a root daemon's
-	 * appends at another file */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errlen, "--log %s: %s%s", path, strerror(e),
-			 e == ELOOP ? " (a symbolic link: give the real file)" : "");
-		return -e;
+	if (!f)
+		return;
+	if (f->se) {
+		fuse_session_unmount(f->se);
+		fuse_remove_signal_handlers(f->se);
+		fuse_session_destroy(f->se);
 	}
-	if (fstat(fd, &st) < 0)
-		st.st_mode = 0;
-	if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		snprintf(err, errlen, "--log %s: %s", path,
-			 !S_ISREG(st.st_mode) ? "not a regular file" : "has other hard links");
-		close(fd);
-		return -EINVAL;
+	fuse_opt_free_args(&f->args);
+	pthread_mutex_destroy(&f->trace_lock);
+	while (f->handles) {
+		struct ff_handle *h = f->handles;
+		f->handles = h->next;
+		ff_handle_free(h);
 	}
-	return fd;
+	pthread_mutex_destroy(&f->handle_lock);
+	pthread_mutex_destroy(&f->attr_lock);
+	free(f);
 }
 
-int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
+int ff_mount(struct ff **out, struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 {
-	char optbuf[512];
+	struct ff *f = calloc(1, sizeof(*f));
+	*out = NULL;
+	if (!f) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	f->v = v;
+	f->o = *o;
+	f->t0 = time(NULL);
 	/* default_permissions: the kernel checks the modes below; other users
 	 * come in only when asked, as for any FUSE mount */
-	snprintf(optbuf, sizeof(optbuf), "fsname=fsvol,subtype=fsvol,default_permissions%s",
+	snprintf(f->optbuf, sizeof(f->optbuf), "fsname=fsvol,subtype=fsvol,default_permissions%s",
 		 o->allow_other ? ",allow_other" : "");
-	char *argv[] = { "fsvol", "-o", optbuf, NULL };
-	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
-	struct ff f = { .v = v, .o = *o, .t0 = time(NULL), .tracers = 0 };
-	struct fuse_session *se;
-	struct fuse_loop_config *cfg = NULL;
-	struct http_server *http = NULL;
-	struct nbd_server *nbd = NULL;
-	int r = -EIO, http_fd = -1, nbd_fd = -1;
-
-	pthread_mutex_init(&f.handle_lock, NULL);
-	pthread_mutex_init(&f.trace_lock, NULL);
-	pthread_mutex_init(&f.attr_lock, NULL);
+	f->argv[0] = "fsvol";
+	f->argv[1] = "-o";
+	f->argv[2] = f->optbuf;
+	f->args = (struct fuse_args)FUSE_ARGS_INIT(3, f->argv);
+	pthread_mutex_init(&f->handle_lock, NULL);
+	pthread_mutex_init(&f->trace_lock, NULL);
+	pthread_mutex_init(&f->attr_lock, NULL);
 	for (fuse_ino_t i = INO_ROOT; i < INO_END; i++) {
-		struct ff_iattr *a = &f.attr[i];
+		struct ff_iattr *a = &f->attr[i];
 		a->mode = i == INO_ROOT ? S_IFDIR | 0755 : ff_files[i].mode;
 		a->uid = getuid();
 		a->gid = getgid();
-		a->atime = a->mtime = a->ctime = (struct timespec){ f.t0, 0 };
+		a->atime = a->mtime = a->ctime = (struct timespec){ f->t0, 0 };
 	}
-	f.attr[INO_VOLUME].mode = S_IFREG | (o->mode & 07777);
-	f.attr[INO_VOLUME].uid = o->owner;
-	f.attr[INO_VOLUME].gid = o->group;
-	se = fuse_session_new(&args, &ff_ops, sizeof(ff_ops), &f);
+	f->attr[INO_VOLUME].mode = S_IFREG | (o->mode & 07777);
+	f->attr[INO_VOLUME].uid = o->owner;
+	f->attr[INO_VOLUME].gid = o->group;
+	struct fuse_session *se = fuse_session_new(&f->args, &ff_ops, sizeof(ff_ops), f);
 	if (!se) {
 		snprintf(err, errlen, "cannot create the FUSE session");
-		goto out;
+		ff_close(f);
+		return -EIO;
 	}
 	if (fuse_set_signal_handlers(se)) {
 		snprintf(err, errlen, "cannot install signal handlers");
-		goto out_session;
+		fuse_session_destroy(se);
+		ff_close(f);
+		return -EIO;
 	}
-	/* listen before mounting: a taken port is refused while the user waits */
-	if (o->http && (http_fd = http_listen(o->http, err, errlen)) < 0)
-		goto out_signals;
-	if (o->nbd && (nbd_fd = nbd_server_listen(o->nbd, err, errlen)) < 0)
-		goto out_signals;
 	if (fuse_session_mount(se, o->mountpoint)) {
 		snprintf(err, errlen, "cannot mount on %s (is /dev/fuse usable? is fuse3 installed?%s)", o->mountpoint,
 			 o->allow_other && getuid() ? " --allow-other needs user_allow_other in /etc/fuse.conf" : "");
-		goto out_signals;
+		fuse_remove_signal_handlers(se);
+		fuse_session_destroy(se);
+		ff_close(f);
+		return -EIO;
 	}
-	/* Mounted: the parent returns now; the child serves. */
-	fuse_daemonize(o->foreground);
-	if (!o->foreground && o->log_fd >= 0)
-		/* fuse_daemonize sent stderr to /dev/null: keep the daemon's log. */
-		dup2(o->log_fd, 2);
-	if (!o->foreground && o->log_fd < 0)
-		fsvol_log_syslog(); /* stderr is /dev/null now: keep the messages */
-	cfg = fuse_loop_cfg_create();
+	f->se = se;
+	*out = f;
+	return 0;
+}
+
+int ff_run(struct ff *f, struct events_log *events, char *err, size_t errlen)
+{
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
 	if (!cfg) {
 		snprintf(err, errlen, "out of memory");
-		goto out_unmount;
+		return -ENOMEM;
 	}
+	f->events = events;
 	/* Up to one thread per request in flight, but only a few kept idle: every
 	 * idle thread takes its turn at /dev/fuse, and on two cores the wake-ups
 	 * cost more than the work (measured: 4 idle threads served 4K random
@@ -795,65 +811,17 @@ int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 	 * at 4 threads than at 256). A member added later that can block only
 	 * serves fewer requests at once. */
 	int may_block = 0;
-	for (unsigned i = 0; i < vol_nslots(v); i++)
-		may_block |= vol_member(v, i) && (vol_member(v, i)->caps & MEMBER_CAN_BLOCK);
+	for (unsigned i = 0; i < vol_nslots(f->v); i++)
+		may_block |= vol_member(f->v, i) && (vol_member(f->v, i)->caps & MEMBER_CAN_BLOCK);
 	fuse_loop_cfg_set_max_threads(cfg, may_block ? FF_MAX_THREADS : FF_NOBLOCK_THREADS);
 	fuse_loop_cfg_set_idle_threads(cfg, FF_IDLE_THREADS);
-	if (vol_start(v)) {
-		snprintf(err, errlen, "cannot start the volume's threads");
-		goto out_loop;
-	}
-	/* after daemonising: a thread does not survive fuse_daemonize's fork */
-	if (events_start(v, &f.events))
-		fsvol_log(LOG_ERR, "cannot start MNT/events; the volume still serves");
-	if (http_fd >= 0) {
-		http = http_start(v, http_fd, err, errlen);
-		http_fd = -1;
-		if (!http)
-			fsvol_log(LOG_ERR, "%s", err); /* the volume still serves */
-	}
-	if (nbd_fd >= 0) {
-		struct nbd_server_opts no = { .name = o->nbd_name, .readonly = o->nbd_readonly };
-		nbd = nbd_server_start(v, nbd_fd, &no, err, errlen);
-		nbd_fd = -1;
-		if (!nbd)
-			fsvol_log(LOG_ERR, "%s", err); /* the mount still serves */
-	}
 	/* > 0 is the signal that ended the loop (SIGTERM, SIGINT, SIGHUP): a
 	 * clean stop, like an unmount */
-	r = fuse_session_loop_mt(se, cfg);
-	/* the export ends with the mount: its clients are disconnected once
-	 * their requests in flight are done */
-	nbd_server_stop(nbd);
-	http_stop(http);
-	events_stop(f.events);
-	f.events = NULL;
-	/* requests still in the engine reply through this session: let them */
-	engine_drain(v);
-	if (r < 0)
-		snprintf(err, errlen, "serving %s failed: %s", o->mountpoint, strerror(-r));
-	r = r < 0 ? -EIO : 0;
-out_loop:
+	int r = fuse_session_loop_mt(f->se, cfg);
 	fuse_loop_cfg_destroy(cfg);
-out_unmount:
-	fuse_session_unmount(se);
-out_signals:
-	if (http_fd >= 0)
-		close(http_fd);
-	if (nbd_fd >= 0)
-		close(nbd_fd);
-	fuse_remove_signal_handlers(se);
-out_session:
-	fuse_session_destroy(se);
-out:
-	fuse_opt_free_args(&args);
-	pthread_mutex_destroy(&f.trace_lock);
-	while (f.handles) {
-		struct ff_handle *h = f.handles;
-		f.handles = h->next;
-		ff_handle_free(h);
+	if (r < 0) {
+		snprintf(err, errlen, "serving %s failed: %s", f->o.mountpoint, strerror(-r));
+		return -EIO;
 	}
-	pthread_mutex_destroy(&f.handle_lock);
-	pthread_mutex_destroy(&f.attr_lock);
-	return r;
+	return 0;
 }

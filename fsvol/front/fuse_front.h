@@ -7,12 +7,11 @@
 
 #include "fsvol/core/volume.h"
 
+struct events_log;
+
 struct ff_opts {
 	const char *mountpoint;
-	int foreground;   /* stay in the foreground (else daemonise once mounted) */
 	int page_cache;   /* let the kernel cache MNT/volume (default: direct_io) */
-	const char *log;  /* the daemon's stderr, when daemonised (default: discarded) */
-	int log_fd;       /* log, opened by ff_log_open (-1: none) */
 	/* MNT/volume's owner, group and mode, like a block device's (root:disk
 	 * 0660 by default, see ff_opts_default); chmod/chown change them until
 	 * unmounted. */
@@ -20,23 +19,27 @@ struct ff_opts {
 	gid_t group;
 	mode_t mode;
 	int allow_other;  /* let other users in at all (FUSE allow_other) */
-	const char *http; /* --http [ADDR:]PORT: serve the dashboard and metrics (NULL: no) */
-	const char *nbd;  /* --nbd unix:PATH|[ADDR:]PORT: export the volume over NBD too (NULL: no) */
-	const char *nbd_name; /* the export's name (NULL: any) */
-	int nbd_readonly;
 };
 
 /* Defaults: owner the daemon's user, group "disk" when run by root (else the
- * daemon's group), mode 0660, no allow_other, no log. */
+ * daemon's group), mode 0660, no allow_other. */
 void ff_opts_default(struct ff_opts *o);
-/* Open the log as a root daemon may: O_NOFOLLOW|O_CREAT|O_APPEND, mode 0600,
- * a regular file with one link. The fd, or -errno with a message naming it. */
-int ff_log_open(const char *path, char *err, size_t errlen);
 
 /* 0 when the mount point is an existing directory with nothing mounted on it. */
 int ff_check_mountpoint(const char *mnt, char *err, size_t errlen);
-/* Mount, daemonise unless foreground, serve until unmounted or signalled.
- * Returns 0 after a clean unmount, or -errno with a message. */
-int ff_serve(struct vol *v, const struct ff_opts *o, char *err, size_t errlen);
+
+/* The steps of serving, for front/daemon.c. A mounted session, whose loop
+ * ends on SIGTERM, SIGINT or SIGHUP (handlers installed here) or when
+ * unmounted. Mount before going to the background, so a refusal reaches the
+ * user: 0, or -errno with a message. */
+struct ff;
+int ff_mount(struct ff **out, struct vol *v, const struct ff_opts *o, char *err, size_t errlen);
+/* Serve until unmounted or signalled, with the volume's threads running;
+ * MNT/events reads events (NULL: empty). 0 after a clean end, or -errno
+ * with a message. */
+int ff_run(struct ff *f, struct events_log *events, char *err, size_t errlen);
+/* Unmount (when still mounted) and free, once the engine has drained:
+ * requests reply through the session. NULL is a no-op. */
+void ff_close(struct ff *f);
 
 #endif

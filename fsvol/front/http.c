@@ -5,6 +5,7 @@
  *   /stats.json   raw counters (MNT/stats.json, docs/stats.schema.json)
  *   /status.json  slots, states, sync and recovery progress
  *   /layout.json  geometry and the first rows of the layout grid
+ *   /chunks.json  I/Os per member chunk row, from the trace (chunk_heat.h)
  *
  * Every answer is rendered by report_render into a buffer of its own, as
  * opening a file of the mount does: the server reads counter snapshots and
@@ -33,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsvol/front/chunk_heat.h"
 #include "fsvol/front/http.h"
 #include "fsvol/front/report.h"
 #include "fsvol/util/log.h"
@@ -65,11 +67,12 @@ struct http_server {
 	int stop;
 	pthread_t deadline;
 	int deadline_running;
+	struct chunk_heat *heat; /* /chunks.json */
 };
 
 static const struct http_route {
 	const char *path;
-	int kind; /* enum report_kind, or -1 for the page */
+	int kind; /* enum report_kind, or -1 for the page, -2 for the chunk heat */
 	const char *type;
 } http_routes[] = {
 	{ "/", -1, "text/html; charset=utf-8" },
@@ -77,6 +80,7 @@ static const struct http_route {
 	{ "/stats.json", REPORT_JSON, "application/json" },
 	{ "/status.json", REPORT_STATUS_JSON, "application/json" },
 	{ "/layout.json", REPORT_LAYOUT_JSON, "application/json" },
+	{ "/chunks.json", -2, "application/json" },
 };
 
 /* [ADDR:]PORT -> a socket address. 0 or -EINVAL with a message. */
@@ -240,20 +244,31 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *c, const ch
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return http_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only: GET or HEAD\n");
 	*upload_size = 0; /* a body on a GET is ignored */
+	chunk_heat_idle(s->heat);
 	for (size_t i = 0; i < sizeof(http_routes) / sizeof(http_routes[0]); i++)
 		if (!strcmp(url, http_routes[i].path))
 			route = &http_routes[i];
 	if (!route)
 		return http_text(c, MHD_HTTP_NOT_FOUND,
-				 "not found (try /, /metrics, /stats.json, /status.json, /layout.json)\n");
-	if (route->kind < 0)
+				 "not found (try /, /metrics, /stats.json, /status.json, /layout.json, /chunks.json)\n");
+	if (route->kind == -1)
 		return http_reply(c, MHD_HTTP_OK,
 				  MHD_create_response_from_buffer(sizeof(http_dashboard) - 1, (void *)http_dashboard,
 								  MHD_RESPMEM_PERSISTENT),
 				  route->type);
-	char *buf;
-	size_t len;
-	int r = report_render(s->v, (enum report_kind)route->kind, &buf, &len);
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+	if (route->kind == -2) {
+		FILE *f = open_memstream(&buf, &len);
+		r = f ? chunk_heat_render(s->heat, f) : -ENOMEM;
+		if (f && fclose(f) && !r)
+			r = -EIO;
+		if (r)
+			free(buf);
+	} else {
+		r = report_render(s->v, (enum report_kind)route->kind, &buf, &len);
+	}
 	if (r) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "%s: %s\n", url, strerror(-r));
@@ -353,6 +368,12 @@ struct http_server *http_start(struct vol *v, int fd, char *err, size_t errlen)
 		s->wildcard = !memcmp(&((struct sockaddr_in6 *)&s->bound)->sin6_addr, &in6addr_any, sizeof(in6addr_any));
 	if (gethostname(s->hostname, sizeof(s->hostname) - 1))
 		s->hostname[0] = 0;
+	if (!(s->heat = chunk_heat_create(v))) {
+		snprintf(err, errlen, "--http: out of memory");
+		close(fd);
+		free(s);
+		return NULL;
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	if (pthread_create(&s->deadline, NULL, http_deadline_main, s) == 0)
@@ -387,5 +408,6 @@ void http_stop(struct http_server *s)
 		pthread_join(s->deadline, NULL);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
+	chunk_heat_destroy(s->heat);
 	free(s);
 }

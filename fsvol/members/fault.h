@@ -5,6 +5,7 @@
 #define FSVOL_FAULT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct member;
 
@@ -18,5 +19,12 @@ void member_fault_describe(struct member *m, char *buf, size_t len);
 /* A power cut: what the member's volatile cache (cache=volatile) holds is
  * lost, and no I/O completes any more (the caller then stops the process). */
 void member_fault_powercut(struct member *m);
+
+/* Arm a power cut after K more member writes land (every member of the
+ * process counts, superblocks too): those K complete, later ones never reach
+ * a member; once the K-th has landed, cut(arg) runs (the caller then cuts
+ * every member's power, member_fault_powercut, and stops as in a crash).
+ * ctl powercut-after K: a cut placed between the writes of one stripe. */
+void member_fault_powercut_after(uint64_t k, void (*cut)(void *arg), void *arg);
 
 #endif

@@ -120,6 +120,69 @@ static void cache_settle(struct fcache *f)
 		atomic_store_explicit(&f->active, 0, memory_order_release);
 }
 
+/* ---- the power: a cut after K more member writes (powercut-after K) ----
+ * Every write that goes below a cache filter, whichever member, takes a
+ * ticket: the first K go down and land; later ones never do (the power is
+ * going); once the K-th has landed, cut() runs (it cuts every member's power). */
+static struct {
+	_Atomic int armed;
+	_Atomic uint64_t issued, landed;
+	uint64_t k;
+	void (*cut)(void *arg);
+	void *arg;
+} power;
+
+struct power_io {
+	struct member_io io;
+	struct member_io *orig;
+};
+
+static void power_landed(struct member_io *io)
+{
+	struct power_io *p = (struct power_io *)io;
+	struct member_io *o = p->orig;
+	o->res = io->res;
+	free(p);
+	int last = atomic_fetch_add(&power.landed, 1) + 1 == power.k;
+	o->done(o);
+	if (last)
+		power.cut(power.arg);
+}
+
+void member_fault_powercut_after(uint64_t k, void (*cut)(void *arg), void *arg)
+{
+	power.k = k;
+	power.cut = cut;
+	power.arg = arg;
+	atomic_store(&power.issued, 0);
+	atomic_store(&power.landed, 0);
+	atomic_store(&power.armed, 1);
+	if (!k)
+		cut(arg);
+}
+
+/* To the member below; a write counts against a power cut to come. */
+static void cache_down(struct fcache *f, struct member_io *io)
+{
+	struct member *next = f->flt.next;
+	if (io->op != MEMBER_WRITE || !atomic_load_explicit(&power.armed, memory_order_relaxed)) {
+		next->ops->queue(next, io);
+		return;
+	}
+	if (atomic_fetch_add(&power.issued, 1) >= power.k)
+		return; /* after the K-th: it never lands, never completes */
+	struct power_io *p = malloc(sizeof(*p));
+	if (!p) {
+		io->res = -ENOMEM;
+		io->done(io);
+		return;
+	}
+	p->io = *io;
+	p->io.done = power_landed;
+	p->orig = io;
+	next->ops->queue(next, &p->io);
+}
+
 static void cache_wb_done(struct member_io *io);
 
 /* Start the write-outs that are due: everything up to wb_target (flushes and
@@ -170,7 +233,7 @@ static void cache_pump(struct fcache *f)
 		if (batch) {
 			for (struct cache_ent *e = batch, *next; e; e = next) {
 				next = e->bnext;
-				f->flt.next->ops->queue(f->flt.next, &e->wio);
+				cache_down(f, &e->wio);
 			}
 			f->flt.next->ops->commit(f->flt.next);
 		}
@@ -273,7 +336,7 @@ static void cache_queue(struct fcache *f, struct member_io *io)
 	}
 	if (!cache_in_use(f)) {
 		pthread_mutex_unlock(&f->lock);
-		f->flt.next->ops->queue(f->flt.next, io);
+		cache_down(f, io);
 		return;
 	}
 	if (io->op == MEMBER_READ) {
@@ -370,7 +433,7 @@ static void fcache_queue(struct member *m, struct member_io *io)
 {
 	struct fcache *f = m->priv;
 	if (!atomic_load_explicit(&f->active, memory_order_acquire)) {
-		f->flt.next->ops->queue(f->flt.next, io);
+		cache_down(f, io);
 		return;
 	}
 	cache_queue(f, io);

@@ -112,8 +112,4 @@ int member_write_zeros(struct member *m, uint64_t off, uint64_t len);
 /* Queue, commit and wait for one io (it may complete on another thread). */
 int member_io_sync(struct member *m, struct member_io *io);
 
-/* Is fd the socket of an open NBD member (member_nbd.c)? An NBD server in
- * the same process must not take it for one of its clients. */
-int member_nbd_owns_fd(int fd);
-
 #endif

@@ -79,7 +79,7 @@ struct nbdm_priv {
 	char uri[4096];
 };
 
-/* Every open NBD member, for the fork handlers, URI claims and owns_fd. */
+/* Every open NBD member, for the fork handlers and URI claims. */
 static struct {
 	pthread_mutex_t lock;
 	struct nbdm_priv *list;
@@ -587,19 +587,6 @@ static int nbdm_zero(struct member *m, uint64_t off, uint64_t len)
 		return member_io_sync(m, &io);
 	}
 	return member_write_zeros(m, off, len); /* no NBD_CMD_WRITE_ZEROES */
-}
-
-int member_nbd_owns_fd(int fd)
-{
-	int found = 0;
-	pthread_mutex_lock(&nbdm_reg.lock);
-	for (struct nbdm_priv *p = nbdm_reg.list; p && !found; p = p->next) {
-		pthread_mutex_lock(&p->lock);
-		found = !p->dead && nbd_aio_get_fd(p->h) == fd;
-		pthread_mutex_unlock(&p->lock);
-	}
-	pthread_mutex_unlock(&nbdm_reg.lock);
-	return found;
 }
 
 const struct member_ops member_nbd_ops = {

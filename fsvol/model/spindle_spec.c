@@ -331,8 +331,10 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 			spindle_seterr(err, errlen, "%s=%s: not a number", k->name, val);
 			return -EINVAL;
 		}
-		if (v <= 0 || v > 1.0 / 3 + 1e-6) {
-			spindle_seterr(err, errlen, "%s: must be > 0 and <= 0.333 (1/3 of the stroke)", k->name);
+		/* (below 0.0001 of the stroke a knee means nothing, and %.6g would
+		 * print it in an exponent form the parser does not take) */
+		if (v < 1e-4 || v > 1.0 / 3 + 1e-6) {
+			spindle_seterr(err, errlen, "%s: must be >= 0.0001 and <= 0.333 (1/3 of the stroke)", k->name);
 			return -EINVAL;
 		}
 		*(double *)field = v > 1.0 / 3 ? 1.0 / 3 : v;

@@ -77,6 +77,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* the stored CRC also covers reserved bytes, which no field keeps;
 		 * the name is kept up to its NUL, not the bytes after it */
 		twice.checksum = c[i].sb.checksum;
+		/* an older version is read, then written as the current one */
+		FUZZ_ASSERT(twice.version == SB_VERSION);
+		twice.version = c[i].sb.version;
 		FUZZ_ASSERT(strcmp(twice.name, c[i].sb.name) == 0);
 		memcpy(twice.name, c[i].sb.name, sizeof(twice.name));
 		if (memcmp(&twice, &c[i].sb, sizeof(twice))) {

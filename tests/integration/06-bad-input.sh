@@ -82,7 +82,7 @@ busy_members() {
 soft busy_members
 
 # --- a stale member (older event count) --------------------------------------------
-fsvol_mount "$MNT" "${A[0]}" "${A[1]}" "${A[3]}"
+fsvol_mount --run "$MNT" "${A[0]}" "${A[1]}" "${A[3]}"
 head -c $MiB /dev/urandom >"$T/p"
 dd if="$T/p" of="$MNT/volume" bs=1M seek=2 oflag=direct conv=notrunc status=none || fail "degraded write"
 dd if="$T/p" of="$T/ref" bs=1M seek=2 conv=notrunc status=none

@@ -138,5 +138,5 @@ bad "unknown option '-Y'" -Y "$T/f"
 bad "no TARGET given" -b 4K
 bad "--model hdd: needs --members" --model hdd "$T/f"
 expect_fail_msg "$T/nonexistent" "$BENCH" -q -d 1 -W0 "$T/nonexistent"
-"$BENCH" --help | grep -q -- "--dist D" || fail "--help lacks --dist"
+"$BENCH" --help >"$T/help.txt"; grep -q -- "--dist D" "$T/help.txt" || fail "--help lacks --dist"
 note "fsvol-bench: file, mounted raid0, in-process raid5, bad flags"

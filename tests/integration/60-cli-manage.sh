@@ -78,7 +78,7 @@ grep -q "replace running" m5/status || fail "no replace running: $(cat m5/status
 grep -q "m1: $T/rp1 active (being replaced by m3)$" m5/status || fail "status, the role: $(cat m5/status)"
 grep -q "m3: $T/rpnew spare (replacing m1)$" m5/status || fail "status, the replacement: $(cat m5/status)"
 jq -e '(.members[1].replaced_by == 3) and (.members[3].replacing == 1) and (.sync.action == "replace")
-	and ([.members[] | select(has("replacing") or has("replaced_by"))] | length == 2)' m5/status.json >/dev/null ||
+	and ([.members[] | select(.replacing != null or .replaced_by != null)] | length == 2)' m5/status.json >/dev/null ||
 	fail "status.json: $(cat m5/status.json)"
 if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
 	/usr/bin/python3 -c 'import json, sys, jsonschema

@@ -1,7 +1,7 @@
 /* fsvol-ackwrite: a writer that records which writes were acknowledged, and
  * the checker that holds a volume to them (the crash tests' oracle).
  *
- *   fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] VOLUME LOG
+ *   fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] [-F] VOLUME LOG
  *   fsvol-ackwrite verify [-b BLOCK] [-s SEED] VOLUME LOG
  *
  * The LOG's first record "S seed 0" fixes the seed for later runs (-s only
@@ -12,7 +12,11 @@
  * fdatasync returned "A k g" (acknowledged); g is the block's generation, one
  * more than the last issued in LOG (so several runs append to one LOG). A
  * thread stops at its first error (the daemon was killed: ENOTCONN), after
- * -n writes, or after -t seconds (default 60).
+ * -n writes, after -t seconds (default 60), or on SIGTERM/SIGINT (the write
+ * under way is finished and logged first; exit 0).
+ * -F: each thread first writes every one of its blocks once, in order, then
+ * goes on at random: the whole volume holds known data (a rebuild that skips a
+ * range then shows as lost blocks, where zeros would pass for never written).
  * -f N: a thread's fdatasync follows every N writes (default 1): each pwrite
  * that returned is logged "W k g" (written, not yet flushed), and only after
  * the fdatasync "A k g" for each write of the batch (the power-cut test:
@@ -32,6 +36,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +58,21 @@ struct state {
 	uint32_t *acked, *issued; /* per block: last acknowledged / last issued generation */
 	uint32_t *written;        /* per block: last written, not yet flushed (-f) */
 	unsigned flush_every;
+	int fill; /* -F */
 };
+
+static volatile sig_atomic_t stop_asked; /* SIGTERM/SIGINT: stop after the write under way */
+
+/* The signals stay blocked in the writers (a FUSE write they interrupt could
+ * fail with EINTR, leaving its fate unknown); this thread alone takes them. */
+static void *stopper(void *arg)
+{
+	int sig;
+
+	if (!sigwait(arg, &sig))
+		stop_asked = 1;
+	return NULL;
+}
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -145,7 +164,7 @@ static void load_log(struct state *st, const char *path)
 struct worker {
 	struct state *st;
 	unsigned id;
-	uint64_t acked, rng;
+	uint64_t acked, rng, filled;
 	int err;
 	pthread_t th;
 };
@@ -162,12 +181,16 @@ static void *writer(void *arg)
 		return NULL;
 	struct { uint64_t k; uint32_t g; } batch[256];
 	unsigned nb = 0;
-	while (w->acked + nb < st->max_writes && now() < end) {
+	while (w->acked + nb < st->max_writes && now() < end && !stop_asked) {
 		uint64_t k;
 		uint32_t g;
 
-		w->rng = mix(w->rng + 1);
-		k = w->id + (w->rng % mine) * st->threads;
+		if (st->fill && w->filled < mine) {
+			k = w->id + w->filled++ * st->threads;
+		} else {
+			w->rng = mix(w->rng + 1);
+			k = w->id + (w->rng % mine) * st->threads;
+		}
 		g = ++st->issued[k]; /* this thread alone touches block k */
 		for (unsigned s = 0; s < st->block / SECTOR; s++)
 			fill_sector(buf + (size_t)s * SECTOR, st->seed, k, g, s);
@@ -181,7 +204,7 @@ static void *writer(void *arg)
 			log_line(st, 'W', k, g);
 		batch[nb].k = k;
 		batch[nb++].g = g;
-		if (nb < st->flush_every && w->acked + nb < st->max_writes && now() < end)
+		if (nb < st->flush_every && w->acked + nb < st->max_writes && now() < end && !stop_asked)
 			continue;
 		if (fdatasync(st->fd) < 0) {
 			w->err = errno;
@@ -267,7 +290,7 @@ static uint64_t parse_size(const char *s, const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] VOLUME LOG\n"
+	fprintf(stderr, "usage: fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] [-F] VOLUME LOG\n"
 			"       fsvol-ackwrite verify [-b BLOCK] [-s SEED] VOLUME LOG\n");
 	exit(2);
 }
@@ -287,7 +310,7 @@ int main(int argc, char **argv)
 	if (!wr && strcmp(argv[1], "verify"))
 		usage();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "j:b:s:t:n:f:")) != -1) {
+	while ((opt = getopt(argc, argv, "j:b:s:t:n:f:F")) != -1) {
 		switch (opt) {
 		case 'j': st.threads = (unsigned)parse_size(optarg, "-j"); break;
 		case 'b': st.block = parse_size(optarg, "-b"); break;
@@ -295,6 +318,7 @@ int main(int argc, char **argv)
 		case 't': st.seconds = (double)parse_size(optarg, "-t"); break;
 		case 'n': st.max_writes = parse_size(optarg, "-n"); break;
 		case 'f': st.flush_every = (unsigned)parse_size(optarg, "-f"); break;
+		case 'F': st.fill = 1; break;
 		default: usage();
 		}
 	}
@@ -332,6 +356,13 @@ int main(int argc, char **argv)
 		die("%s: %s", argv[optind + 1], strerror(errno));
 	if (lseek(st.logfd, 0, SEEK_END) == 0)
 		log_line(&st, 'S', st.seed, 0);
+	static sigset_t stop_set;
+	pthread_t stop_th;
+	sigemptyset(&stop_set);
+	sigaddset(&stop_set, SIGTERM);
+	sigaddset(&stop_set, SIGINT);
+	if (pthread_sigmask(SIG_BLOCK, &stop_set, NULL) || pthread_create(&stop_th, NULL, stopper, &stop_set))
+		die("cannot set up the stop signals");
 	for (unsigned i = 0; i < st.threads; i++) {
 		w[i] = (struct worker){ .st = &st, .id = i, .rng = mix(st.seed * 1000003u + i + (uint64_t)getpid()) };
 		if (pthread_create(&w[i].th, NULL, writer, &w[i]))
@@ -344,7 +375,8 @@ int main(int argc, char **argv)
 		if (w[i].err && !rc)
 			rc = w[i].err;
 	}
-	printf("acknowledged %" PRIu64 " writes; %s\n", total, rc ? strerror(rc) : "stopped at the limit");
+	printf("acknowledged %" PRIu64 " writes; %s\n", total,
+	       rc ? strerror(rc) : stop_asked ? "stopped by a signal" : "stopped at the limit");
 	free(st.acked);
 	free(st.issued);
 	free(st.written);

@@ -58,7 +58,34 @@ static const struct {
 	{ "-w x f", "-w x: not a number" },
 	{ "-w -5 f", "-w -5: not a number" },
 	{ "-c 10Z f", "-c 10Z: not a size" },
-	{ "-Sx f", "-S x: expected -S, -Su, -Sh" },
+	{ "-Sx f", "-S x: expected -S[bhuw]" },
+	{ "-Sm f", "-S m: -Sm (memory-mapped I/O) is Windows-only" },
+	{ "-Sbu f", "-S bu: b (caching on) conflicts with u and h" },
+	{ "-Sbh f", "-S bh: b (caching on) conflicts" },
+	{ "-Sw --members a,b", "-Sw/-Sh/-h: write-through is O_DSYNC" },
+	{ "-h --members a,b", "-Sw/-Sh/-h: write-through" },
+	{ "-Z1000 f", "-Z 1000: must be 4K..1G" },
+	{ "-Z6K f", "-Z 6K: the source buffer must be a multiple of 4K" },
+	{ "-Z4K -b 8K f", "-Z4096: the source buffer is smaller than a block" },
+	{ "-Z1M,src f", "-ZSIZE,FILE (a source buffer from a file) is not supported" },
+	{ "-Zq f", "-Z q: not a size" },
+	{ "-g0 f", "-g 0: expected -gBYTES_PER_MS or -gIOPSi" },
+	{ "-F0 f", "-F 0: must be 1..256" },
+	{ "-F2 -t2 f", "-F 2 and -t 2: threads in all or per target, not both" },
+	{ "-F2 -si f g", "-F with -si: not supported" },
+	{ "-rs101 f", "-r s101: expected -rsPCT" },
+	{ "-rsx f", "-r sx: expected -rsPCT" },
+	{ "-rs30 -s f", "-r and -s exclude each other" },
+	{ "-rs30 --dist zipf:1 f", "-rs30: the random part is uniform" },
+	{ "-si -T 1M f", "-si: the threads share one position" },
+	{ "-si -r f", "-r and -s exclude each other" },
+	{ "-D0 f", "-D 0: must be 1..3600000" },
+	{ "-Dx f", "-D x: not a number" },
+	{ "-Rjson f", "-R json: expected -Rtext or -Rxml" },
+	{ "-Rpxml f", "-R pxml: expected -Rtext or -Rxml" },
+	{ "-Rxml --json f", "-Rxml and --json: one report format at a time" },
+	{ "-g1.5 f", "-g 1.5: expected -gBYTES_PER_MS" },
+	{ "-gi f", "-g i: expected -gBYTES_PER_MS" },
 	{ "-zabc f", "-z abc: not a number" },
 	{ "-T 1X f", "-T 1X: not a size" },
 	{ "-B x f", "-B x: BASE is not a size of 0..1P (BASE[:LENGTH])" },
@@ -124,20 +151,20 @@ START_TEST(test_good_flags)
 	ck_assert(o.duration == 10 && o.warmup == 5 && o.cooldown == 0);
 	ck_assert_uint_eq(o.outstanding, 2);
 	ck_assert_uint_eq(o.threads, 1);
-	ck_assert(!o.random && !o.direct && !o.latency && o.seed == 0 && !o.rand_buf);
+	ck_assert(!o.random && !o.direct && !o.writethrough && !o.latency && o.seed == 0 && o.wbuf == BENCH_WBUF_PATTERN);
 	ck_assert_uint_eq(o.ntargets, 1);
 	bench_opts_free(&o);
 
 	/* diskspd's sample line, attached and separate values */
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "-b8K -d60 -Sh -L -o2 -t4 -r -w30 -c20G io.dat"), 0);
-	ck_assert(o.block == 8192 && o.duration == 60 && o.direct && o.latency && o.outstanding == 2 &&
+	ck_assert(o.block == 8192 && o.duration == 60 && o.direct && o.writethrough && o.latency && o.outstanding == 2 &&
 		  o.threads == 4 && o.random && o.align == 0 && o.write_pct == 30 && o.create_size == 20ull << 30);
 	ck_assert_str_eq(o.targets[0], "io.dat");
 	bench_opts_free(&o);
 
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "-b 4K -r512 -z42 -Z -W0 -C1.5 -q --think 100 "
 						    "--dist=zipf:0.99 --json a b"), 0);
-	ck_assert(o.block == 4096 && o.align == 512 && o.seed == 42 && !o.seed_time && o.rand_buf);
+	ck_assert(o.block == 4096 && o.align == 512 && o.seed == 42 && !o.seed_time && o.wbuf == BENCH_WBUF_ZERO);
 	ck_assert(o.warmup == 0 && o.cooldown == 1.5 && o.quiet && o.think_us == 100 && o.json);
 	ck_assert(o.dist.kind == BENCH_DIST_ZIPF && o.dist.theta == 0.99);
 	ck_assert_uint_eq(o.ntargets, 2);
@@ -147,6 +174,43 @@ START_TEST(test_good_flags)
 	bench_opts_free(&o); /* hot needs -r: -s was explicit */
 	ck_assert_int_eq(parse(&o, err, sizeof(err), "-s128K -T 1M -z -Su f"), 0);
 	ck_assert(!o.random && o.stride == 131072 && o.thread_stride == 1 << 20 && o.seed_time && o.direct);
+	bench_opts_free(&o);
+
+	/* diskspd's caching letters and write buffers; -h is -Sh, help is -? */
+	static const struct { const char *line; int direct, wt; enum bench_wbuf wbuf; uint64_t wsize; } cache[] = {
+		{ "-S f", 1, 0, BENCH_WBUF_PATTERN, 0 },   { "-Su f", 1, 0, BENCH_WBUF_PATTERN, 0 },
+		{ "-Sw f", 0, 1, BENCH_WBUF_PATTERN, 0 },  { "-Suw -Zr f", 1, 1, BENCH_WBUF_RANDOM_EACH, 0 },
+		{ "-Swu f", 1, 1, BENCH_WBUF_PATTERN, 0 }, { "-Sbw -Z64K f", 0, 1, BENCH_WBUF_SOURCE, 65536 },
+		{ "-h -Z f", 1, 1, BENCH_WBUF_ZERO, 0 },   { "-Sh -Sb f", 0, 0, BENCH_WBUF_PATTERN, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cache) / sizeof(cache[0]); i++) {
+		ck_assert_msg(parse(&o, err, sizeof(err), cache[i].line) == 0, "%s: %s", cache[i].line, err);
+		ck_assert_msg(o.direct == cache[i].direct && o.writethrough == cache[i].wt && o.wbuf == cache[i].wbuf &&
+			      o.wbuf_size == cache[i].wsize, "%s", cache[i].line);
+		bench_opts_free(&o);
+	}
+
+	/* -g: bytes per ms, or I/Os per second; the gap between two starts */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-b8K -g400 f"), 0);
+	ck_assert(o.rate == 400 && !o.rate_iops);
+	ck_assert_double_eq_tol(bench_rate_gap_ns(&o), 8192.0 / 400 * 1e6, 1e-3); /* 20.48 ms */
+	bench_opts_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-g250i f"), 0);
+	ck_assert(o.rate == 250 && o.rate_iops);
+	ck_assert_double_eq_tol(bench_rate_gap_ns(&o), 4e6, 1e-6);
+	bench_opts_free(&o);
+
+	/* -F: threads in all */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-F3 a b"), 0);
+	ck_assert(o.fixed == 3 && o.threads == 1 && !o.threads_set);
+	bench_opts_free(&o);
+
+	/* -D alone is diskspd's 1000 ms; -Rxml */
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-D -Rxml f"), 0);
+	ck_assert(o.iops_ms == 1000 && o.xml);
+	bench_opts_free(&o);
+	ck_assert_int_eq(parse(&o, err, sizeof(err), "-D250 -Rxml -Rtext f"), 0);
+	ck_assert(o.iops_ms == 250 && !o.xml);
 	bench_opts_free(&o);
 
 	/* --dist alone implies -r; --members needs no TARGET */
@@ -451,6 +515,45 @@ START_TEST(test_sequential)
 }
 END_TEST
 
+/* -rsPCT: PCT% of I/Os jump to a random place, the rest are the next block
+ * after the one before; a run keeps its direction (diskspd: homogeneous);
+ * its lengths are geometric (mean 100 / PCT). */
+START_TEST(test_mixed)
+{
+	static const int pcts[] = { 0, 10, 30, 75, 100 };
+	for (size_t t = 0; t < sizeof(pcts) / sizeof(pcts[0]); t++) {
+		char line[64];
+		snprintf(line, sizeof(line), "-b 4K -rs%d -w 40 -r8K f", pcts[t]);
+		struct bench_opts o = popts(line);
+		struct bench_pattern p;
+		uint64_t size = 64ull << 20, prev = 0, off, n = 200000, jumps = 0, runs = 0, mixed = 0;
+		int w, pw = 0;
+		ck_assert_int_eq(o.rs_pct, pcts[t]);
+		ck_assert_int_eq(bench_pattern_init(&p, &o, size, 3), 0);
+		for (uint64_t k = 0; k < n; k++) {
+			bench_pattern_at(&p, k, &off, &w);
+			ck_assert(off + 4096 <= size);
+			int seq = k && off == prev + 4096;
+			if (k && !seq) {
+				jumps++;
+				ck_assert_uint_eq(off % 8192, 0); /* a random start is -r aligned */
+			}
+			if (!k || !seq)
+				runs++;
+			else if (w != pw)
+				mixed++; /* a run changed direction */
+			prev = off;
+			pw = w;
+		}
+		double share = (double)jumps / (double)n; /* a random draw may land on the next block: rare */
+		ck_assert_msg(fabs(share - pcts[t] / 100.0) < 0.01, "-rs%d: %.4f of I/Os jumped", pcts[t], share);
+		/* only where a random jump happened to land on the next block */
+		ck_assert_msg(mixed <= n / 10000, "-rs%d: %llu runs changed direction", pcts[t], (unsigned long long)mixed);
+		bench_opts_free(&o);
+	}
+}
+END_TEST
+
 START_TEST(test_random_bounds)
 {
 	static const char *lines[] = { "-b 4K -r f", "-b 64K -r4K f", "-b 8K -r512 --dist normal:0.3 f",
@@ -679,6 +782,38 @@ static double jnum(const char *s, const char *from_key, const char *key)
 	return strtod(p + strlen(k), NULL);
 }
 
+/* /proc/stat's summary line is not core 0, and a 2-core machine has 2 rows
+ * (issue 21, point 5: "cpu%u" read "cpu  10 ..." as core 10). */
+START_TEST(test_cpu_parse)
+{
+	static const char text[] = "cpu  900 0 300 9000 10 0 5 0 0 0\n"
+				   "cpu0 100 1 20 4000 3 0 2 0 0 0\n"
+				   "cpu3 200 2 40 5000 7 1 3 9 0 0\n"
+				   "intr 12345 0 0\nctxt 999\n";
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	struct bench_cpu_raw *c = NULL;
+	unsigned n = 0;
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(bench_cpu_parse(f, &c, &n), 0);
+	fclose(f);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(c[0].id, 0);
+	ck_assert_uint_eq(c[0].user, 101);
+	ck_assert_uint_eq(c[0].kernel, 22);
+	ck_assert_uint_eq(c[0].idle, 4003);
+	ck_assert_uint_eq(c[1].id, 3); /* an offline core leaves a gap, kept */
+	ck_assert_uint_eq(c[1].kernel, 44);
+	free(c);
+
+	/* the real file: one row per online core */
+	ck_assert_int_eq(bench_cpu_read(&c, &n), 0);
+	ck_assert_uint_eq(n, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	for (unsigned i = 1; i < n; i++)
+		ck_assert_uint_gt(c[i].id, c[i - 1].id);
+	free(c);
+}
+END_TEST
+
 START_TEST(test_real_run)
 {
 	struct bench_opts o;
@@ -691,7 +826,7 @@ START_TEST(test_real_run)
 	ck_assert_int_eq(access(path, F_OK), 0);
 	ck_assert_uint_eq(r->nthreads, 2);
 	ck_assert_uint_eq(r->target[0].size, 4 << 20);
-	ck_assert(r->ncpu > 0);
+	ck_assert_uint_eq(r->ncpu, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	ck_assert_double_eq_tol(r->cpu_avg.user + r->cpu_avg.kernel + r->cpu_avg.idle, 100, 0.5);
 
 	struct bench_opstat sum[3] = { 0 };
@@ -859,6 +994,7 @@ int main(void)
 	tc = tcase_create("patterns");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_sequential);
+	tcase_add_test(tc, test_mixed);
 	tcase_add_test(tc, test_random_bounds);
 	tcase_add_test(tc, test_bounds_base_max);
 	tcase_add_test(tc, test_reproducible);
@@ -869,6 +1005,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("run");
 	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_cpu_parse);
 	tcase_add_test(tc, test_real_run);
 	tcase_add_test(tc, test_run_errors);
 	suite_add_tcase(s, tc);

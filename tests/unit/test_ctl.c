@@ -1,7 +1,7 @@
-/* report_ctl_parse: every command MNT/ctl takes, and every way a write can be
+/* ctl_parse: every command MNT/ctl takes, and every way a write can be
  * wrong (a NUL inside, trailing words, bad numbers, too long), each refusal
  * with a message naming the culprit. */
-#include "fsvol/front/report.h"
+#include "fsvol/front/ctl.h"
 
 #include <check.h>
 #include <errno.h>
@@ -12,19 +12,19 @@ static const struct {
 	const char *s;
 	size_t len; /* 0: strlen */
 	int rc;
-	enum report_ctl_verb verb;
+	enum ctl_verb verb;
 	unsigned index;
 	const char *arg;  /* for rc 0: the argument kept */
 	const char *why;  /* for refusals: in the message */
 } cases[] = {
-	{ "reset", 0, 0, REPORT_CTL_RESET, 0, "", NULL },
-	{ "reset\n", 0, 0, REPORT_CTL_RESET, 0, "", NULL },
-	{ "  check \n", 0, 0, REPORT_CTL_CHECK, 0, "", NULL },
-	{ "repair", 0, 0, REPORT_CTL_REPAIR, 0, "", NULL },
-	{ "stats volume\n", 0, 0, REPORT_CTL_STATS, 0, "volume", NULL },
-	{ "fail 3", 0, 0, REPORT_CTL_FAIL, 3, "3", NULL },
-	{ "error\t0\n", 0, 0, REPORT_CTL_ERROR, 0, "0", NULL },
-	{ "model 0=hdd;1=ssd", 0, 0, REPORT_CTL_MODEL, 0, "0=hdd;1=ssd", NULL },
+	{ "reset", 0, 0, CTL_RESET, 0, "", NULL },
+	{ "reset\n", 0, 0, CTL_RESET, 0, "", NULL },
+	{ "  check \n", 0, 0, CTL_CHECK, 0, "", NULL },
+	{ "repair", 0, 0, CTL_REPAIR, 0, "", NULL },
+	{ "stats volume\n", 0, 0, CTL_STATS, 0, "volume", NULL },
+	{ "fail 3", 0, 0, CTL_FAIL, 3, "3", NULL },
+	{ "error\t0\n", 0, 0, CTL_ERROR, 0, "0", NULL },
+	{ "model 0=hdd;1=ssd", 0, 0, CTL_MODEL, 0, "0=hdd;1=ssd", NULL },
 	/* bytes after a NUL were once ignored: refused, naming the offset */
 	{ "reset\0stats off", 15, -EINVAL, 0, 0, NULL, "NUL byte at offset 5" },
 	{ "\0", 1, -EINVAL, 0, 0, NULL, "NUL byte at offset 0" },
@@ -36,41 +36,41 @@ static const struct {
 	{ "stats", 0, -EINVAL, 0, 0, NULL, "expected all, volume or off" },
 	{ "stats most", 0, -EINVAL, 0, 0, NULL, "stats most" },
 	/* not an index: refused against the volume, which names the valid ones */
-	{ "fail", 0, 0, REPORT_CTL_FAIL, REPORT_CTL_NO_INDEX, "", NULL },
-	{ "fail -1", 0, 0, REPORT_CTL_FAIL, REPORT_CTL_NO_INDEX, "-1", NULL },
-	{ "fail +1", 0, 0, REPORT_CTL_FAIL, REPORT_CTL_NO_INDEX, "+1", NULL },
-	{ "fail 1x", 0, 0, REPORT_CTL_FAIL, REPORT_CTL_NO_INDEX, "1x", NULL },
-	{ "fail 64", 0, 0, REPORT_CTL_FAIL, REPORT_CTL_NO_INDEX, "64", NULL },
-	{ "fail 99999999999999999999999", 0, 0, REPORT_CTL_FAIL, REPORT_CTL_NO_INDEX,
+	{ "fail", 0, 0, CTL_FAIL, CTL_NO_INDEX, "", NULL },
+	{ "fail -1", 0, 0, CTL_FAIL, CTL_NO_INDEX, "-1", NULL },
+	{ "fail +1", 0, 0, CTL_FAIL, CTL_NO_INDEX, "+1", NULL },
+	{ "fail 1x", 0, 0, CTL_FAIL, CTL_NO_INDEX, "1x", NULL },
+	{ "fail 64", 0, 0, CTL_FAIL, CTL_NO_INDEX, "64", NULL },
+	{ "fail 99999999999999999999999", 0, 0, CTL_FAIL, CTL_NO_INDEX,
 	  "99999999999999999999999", NULL },
-	{ "error x", 0, 0, REPORT_CTL_ERROR, REPORT_CTL_NO_INDEX, "x", NULL },
+	{ "error x", 0, 0, CTL_ERROR, CTL_NO_INDEX, "x", NULL },
 	{ "model", 0, -EINVAL, 0, 0, NULL, "the spec is missing" },
 	{ "frob", 0, -EINVAL, 0, 0, NULL, "unknown command 'frob'" },
 	/* recovery and faults */
-	{ "fail /m/x force", 0, 0, REPORT_CTL_FAIL, REPORT_CTL_NO_INDEX, "/m/x", NULL },
+	{ "fail /m/x force", 0, 0, CTL_FAIL, CTL_NO_INDEX, "/m/x", NULL },
 	{ "fail 1 now", 0, -EINVAL, 0, 0, NULL, "unexpected 'now'" },
-	{ "add /var/tmp/s0", 0, 0, REPORT_CTL_ADD, 0, "/var/tmp/s0", NULL },
+	{ "add /var/tmp/s0", 0, 0, CTL_ADD, 0, "/var/tmp/s0", NULL },
 	{ "add", 0, -EINVAL, 0, 0, NULL, "add PATH: the argument is missing" },
-	{ "re-add /var/tmp/m1", 0, 0, REPORT_CTL_READD, 0, "/var/tmp/m1", NULL },
-	{ "remove 4", 0, 0, REPORT_CTL_REMOVE, 4, "4", NULL },
+	{ "re-add /var/tmp/m1", 0, 0, CTL_READD, 0, "/var/tmp/m1", NULL },
+	{ "remove 4", 0, 0, CTL_REMOVE, 4, "4", NULL },
 	{ "remove 4 5", 0, -EINVAL, 0, 0, NULL, "unexpected '5'" },
-	{ "fault 2 error=read,after=10", 0, 0, REPORT_CTL_FAULT, 2, "2", NULL },
+	{ "fault 2 error=read,after=10", 0, 0, CTL_FAULT, 2, "2", NULL },
 	{ "fault 2", 0, -EINVAL, 0, 0, NULL, "see docs/faults.md" },
-	{ "sync_speed_max 5000", 0, 0, REPORT_CTL_SPEED_MAX, 0, "5000", NULL },
-	{ "powercut\n", 0, 0, REPORT_CTL_POWERCUT, 0, "", NULL },
+	{ "sync_speed_max 5000", 0, 0, CTL_SPEED_MAX, 0, "5000", NULL },
+	{ "powercut\n", 0, 0, CTL_POWERCUT, 0, "", NULL },
 	{ "powercut now", 0, -EINVAL, 0, 0, NULL, "unexpected 'now'" },
 	{ "sync_speed_min 0", 0, -EINVAL, 0, 0, NULL, "expected KiB/s from 1" },
 	{ "sync_speed_min x", 0, -EINVAL, 0, 0, NULL, "sync_speed_min x" },
-	{ "replace 2 /var/tmp/s0", 0, 0, REPORT_CTL_REPLACE, 0, "2", NULL },
+	{ "replace 2 /var/tmp/s0", 0, 0, CTL_REPLACE, 0, "2", NULL },
 	{ "replace", 0, -EINVAL, 0, 0, NULL, "replace M [PATH]: the argument is missing" },
 };
 
 START_TEST(test_parse)
 {
-	static struct report_cmd c;
+	static struct ctl_cmd c;
 	char err[256] = "";
 	size_t len = cases[_i].len ? cases[_i].len : strlen(cases[_i].s);
-	int rc = report_ctl_parse(cases[_i].s, len, &c, err, sizeof(err));
+	int rc = ctl_parse(cases[_i].s, len, &c, err, sizeof(err));
 	ck_assert_msg(rc == cases[_i].rc, "'%s': rc %d, want %d (%s)", cases[_i].s, rc, cases[_i].rc, err);
 	if (rc) {
 		ck_assert_msg(strstr(err, cases[_i].why), "'%s': message '%s' lacks '%s'", cases[_i].s, err,
@@ -80,23 +80,23 @@ START_TEST(test_parse)
 	ck_assert_int_eq(c.verb, cases[_i].verb);
 	ck_assert_uint_eq(c.index, cases[_i].index);
 	ck_assert_str_eq(c.arg, cases[_i].arg);
-	if (c.verb == REPORT_CTL_STATS)
+	if (c.verb == CTL_STATS)
 		ck_assert_int_eq(c.level, STATS_LEVEL_VOLUME);
 }
 END_TEST
 
 START_TEST(test_too_long)
 {
-	static char buf[REPORT_CTL_MAX + 2];
+	static char buf[CTL_MAX + 2];
 	char err[256] = "";
-	static struct report_cmd c;
+	static struct ctl_cmd c;
 	memset(buf, 'a', sizeof(buf));
-	ck_assert_int_eq(report_ctl_parse(buf, sizeof(buf), &c, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(ctl_parse(buf, sizeof(buf), &c, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "too long"), "%s", err);
 	/* the longest that fits: a model spec is kept whole */
 	memcpy(buf, "model ", 6);
-	ck_assert_int_eq(report_ctl_parse(buf, REPORT_CTL_MAX, &c, err, sizeof(err)), 0);
-	ck_assert_uint_eq(strlen(c.arg), REPORT_CTL_MAX - 6);
+	ck_assert_int_eq(ctl_parse(buf, CTL_MAX, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(strlen(c.arg), CTL_MAX - 6);
 }
 END_TEST
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fsvol/members/fault.h"
 #include "fsvol/members/fault_spec.h"
 #include "fsvol/members/filter.h"
 
@@ -56,6 +57,61 @@ START_TEST(test_filter_orders)
 }
 END_TEST
 
+/* powercut-after K: across members, the first K writes land and complete,
+ * later ones never reach a member, and the cut comes once the K-th landed. */
+static int cuts, landed;
+
+static void count_cut(void *arg)
+{
+	(void)arg;
+	cuts++;
+}
+
+static void count_done(struct member_io *io)
+{
+	ck_assert_int_eq(io->res, 0);
+	landed++;
+}
+
+START_TEST(test_powercut_after)
+{
+	char err[256];
+	struct member m[2] = { 0 }, raw[2] = { 0 };
+	static uint8_t buf[5][4 * K], got[4 * K];
+	struct iovec iov[5];
+	struct member_io io[5];
+	for (int i = 0; i < 2; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "mem:pca%d:1M", i);
+		ck_assert_int_eq(member_open(&m[i], name, 0, err, sizeof(err)), 0);
+		ck_assert_int_eq(member_fault_wrap(&m[i]), 0);
+		snprintf(name, sizeof(name), "mem:pca%d", i);
+		ck_assert_int_eq(member_open(&raw[i], name, 0, err, sizeof(err)), 0);
+	}
+	member_fault_powercut_after(3, count_cut, NULL);
+	for (int k = 0; k < 5; k++) { /* writes 0, 2, 4 to member 0; 1, 3 to member 1 */
+		memset(buf[k], 'a' + k, sizeof(buf[k]));
+		iov[k] = (struct iovec){ buf[k], sizeof(buf[k]) };
+		io[k] = (struct member_io){ .op = MEMBER_WRITE, .off = (uint64_t)k * 4 * K, .len = 4 * K,
+					    .iov = &iov[k], .niov = 1, .done = count_done };
+		m[k % 2].ops->queue(&m[k % 2], &io[k]);
+		m[k % 2].ops->commit(&m[k % 2]);
+	}
+	ck_assert_int_eq(landed, 3); /* memory members complete at once */
+	ck_assert_int_eq(cuts, 1);
+	for (int k = 0; k < 5; k++) {
+		ck_assert_int_eq(member_pread(&raw[k % 2], got, sizeof(got), (uint64_t)k * 4 * K), 0);
+		ck_assert_msg((got[0] == 'a' + k) == (k < 3), "write %d %s", k, k < 3 ? "did not land" : "landed after the cut");
+	}
+	member_fault_powercut(&m[0]);
+	member_fault_powercut(&m[1]);
+	for (int i = 0; i < 2; i++) {
+		member_close(&m[i]);
+		member_close(&raw[i]);
+	}
+}
+END_TEST
+
 /* A filter cannot be opened by name: it wraps an open member. */
 START_TEST(test_filter_not_openable)
 {
@@ -72,6 +128,7 @@ int main(void)
 	TCase *t = tcase_create("stack");
 	tcase_add_loop_test(t, test_filter_orders, 0, sizeof(orders) / sizeof(orders[0]));
 	tcase_add_test(t, test_filter_not_openable);
+	tcase_add_test(t, test_powercut_after);
 	suite_add_tcase(s, t);
 	SRunner *r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

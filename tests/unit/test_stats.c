@@ -806,7 +806,7 @@ END_TEST
 START_TEST(test_prom)
 {
 	struct stats_view_dev *v = make_view();
-	struct stats_prom_md md = {.disks_required = 3, .degraded = 1, .state = "resync",
+	struct stats_prom_md md = {.disks_required = 3, .degraded = 1, .state = STATS_MD_RESYNC,
 				   .blocks = 1000, .blocks_synced = 250};
 	char *buf = NULL, want[256];
 	size_t len;
@@ -832,6 +832,24 @@ START_TEST(test_prom)
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_state{volume=\"fsvol0\",state=\"resync\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_state{volume=\"fsvol0\",state=\"active\"} 0\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_blocks_synced{volume=\"fsvol0\"} 250\n"));
+	/* every state: exactly one fsvol_md_state series is 1, the one named */
+	for (int s = 0; s < STATS_MD_NSTATES; s++) {
+		char *b2 = NULL, *p;
+		size_t l2;
+		int ones = 0;
+		md.state = (enum stats_md_state)s;
+		FILE *f2 = open_memstream(&b2, &l2);
+		ck_assert_int_eq(stats_render_prom(f2, v, NVIEW, &md), 0);
+		fclose(f2);
+		for (p = b2; (p = strstr(p, "\nfsvol_md_state{")); p++)
+			ones += strstr(p, "} 1\n") == strchr(p, '}');
+		ck_assert_int_eq(ones, 1);
+		snprintf(want, sizeof(want), "\nfsvol_md_state{volume=\"fsvol0\",state=\"%s\"} 1\n",
+			 stats_md_state_name((enum stats_md_state)s));
+		ck_assert_msg(strstr(b2, want) != NULL, "%s", want);
+		free(b2);
+	}
+	ck_assert_str_eq(stats_md_state_name(STATS_MD_RECOVERING), "recovering");
 	/* a label value with a quote, a backslash and a newline is escaped */
 	ck_assert_ptr_nonnull(strstr(buf, "path=\"/tmp/q\\\"uote\\\\d\\n\""));
 	/* every latency histogram: cumulative, +Inf = _count = the op's count */
@@ -913,6 +931,17 @@ START_TEST(test_trace_order_wrap)
 	}
 	ck_assert_uint_eq(stats_trace_read(t, &cur, out, 64), 0);
 	ck_assert_uint_eq(atomic_load(&t->dropped), 0);
+	/* two readers (MNT/trace and the dashboard): on while either wants it;
+	 * one too many "off" does not make a later "on" count for nothing */
+	stats_trace_enable(t, 1);
+	stats_trace_enable(t, 0);
+	ck_assert(stats_trace_on(t));
+	stats_trace_enable(t, 0);
+	ck_assert(!stats_trace_on(t));
+	stats_trace_enable(t, 0);
+	ck_assert(!stats_trace_on(t));
+	stats_trace_enable(t, 1);
+	ck_assert(stats_trace_on(t));
 	stats_trace_destroy(t);
 }
 END_TEST

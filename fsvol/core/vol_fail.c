@@ -1,0 +1,31 @@
+/* vol_fail: a member failed on request (fsvol fail, MNT/ctl "fail M"), with
+ * md's policy: the last working copy of some data is not failed unless
+ * forced, so a mistaken command cannot stop a volume. Failures the engine
+ * sees go through vol_fail_slot directly: a dead disk is not asked.
+ *
+ * vol_fail_request: 0 once slot is failed (or was already); -EINVAL with why
+ * in err when slot is no member slot, or, without force, when the volume
+ * could not serve its data without it. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "fsvol/core/volume.h"
+
+int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen)
+{
+	const struct layout_geom *g = vol_geom(v);
+	if (slot >= g->members) {
+		snprintf(err, errlen, "no member slot %u (slots 0 to %u)", slot, g->members - 1);
+		return -EINVAL;
+	}
+	uint64_t failed = vol_failed_mask(v), bit = 1ull << slot;
+	/* failing a member that already failed changes nothing, forced or not */
+	if (!force && !(failed & bit) && !layout_survives(g, failed | bit)) {
+		snprintf(err, errlen, "%s cannot serve its data without member %u%s", layout_level_name(g->level),
+			 slot, layout_copies(g) + layout_parity_count(g) > 1 ? " (too many already failed)"
+									  : " (no redundancy)");
+		return -EINVAL;
+	}
+	vol_fail_slot(v, slot, -EIO);
+	return 0;
+}

@@ -1,0 +1,262 @@
+/* ctl: the control commands of a served volume (MNT/ctl, DIR/ctl of serve
+ * --ctl-dir, fsvol ctl): parsing, pure and shared with the CLI, and running
+ * one on the volume. */
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsvol/front/ctl.h"
+#include "fsvol/members/fault.h"
+#include "fsvol/util/log.h"
+#include "stats/stats.h"
+
+/* Zero every counter of the volume and its members. */
+static void ctl_reset(struct vol *v)
+{
+	uint64_t now = stats_now();
+	vol_set_reset_ns(v, now);
+	stats_reset(vol_stats(v), now);
+	for (unsigned i = 0; i < vol_nslots(v); i++)
+		if (vol_member(v, i) && vol_member(v, i)->stats)
+			stats_reset(vol_member(v, i)->stats, now);
+}
+
+/* Verbs by name: how many words follow (min, max) and what they are. */
+static const struct ctl_verb_def {
+	const char *name;
+	enum ctl_verb verb;
+	unsigned min, max;
+	const char *args; /* for messages */
+} ctl_verbs[] = {
+	{ "reset", CTL_RESET, 0, 0, "" },
+	{ "check", CTL_CHECK, 0, 0, "" },
+	{ "repair", CTL_REPAIR, 0, 0, "" },
+	{ "stats", CTL_STATS, 1, 1, "LEVEL" },
+	{ "model", CTL_MODEL, 1, 1, "SPEC" },
+	{ "fail", CTL_FAIL, 0, 2, "M [force]" },
+	{ "error", CTL_ERROR, 0, 1, "N" },
+	{ "fault", CTL_FAULT, 2, 2, "N SPEC" },
+	{ "add", CTL_ADD, 1, 1, "PATH" },
+	{ "re-add", CTL_READD, 1, 1, "PATH" },
+	{ "remove", CTL_REMOVE, 1, 1, "M" },
+	{ "sync_speed_min", CTL_SPEED_MIN, 1, 1, "KIBS" },
+	{ "sync_speed_max", CTL_SPEED_MAX, 1, 1, "KIBS" },
+	{ "powercut", CTL_POWERCUT, 0, 0, "" },
+	{ "powercut-after", CTL_POWERCUT_AFTER, 1, 1, "K" },
+	{ "replace", CTL_REPLACE, 1, 2, "M [PATH]" },
+};
+
+#define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
+		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH]"
+
+/* A slot number below SB_MAX_SLOTS, or CTL_NO_INDEX. */
+static unsigned ctl_index(const char *arg)
+{
+	char *end;
+	if (!arg || !isdigit((unsigned char)arg[0]))
+		return CTL_NO_INDEX;
+	unsigned long i = strtoul(arg, &end, 10);
+	return !*end && i < SB_MAX_SLOTS ? (unsigned)i : CTL_NO_INDEX;
+}
+
+int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t errlen)
+{
+	char line[CTL_MAX + 1], *save = NULL, *w[4];
+	memset(c, 0, sizeof(*c));
+	if (len > CTL_MAX) {
+		snprintf(err, errlen, "ctl: command too long (%zu bytes, at most %d)", len, CTL_MAX);
+		return -EINVAL;
+	}
+	/* commands are text: what follows a NUL would be ignored, so refuse it */
+	const char *nul = memchr(cmd, 0, len);
+	if (nul) {
+		snprintf(err, errlen, "ctl: a NUL byte at offset %zu (commands are text)", (size_t)(nul - cmd));
+		return -EINVAL;
+	}
+	memcpy(line, cmd, len);
+	line[len] = 0;
+	unsigned n = 0;
+	for (char *t = strtok_r(line, " \t\n", &save); t && n < 4; t = strtok_r(NULL, " \t\n", &save))
+		w[n++] = t;
+	if (!n) {
+		snprintf(err, errlen, "ctl: empty command");
+		return -EINVAL;
+	}
+	const struct ctl_verb_def *v = NULL;
+	for (size_t i = 0; i < sizeof(ctl_verbs) / sizeof(ctl_verbs[0]); i++)
+		if (!strcmp(w[0], ctl_verbs[i].name))
+			v = &ctl_verbs[i];
+	if (!v) {
+		snprintf(err, errlen, "ctl: unknown command '%s' (" CTL_VERB_LIST ")", w[0]);
+		return -EINVAL;
+	}
+	/* one command per write: whatever follows it is refused, never ignored */
+	if (n - 1 > v->max && (v->verb != CTL_FAIL || strcmp(w[2], "force") || n > 3)) {
+		snprintf(err, errlen, "ctl: %s: unexpected '%s' (one command per write)", w[0], w[v->max + 1]);
+		return -EINVAL;
+	}
+	if (v->verb == CTL_FAIL && n == 3 && strcmp(w[2], "force")) {
+		snprintf(err, errlen, "ctl: fail: unexpected '%s' (one command per write)", w[2]);
+		return -EINVAL;
+	}
+	if (n - 1 < v->min) {
+		if (v->verb == CTL_STATS)
+			snprintf(err, errlen, "ctl: stats : expected all, volume or off");
+		else if (v->verb == CTL_MODEL)
+			snprintf(err, errlen, "ctl: model SPEC: the spec is missing (see fsvol model list)");
+		else if (v->verb == CTL_FAULT && n == 2)
+			snprintf(err, errlen, "ctl: fault %s SPEC: the spec is missing (none, error=..., see docs/faults.md)", w[1]);
+		else
+			snprintf(err, errlen, "ctl: %s %s: the argument is missing", w[0], v->args);
+		return -EINVAL;
+	}
+	c->verb = v->verb;
+	if (n > 1)
+		snprintf(c->arg, sizeof(c->arg), "%s", w[1]);
+	if (n > 2)
+		snprintf(c->arg2, sizeof(c->arg2), "%s", w[2]);
+	c->force = v->verb == CTL_FAIL && n == 3;
+	switch (v->verb) {
+	case CTL_STATS:
+		if (stats_parse_level(w[1], &c->level)) {
+			snprintf(err, errlen, "ctl: stats %s: expected all, volume or off", w[1]);
+			return -EINVAL;
+		}
+		break;
+	case CTL_FAIL:
+	case CTL_ERROR:
+	case CTL_FAULT:
+	case CTL_REMOVE:
+		/* not a slot number: CTL_NO_INDEX, judged against the volume
+		 * (a member's path, or refused naming the valid slots) */
+		c->index = ctl_index(n > 1 ? w[1] : NULL);
+		break;
+	case CTL_SPEED_MIN:
+	case CTL_SPEED_MAX: {
+		char *end;
+		unsigned long k = strtoul(w[1], &end, 10);
+		if (!isdigit((unsigned char)w[1][0]) || *end || !k || k > 100000000) {
+			snprintf(err, errlen, "ctl: %s %s: expected KiB/s from 1 to 100000000", w[0], w[1]);
+			return -EINVAL;
+		}
+		c->number = (unsigned)k;
+		break;
+	}
+	case CTL_POWERCUT_AFTER: {
+		char *end;
+		unsigned long k = strtoul(w[1], &end, 10);
+		if (!isdigit((unsigned char)w[1][0]) || *end || k > 1000000000) {
+			snprintf(err, errlen, "ctl: %s %s: expected a count of member writes, 0 to 1000000000", w[0], w[1]);
+			return -EINVAL;
+		}
+		c->number = (unsigned)k;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Every member loses its volatile cache at once (docs/faults.md), then the
+ * daemon dies as in a crash: the next mount resyncs. */
+static void ctl_powercut(void *arg)
+{
+	struct vol *v = arg;
+	for (unsigned i = 0; i < vol_nslots(v); i++)
+		if (vol_member(v, i))
+			member_fault_powercut(vol_member(v, i));
+	fsvol_log(LOG_WARNING, "power cut (ctl powercut): stopping as in a crash");
+	raise(SIGKILL);
+}
+
+int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
+{
+	struct ctl_cmd c;
+	char why[400];
+	int r = ctl_parse(cmd, len, &c, err, errlen);
+	if (r)
+		return r;
+	switch (c.verb) {
+	case CTL_RESET:
+		ctl_reset(v);
+		return 0;
+	case CTL_STATS:
+		vol_set_stats_level(v, c.level == STATS_LEVEL_ALL ? VOL_STATS_ALL
+					      : c.level == STATS_LEVEL_VOLUME ? VOL_STATS_VOLUME : VOL_STATS_OFF);
+		return 0;
+	case CTL_FAIL: {
+		int i = c.arg[0] ? vol_slot_of(v, c.arg) : -1;
+		if (i < 0 || (unsigned)i >= vol_geom(v)->members) {
+			snprintf(err, errlen, "ctl: fail %s: expected a member slot below %u or a member's path", c.arg,
+				 vol_geom(v)->members);
+			return -EINVAL;
+		}
+		/* the policy (md's: not the last working copy unless forced) is the core's */
+		r = vol_fail_request(v, (unsigned)i, c.force, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: fail %s: refused: %s; fsvol fail --force fails it anyway "
+				 "(on MNT/ctl: 'fail %s force')", c.arg, why, c.arg);
+		return r;
+	}
+	case CTL_MODEL:
+		r = vol_model(v, c.arg, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: model %s", why);
+		return r;
+	case CTL_CHECK:
+	case CTL_REPAIR: {
+		const char *verb = c.verb == CTL_CHECK ? "check" : "repair";
+		r = vol_sync_start(v, verb);
+		if (r == -EBUSY)
+			snprintf(err, errlen, "ctl: %s: a resync, check, repair or recovery is already running", verb);
+		else if (r)
+			snprintf(err, errlen, "ctl: %s: %s has no redundancy to check", verb,
+				 layout_level_name(vol_geom(v)->level));
+		return r;
+	}
+	case CTL_ERROR:
+	case CTL_FAULT:
+		/* fault injection on a member (members/member_fault.c); "error N"
+		 * is "fault N error=all": every I/O fails from now on, as a dying
+		 * disk's would, and the engine fails it and serves from redundancy */
+		if (c.index >= vol_nslots(v) || !vol_member(v, c.index)) {
+			snprintf(err, errlen, "ctl: %s %s: expected the index of a present member",
+				 c.verb == CTL_ERROR ? "error" : "fault", c.arg);
+			return -EINVAL;
+		}
+		r = member_fault_set(vol_member(v, c.index), c.verb == CTL_ERROR ? "error=all" : c.arg2, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_ADD:
+	case CTL_READD:
+	case CTL_REMOVE:
+		r = c.verb == CTL_ADD ? vol_add(v, c.arg, why, sizeof(why))
+		    : c.verb == CTL_READD ? vol_readd(v, c.arg, why, sizeof(why)) : vol_remove(v, c.arg, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_REPLACE:
+		r = vol_replace(v, c.arg, c.arg2[0] ? c.arg2 : NULL, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_SPEED_MIN:
+	case CTL_SPEED_MAX:
+		/* md's knobs, KiB/s, live */
+		vol_set_sync_speed(v, c.verb == CTL_SPEED_MAX, c.number);
+		return 0;
+	case CTL_POWERCUT:
+		ctl_powercut(v);
+		return -EIO;
+	case CTL_POWERCUT_AFTER:
+		/* the cut comes from the completion of the K-th member write */
+		member_fault_powercut_after(c.number, ctl_powercut, v);
+		return 0;
+	}
+	return -EINVAL;
+}
