@@ -10,11 +10,11 @@
 #include <sys/uio.h>
 
 #include "fsvol/core/bufpool.h"
-#include "fsvol/core/engine.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/members/member.h"
 #include "fsvol/model/emul.h"
 #include "layout/layout.h"
+#include "stats/stats.h"
 
 #define ENG_ALIGN 4096u
 #define ENG_SEG (1u << 20)            /* a request is served in segments of at most this */
@@ -26,7 +26,8 @@
 /* A family's step: pieces were added and must be issued, or the segment is done. */
 enum { ENG_DONE = 0, ENG_ISSUE = 1 };
 
-enum eng_kind { ENG_K_READ = ENGINE_READ, ENG_K_WRITE = ENGINE_WRITE, ENG_K_FLUSH = ENGINE_FLUSH, ENG_K_RESYNC,
+/* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
+enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
 		ENG_K_REBUILD, ENG_K_COPY /* a replacement's unit (md's want_replacement) */ };
 
 /* One contiguous run of memory for one member range (data-area offsets). */
@@ -78,7 +79,7 @@ struct eng_req {
 	unsigned flags;
 	uint8_t *buf;            /* the caller's */
 	uint64_t off, len;
-	engine_done_fn done;
+	void (*done)(void *arg, int res); /* engine.h's engine_done_fn */
 	void *arg;
 	int res, state, tries;
 	uint64_t t0, trace_parent, progress;

@@ -25,6 +25,7 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/engine.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
@@ -803,6 +804,10 @@ static void eng_step(struct eng_req *rq)
 		}
 	}
 }
+
+_Static_assert((int)ENG_K_READ == (int)ENGINE_READ && (int)ENG_K_WRITE == (int)ENGINE_WRITE &&
+		       (int)ENG_K_FLUSH == (int)ENGINE_FLUSH,
+	       "eng_kind follows engine.h's ops");
 
 /* The trampoline: requests that became ready on this thread, run in order. */
 static __thread struct eng_req *tl_run_head, *tl_run_tail;

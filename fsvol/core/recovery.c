@@ -15,6 +15,7 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/members/fault.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"

@@ -25,6 +25,7 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 

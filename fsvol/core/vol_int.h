@@ -1,9 +1,22 @@
 /* vol_int: struct vol, for fsvol/core only (and white-box unit tests). Everyone
- * else sees an opaque struct vol and the calls of volume.h. */
+ * else sees an opaque struct vol and the calls of volume.h. It includes only
+ * what lies below the volume (not volume.h): the engine and the bitmap use it
+ * without an include circle through volume.h (tests/tools/include_cycles.sh). */
 #ifndef FSVOL_VOL_INT_H
 #define FSVOL_VOL_INT_H
 
-#include "fsvol/core/volume.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fsvol/core/vol_opts.h"
+#include "fsvol/members/member.h"
+#include "fsvol/meta/sb.h"
+#include "layout/layout.h"
+
+struct vol;
+struct spindle;
 
 struct eng_state;
 
@@ -140,6 +153,11 @@ void eng_completion_abort(const char *what);
 		if (eng_on_completion()) \
 			eng_completion_abort(what); \
 	} while (0)
+
+/* A member failed (md's md_error): the one call by which the engine, the
+ * bitmap and the user's fail (vol_fail.c) report it. Any thread, a
+ * completion too: it marks, the metadata thread records and writes. */
+void vol_fail_slot(struct vol *v, unsigned slot, int error);
 
 /* Calls of the volume used only inside fsvol/core (volume.h is the public
  * face). */

@@ -24,6 +24,7 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 

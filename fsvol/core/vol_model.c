@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/model/adapter.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/model/spindle.h"

@@ -6,6 +6,7 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "stats/stats.h"
 
 /* md's words for a member (mdadm --detail, sysfs state): faulty, not failed */

@@ -16,6 +16,7 @@
 #include "fsvol/util/size.h"
 #include "fsvol/model/spindle.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"

@@ -10,30 +10,10 @@
 #include <stdio.h>
 
 #include "fsvol/core/engine.h"
+#include "fsvol/core/vol_opts.h"
 #include "fsvol/members/member.h"
 #include "fsvol/meta/sb.h"
 #include "layout/layout.h"
-
-enum vol_read_policy {
-	VOL_READ_DEFAULT,    /* md: stay on a sequential stream, else fewest pending, else nearest head */
-	VOL_READ_ROUNDROBIN, /* gmirror round-robin */
-	VOL_READ_PREFER,     /* prefer:N, then the default */
-	VOL_READ_SPLIT,      /* split:SIZE: larger requests are split over the copies */
-};
-
-enum vol_stats_level { VOL_STATS_OFF, VOL_STATS_VOLUME, VOL_STATS_ALL };
-
-struct vol_opts {
-	int buffered;          /* members without O_DIRECT */
-	int force;             /* assemble stale/unreadable members as missing; take back beyond redundancy */
-	enum vol_read_policy read_policy;
-	unsigned prefer;       /* VOL_READ_PREFER */
-	uint64_t split;        /* VOL_READ_SPLIT */
-	enum vol_stats_level stats;
-	int readonly;          /* examine-like opens: never write superblocks */
-	const char *model;     /* spindle model spec (fsvol mount --model), NULL = none */
-	int virtual_time;      /* the model's clock is virtual: vol_run drives it (in-process only) */
-};
 
 /* An assembled volume: opaque outside fsvol/core (its fields: core/vol_int.h).
  * Front ends, the CLI and the bench use the calls below. */
@@ -122,9 +102,6 @@ void vol_close(struct vol *v);
  * the NBD client). */
 int vol_rotational(const struct vol *v);
 
-/* Record that slot i failed (bump events on the survivors): the one call by
- * which the engine reports a member error (md's md_error). */
-void vol_fail_slot(struct vol *v, unsigned slot, int error);
 int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen); /* vol_fail.c: md's policy */
 const char *vol_slot_state(const struct vol *v, unsigned slot);
 /* Render MNT/status (mdstat-like) into f. */
