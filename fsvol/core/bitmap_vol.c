@@ -7,7 +7,8 @@
  *   sure    bits known durable: ondisk, less any bit an image being written
  *           right now clears (a writer may not trust a bit that is going).
  * A write segment whose bits are all in `sure` goes on at once; otherwise it
- * waits, queued (never a blocked thread), for the bitmap thread: it takes a
+ * waits, queued (never a blocked thread), for the metadata thread
+ * (core/vol_md.c, which runs this file's work): it takes a
  * snapshot of `want`, writes the 4 KiB blocks that changed to every member
  * in a role (then flushes them), and kicks the writers the snapshot covered.
  *
@@ -24,7 +25,7 @@
 #include <time.h>
 
 #include "fsvol/core/bitmap_vol.h"
-#include "fsvol/core/eng_int.h"
+#include "fsvol/core/vol_int.h"
 #include "fsvol/meta/bitmap.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
@@ -41,10 +42,9 @@ struct vol_bitmap {
 	uint8_t *age;                         /* ticks left before a bit may clear */
 	uint8_t *cand;                        /* the clearing pass's candidates (a bit each) */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_t thread;
-	int running, stop, need_write;
-	struct eng_req *waiters;
+	int need_write;
+	uint64_t next_tick;                   /* when the lazy clearing is due (ns, monotonic) */
+	struct vol_waiter *waiters;
 	int partial;                          /* slot + 1 of a re-add's partial recovery */
 	atomic_uint_fast64_t writes;          /* bitmap block writes (per member) */
 	struct member *whole[SB_MAX_SLOTS];   /* the member each slot last got the whole image on */
@@ -72,7 +72,6 @@ void vol_bitmap_free(struct vol *v)
 	free(b->age);
 	free(b->cand);
 	pthread_mutex_destroy(&b->lock);
-	pthread_cond_destroy(&b->cond);
 	free(b);
 	v->bitmap = NULL;
 }
@@ -99,7 +98,6 @@ int vol_bitmap_open(struct vol *v, char *err, size_t errlen)
 		return -ENOMEM;
 	v->bitmap = b;
 	pthread_mutex_init(&b->lock, NULL);
-	pthread_cond_init(&b->cond, NULL);
 	b->chunk = s->bitmap_chunk;
 	b->offset = s->bitmap_offset;
 	b->nbits = bitmap_bits(v->geom.capacity, b->chunk);
@@ -134,7 +132,7 @@ static int host_error(int r)
 }
 
 /* The target members, held: each one's pending count keeps vol_remove from
- * closing it while the bitmap thread writes (no state lock across I/O, so a
+ * closing it while the metadata thread writes (no state lock across I/O, so a
  * member failing meanwhile never waits for a bitmap write). */
 static unsigned bm_hold(struct vol *v, struct member **ms, unsigned *slots)
 {
@@ -142,7 +140,7 @@ static unsigned bm_hold(struct vol *v, struct member **ms, unsigned *slots)
 	pthread_mutex_lock(&v->state_lock);
 	for (unsigned i = 0; i < v->geom.members; i++)
 		if (bm_target(v, i)) {
-			atomic_fetch_add(&v->slot[i]->pending, 1);
+			atomic_fetch_add(&vol_ms(v, v->slot[i])->pending, 1);
 			ms[n] = v->slot[i];
 			slots[n++] = i;
 		}
@@ -172,7 +170,7 @@ static void bm_write(struct vol *v, struct vol_bitmap *b, int *res)
 		res[slots[k]] = r;
 		if (!r)
 			b->whole[slots[k]] = m;
-		atomic_fetch_sub(&m->pending, 1);
+		atomic_fetch_sub(&vol_ms(v, m)->pending, 1);
 	}
 }
 
@@ -183,7 +181,7 @@ static void bm_flush_members(struct vol *v)
 	for (unsigned k = 0; k < n; k++) {
 		if (ms[k]->caps & MEMBER_CAN_FLUSH)
 			member_flush(ms[k]); /* an error shows on the next write */
-		atomic_fetch_sub(&ms[k]->pending, 1);
+		atomic_fetch_sub(&vol_ms(v, ms[k])->pending, 1);
 	}
 }
 
@@ -196,7 +194,7 @@ static int may_clear(const struct vol *v)
  * snapshot covered. Called and returns with the bitmap lock held. */
 static void bm_round(struct vol *v, struct vol_bitmap *b)
 {
-	struct eng_req *w = b->waiters;
+	struct vol_waiter *w = b->waiters;
 	b->waiters = NULL;
 	b->need_write = 0;
 	memcpy(b->snap, b->want, b->bytes);
@@ -218,10 +216,9 @@ static void bm_round(struct vol *v, struct vol_bitmap *b)
 	pthread_mutex_unlock(&b->lock);
 	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
 	while (w) {
-		struct eng_req *n = w->next;
-		if (host)
-			w->res = host; /* its segment ends with the host's errno */
-		eng_kick(w);
+		struct vol_waiter *n = w->next;
+		w->res = host; /* its segment ends with the host's errno, if any */
+		w->resume(w);
 		if (e && emul_is_virtual(e))
 			emul_expect(e, -1); /* its member I/O is announced by now */
 		w = n;
@@ -273,67 +270,36 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void *bm_main(void *arg)
-{
-	pthread_setname_np(pthread_self(), "fsvol-bitmap"); /* top -H, ps -L */
-	struct vol *v = arg;
-	struct vol_bitmap *b = v->bitmap;
-	uint64_t next_tick = now_ns() + BM_TICK_NS;
-	pthread_mutex_lock(&b->lock);
-	while (!b->stop) {
-		if (b->waiters || b->need_write) {
-			bm_round(v, b);
-			continue;
-		}
-		if (now_ns() >= next_tick) {
-			bm_tick(v, b);
-			next_tick = now_ns() + BM_TICK_NS;
-			continue;
-		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t left = next_tick - now_ns();
-		if ((int64_t)left < 0)
-			left = 0;
-		ts.tv_sec += (time_t)(left / 1000000000u);
-		ts.tv_nsec += (long)(left % 1000000000u);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&b->cond, &b->lock, &ts);
-	}
-	/* writers still queued get their round before the thread goes */
-	if (b->waiters)
-		bm_round(v, b);
-	pthread_mutex_unlock(&b->lock);
-	return NULL;
-}
-
-/* Bitmap lock held. 0 or -errno. */
-static int bm_start_locked(struct vol *v)
-{
-	struct vol_bitmap *b = v->bitmap;
-	if (b->running)
-		return 0;
-	if (pthread_create(&b->thread, NULL, bm_main, v))
-		return -EAGAIN;
-	b->running = 1;
-	return 0;
-}
-
-int vol_bitmap_start(struct vol *v)
+void vol_bitmap_run(struct vol *v)
 {
 	struct vol_bitmap *b = v->bitmap;
 	if (!b || v->opts.readonly)
-		return 0;
+		return;
 	pthread_mutex_lock(&b->lock);
-	int r = bm_start_locked(v);
+	while (b->waiters || b->need_write)
+		bm_round(v, b);
 	pthread_mutex_unlock(&b->lock);
-	return r;
 }
 
-int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct eng_req *rq)
+void vol_bitmap_tick(struct vol *v)
+{
+	struct vol_bitmap *b = v->bitmap;
+	if (!b || v->opts.readonly)
+		return;
+	pthread_mutex_lock(&b->lock);
+	uint64_t now = now_ns();
+	if (!b->next_tick)
+		b->next_tick = now + BM_TICK_NS;
+	if (now >= b->next_tick) {
+		bm_tick(v, b);
+		b->next_tick = now_ns() + BM_TICK_NS;
+	}
+	while (b->waiters || b->need_write)
+		bm_round(v, b);
+	pthread_mutex_unlock(&b->lock);
+}
+
+int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct vol_waiter *w)
 {
 	struct vol_bitmap *b = v->bitmap;
 	if (!b || !len)
@@ -353,18 +319,16 @@ int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct eng_req *
 			durable = 0;
 	}
 	if (!durable) {
-		/* a volume served without vol_start: the first writer starts it */
-		if (!b->running && !b->stop && bm_start_locked(v))
-			fsvol_log(LOG_ERR, "write-intent bitmap: cannot start its thread");
-		rq->next = b->waiters;
-		b->waiters = rq;
+		w->next = b->waiters;
+		b->waiters = w;
 		/* virtual time waits for it: the bitmap costs no emulated time */
 		struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
 		if (e && emul_is_virtual(e))
 			emul_expect(e, 1);
-		pthread_cond_signal(&b->cond);
 	}
 	pthread_mutex_unlock(&b->lock);
+	if (!durable)
+		vol_md_wake(v, VOL_MD_BITMAP);
 	return durable;
 }
 
@@ -381,15 +345,21 @@ void vol_bitmap_end(struct vol *v, uint64_t off, uint64_t len)
 	pthread_mutex_unlock(&b->lock);
 }
 
+/* The regions [off, off+len) touches, within the bitmap. */
+static void bm_regions(const struct vol_bitmap *b, uint64_t off, uint64_t len, uint64_t *first, uint64_t *last)
+{
+	bitmap_range(b->chunk, off, len, first, last);
+	if (*last >= b->nbits)
+		*last = b->nbits - 1;
+}
+
 int vol_bitmap_dirty(struct vol *v, uint64_t off, uint64_t len)
 {
 	struct vol_bitmap *b = v->bitmap;
 	if (!b || !len)
 		return 1;
 	uint64_t first, last;
-	bitmap_range(b->chunk, off, len, &first, &last);
-	if (last >= b->nbits)
-		last = b->nbits - 1;
+	bm_regions(b, off, len, &first, &last);
 	pthread_mutex_lock(&b->lock);
 	int r = bitmap_any(b->want, first, last);
 	pthread_mutex_unlock(&b->lock);
@@ -402,9 +372,7 @@ int vol_bitmap_skip(struct vol *v, unsigned gen, uint64_t off, uint64_t len)
 	if (!b || !len)
 		return 0;
 	uint64_t first, last;
-	bitmap_range(b->chunk, off, len, &first, &last);
-	if (last >= b->nbits)
-		last = b->nbits - 1;
+	bm_regions(b, off, len, &first, &last);
 	pthread_mutex_lock(&b->lock);
 	/* under the lock a writer sets bits with: a writer that sets one after
 	 * this check plans after the checkpoint moved, so it writes the member */
@@ -439,14 +407,7 @@ void vol_bitmap_close(struct vol *v)
 	struct vol_bitmap *b = v->bitmap;
 	if (!b)
 		return;
-	pthread_mutex_lock(&b->lock);
-	b->stop = 1;
-	int join = b->running;
-	pthread_cond_signal(&b->cond);
-	pthread_mutex_unlock(&b->lock);
-	if (join)
-		pthread_join(b->thread, NULL);
-	/* everything was flushed (vol_close): a healthy volume starts clean
+	/* the metadata thread stopped (vol_md_stop): everything was flushed (vol_close): a healthy volume starts clean
 	 * next time; a degraded one keeps its bits for a re-add */
 	if (may_clear(v)) {
 		pthread_mutex_lock(&b->lock);

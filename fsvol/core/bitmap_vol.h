@@ -1,5 +1,6 @@
 /* bitmap_vol: the volume's write-intent bitmap (md's internal bitmap): the
- * image kept in memory, written to every member in a role by one thread,
+ * image kept in memory, written to every member in a role by the metadata
+ * thread (core/vol_md.c),
  * cleared lazily. The format and its arithmetic are fsvol/meta/bitmap.c. */
 #ifndef FSVOL_BITMAP_VOL_H
 #define FSVOL_BITMAP_VOL_H
@@ -8,22 +9,25 @@
 #include <stdio.h>
 
 struct vol;
-struct eng_req;
+struct vol_waiter;
 
 /* At assembly (after the slots are set): read every present role member's
  * image and keep their union. No-op without a bitmap. 0 or -errno (err). */
 int vol_bitmap_open(struct vol *v, char *err, size_t errlen);
-/* Start the bitmap thread (vol_start: in the process that serves). 0 or -errno. */
-int vol_bitmap_start(struct vol *v);
-/* At close, after the last write was flushed: stop the thread; a healthy,
+/* The metadata thread's work (core/vol_md.c): write the image for the
+ * writers queued; _tick also ages and clears idle bits when due (md's
+ * daemon_sleep). No-op without a bitmap. */
+void vol_bitmap_run(struct vol *v);
+void vol_bitmap_tick(struct vol *v);
+/* At close, after the last write was flushed and the thread stopped: a healthy,
  * clean volume writes an all-clear image. Frees everything. */
 void vol_bitmap_close(struct vol *v);
 void vol_bitmap_free(struct vol *v);
 
 /* The engine's ST_BITMAP step for a write segment [off, off+len): 1 when
- * the regions' bits are durable on every member, 0 when rq was queued (the
- * bitmap thread kicks it once they are). Never blocks. */
-int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct eng_req *rq);
+ * the regions' bits are durable on every member, 0 when w was queued (the
+ * metadata thread kicks it once they are). Never blocks. */
+int vol_bitmap_begin(struct vol *v, uint64_t off, uint64_t len, struct vol_waiter *w);
 /* The segment's member writes are done (its regions may be cleared later). */
 void vol_bitmap_end(struct vol *v, uint64_t off, uint64_t len);
 

@@ -10,11 +10,11 @@
 #include <sys/uio.h>
 
 #include "fsvol/core/bufpool.h"
-#include "fsvol/core/engine.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/members/member.h"
 #include "fsvol/model/emul.h"
 #include "layout/layout.h"
+#include "stats/stats.h"
 
 #define ENG_ALIGN 4096u
 #define ENG_SEG (1u << 20)            /* a request is served in segments of at most this */
@@ -26,7 +26,8 @@
 /* A family's step: pieces were added and must be issued, or the segment is done. */
 enum { ENG_DONE = 0, ENG_ISSUE = 1 };
 
-enum eng_kind { ENG_K_READ = ENGINE_READ, ENG_K_WRITE = ENGINE_WRITE, ENG_K_FLUSH = ENGINE_FLUSH, ENG_K_RESYNC,
+/* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
+enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
 		ENG_K_REBUILD, ENG_K_COPY /* a replacement's unit (md's want_replacement) */ };
 
 /* One contiguous run of memory for one member range (data-area offsets). */
@@ -73,11 +74,12 @@ struct eng_lockset {
 struct eng_req {
 	struct vol *v;
 	struct eng_req *next;    /* run queue, lock wait list, free list */
+	struct vol_waiter wait;  /* queued on the bitmap or for superblocks */
 	int kind;
 	unsigned flags;
 	uint8_t *buf;            /* the caller's */
 	uint64_t off, len;
-	engine_done_fn done;
+	void (*done)(void *arg, int res); /* engine.h's engine_done_fn */
 	void *arg;
 	int res, state, tries;
 	uint64_t t0, trace_parent, progress;
@@ -128,6 +130,37 @@ struct eng_family {
 };
 
 extern const struct eng_family eng_plain, eng_mirror, eng_parity;
+
+/* A family step that maps a segment once (plain, mirror reads and writes):
+ * rq->phase is ENG_ONCE_ISSUE, then ENG_ONCE_DONE. */
+enum { ENG_ONCE_ISSUE, ENG_ONCE_DONE };
+static inline int eng_once(struct eng_req *rq)
+{
+	if (rq->phase == ENG_ONCE_DONE)
+		return 0;
+	rq->phase = ENG_ONCE_DONE;
+	return 1;
+}
+
+/* The background passes' window loop (md's sync_request per window), shared
+ * by every family: a unit is walked in windows; each window is read, then
+ * computed and written, then passed. rq->phase holds the step. */
+enum eng_win_step {
+	ENG_WIN_READ,  /* fresh scratch; queue the reads */
+	ENG_WIN_WRITE, /* the reads are in: compute, queue the writes */
+	ENG_WIN_NEXT,  /* the writes are done: on to the next window */
+};
+enum { ENG_WIN_PASS = 2, ENG_WIN_GO }; /* window(): skip this window; work on it */
+struct eng_window_ops {
+	/* The window at rq->rpos in *win (w: the family's window state, filled
+	 * here for read and write). ENG_WIN_GO: work on it; ENG_WIN_PASS: skip it;
+	 * ENG_DONE: the unit is done; -errno. It may look at rq->phase. */
+	int (*window)(struct eng_req *rq, void *w, uint64_t *win);
+	int (*read)(struct eng_req *rq, void *w, uint64_t win);  /* 0 or -errno; queues >= 1 piece */
+	int (*write)(struct eng_req *rq, void *w, uint64_t win); /* 0 or -errno; may queue none */
+};
+/* A family's resync or rebuild step: ENG_ISSUE, ENG_DONE or -errno. */
+int eng_window_loop(struct eng_req *rq, const struct eng_window_ops *ops, void *w);
 const struct eng_family *eng_family_of(const struct layout_geom *g);
 
 /* engine.c, for the families */

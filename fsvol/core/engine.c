@@ -25,6 +25,8 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/engine.h"
+#include "fsvol/util/log.h"
 #include "stats/stats.h"
 
 enum {
@@ -35,7 +37,8 @@ enum {
 	ST_FAMILY,      /* ask the family for the next batch */
 	ST_WAIT,        /* a batch is in flight */
 	ST_SEG_END,
-	ST_FINISH,
+	ST_FINISH,      /* a write or flush waits for a pending superblock change */
+	ST_ACK,         /* its done() runs */
 };
 
 #define ENG_POOL_IDLE_REQS 256u
@@ -109,6 +112,15 @@ static void tl_req_key_make(void)
 	pthread_key_create(&tl_req_key, tl_reqs_free);
 }
 
+/* The bitmap or the metadata thread lets a queued request go on. */
+static void req_resume(struct vol_waiter *w)
+{
+	struct eng_req *rq = (struct eng_req *)((char *)w - offsetof(struct eng_req, wait));
+	if (w->res)
+		rq->res = w->res;
+	eng_kick(rq);
+}
+
 static struct eng_req *req_get(struct vol *v)
 {
 	struct eng_state *es = v->eng;
@@ -138,6 +150,7 @@ static struct eng_req *req_get(struct vol *v)
 	rq->plans = keep.plans;
 	rq->cap_plans = keep.cap_plans;
 	rq->v = v;
+	rq->wait.resume = req_resume;
 	return rq;
 }
 
@@ -357,9 +370,10 @@ static void mio_complete(struct eng_mio *s)
 	int res = s->io.res;
 	/* a modelled member completed at its emulated time */
 	uint64_t end = s->emulated ? s->eio.r.done_ns : eng_now(v);
-	atomic_fetch_sub_explicit(&m->pending, 1, memory_order_relaxed);
+	struct vol_mstate *ms = vol_ms(v, m);
+	atomic_fetch_sub_explicit(&ms->pending, 1, memory_order_relaxed);
 	if (s->op != MEMBER_FLUSH)
-		atomic_store_explicit(&m->head, s->off + s->len, memory_order_relaxed);
+		atomic_store_explicit(&ms->head, s->off + s->len, memory_order_relaxed);
 	if (member_counted(v))
 		stats_end(m->stats, (enum stats_op)s->op, s->off, s->op == MEMBER_FLUSH ? 0 : s->len, s->t0, end,
 			  res);
@@ -430,17 +444,18 @@ static int batch_issue(struct eng_req *rq)
 		s->io.len = s->op == MEMBER_FLUSH ? 0 : s->len;
 		s->io.done = mio_backend_done;
 		s->io.nowait = !tl_may_block;
-		s->emulated = emul && s->op != MEMBER_FLUSH && atomic_load_explicit(&m->modeled, memory_order_acquire);
+		struct vol_mstate *ms = vol_ms(v, m);
+		s->emulated = emul && s->op != MEMBER_FLUSH && atomic_load_explicit(&ms->modeled, memory_order_acquire);
 		s->virt = virt && s->emulated ? emul : NULL;
 		atomic_store_explicit(&s->parts, 1 + s->emulated, memory_order_relaxed);
-		atomic_fetch_add_explicit(&m->pending, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&ms->pending, 1, memory_order_relaxed);
 		if (counted)
 			stats_begin(m->stats, now);
 		if (s->emulated) {
 			/* the model decides when this completes; the data moves now */
 			s->eio.r = (struct spindle_req){ .offset = s->off, .length = s->len,
 							 .write = s->op == MEMBER_WRITE, .arrival_ns = now };
-			s->eio.sp = m->spindle;
+			s->eio.sp = ms->spindle;
 			s->eio.release = mio_model_done;
 			if (s->virt)
 				emul_expect(emul, 1); /* submitted when the data has moved */
@@ -598,7 +613,7 @@ static int batch_settle(struct eng_req *rq)
 	if (++rq->tries < ENG_MAX_TRIES && layout_survives(&v->geom, eng_failed(v))) {
 		/* replan the whole segment on what survives */
 		eng_scratch_free(rq);
-		rq->phase = 0;
+		rq->phase = 0; /* the family's first step */
 		rq->rpos = rq->seg_off;
 		return 1;
 	}
@@ -609,7 +624,7 @@ static int batch_settle(struct eng_req *rq)
 static int flush_step(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
-	if (rq->phase++)
+	if (!eng_once(rq))
 		return ENG_DONE;
 	/* a member being rebuilt holds what was written below its checkpoint */
 	uint64_t failed = eng_failed(v);
@@ -624,6 +639,39 @@ static int flush_step(struct eng_req *rq)
 				return r;
 		}
 	return rq->npieces ? ENG_ISSUE : ENG_DONE;
+}
+
+int eng_window_loop(struct eng_req *rq, const struct eng_window_ops *ops, void *w)
+{
+	for (;;) {
+		uint64_t win = 0;
+		int r = ops->window(rq, w, &win);
+		if (r != ENG_WIN_GO && r != ENG_WIN_PASS)
+			return r; /* ENG_DONE or -errno */
+		if (r == ENG_WIN_PASS) {
+			rq->rpos += win;
+			continue;
+		}
+		switch ((enum eng_win_step)rq->phase) {
+		case ENG_WIN_READ:
+			eng_scratch_free(rq);
+			rq->phase = ENG_WIN_WRITE;
+			r = ops->read(rq, w, win);
+			return r ? r : ENG_ISSUE;
+		case ENG_WIN_WRITE:
+			rq->phase = ENG_WIN_NEXT;
+			if ((r = ops->write(rq, w, win)))
+				return r;
+			if (rq->npieces)
+				return ENG_ISSUE;
+			__attribute__((fallthrough)); /* nothing to write */
+		case ENG_WIN_NEXT:
+			eng_scratch_free(rq);
+			rq->rpos += win;
+			rq->phase = ENG_WIN_READ;
+			break;
+		}
+	}
 }
 
 static int family_step(struct eng_req *rq)
@@ -709,7 +757,7 @@ static void eng_step(struct eng_req *rq)
 				rq->state = ST_FINISH;
 				break;
 			}
-			rq->phase = 0;
+			rq->phase = 0; /* the family's first step */
 			rq->tries = 0;
 			rq->rpos = rq->seg_off;
 			rq->state = ST_LOCK;
@@ -718,8 +766,8 @@ static void eng_step(struct eng_req *rq)
 			if (rq->lk.want && !eng_locks_take(v->eng->locks, rq))
 				return; /* queued on a bucket: its release kicks us */
 			rq->state = ST_BITMAP;
-			if (rq->kind == ENG_K_WRITE && !vol_bitmap_begin(v, rq->seg_off, rq->seg_len, rq))
-				return; /* its bits are being written: the bitmap thread kicks us */
+			if (rq->kind == ENG_K_WRITE && !vol_bitmap_begin(v, rq->seg_off, rq->seg_len, &rq->wait))
+				return; /* its bits are being written: the metadata thread kicks us */
 			break;
 		case ST_BITMAP:
 			if (rq->res) { /* the bitmap could not be written (the host's errno) */
@@ -782,6 +830,13 @@ static void eng_step(struct eng_req *rq)
 			rq->progress += rq->seg_n;
 			rq->state = rq->kind >= ENG_K_RESYNC ? ST_FINISH : ST_START;
 			break;
+		case ST_FINISH:
+			/* an acknowledged write never depends on a superblock that
+			 * still calls a failed member active (md's MD_SB_CHANGE_PENDING) */
+			rq->state = ST_ACK;
+			if ((rq->kind == ENG_K_WRITE || rq->kind == ENG_K_FLUSH) && !vol_md_sb_wait(v, &rq->wait))
+				return; /* the metadata thread kicks us */
+			break;
 		default:
 			req_finish(rq);
 			return;
@@ -789,9 +844,24 @@ static void eng_step(struct eng_req *rq)
 	}
 }
 
+_Static_assert((int)ENG_K_READ == (int)ENGINE_READ && (int)ENG_K_WRITE == (int)ENGINE_WRITE &&
+		       (int)ENG_K_FLUSH == (int)ENGINE_FLUSH,
+	       "eng_kind follows engine.h's ops");
+
 /* The trampoline: requests that became ready on this thread, run in order. */
 static __thread struct eng_req *tl_run_head, *tl_run_tail;
 static __thread int tl_running;
+
+int eng_on_completion(void)
+{
+	return tl_running;
+}
+
+void eng_completion_abort(const char *what)
+{
+	fsvol_log(LOG_CRIT, "%s called on a completion path (engine step): a bug, see docs/engine.md", what);
+	abort();
+}
 
 void eng_kick(struct eng_req *rq)
 {
@@ -835,6 +905,13 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 		off = len = 0;
 	else if (check_range(v, off, len))
 		return -EINVAL;
+	/* a volume served without vol_start: its first write starts the
+	 * metadata thread (a submission, never a completion) */
+	if (op != ENGINE_READ && !v->opts.readonly && !atomic_load(&v->md_running)) {
+		int r = vol_md_start(v);
+		if (r)
+			return r;
+	}
 	struct eng_req *rq = req_get(v);
 	if (!rq)
 		return -ENOMEM;

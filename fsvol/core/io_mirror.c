@@ -45,12 +45,13 @@ static unsigned pick_copy(struct vol *v, uint64_t off, uint64_t len, uint64_t fa
 			struct member *m = v->slot[ex[i].member];
 			if ((failed & (1ull << ex[i].member)) || !m)
 				continue;
-			uint64_t head = atomic_load_explicit(&m->head, memory_order_relaxed);
+			const struct vol_mstate *ms = vol_ms(v, m);
+			uint64_t head = atomic_load_explicit(&ms->head, memory_order_relaxed);
 			if (head == ex[i].offset && head != 0) {
 				best = i;
 				break;
 			}
-			unsigned pend = atomic_load_explicit(&m->pending, memory_order_relaxed);
+			unsigned pend = atomic_load_explicit(&ms->pending, memory_order_relaxed);
 			uint64_t dist = head > ex[i].offset ? head - ex[i].offset : ex[i].offset - head;
 			if (pend < bpend || (pend == bpend && dist < bdist)) {
 				best = i;
@@ -71,7 +72,7 @@ static int mirror_read(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
 	uint64_t end = rq->seg_off + rq->seg_len;
-	if (rq->phase++)
+	if (!eng_once(rq))
 		return ENG_DONE;
 	for (uint64_t pos = rq->seg_off; pos < end;) {
 		struct layout_extent e;
@@ -92,7 +93,7 @@ static int mirror_write(struct eng_req *rq)
 	const struct layout_geom *g = &rq->v->geom;
 	uint64_t end = rq->seg_off + rq->seg_len;
 	unsigned copies = layout_copies(g);
-	if (rq->phase++)
+	if (!eng_once(rq))
 		return ENG_DONE;
 	for (uint64_t pos = rq->seg_off; pos < end;) {
 		uint64_t step = end - pos, failed = eng_failed_at(rq, pos);
@@ -122,137 +123,153 @@ static int mirror_write(struct eng_req *rq)
 	return ENG_ISSUE;
 }
 
-/* Resync a chunk in windows: phase 0 reads every present copy of the window,
- * phase 1 compares them with the first and rewrites the others (repair). */
-static int mirror_resync(struct eng_req *rq)
+/* A window of a chunk: every copy's extent, and which of them are present. */
+struct mirror_win {
+	struct layout_extent e[LAYOUT_MAX_MEMBERS];
+	unsigned copies, first, present, src, dst;
+	uint64_t failed;
+};
+
+/* The window at rq->rpos: at most MIRROR_WINDOW, within every copy's extent. */
+static int mirror_window(struct eng_req *rq, struct mirror_win *w, uint64_t *win, uint64_t failed)
 {
 	const struct layout_geom *g = &rq->v->geom;
-	unsigned copies = layout_copies(g);
 	uint64_t end = rq->seg_off + rq->seg_len;
-	struct layout_extent e[LAYOUT_MAX_MEMBERS];
-	for (;;) {
-		if (rq->rpos >= end)
-			return ENG_DONE;
-		uint64_t failed = eng_failed_at(rq, rq->rpos);
-		uint64_t win = end - rq->rpos < MIRROR_WINDOW ? end - rq->rpos : MIRROR_WINDOW;
-		for (unsigned k = 0; k < copies; k++) {
-			layout_locate(g, rq->rpos, k, &e[k]);
-			if (e[k].length < win)
-				win = e[k].length;
+	if (rq->rpos >= end)
+		return ENG_DONE;
+	*win = end - rq->rpos < MIRROR_WINDOW ? end - rq->rpos : MIRROR_WINDOW;
+	w->copies = layout_copies(g);
+	w->first = w->src = w->dst = w->copies;
+	w->present = 0;
+	w->failed = failed;
+	for (unsigned k = 0; k < w->copies; k++) {
+		layout_locate(g, rq->rpos, k, &w->e[k]);
+		if (w->e[k].length < *win)
+			*win = w->e[k].length;
+		if ((int)w->e[k].member == rq->target && rq->kind >= ENG_K_REBUILD)
+			w->dst = k;
+		else if (!(failed & (1ull << w->e[k].member))) {
+			w->present++;
+			if (w->first == w->copies)
+				w->first = k;
 		}
-		unsigned first = copies, present = 0;
-		for (unsigned k = 0; k < copies; k++)
-			if (!(failed & (1ull << e[k].member))) {
-				present++;
-				if (first == copies)
-					first = k;
-			}
-		if (first == copies)
-			return -EIO;
-		if (rq->phase == 0) {
-			if (present < 2) {
-				/* nothing to compare this window with: say so */
-				rq->skipped++;
-				rq->rpos += win;
-				continue;
-			}
-			eng_scratch_free(rq);
-			uint8_t **buf = eng_alloc(rq, copies * sizeof(*buf));
-			if (!buf)
-				return -ENOMEM;
-			rq->fam_priv = buf;
-			for (unsigned k = 0; k < copies; k++) {
-				buf[k] = NULL;
-				if (failed & (1ull << e[k].member))
-					continue;
-				void *b = buf[k] = eng_alloc(rq, win);
-				if (!b)
-					return -ENOMEM;
-				int r = eng_piece(rq, e[k].member, MEMBER_READ, k == first ? STATS_WHY_DATA : STATS_WHY_MIRROR,
-						  e[k].offset, win, b);
-				if (r)
-					return r;
-			}
-			rq->phase = 1;
-			return ENG_ISSUE;
-		}
-		if (rq->phase == 1) {
-			/* the copies read in phase 0 (the failed mask may have moved since) */
-			uint8_t **buf = rq->fam_priv;
-			unsigned f = 0;
-			while (!buf[f])
-				f++;
-			uint8_t *ref = buf[f];
-			int differs = 0;
-			for (unsigned k = f + 1; k < copies; k++) {
-				if (!buf[k] || !memcmp(buf[k], ref, win))
-					continue;
-				differs = 1;
-				if (rq->repair) {
-					int r = eng_piece(rq, e[k].member, MEMBER_WRITE, STATS_WHY_MIRROR, e[k].offset, win,
-							  ref);
-					if (r)
-						return r;
-				}
-			}
-			rq->mismatches += differs;
-			rq->phase = 2;
-			if (rq->npieces)
-				return ENG_ISSUE;
-		}
-		/* phase 2: the window is done */
-		eng_scratch_free(rq);
-		rq->rpos += win;
-		rq->phase = 0;
 	}
+	w->src = w->first;
+	return ENG_WIN_GO;
 }
 
-/* Rebuild the copy the rebuild slot holds of each window: phase 0 reads a
- * copy that is in sync, phase 1 writes it to the rebuild slot. */
+/* Resync: read every present copy of the window, compare them with the
+ * first and rewrite the others (repair). */
+static int resync_window(struct eng_req *rq, void *wp, uint64_t *win)
+{
+	struct mirror_win *w = wp;
+	int r = mirror_window(rq, w, win, eng_failed_at(rq, rq->rpos));
+	if (r != ENG_WIN_GO)
+		return r;
+	if (w->first == w->copies)
+		return -EIO;
+	if (rq->phase == ENG_WIN_READ && w->present < 2) {
+		/* nothing to compare this window with: say so */
+		rq->skipped++;
+		return ENG_WIN_PASS;
+	}
+	return ENG_WIN_GO;
+}
+
+static int resync_read(struct eng_req *rq, void *wp, uint64_t win)
+{
+	struct mirror_win *w = wp;
+	uint64_t failed = w->failed;
+	uint8_t **buf = eng_alloc(rq, w->copies * sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	rq->fam_priv = buf;
+	for (unsigned k = 0; k < w->copies; k++) {
+		buf[k] = NULL;
+		if (failed & (1ull << w->e[k].member))
+			continue;
+		void *b = buf[k] = eng_alloc(rq, win);
+		if (!b)
+			return -ENOMEM;
+		int r = eng_piece(rq, w->e[k].member, MEMBER_READ, k == w->first ? STATS_WHY_DATA : STATS_WHY_MIRROR,
+				  w->e[k].offset, win, b);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int resync_write(struct eng_req *rq, void *wp, uint64_t win)
+{
+	struct mirror_win *w = wp;
+	/* the copies read (the failed mask may have moved since) */
+	uint8_t **buf = rq->fam_priv;
+	unsigned f = 0;
+	while (!buf[f])
+		f++;
+	uint8_t *ref = buf[f];
+	int differs = 0;
+	for (unsigned k = f + 1; k < w->copies; k++) {
+		if (!buf[k] || !memcmp(buf[k], ref, win))
+			continue;
+		differs = 1;
+		if (rq->repair) {
+			int r = eng_piece(rq, w->e[k].member, MEMBER_WRITE, STATS_WHY_MIRROR, w->e[k].offset, win, ref);
+			if (r)
+				return r;
+		}
+	}
+	rq->mismatches += differs;
+	return 0;
+}
+
+static const struct eng_window_ops mirror_resync_ops = {
+	.window = resync_window, .read = resync_read, .write = resync_write,
+};
+
+static int mirror_resync(struct eng_req *rq)
+{
+	struct mirror_win w;
+	return eng_window_loop(rq, &mirror_resync_ops, &w);
+}
+
+/* Rebuild (and replace's copy): read a copy that is in sync, write it to the
+ * slot that rebuilds the target's copy. */
+static int rebuild_window(struct eng_req *rq, void *wp, uint64_t *win)
+{
+	struct mirror_win *w = wp;
+	int r = mirror_window(rq, w, win, eng_failed_at(rq, rq->rpos) | (1ull << rq->target));
+	if (r != ENG_WIN_GO)
+		return r;
+	if (w->dst == w->copies) /* the target holds no copy of this window */
+		return ENG_WIN_PASS;
+	return w->src == w->copies ? -EIO : ENG_WIN_GO;
+}
+
+static int rebuild_read(struct eng_req *rq, void *wp, uint64_t win)
+{
+	struct mirror_win *w = wp;
+	if (!(rq->fam_priv = eng_alloc(rq, win)))
+		return -ENOMEM;
+	return eng_piece(rq, w->e[w->src].member, MEMBER_READ, STATS_WHY_REBUILD, w->e[w->src].offset, win,
+			 rq->fam_priv);
+}
+
+static int rebuild_write(struct eng_req *rq, void *wp, uint64_t win)
+{
+	struct mirror_win *w = wp;
+	return eng_piece(rq, (unsigned)rq->dest, MEMBER_WRITE, STATS_WHY_REBUILD, w->e[w->dst].offset, win,
+			 rq->fam_priv);
+}
+
+static const struct eng_window_ops mirror_rebuild_ops = {
+	.window = rebuild_window, .read = rebuild_read, .write = rebuild_write,
+};
+
 static int mirror_rebuild(struct eng_req *rq)
 {
-	const struct layout_geom *g = &rq->v->geom;
-	unsigned copies = layout_copies(g), target = (unsigned)rq->target;
-	uint64_t end = rq->seg_off + rq->seg_len;
-	struct layout_extent e[LAYOUT_MAX_MEMBERS];
-	for (;;) {
-		if (rq->rpos >= end)
-			return ENG_DONE;
-		uint64_t failed = eng_failed_at(rq, rq->rpos) | (1ull << target);
-		uint64_t win = end - rq->rpos < MIRROR_WINDOW ? end - rq->rpos : MIRROR_WINDOW;
-		unsigned src = copies, dst = copies;
-		for (unsigned k = 0; k < copies; k++) {
-			layout_locate(g, rq->rpos, k, &e[k]);
-			if (e[k].length < win)
-				win = e[k].length;
-			if (e[k].member == target)
-				dst = k;
-			else if (src == copies && !(failed & (1ull << e[k].member)))
-				src = k;
-		}
-		if (dst == copies) { /* the target holds no copy of this window */
-			rq->rpos += win;
-			continue;
-		}
-		if (src == copies)
-			return -EIO;
-		if (rq->phase == 0) {
-			eng_scratch_free(rq);
-			if (!(rq->fam_priv = eng_alloc(rq, win)))
-				return -ENOMEM;
-			rq->phase = 1;
-			int r = eng_piece(rq, e[src].member, MEMBER_READ, STATS_WHY_REBUILD, e[src].offset, win, rq->fam_priv);
-			return r ? r : ENG_ISSUE;
-		}
-		if (rq->phase == 1) {
-			rq->phase = 2;
-			int r = eng_piece(rq, (unsigned)rq->dest, MEMBER_WRITE, STATS_WHY_REBUILD, e[dst].offset, win, rq->fam_priv);
-			return r ? r : ENG_ISSUE;
-		}
-		eng_scratch_free(rq);
-		rq->rpos += win;
-		rq->phase = 0;
-	}
+	struct mirror_win w;
+	return eng_window_loop(rq, &mirror_rebuild_ops, &w);
 }
 
 static uint64_t mirror_units(const struct layout_geom *g)

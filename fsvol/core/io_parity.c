@@ -5,10 +5,11 @@
  * Writes go in rounds of a few stripes: plan each (RMW, RCW or FULL, by what
  * it must read), read what the plans need, compute P (and Q), write:
  *
- *   phase 0: plan the round, read     phase 1: compute, write     phase 2: next round
+ *   ROUND_READ: plan the round, read   ROUND_WRITE: compute, write   ROUND_NEXT: next round
  *
- * Resync walks one stripe in windows: read every column and the parity,
- * recompute, count what disagrees, rewrite the parity when repairing.
+ * Resync walks one stripe in windows (eng_window_loop): read every column and
+ * the parity, recompute, count what disagrees, rewrite the parity when
+ * repairing.
  */
 #include <errno.h>
 #include <string.h>
@@ -17,6 +18,14 @@
 #include "layout/parity.h"
 
 #define PARITY_WINDOW (256u << 10)
+
+/* A foreground request's step through its rounds (rq->phase; raid5's
+ * check_states / reconstruct_states in miniature). */
+enum parity_round {
+	ROUND_READ,  /* plan the round, read what the plans need */
+	ROUND_WRITE, /* reads: reconstruct; writes: compute P (and Q), write */
+	ROUND_NEXT,  /* the round is done: the next one */
+};
 
 static uint64_t stripe_bytes(const struct layout_geom *g)
 {
@@ -162,8 +171,8 @@ static int read_round(struct eng_req *rq)
 static int parity_read(struct eng_req *rq)
 {
 	uint64_t end = rq->seg_off + rq->seg_len;
-	if (rq->phase == 0) {
-		rq->phase = 1;
+	if (rq->phase == ROUND_READ) {
+		rq->phase = ROUND_WRITE;
 		return read_round(rq);
 	}
 	for (unsigned k = 0; k < rq->nplans; k++) {
@@ -175,7 +184,7 @@ static int parity_read(struct eng_req *rq)
 	rq->rpos = rq->rend;
 	if (rq->rpos >= end)
 		return ENG_DONE;
-	rq->phase = 1;
+	rq->phase = ROUND_WRITE; /* a read round reconstructs and reads on in one step */
 	return read_round(rq);
 }
 
@@ -349,177 +358,220 @@ static int parity_write(struct eng_req *rq)
 	uint64_t end = rq->seg_off + rq->seg_len;
 	int r;
 	for (;;) {
-		switch (rq->phase) {
-		case 0:
+		switch ((enum parity_round)rq->phase) {
+		case ROUND_READ:
 			if ((r = write_round(rq)))
 				return r;
-			rq->phase = 1;
+			rq->phase = ROUND_WRITE;
 			if (rq->npieces)
 				return ENG_ISSUE;
 			/* nothing to read (full stripes): compute at once */
 			__attribute__((fallthrough));
-		case 1:
+		case ROUND_WRITE:
 			for (unsigned k = 0; k < rq->nplans; k++)
 				if ((r = write_compute(rq, &rq->plans[k])))
 					return r;
-			rq->phase = 2;
+			rq->phase = ROUND_NEXT;
 			return ENG_ISSUE;
-		default:
+		case ROUND_NEXT:
 			eng_scratch_free(rq);
 			rq->rpos = rq->rend;
 			if (rq->rpos >= end)
 				return ENG_DONE;
-			rq->phase = 0;
+			rq->phase = ROUND_READ;
 		}
 	}
 }
 
 /* ---- resync ---- */
 
-static int parity_resync(struct eng_req *rq)
+/* One stripe of a background pass: its columns, who is failed, the window. */
+struct parity_win {
+	struct layout_stripe st;
+	unsigned nd, np, n;
+	int pm[2];                          /* the parity members: P, Q */
+	unsigned col[LAYOUT_MAX_MEMBERS + 2]; /* rebuild: data in data-index order, then P, then Q */
+	unsigned tcol;                      /* rebuild: the target's column */
+	uint64_t failed;                    /* at the unit's start */
+	uint64_t win;
+};
+
+static void parity_win_init(struct eng_req *rq, struct parity_win *w, uint64_t failed)
 {
 	const struct layout_geom *g = &rq->v->geom;
-	unsigned nd = g->data_members, np = layout_parity_count(g);
-	uint64_t failed = eng_failed_at(rq, rq->seg_off);
-	uint64_t win = g->chunk < PARITY_WINDOW ? g->chunk : PARITY_WINDOW;
-	struct layout_stripe st;
-	layout_stripe(g, rq->unit, &st);
-	int pm[2] = { st.p, st.q };
-	/* scratch layout per window: nd columns, then np read parity, then np fresh */
-	for (;;) {
-		uint64_t x = rq->rpos - rq->seg_off; /* in-chunk offset of the window */
-		if (x >= g->chunk)
-			return ENG_DONE;
-		if (rq->phase == 0) {
-			unsigned present = 0;
-			for (unsigned k = 0; k < np; k++)
-				present += !(failed & (1ull << pm[k]));
-			for (unsigned j = 0; j < nd; j++)
-				if (failed & (1ull << st.data[j]))
-					present = 0;
-			if (!present) {
-				/* a data column or every parity is gone: nothing to check against */
-				rq->skipped++;
-				return ENG_DONE;
-			}
-			eng_scratch_free(rq);
-			uint8_t **b = eng_alloc(rq, (nd + 2 * np) * sizeof(*b));
-			if (!b)
-				return -ENOMEM;
-			rq->fam_priv = b;
-			for (unsigned j = 0; j < nd; j++) {
-				if (!(b[j] = eng_alloc(rq, win)))
-					return -ENOMEM;
-				int r = eng_piece(rq, st.data[j], MEMBER_READ, STATS_WHY_DATA, st.member_offset + x, win, b[j]);
-				if (r)
-					return r;
-			}
-			for (unsigned k = 0; k < np; k++) {
-				b[nd + k] = NULL;
-				if (!(b[nd + np + k] = eng_alloc(rq, win)))
-					return -ENOMEM;
-				if (failed & (1ull << pm[k]))
-					continue;
-				if (!(b[nd + k] = eng_alloc(rq, win)))
-					return -ENOMEM;
-				int r = eng_piece(rq, (unsigned)pm[k], MEMBER_READ, STATS_WHY_PARITY_READ, st.member_offset + x,
-						  win, b[nd + k]);
-				if (r)
-					return r;
-			}
-			rq->phase = 1;
-			return ENG_ISSUE;
-		}
-		if (rq->phase == 1) {
-			uint8_t **b = rq->fam_priv;
-			parity_gen((const void *const *)b, nd, b[nd + np], np > 1 ? b[nd + np + 1] : NULL, win);
-			int differs = 0;
-			for (unsigned k = 0; k < np; k++)
-				if (b[nd + k] && memcmp(b[nd + k], b[nd + np + k], win)) {
-					differs = 1;
-					if (rq->repair) {
-						int r = eng_piece(rq, (unsigned)pm[k], MEMBER_WRITE, STATS_WHY_PARITY_WRITE,
-								  st.member_offset + x, win, b[nd + np + k]);
-						if (r)
-							return r;
-					}
-				}
-			rq->mismatches += differs;
-			rq->phase = 2;
-			if (rq->npieces)
-				return ENG_ISSUE;
-		}
-		eng_scratch_free(rq);
-		rq->rpos += win;
-		rq->phase = 0;
-	}
+	w->nd = g->data_members;
+	w->np = layout_parity_count(g);
+	w->n = w->nd + w->np;
+	w->failed = failed;
+	w->win = g->chunk < PARITY_WINDOW ? g->chunk : PARITY_WINDOW;
+	layout_stripe(g, rq->unit, &w->st);
+	w->pm[0] = w->st.p;
+	w->pm[1] = w->st.q;
 }
 
-/* Rebuild the rebuild slot's column of one stripe, window by window: phase 0
- * reads every other column that is present, phase 1 recovers what is lost
- * (the target, and on raid6 maybe one more) and writes the target's part. */
-static int parity_rebuild(struct eng_req *rq)
+/* The window's in-chunk offset */
+static uint64_t win_x(const struct eng_req *rq)
 {
-	const struct layout_geom *g = &rq->v->geom;
-	unsigned nd = g->data_members, np = layout_parity_count(g), n = nd + np;
-	unsigned target = (unsigned)rq->target;
-	uint64_t failed = eng_failed_at(rq, rq->seg_off) | (1ull << target);
-	uint64_t win = g->chunk < PARITY_WINDOW ? g->chunk : PARITY_WINDOW;
-	struct layout_stripe st;
-	unsigned col[LAYOUT_MAX_MEMBERS + 2], tcol = n;
-	layout_stripe(g, rq->unit, &st);
-	/* blocks: data in data-index order, then P, then Q (parity_recover's order) */
-	for (unsigned j = 0; j < nd; j++)
-		col[j] = st.data[j];
-	col[nd] = (unsigned)st.p;
-	if (np > 1)
-		col[nd + 1] = (unsigned)st.q;
-	for (unsigned j = 0; j < n; j++)
-		if (col[j] == target)
-			tcol = j;
-	if (tcol == n)
-		return ENG_DONE; /* cannot happen: every member holds a column of every stripe */
-	for (;;) {
-		uint64_t x = rq->rpos - rq->seg_off;
-		if (x >= g->chunk)
+	return rq->rpos - rq->seg_off;
+}
+
+/* Resync: read the data and the parity of the window, compute the parity,
+ * compare, rewrite what differs (repair). Scratch per window: nd columns,
+ * then np read parity, then np fresh. */
+static int resync_window(struct eng_req *rq, void *wp, uint64_t *win)
+{
+	struct parity_win *w = wp;
+	if (win_x(rq) >= rq->v->geom.chunk)
+		return ENG_DONE;
+	*win = w->win;
+	if (rq->phase == ENG_WIN_READ) {
+		unsigned present = 0;
+		for (unsigned k = 0; k < w->np; k++)
+			present += !(w->failed & (1ull << w->pm[k]));
+		for (unsigned j = 0; j < w->nd; j++)
+			if (w->failed & (1ull << w->st.data[j]))
+				present = 0;
+		if (!present) {
+			/* a data column or every parity is gone: nothing to check against */
+			rq->skipped++;
 			return ENG_DONE;
-		if (rq->phase == 0) {
-			eng_scratch_free(rq);
-			uint8_t **b = eng_alloc(rq, n * sizeof(*b));
-			if (!b)
-				return -ENOMEM;
-			rq->fam_priv = b;
-			for (unsigned j = 0; j < n; j++) {
-				if (!(b[j] = eng_alloc(rq, win)))
-					return -ENOMEM;
-				if (failed & (1ull << col[j]))
-					continue;
-				int r = eng_piece(rq, col[j], MEMBER_READ, STATS_WHY_REBUILD, st.member_offset + x, win, b[j]);
+		}
+	}
+	return ENG_WIN_GO;
+}
+
+static int resync_read(struct eng_req *rq, void *wp, uint64_t win)
+{
+	struct parity_win *w = wp;
+	unsigned nd = w->nd, np = w->np;
+	uint64_t at = w->st.member_offset + win_x(rq);
+	uint8_t **b = eng_alloc(rq, (nd + 2 * np) * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	rq->fam_priv = b;
+	for (unsigned j = 0; j < nd; j++) {
+		if (!(b[j] = eng_alloc(rq, win)))
+			return -ENOMEM;
+		int r = eng_piece(rq, w->st.data[j], MEMBER_READ, STATS_WHY_DATA, at, win, b[j]);
+		if (r)
+			return r;
+	}
+	for (unsigned k = 0; k < np; k++) {
+		b[nd + k] = NULL;
+		if (!(b[nd + np + k] = eng_alloc(rq, win)))
+			return -ENOMEM;
+		if (w->failed & (1ull << w->pm[k]))
+			continue;
+		if (!(b[nd + k] = eng_alloc(rq, win)))
+			return -ENOMEM;
+		int r = eng_piece(rq, (unsigned)w->pm[k], MEMBER_READ, STATS_WHY_PARITY_READ, at, win, b[nd + k]);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int resync_write(struct eng_req *rq, void *wp, uint64_t win)
+{
+	struct parity_win *w = wp;
+	unsigned nd = w->nd, np = w->np;
+	uint8_t **b = rq->fam_priv;
+	parity_gen((const void *const *)b, nd, b[nd + np], np > 1 ? b[nd + np + 1] : NULL, win);
+	int differs = 0;
+	for (unsigned k = 0; k < np; k++)
+		if (b[nd + k] && memcmp(b[nd + k], b[nd + np + k], win)) {
+			differs = 1;
+			if (rq->repair) {
+				int r = eng_piece(rq, (unsigned)w->pm[k], MEMBER_WRITE, STATS_WHY_PARITY_WRITE,
+						  w->st.member_offset + win_x(rq), win, b[nd + np + k]);
 				if (r)
 					return r;
 			}
-			rq->phase = 1;
-			return ENG_ISSUE;
 		}
-		if (rq->phase == 1) {
-			uint8_t **b = rq->fam_priv;
-			unsigned lost[2], nlost = 0;
-			for (unsigned j = 0; j < n; j++)
-				if (failed & (1ull << col[j])) {
-					if (nlost == np)
-						return -EIO; /* more lost than the level can rebuild */
-					lost[nlost++] = j;
-				}
-			if (parity_recover((void *const *)b, nd, np, lost, nlost, win))
-				return -EIO;
-			rq->phase = 2;
-			int r = eng_piece(rq, (unsigned)rq->dest, MEMBER_WRITE, STATS_WHY_REBUILD, st.member_offset + x, win, b[tcol]);
-			return r ? r : ENG_ISSUE;
-		}
-		eng_scratch_free(rq);
-		rq->rpos += win;
-		rq->phase = 0;
+	rq->mismatches += differs;
+	return 0;
+}
+
+static const struct eng_window_ops parity_resync_ops = {
+	.window = resync_window, .read = resync_read, .write = resync_write,
+};
+
+static int parity_resync(struct eng_req *rq)
+{
+	struct parity_win w;
+	parity_win_init(rq, &w, eng_failed_at(rq, rq->seg_off));
+	return eng_window_loop(rq, &parity_resync_ops, &w);
+}
+
+/* Rebuild the rebuild slot's column of one stripe, window by window: read
+ * every other column that is present, recover what is lost (the target, and
+ * on raid6 maybe one more) and write the target's part. */
+static int rebuild_window(struct eng_req *rq, void *wp, uint64_t *win)
+{
+	struct parity_win *w = wp;
+	if (win_x(rq) >= rq->v->geom.chunk)
+		return ENG_DONE;
+	*win = w->win;
+	return ENG_WIN_GO;
+}
+
+static int rebuild_read(struct eng_req *rq, void *wp, uint64_t win)
+{
+	struct parity_win *w = wp;
+	uint8_t **b = eng_alloc(rq, w->n * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	rq->fam_priv = b;
+	for (unsigned j = 0; j < w->n; j++) {
+		if (!(b[j] = eng_alloc(rq, win)))
+			return -ENOMEM;
+		if (w->failed & (1ull << w->col[j]))
+			continue;
+		int r = eng_piece(rq, w->col[j], MEMBER_READ, STATS_WHY_REBUILD, w->st.member_offset + win_x(rq), win, b[j]);
+		if (r)
+			return r;
 	}
+	return 0;
+}
+
+static int rebuild_write(struct eng_req *rq, void *wp, uint64_t win)
+{
+	struct parity_win *w = wp;
+	uint8_t **b = rq->fam_priv;
+	unsigned lost[2], nlost = 0;
+	for (unsigned j = 0; j < w->n; j++)
+		if (w->failed & (1ull << w->col[j])) {
+			if (nlost == w->np)
+				return -EIO; /* more lost than the level can rebuild */
+			lost[nlost++] = j;
+		}
+	if (parity_recover((void *const *)b, w->nd, w->np, lost, nlost, win))
+		return -EIO;
+	return eng_piece(rq, (unsigned)rq->dest, MEMBER_WRITE, STATS_WHY_REBUILD, w->st.member_offset + win_x(rq), win,
+			 b[w->tcol]);
+}
+
+static const struct eng_window_ops parity_rebuild_ops = {
+	.window = rebuild_window, .read = rebuild_read, .write = rebuild_write,
+};
+
+static int parity_rebuild(struct eng_req *rq)
+{
+	struct parity_win w;
+	unsigned target = (unsigned)rq->target;
+	parity_win_init(rq, &w, eng_failed_at(rq, rq->seg_off) | (1ull << target));
+	for (unsigned j = 0; j < w.nd; j++)
+		w.col[j] = w.st.data[j];
+	w.col[w.nd] = (unsigned)w.st.p;
+	if (w.np > 1)
+		w.col[w.nd + 1] = (unsigned)w.st.q;
+	w.tcol = w.n;
+	for (unsigned j = 0; j < w.n; j++)
+		if (w.col[j] == target)
+			w.tcol = j;
+	if (w.tcol == w.n)
+		return ENG_DONE; /* cannot happen: every member holds a column of every stripe */
+	return eng_window_loop(rq, &parity_rebuild_ops, &w);
 }
 
 static uint64_t parity_units(const struct layout_geom *g)

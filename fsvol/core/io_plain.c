@@ -9,7 +9,7 @@ static int plain_rw(struct eng_req *rq, int op)
 {
 	const struct layout_geom *g = &rq->v->geom;
 	uint64_t failed = eng_failed(rq->v), end = rq->seg_off + rq->seg_len;
-	if (rq->phase++)
+	if (!eng_once(rq))
 		return ENG_DONE;
 	for (uint64_t pos = rq->seg_off; pos < end;) {
 		struct layout_extent e;

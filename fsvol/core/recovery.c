@@ -15,6 +15,7 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/members/fault.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
@@ -40,6 +41,19 @@ void vol_rebuild_set(struct vol *v, int slot, uint64_t pos)
 	atomic_store(&v->rebuild_pos, pos);
 	atomic_store(&v->rebuild_slot, slot);
 	pthread_mutex_unlock(&v->rebuild_lock);
+}
+
+int vol_rebuild_drop(struct vol *v, int slot)
+{
+	pthread_mutex_lock(&v->rebuild_lock);
+	int was = atomic_load(&v->rebuild_slot) == slot;
+	if (was) {
+		atomic_fetch_add(&v->rebuild_gen, 1);
+		atomic_store(&v->rebuild_pos, 0);
+		atomic_store(&v->rebuild_slot, -1);
+	}
+	pthread_mutex_unlock(&v->rebuild_lock);
+	return was;
 }
 
 int vol_rebuild_advance(struct vol *v, unsigned gen, uint64_t pos)
@@ -159,9 +173,10 @@ static void take_over(struct vol *v, unsigned k, unsigned s)
 
 void vol_recovery_kick(struct vol *v)
 {
+	VOL_NOT_ON_COMPLETION("vol_recovery_kick");
 	if (!redundant(v) || v->opts.readonly)
 		return;
-	pthread_mutex_lock(&v->state_lock);
+	vol_state_lock(v);
 	int k = find_role(v), s = find_spare(v), start = 0;
 	if (atomic_load(&v->rebuild_slot) >= 0) {
 		start = 1; /* one is pending or running already: make sure it runs */
@@ -176,14 +191,14 @@ void vol_recovery_kick(struct vol *v)
 	pthread_mutex_unlock(&v->state_lock);
 	if (!start || !v->started)
 		return;
-	atomic_store(&v->recovery_wanted, 1);
-	if (vol_sync_start(v, "recovery") == -EBUSY)
+	vol_pass_want(v, VOL_PASS_RECOVERY);
+	if (vol_pass_start(v, VOL_PASS_RECOVERY) == -EBUSY)
 		return; /* the running pass gives way and goes on with the recovery */
 }
 
 int vol_recovery_done(struct vol *v, unsigned gen)
 {
-	pthread_mutex_lock(&v->state_lock);
+	vol_state_lock(v);
 	int k = atomic_load(&v->rebuild_slot), done = 0;
 	/* only the target this pass rebuilt, and only when all of it is */
 	if (k >= 0 && atomic_load(&v->rebuild_gen) == gen && atomic_load(&v->rebuild_pos) >= v->geom.capacity) {
@@ -238,6 +253,12 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 	int r = member_open(m, path, !v->opts.buffered, err, errlen);
 	if (r)
 		return NULL;
+	/* a fresh member to the engine (a spindle struct stays for reuse: the
+	 * next model change sets it up) */
+	struct vol_mstate *ms = vol_ms(v, m);
+	atomic_store(&ms->pending, 0);
+	atomic_store(&ms->head, 0);
+	atomic_store(&ms->modeled, 0);
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && v->slot[i]->dev == m->dev && v->slot[i]->ino == m->ino) {
 			snprintf(err, errlen, "%s: the same member as slot %u (%s)", path, i, v->slot[i]->path);
@@ -305,7 +326,7 @@ int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s has no redundancy: a spare could never be used", layout_level_name(v->geom.level));
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&v->state_lock);
+	vol_state_lock(v);
 	struct member *m = open_new(v, path, err, errlen);
 	if (!m) {
 		pthread_mutex_unlock(&v->state_lock);
@@ -366,7 +387,7 @@ int vol_slot_of(const struct vol *v, const char *which)
 
 int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 {
-	pthread_mutex_lock(&v->state_lock);
+	vol_state_lock(v);
 	int s = vol_slot_of(v, which), r = 0;
 	const char *st = s >= 0 ? vol_slot_state(v, (unsigned)s) : NULL;
 	if (s >= 0 && leftover(v, (unsigned)s) && v->sb.slots[s].state != SB_EMPTY) {
@@ -388,7 +409,7 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 		snprintf(err, errlen, "remove %s: member %d is %s; only failed or spare members can be removed "
 			 "(fail it first)", which, s, st);
 		r = -EBUSY;
-	} else if (atomic_load(&v->slot[s]->pending)) {
+	} else if (atomic_load(&vol_ms(v, v->slot[s])->pending)) {
 		snprintf(err, errlen, "remove %s: member %d still has I/O in flight; retry", which, s);
 		r = -EBUSY;
 	}
@@ -421,7 +442,7 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s has no redundancy to rebuild a member from", layout_level_name(v->geom.level));
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&v->state_lock);
+	vol_state_lock(v);
 	/* the old handle of the same member, if the volume still holds it, goes first */
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && !strcmp(v->slot[i]->path, path)) {
@@ -494,7 +515,7 @@ int vol_replace(struct vol *v, const char *which, const char *path, char *err, s
 		if (r)
 			return r;
 	}
-	pthread_mutex_lock(&v->state_lock);
+	vol_state_lock(v);
 	int k = vol_slot_of(v, which), s = -1, r = 0;
 	if (k < 0 || (unsigned)k >= v->geom.members || strcmp(vol_slot_state(v, (unsigned)k), "active")) {
 		snprintf(err, errlen, "replace %s: expected an active member (slot below %u or its path); "
@@ -522,8 +543,8 @@ int vol_replace(struct vol *v, const char *which, const char *path, char *err, s
 	pthread_mutex_unlock(&v->state_lock);
 	if (r)
 		return r;
-	atomic_store(&v->replace_wanted, 1);
-	if (vol_sync_start(v, "replace") == -EBUSY)
+	vol_pass_want(v, VOL_PASS_REPLACE);
+	if (vol_pass_start(v, VOL_PASS_REPLACE) == -EBUSY)
 		return 0; /* the running pass gives way and goes on with the replace */
 	return 0;
 }
@@ -538,22 +559,19 @@ static void replace_end(struct vol *v)
 
 void vol_replace_abort(struct vol *v, int error)
 {
-	pthread_mutex_lock(&v->state_lock);
-	int s = atomic_load(&v->replace_with);
+	/* a completion: atomics only, the metadata thread records it */
+	int s = atomic_exchange(&v->replace_with, -1);
 	if (s >= 0) {
-		replace_end(v);
-		v->sb.slots[s].state = SB_FAILED;
-		v->sb.events++;
-		vol_write_sbs(v);
+		atomic_store(&v->replace_slot, -1);
 		fsvol_log(LOG_ERR, "replacement %s failed: %s; replace stopped, the member it was to replace still serves",
 			  v->slot[s] ? v->slot[s]->path : "?", strerror(error < 0 ? -error : EIO));
+		vol_md_mark_failed(v, (unsigned)s);
 	}
-	pthread_mutex_unlock(&v->state_lock);
 }
 
 void vol_replace_done(struct vol *v)
 {
-	pthread_mutex_lock(&v->state_lock);
+	vol_state_lock(v);
 	int k = atomic_load(&v->replace_slot), s = atomic_load(&v->replace_with);
 	if (k >= 0 && s >= 0) {
 		struct member *old = v->slot[k], *rep = v->slot[s];

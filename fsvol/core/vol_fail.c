@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 
 int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen)

@@ -1,15 +1,48 @@
 /* vol_int: struct vol, for fsvol/core only (and white-box unit tests). Everyone
- * else sees an opaque struct vol and the calls of volume.h. */
+ * else sees an opaque struct vol and the calls of volume.h. It includes only
+ * what lies below the volume (not volume.h): the engine and the bitmap use it
+ * without an include circle through volume.h (tests/tools/include_cycles.sh). */
 #ifndef FSVOL_VOL_INT_H
 #define FSVOL_VOL_INT_H
 
-#include "fsvol/core/volume.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fsvol/core/vol_opts.h"
+#include "fsvol/members/member.h"
+#include "fsvol/meta/sb.h"
+#include "layout/layout.h"
+
+struct vol;
+struct spindle;
 
 struct eng_state;
+
+/* Something queued on the volume until a thread resumes it: a write waiting
+ * for its write-intent bits, an acknowledgement waiting for superblocks.
+ * The engine's request embeds one; the bitmap and the metadata thread know
+ * nothing else of it. */
+struct vol_waiter {
+	struct vol_waiter *next;
+	int res;                             /* set before resume: 0, or the host's -errno */
+	void (*resume)(struct vol_waiter *w); /* any thread, no lock held */
+};
 struct vol_bitmap;
 struct emul;
 struct stats_dev;
 struct stats_trace;
+
+/* What the engine and the model keep per opened member, beside it
+ * (v->members[i] <-> v->mstate[i]): neither the backend's business nor the
+ * front ends'. */
+struct vol_mstate {
+	atomic_uint pending;           /* member I/O in flight: read balancing; vol_remove waits for 0 */
+	atomic_uint_fast64_t head;     /* member offset where its last I/O ended */
+	struct spindle *spindle;       /* emulated disk (allocated once, kept till close) */
+	atomic_int modeled;            /* 1: completions wait for the spindle model */
+};
 
 struct vol {
 	struct layout_geom geom;
@@ -18,6 +51,7 @@ struct vol {
 	unsigned nslots;                /* members + spares */
 	struct member *slot[SB_MAX_SLOTS]; /* NULL when missing */
 	struct member *members;         /* the opened members: given, then added */
+	struct vol_mstate *mstate;      /* the engine's state of each, same index */
 	unsigned nmembers;
 	atomic_uint_fast64_t failed;    /* bit i: slot i cannot be used */
 	uint64_t data_offset;
@@ -38,21 +72,8 @@ struct vol {
 	int was_dirty;                  /* not shut down cleanly last time */
 	atomic_uint dirtied;            /* times the volume became owed a resync while running */
 	/* background passes, one at a time (core/sync.c): resync, check, repair,
-	 * and recovery (a member rebuilt from redundancy, core/recovery.c) */
-	pthread_mutex_t sync_lock;
-	pthread_t sync_thread;
-	int sync_running, sync_joinable;
-	atomic_int sync_stop;
-	const char *sync_what;          /* "resync", "check", "repair", "recovery" */
-	atomic_uint_fast64_t sync_pos;
-	uint64_t sync_total;
-	atomic_uint_fast64_t sync_bad;
-	atomic_uint_fast64_t sync_skipped; /* units without the redundancy to check */
-	int sync_done;                  /* the last one ran to the end */
-	atomic_uint_fast64_t sync_bytes; /* logical bytes the current pass has covered */
-	uint64_t sync_t0;               /* when it started (ns) */
-	atomic_uint sync_speed_min, sync_speed_max; /* KiB/s, md's sync_speed_min/max */
-	atomic_int recovery_wanted;     /* a member failed with a spare at hand */
+	 * recovery, replace; opaque outside sync.c */
+	struct vol_sync *sync;
 	/* recovery: one slot at a time is rebuilt (md recovers one at a time
 	 * too); below rebuild_pos (logical bytes) it is in sync, above it it
 	 * counts as failed. -1: none. rebuild_gen changes with every new target
@@ -69,13 +90,119 @@ struct vol {
 	 * member in spare slot replace_with while the role keeps serving; every
 	 * write to the role goes to both. -1: none. */
 	atomic_int replace_slot, replace_with;
-	atomic_int replace_wanted;      /* a replace waits for the running pass */
+	/* the metadata thread (core/vol_md.c, md's md thread): superblock
+	 * writes, the bitmap's writes, starting passes; never a completion */
+	pthread_mutex_t md_lock;
+	pthread_cond_t md_cond;
+	pthread_t md_thread;
+	atomic_int md_running;
+	int md_stop;
+	atomic_uint md_flags;           /* VOL_MD_*: what the thread is asked to do */
+	atomic_uint_fast64_t sb_seq_want, sb_seq_done; /* superblock changes made / on the members */
+	atomic_uint_fast64_t fail_pending; /* slots failed on a completion, not yet in v->sb */
+	struct vol_waiter *sb_waiters;  /* acknowledgements waiting for sb_seq_done */
 };
+
+/* md_flags (md's MD_SB_CHANGE_PENDING, MD_RECOVERY_NEEDED, the bitmap daemon) */
+enum {
+	VOL_MD_SB_CHANGE = 1u << 0, /* the in-memory superblock changed: write it */
+	VOL_MD_RECOVERY = 1u << 1,  /* a member failed or came: a spare may take over */
+	VOL_MD_BITMAP = 1u << 2,    /* writes wait for write-intent bits */
+	VOL_MD_TICK = 1u << 3,      /* internal: the bitmap's lazy clearing is due */
+};
+
+/* core/vol_md.c */
+void vol_md_init(struct vol *v);
+void vol_md_destroy(struct vol *v);
+/* Start the thread (vol_start, or the first write of a volume served
+ * without it). 0 or -errno. Never on a completion. */
+int vol_md_start(struct vol *v);
+int vol_md_running(struct vol *v);
+/* Stop it after the last write: what is queued is done first. */
+void vol_md_stop(struct vol *v);
+/* Ask the thread for flags (VOL_MD_*). Any thread, any context: no I/O. */
+void vol_md_wake(struct vol *v, unsigned flags);
+/* The in-memory superblock changed (state lock held): the thread writes it,
+ * and acknowledgements wait for it. The caller wakes the thread after
+ * dropping the lock. */
+void vol_sb_change_locked(struct vol *v);
+/* Take the state lock, and record in v->sb the failures marked on
+ * completions meanwhile. Never on a completion (it may wait for a
+ * superblock write). */
+void vol_state_lock(struct vol *v);
+/* Slot failed (a completion may call it: atomics and a wake only): the
+ * thread records it in the superblock (SB_FAILED, events) and writes it;
+ * acknowledgements wait for that; a spare may take over. */
+void vol_md_mark_failed(struct vol *v, unsigned slot);
+/* A write or flush about to be acknowledged: 1 when no superblock change
+ * is pending, 0 when w was queued (the thread resumes it once written). */
+int vol_md_sb_wait(struct vol *v, struct vol_waiter *w);
+/* Wait until every change made so far is on the members (ctl, tests; may
+ * block: never on a completion). */
+void vol_md_sync(struct vol *v);
+/* 1 on a metadata thread. */
+int vol_md_on_thread(void);
+
+/* core/engine.c: 1 on a thread running the engine's steps (a completion, a
+ * request's step): no superblock write, thread start or join may happen
+ * there (docs/engine.md, "Member failures"). Checked always: it is cheap. */
+int eng_on_completion(void);
+void eng_completion_abort(const char *what);
+#define VOL_NOT_ON_COMPLETION(what) \
+	do { \
+		if (eng_on_completion()) \
+			eng_completion_abort(what); \
+	} while (0)
+
+/* A member failed (md's md_error): the one call by which the engine, the
+ * bitmap and the user's fail (vol_fail.c) report it. Any thread, a
+ * completion too: it marks, the metadata thread records and writes. */
+void vol_fail_slot(struct vol *v, unsigned slot, int error);
+
+/* Calls of the volume used only inside fsvol/core (volume.h is the public
+ * face). */
+/* Stop the running pass for good (vol_close): none starts after it. */
+void vol_sync_stop(struct vol *v);
+/* The members that must be treated as failed for logical offset off: the
+ * failed mask, less a rebuilding member below its checkpoint. */
+uint64_t vol_failed_at(const struct vol *v, uint64_t off);
+/* The replacement failed (the engine saw an error on it): the replace ends;
+ * marked only, the metadata thread writes the superblocks. */
+void vol_replace_abort(struct vol *v, int error);
+/* The replacement holds the whole role: swap it in. */
+void vol_replace_done(struct vol *v);
+/* The metadata thread (a member failed or came): a spare at hand takes over
+ * and the recovery starts. Never on a completion. */
+void vol_recovery_kick(struct vol *v);
+/* Start the model's timer thread (vol_start, or the first model set at run time). */
+int vol_model_start(struct vol *v);
+/* The adapters' counters, one line each, for MNT/status (nothing without adapters). */
+void vol_model_status(struct vol *v, FILE *f);
+/* The same as a JSON member, "adapters":[{...}], for stats.json (not wired yet:
+ * fsvol stat's strict reader, stats/json.c, must accept the key first). */
+void vol_model_json(struct vol *v, FILE *f);
+/* Write the current superblock state to every present member but the failed
+ * ones (their superblocks keep what they knew when they failed). The first
+ * error, or 0. */
+int vol_write_sbs(struct vol *v); /* never on a completion */
+/* Read a member's superblock into c (errors in c->read_error/decode_error). */
+int vol_read_sb(struct member *m, struct sb_candidate *c);
+
+/* The engine's state of m, an opened member of v. */
+static inline struct vol_mstate *vol_ms(const struct vol *v, const struct member *m)
+{
+	return &v->mstate[m - v->members];
+}
 
 /* vol_model.c: in virtual time, a thread that runs the model's clock while the
  * volume closes (NULL when the clock is real); stop it after the last I/O. */
 void *vol_model_pump_start(struct vol *v);
 void vol_model_pump_stop(void *pump);
+
+/* core/volume.c: a replace under way, seen from slot: VOL_REPLACED (the role
+ * being replaced), VOL_REPLACING (its replacement), 0; the other end in *other. */
+enum { VOL_REPLACED = 1, VOL_REPLACING };
+int vol_replace_pair(const struct vol *v, unsigned slot, int *other);
 
 /* core/volume.c: write slot's superblock (nothing for a failed member). */
 int vol_write_sb_slot(struct vol *v, unsigned slot);
@@ -85,11 +212,37 @@ int vol_write_sb_slot(struct vol *v, unsigned slot);
  * changes) when the target changed meanwhile or is not wholly rebuilt. */
 int vol_recovery_done(struct vol *v, unsigned gen);
 
-/* core/sync.c: a resync is owed (an unclean shutdown, a write the host
+/* core/sync.c: the background passes, one typed machine (md's
+ * MD_RECOVERY_SYNC/RECOVER/CHECK/REQUESTED/RESHAPE). Names only at the edge. */
+enum vol_pass {
+	VOL_PASS_NONE,
+	VOL_PASS_RESYNC,   /* after an unclean shutdown: make the redundancy agree */
+	VOL_PASS_RECOVERY, /* rebuild the rebuilding member from the others */
+	VOL_PASS_REPLACE,  /* build a spare from the role it is to take */
+	VOL_PASS_CHECK,    /* count what disagrees */
+	VOL_PASS_REPAIR,   /* rewrite what disagrees */
+	VOL_PASS_RESHAPE,  /* room for it: not yet */
+	VOL_PASS_COUNT
+};
+const char *vol_pass_name(enum vol_pass p);
+/* The pass a name gives, or -EINVAL. */
+int vol_pass_parse(const char *name);
+int vol_sync_create(struct vol *v);
+void vol_sync_destroy(struct vol *v);
+/* Start pass now: 0, -EBUSY while one runs (it goes on with a wanted pass
+ * when it ends), -ESHUTDOWN after vol_sync_stop, -EINVAL. Never on a
+ * completion. */
+int vol_pass_start(struct vol *v, enum vol_pass pass);
+/* Ask for pass (recovery, replace) while another runs: it gives way. */
+void vol_pass_want(struct vol *v, enum vol_pass pass);
+/* A resync is owed (an unclean shutdown, a write the host
  * refused) and has yet to complete. */
 int vol_resync_owed(const struct vol *v);
 /* Owed and not running now (MNT/status "resync pending", status.json). */
 int vol_resync_pending(const struct vol *v);
+/* The rebuild target is slot: it is no longer (a new generation); 1 when it
+ * was. Only the rebuild lock: safe on a completion. */
+int vol_rebuild_drop(struct vol *v, int slot);
 /* A new rebuild target (slot, or -1 for none) from logical position pos:
  * a new generation. State lock held. */
 void vol_rebuild_set(struct vol *v, int slot, uint64_t pos);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/model/adapter.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/model/spindle.h"
@@ -113,7 +114,7 @@ static int model_apply(void *arg)
 	struct spindle *owner[SPINDLE_MAX_MEMBERS] = { 0 };
 	/* A disk with requests queued or in service keeps its state. */
 	for (unsigned i = 0; i < n; i++) {
-		struct spindle *sp = v->slot[i] ? v->slot[i]->spindle : NULL;
+		struct spindle *sp = v->slot[i] ? vol_ms(v, v->slot[i])->spindle : NULL;
 		if (sp && !spindle_idle(sp)) {
 			snprintf(mc->err, mc->errlen, "member %u still has requests in its model's queue after %d s; retry",
 				 i, (int)(MODEL_DRAIN_NS / 1000000000));
@@ -121,16 +122,16 @@ static int model_apply(void *arg)
 		}
 	}
 	for (unsigned i = 0; i < n; i++) {
-		struct member *m = v->slot[i];
-		if (m && !m->spindle && !(m->spindle = calloc(1, sizeof(*m->spindle))))
+		struct vol_mstate *ms = v->slot[i] ? vol_ms(v, v->slot[i]) : NULL;
+		if (ms && !ms->spindle && !(ms->spindle = calloc(1, sizeof(*ms->spindle))))
 			return -ENOMEM;
 	}
 	for (unsigned k = 0; k < pl->nadapters; k++)
 		adapter_init(&mc->ad[k], pl->adname[k], &pl->ad[k]);
 	for (unsigned i = 0; i < n; i++) {
-		struct member *m = v->slot[i];
-		if (!m)
+		if (!v->slot[i])
 			continue;
+		struct vol_mstate *m = vol_ms(v, v->slot[i]);
 		uint64_t bytes = v->sb.slots[i].data_size;
 		unsigned d = pl->disk[i];
 		if (owner[d]) {
@@ -218,13 +219,23 @@ struct adapter_view {
 	int json;
 };
 
+int vol_rotational(const struct vol *v)
+{
+	for (unsigned i = 0; i < v->nslots; i++) {
+		const struct vol_mstate *m = v->slot[i] ? vol_ms(v, v->slot[i]) : NULL;
+		if (m && atomic_load(&m->modeled) && m->spindle && m->spindle->p.kind == SPINDLE_HDD)
+			return 1;
+	}
+	return 0;
+}
+
 /* The members whose disk is on a, "0,1,2" (into on). */
 static void members_on(const struct vol *v, const struct adapter *a, char *on, size_t len)
 {
 	size_t used = 0;
 	on[0] = 0;
 	for (unsigned i = 0; i < v->geom.members && used < len; i++) {
-		struct member *m = v->slot[i];
+		const struct vol_mstate *m = v->slot[i] ? vol_ms(v, v->slot[i]) : NULL;
 		if (m && m->spindle && m->spindle->disk->adapter == a)
 			used += (size_t)snprintf(on + used, len - used, "%s%u", used ? "," : "", i);
 	}

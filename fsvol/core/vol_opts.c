@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fsvol/core/vol_opts.h"
+#include "fsvol/meta/sb.h"
 #include "fsvol/util/size.h"
 
 int vol_opts_parse_policy(const char *s, struct vol_opts *o)

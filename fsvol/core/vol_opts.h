@@ -4,8 +4,29 @@
 #define FSVOL_VOL_OPTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#include "fsvol/core/volume.h"
+enum vol_read_policy {
+	VOL_READ_DEFAULT,    /* md: stay on a sequential stream, else fewest pending, else nearest head */
+	VOL_READ_ROUNDROBIN, /* gmirror round-robin */
+	VOL_READ_PREFER,     /* prefer:N, then the default */
+	VOL_READ_SPLIT,      /* split:SIZE: larger requests are split over the copies */
+};
+
+enum vol_stats_level { VOL_STATS_OFF, VOL_STATS_VOLUME, VOL_STATS_ALL };
+
+struct vol_opts {
+	int buffered;          /* members without O_DIRECT */
+	int force;             /* assemble stale/unreadable members as missing; take back beyond redundancy */
+	enum vol_read_policy read_policy;
+	unsigned prefer;       /* VOL_READ_PREFER */
+	uint64_t split;        /* VOL_READ_SPLIT */
+	enum vol_stats_level stats;
+	int readonly;          /* examine-like opens: never write superblocks */
+	const char *model;     /* spindle model spec (fsvol mount --model), NULL = none */
+	int virtual_time;      /* the model's clock is virtual: vol_run drives it (in-process only) */
+};
+
 
 /* "md", "round-robin", "prefer:N", "split:SIZE" (a multiple of 4K). 0 or -EINVAL. */
 int vol_opts_parse_policy(const char *s, struct vol_opts *o);

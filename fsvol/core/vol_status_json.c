@@ -6,6 +6,7 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "stats/stats.h"
 
 /* md's words for a member (mdadm --detail, sysfs state): faulty, not failed */
@@ -32,8 +33,10 @@ void vol_status_json(struct vol *v, FILE *f)
 	char uuid[37], name[SB_NAME_MAX + 1];
 	sb_uuid_format(v->sb.volume_uuid, uuid);
 	sb_volume_name(&v->sb, name);
+	struct vol_sync_info si;
+	vol_sync_info(v, &si);
 	const char *state = !failed ? "healthy" : !layout_survives(g, failed) ? "failed"
-			    : rebuilding >= 0 && v->sync_running && !strcmp(v->sync_what, "recovery") ? "rebuilding"
+			    : rebuilding >= 0 && si.running && !strcmp(si.what, "recovery") ? "rebuilding"
 			    : "degraded";
 	fputs("{\"name\":", f);
 	stats_json_string(f, name);
@@ -88,27 +91,23 @@ void vol_status_json(struct vol *v, FILE *f)
 		fputs("null", f);
 	}
 	fputs(",\"sync\":", f);
-	if (!v->sync_what) {
+	if (!si.what) {
 		fputs("null", f);
 	} else {
-		uint64_t pos = atomic_load(&v->sync_pos), total = v->sync_total, bytes = atomic_load(&v->sync_bytes);
-		double frac = total ? (double)pos / (double)total : 1, el = (double)(stats_now() - v->sync_t0) / 1e9;
-		double kibs = v->sync_running && el > 0 ? (double)bytes / 1024 / el : 0;
+		double frac = si.total ? (double)si.pos / (double)si.total : 1;
 		fprintf(f, "{\"action\":\"%s\",\"state\":\"%s\",\"position\":%llu,\"total\":%llu,\"percent\":%.1f,"
-			"\"speed_kib_s\":%.0f,\"eta_s\":", v->sync_what,
-			v->sync_running ? "running" : v->sync_done ? "done" : "stopped", (unsigned long long)pos,
-			(unsigned long long)total, 100 * frac, kibs);
-		if (v->sync_running && frac > 0 && frac < 1)
-			fprintf(f, "%.1f", el * (1 - frac) / frac);
+			"\"speed_kib_s\":%.0f,\"eta_s\":", si.what, si.running ? "running" : si.done ? "done" : "stopped",
+			(unsigned long long)si.pos, (unsigned long long)si.total, 100 * frac, si.speed_kibs);
+		if (si.running && frac > 0 && frac < 1)
+			fprintf(f, "%.1f", si.eta_s);
 		else
 			fputs("null", f);
-		fprintf(f, ",\"mismatches\":%llu,\"skipped\":%llu}", (unsigned long long)atomic_load(&v->sync_bad),
-			(unsigned long long)atomic_load(&v->sync_skipped));
+		fprintf(f, ",\"mismatches\":%llu,\"skipped\":%llu}", (unsigned long long)si.mismatches,
+			(unsigned long long)si.skipped);
 	}
 	fprintf(f, ",\"resync_pending\":%s", vol_resync_pending(v) ? "true" : "false");
 	fprintf(f, ",\"mismatch_count\":%llu,\"sync_speed_min\":%u,\"sync_speed_max\":%u,\"bitmap\":",
-		(unsigned long long)atomic_load(&v->sync_bad), atomic_load(&v->sync_speed_min),
-		atomic_load(&v->sync_speed_max));
+		(unsigned long long)si.mismatches, si.speed_min, si.speed_max);
 	if (v->bitmap) {
 		uint64_t regions, dirty, writes;
 		vol_bitmap_counts(v, &regions, &dirty, &writes);

@@ -16,6 +16,7 @@
 #include "fsvol/util/size.h"
 #include "fsvol/model/spindle.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
@@ -84,12 +85,14 @@ static int write_slot(struct vol *v, unsigned i)
 
 int vol_write_sb_slot(struct vol *v, unsigned slot)
 {
+	VOL_NOT_ON_COMPLETION("vol_write_sb_slot");
 	v->sb.utime = (uint64_t)time(NULL);
 	return slot < v->nslots ? write_slot(v, slot) : -EINVAL;
 }
 
 int vol_write_sbs(struct vol *v)
 {
+	VOL_NOT_ON_COMPLETION("vol_write_sbs");
 	int first = 0;
 	v->sb.utime = (uint64_t)time(NULL);
 	for (unsigned i = 0; i < v->nslots; i++) {
@@ -113,28 +116,24 @@ const char *vol_slot_state(const struct vol *v, unsigned slot)
 
 void vol_fail_slot(struct vol *v, unsigned slot, int error)
 {
-	pthread_mutex_lock(&v->state_lock);
+	/* md_error: no lock a superblock writer holds is taken here (an event
+	 * thread of an NBD member may run this while the metadata thread waits
+	 * for that member's reply under the state lock): the failed mask and
+	 * the rebuild target are atomics; the superblock's view of the slot is
+	 * the metadata thread's to change (vol_md_apply_fails) */
 	uint64_t bit = 1ull << slot;
-	if ((int)slot == atomic_load(&v->rebuild_slot)) {
+	int marked = 0;
+	if (vol_rebuild_drop(v, (int)slot)) {
 		/* the member being rebuilt failed: the recovery stops, it stays
 		 * failed; a spare that takes over starts again from 0 */
-		vol_rebuild_set(v, -1, 0);
-		v->sb.slots[slot].state = SB_FAILED;
-		v->sb.slots[slot].rebuild_pos = 0;
-		v->sb.events++;
 		fsvol_log(LOG_ERR, "member %u (%s), being rebuilt, failed: %s; recovery stopped", slot,
 			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error));
-		if (!v->opts.readonly)
-			vol_write_sbs(v);
-	} else if (!(atomic_load(&v->failed) & bit)) {
-		atomic_fetch_or(&v->failed, bit);
-		v->sb.slots[slot].state = SB_FAILED;
-		v->sb.events++;
+		marked = 1;
+	} else if (!(atomic_fetch_or(&v->failed, bit) & bit)) {
 		fsvol_log(LOG_ERR, "member %u (%s) failed: %s; volume %s", slot,
 			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error),
 			layout_survives(&v->geom, atomic_load(&v->failed)) ? "degraded" : "FAILED");
-		if (!v->opts.readonly)
-			vol_write_sbs(v);
+		marked = 1;
 	}
 	if ((int)slot == atomic_load(&v->replace_slot)) {
 		/* the role being replaced failed: its replacement (a spare) is
@@ -142,46 +141,49 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 		atomic_store(&v->replace_slot, -1);
 		atomic_store(&v->replace_with, -1);
 	}
-	pthread_mutex_unlock(&v->state_lock);
-	vol_recovery_kick(v); /* a spare at hand takes over at once */
-}
-
-/* The running pass's speed since it started, and the time left at that speed. */
-static void sync_rate(const struct vol *v, double *kibs, double *left)
-{
-	uint64_t pos = atomic_load(&v->sync_pos), total = v->sync_total, bytes = atomic_load(&v->sync_bytes);
-	double frac = total ? (double)pos / (double)total : 1, el = (double)(stats_now() - v->sync_t0) / 1e9;
-	*kibs = el > 0 ? (double)bytes / 1024 / el : 0;
-	*left = frac > 0 && frac < 1 ? el * (1 - frac) / frac : 0;
+	if (marked)
+		vol_md_mark_failed(v, slot);
+	/* md_error: marked; the metadata thread writes the superblocks and lets a
+	 * spare at hand take over (never here: this may be a completion) */
+	vol_md_wake(v, VOL_MD_RECOVERY);
+	/* a caller that may wait (ctl's fail, a tool) returns once the
+	 * superblocks say so, as before */
+	if (!eng_on_completion() && !vol_md_on_thread())
+		vol_md_sync(v);
 }
 
 /* mdstat's progress line: a bar, percent, position, finish estimate, speed. */
-static void vol_status_progress(struct vol *v, FILE *f)
+static void vol_status_progress(const struct vol_sync_info *si, FILE *f)
 {
-	uint64_t pos = atomic_load(&v->sync_pos), total = v->sync_total;
-	double frac = total ? (double)pos / (double)total : 1, kibs, left;
-	sync_rate(v, &kibs, &left);
+	double frac = si->total ? (double)si->pos / (double)si->total : 1;
 	char bar[21];
 	unsigned fill = (unsigned)(frac * 20);
 	for (unsigned i = 0; i < 20; i++)
 		bar[i] = i < fill ? '=' : i == fill ? '>' : '.';
 	bar[20] = 0;
 	fprintf(f, "      [%s]  %s = %.1f%% (%llu/%llu) finish=%.1fmin speed=%.0fK/sec (min %u, max %u)\n", bar,
-		v->sync_what, 100 * frac, (unsigned long long)pos, (unsigned long long)total, left / 60, kibs,
-		atomic_load(&v->sync_speed_min), atomic_load(&v->sync_speed_max));
+		si->what, 100 * frac, (unsigned long long)si->pos, (unsigned long long)si->total, si->eta_s / 60,
+		si->speed_kibs, si->speed_min, si->speed_max);
 }
 
 /* A replace under way: " (being replaced by m4)" on the role, " (replacing m1)"
  * on the new member, so the pair reads off either line. */
 static void vol_status_replace(const struct vol *v, FILE *f, unsigned i)
 {
+	int other, r = vol_replace_pair(v, i, &other);
+	if (r == VOL_REPLACED)
+		fprintf(f, " (being replaced by m%d)", other);
+	else if (r == VOL_REPLACING)
+		fprintf(f, " (replacing m%d)", other);
+}
+
+int vol_replace_pair(const struct vol *v, unsigned slot, int *other)
+{
 	int k = atomic_load(&v->replace_slot), w = atomic_load(&v->replace_with);
 	if (k < 0 || w < 0)
-		return;
-	if ((int)i == k)
-		fprintf(f, " (being replaced by m%d)", w);
-	else if ((int)i == w)
-		fprintf(f, " (replacing m%d)", k);
+		return 0;
+	*other = (int)slot == k ? w : k;
+	return (int)slot == k ? VOL_REPLACED : (int)slot == w ? VOL_REPLACING : 0;
 }
 
 void vol_status(struct vol *v, FILE *f)
@@ -219,19 +221,19 @@ void vol_status(struct vol *v, FILE *f)
 		fprintf(f, "      resync pending: not shut down cleanly; it runs %s\n",
 			atomic_load(&v->rebuild_slot) >= 0 ? "after the recovery"
 			: "when the volume is whole again (a spare rebuilt)");
-	if (v->sync_what) {
-		uint64_t pos = atomic_load(&v->sync_pos), bad = atomic_load(&v->sync_bad);
-		uint64_t skipped = atomic_load(&v->sync_skipped);
-		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatch%s", v->sync_what,
-			v->sync_running ? "running" : v->sync_done ? "done" : "stopped",
-			v->sync_total ? 100.0 * (double)pos / (double)v->sync_total : 100.0,
-			(unsigned long long)pos, (unsigned long long)v->sync_total,
-			layout_is_parity(g) ? "stripes" : "chunks", (unsigned long long)bad, bad == 1 ? "" : "es");
-		if (skipped) /* honest: these could not be checked at all */
-			fprintf(f, ", %llu skipped (no redundancy to check against)", (unsigned long long)skipped);
+	struct vol_sync_info si;
+	vol_sync_info(v, &si);
+	if (si.what) {
+		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatch%s", si.what,
+			si.running ? "running" : si.done ? "done" : "stopped",
+			si.total ? 100.0 * (double)si.pos / (double)si.total : 100.0, (unsigned long long)si.pos,
+			(unsigned long long)si.total, layout_is_parity(g) ? "stripes" : "chunks",
+			(unsigned long long)si.mismatches, si.mismatches == 1 ? "" : "es");
+		if (si.skipped) /* honest: these could not be checked at all */
+			fprintf(f, ", %llu skipped (no redundancy to check against)", (unsigned long long)si.skipped);
 		fputc('\n', f);
-		if (v->sync_running)
-			vol_status_progress(v, f);
+		if (si.running)
+			vol_status_progress(&si, f);
 	}
 	if (v->model[0] && !v->emul)
 		fprintf(f, "      model %s\n", v->model);
@@ -254,14 +256,15 @@ static int vol_alloc(struct vol **out, const struct vol_opts *opts)
 		return -ENOMEM;
 	v->opts = *opts;
 	pthread_mutex_init(&v->state_lock, NULL);
-	pthread_mutex_init(&v->sync_lock, NULL);
 	atomic_init(&v->rebuild_slot, -1);
 	pthread_mutex_init(&v->rebuild_lock, NULL);
+	vol_md_init(v);
 	atomic_init(&v->replace_slot, -1);
 	atomic_init(&v->replace_with, -1);
-	/* md's defaults, KiB/s */
-	atomic_init(&v->sync_speed_min, 1000);
-	atomic_init(&v->sync_speed_max, 200000);
+	if (vol_sync_create(v)) {
+		free(v);
+		return -ENOMEM;
+	}
 	*out = v;
 	return 0;
 }
@@ -276,7 +279,7 @@ static void vol_free(struct vol *v)
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
 		member_close(&v->members[i]);
-		free(v->members[i].spindle);
+		free(v->mstate[i].spindle);
 		if (v->members[i].stats)
 			stats_dev_destroy(v->members[i].stats);
 	}
@@ -285,9 +288,11 @@ static void vol_free(struct vol *v)
 	if (v->trace)
 		stats_trace_destroy(v->trace);
 	free(v->members);
+	free(v->mstate);
 	pthread_mutex_destroy(&v->state_lock);
-	pthread_mutex_destroy(&v->sync_lock);
+	vol_sync_destroy(v);
 	pthread_mutex_destroy(&v->rebuild_lock);
+	vol_md_destroy(v);
 	free(v);
 }
 
@@ -299,7 +304,7 @@ int vol_start(struct vol *v)
 	v->started = 1;
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
-	int r = vol_bitmap_start(v);
+	int r = v->opts.readonly ? 0 : vol_md_start(v);
 	/* an interrupted recovery, or a spare and a failed member: rebuild
 	 * first (the volume gets its redundancy back soonest) */
 	if (!r)
@@ -308,7 +313,7 @@ int vol_start(struct vol *v)
 	 * others. Bring the redundancy back in line, in the background (md):
 	 * now, or after the recovery (status shows it pending meanwhile). */
 	if (!r && vol_resync_owed(v) && atomic_load(&v->rebuild_slot) < 0)
-		r = vol_sync_start(v, "resync");
+		r = vol_pass_start(v, VOL_PASS_RESYNC);
 	return r;
 }
 
@@ -329,8 +334,9 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		return r;
 	/* room for members added at run time: slots point into this array */
 	v->members = calloc(SB_MAX_SLOTS, sizeof(*v->members));
+	v->mstate = calloc(SB_MAX_SLOTS, sizeof(*v->mstate));
 	cand = calloc(n, sizeof(*cand));
-	if (!v->members || !cand) {
+	if (!v->members || !v->mstate || !cand) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -482,8 +488,9 @@ void vol_close(struct vol *v)
 	engine_drain(v);
 	if (!v->opts.readonly) {
 		engine_flush(v);
+		vol_md_stop(v); /* after the last write: it writes what is pending */
 		vol_bitmap_close(v);
-		pthread_mutex_lock(&v->state_lock);
+		vol_state_lock(v);
 		/* an interrupted resync stays owed: the next assembly starts it again */
 		v->sb.clean = !v->was_dirty;
 		v->sb.events++;
@@ -811,22 +818,3 @@ void vol_set_reset_ns(struct vol *v, uint64_t ns) { atomic_store(&v->reset_ns, n
 enum vol_stats_level vol_stats_level(const struct vol *v) { return (enum vol_stats_level)atomic_load(&v->stats_level); }
 void vol_set_stats_level(struct vol *v, enum vol_stats_level l) { atomic_store(&v->stats_level, (int)l); }
 
-void vol_set_sync_speed(struct vol *v, int max, unsigned kibs)
-{
-	atomic_store(max ? &v->sync_speed_max : &v->sync_speed_min, kibs);
-}
-
-void vol_sync_info(const struct vol *v, struct vol_sync_info *out)
-{
-	pthread_mutex_lock((pthread_mutex_t *)&v->sync_lock);
-	*out = (struct vol_sync_info){
-		.what = v->sync_what, .running = v->sync_running, .done = v->sync_done,
-		.pos = atomic_load(&v->sync_pos), .total = v->sync_total,
-		.mismatches = atomic_load(&v->sync_bad), .skipped = atomic_load(&v->sync_skipped),
-		.rebuild_slot = atomic_load(&v->rebuild_slot), .rebuild_pos = atomic_load(&v->rebuild_pos),
-		.start_ns = v->sync_t0,
-	};
-	if (out->running)
-		sync_rate(v, &out->speed_kibs, &out->eta_s);
-	pthread_mutex_unlock((pthread_mutex_t *)&v->sync_lock);
-}

@@ -10,30 +10,10 @@
 #include <stdio.h>
 
 #include "fsvol/core/engine.h"
+#include "fsvol/core/vol_opts.h"
 #include "fsvol/members/member.h"
 #include "fsvol/meta/sb.h"
 #include "layout/layout.h"
-
-enum vol_read_policy {
-	VOL_READ_DEFAULT,    /* md: stay on a sequential stream, else fewest pending, else nearest head */
-	VOL_READ_ROUNDROBIN, /* gmirror round-robin */
-	VOL_READ_PREFER,     /* prefer:N, then the default */
-	VOL_READ_SPLIT,      /* split:SIZE: larger requests are split over the copies */
-};
-
-enum vol_stats_level { VOL_STATS_OFF, VOL_STATS_VOLUME, VOL_STATS_ALL };
-
-struct vol_opts {
-	int buffered;          /* members without O_DIRECT */
-	int force;             /* assemble stale/unreadable members as missing; take back beyond redundancy */
-	enum vol_read_policy read_policy;
-	unsigned prefer;       /* VOL_READ_PREFER */
-	uint64_t split;        /* VOL_READ_SPLIT */
-	enum vol_stats_level stats;
-	int readonly;          /* examine-like opens: never write superblocks */
-	const char *model;     /* spindle model spec (fsvol mount --model), NULL = none */
-	int virtual_time;      /* the model's clock is virtual: vol_run drives it (in-process only) */
-};
 
 /* An assembled volume: opaque outside fsvol/core (its fields: core/vol_int.h).
  * Front ends, the CLI and the bench use the calls below. */
@@ -72,6 +52,7 @@ struct vol_sync_info {
 	double speed_kibs;         /* since the pass started */
 	double eta_s;              /* at that speed; 0 when not running */
 	uint64_t start_ns;         /* when the pass began (stats_now): tells two passes apart */
+	unsigned speed_min, speed_max; /* KiB/s, md's sync_speed_min/max */
 };
 void vol_sync_info(const struct vol *v, struct vol_sync_info *out);
 
@@ -82,14 +63,11 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 /* Start the volume's threads (model timer, a pending resync); call in the
  * process that will serve I/O (after any fork). 0 or -errno. */
 int vol_start(struct vol *v);
-/* Start a background pass over the redundancy: "resync" or "repair" rewrite
- * what disagrees, "check" only counts, "recovery" rebuilds rebuild_slot.
- * -EBUSY while one runs, -EINVAL when the level has no redundancy. */
+/* Start a background pass by its name (the ctl edge): "resync" or "repair"
+ * rewrite what disagrees, "check" only counts, "recovery" rebuilds the
+ * rebuilding member, "replace" builds a replacement. -EBUSY while one runs,
+ * -EINVAL when the level has no redundancy or the name is none of these. */
 int vol_sync_start(struct vol *v, const char *what);
-void vol_sync_stop(struct vol *v);
-/* The members that must be treated as failed for logical offset off: the
- * failed mask, less a rebuilding member below its checkpoint. */
-uint64_t vol_failed_at(const struct vol *v, uint64_t off);
 
 /* Recovery (core/recovery.c), each also a MNT/ctl verb. 0 or -errno with a
  * message in err. */
@@ -105,18 +83,10 @@ int vol_slot_of(const struct vol *v, const char *which);
  * spare: the new member is built while the old one serves, then takes the
  * role; the old one becomes a spare. 0 or -errno with a message. */
 int vol_replace(struct vol *v, const char *which, const char *path, char *err, size_t errlen);
-/* The replacement failed (the engine saw an error on it): the replace ends. */
-void vol_replace_abort(struct vol *v, int error);
-/* The replacement holds the whole role: swap it in. */
-void vol_replace_done(struct vol *v);
-/* Called when a member failed: start recovery onto a spare if one is there. */
-void vol_recovery_kick(struct vol *v);
 /* Set (or change, at run time) the members' spindle models from a spec
  * (fsvol mount --model, MNT/ctl "model SPEC"). -EBUSY while a model has
  * requests queued; -EINVAL with a message for a bad spec. */
 int vol_model(struct vol *v, const char *spec, char *err, size_t errlen);
-/* Start the model's timer thread (vol_start, or the first model set at run time). */
-int vol_model_start(struct vol *v);
 /* Virtual time (vol_opts.virtual_time): the volume's clock, and the
  * discrete-event loop that moves it. vol_run releases every completion due by
  * until_ns (UINT64_MAX: all) on the caller's thread; vol_run_next only those
@@ -126,25 +96,14 @@ int vol_model_start(struct vol *v);
 uint64_t vol_clock(const struct vol *v);
 uint64_t vol_run(struct vol *v, uint64_t until_ns);
 uint64_t vol_run_next(struct vol *v, uint64_t until_ns);
-/* The adapters' counters, one line each, for MNT/status (nothing without adapters). */
-void vol_model_status(struct vol *v, FILE *f);
-/* The same as a JSON member, "adapters":[{...}], for stats.json (not wired yet:
- * fsvol stat's strict reader, stats/json.c, must accept the key first). */
-void vol_model_json(struct vol *v, FILE *f);
 /* Flush, mark clean (unless readonly), close everything. */
 void vol_close(struct vol *v);
+/* 1 when some member carries an emulated hard disk (a rotational device to
+ * the NBD client). */
+int vol_rotational(const struct vol *v);
 
-/* Record that slot i failed (bump events on the survivors): the one call by
- * which the engine reports a member error (md's md_error). */
-void vol_fail_slot(struct vol *v, unsigned slot, int error);
 int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen); /* vol_fail.c: md's policy */
-/* Write the current superblock state to every present member but the failed
- * ones (their superblocks keep what they knew when they failed). The first
- * error, or 0. */
-int vol_write_sbs(struct vol *v);
 const char *vol_slot_state(const struct vol *v, unsigned slot);
-/* Read a member's superblock into c (errors in c->read_error/decode_error). */
-int vol_read_sb(struct member *m, struct sb_candidate *c);
 /* Render MNT/status (mdstat-like) into f. */
 void vol_status(struct vol *v, FILE *f);
 /* Render MNT/status.json (docs/status.schema.json) into f. */

@@ -45,8 +45,6 @@
 
 #include "fsvol/core/engine.h"
 #include "fsvol/front/nbd_server.h"
-#include "fsvol/members/member.h"
-#include "fsvol/model/spindle.h"
 #include "fsvol/util/log.h"
 
 /* protocol constants (NBD's doc/proto.md) */
@@ -551,12 +549,7 @@ static uint64_t nbds_size(const struct nbd_server *s)
 /* Rotational when some member carries an emulated hard disk. */
 static int nbds_rotational(const struct nbd_server *s)
 {
-	for (unsigned i = 0; i < vol_nslots(s->v); i++) {
-		struct member *m = vol_member(s->v, i);
-		if (m && atomic_load(&m->modeled) && m->spindle && m->spindle->p.kind == SPINDLE_HDD)
-			return 1;
-	}
-	return 0;
+	return vol_rotational(s->v);
 }
 
 static uint16_t nbds_tflags(const struct nbd_server *s)

@@ -13,10 +13,6 @@ int filter_push(struct member *m, const struct member_ops *fops, struct filter *
 	/* the backend moves below; the engine's fields stay with the top */
 	memcpy(next, m, sizeof(*next));
 	next->stats = NULL;
-	next->spindle = NULL;
-	atomic_init(&next->pending, 0);
-	atomic_init(&next->head, 0);
-	atomic_init(&next->modeled, 0);
 	f->next = next;
 	f->top = top;
 	atomic_init(&f->dead, 0);

@@ -82,7 +82,6 @@ int member_io_sync(struct member *m, struct member_io *io)
 	sem_init(&w.done, 0, 0);
 	io->done = member_sync_done;
 	io->owner = &w;
-	io->sync = 1;
 	m->ops->queue(m, io);
 	m->ops->commit(m);
 	while (sem_wait(&w.done) < 0 && errno == EINTR)

@@ -40,8 +40,6 @@ struct member_io {
 	uint8_t op;               /* enum member_op */
 	uint8_t nowait;           /* the caller must not block: a CAN_BLOCK backend
 				   * hands the I/O to its own thread instead */
-	uint8_t sync;             /* the caller waits for it (member_io_sync): a
-				   * backend may complete it in the caller's thread */
 	unsigned niov;
 	uint64_t off, len;        /* len 0 for a flush */
 	struct iovec *iov;
@@ -93,12 +91,7 @@ struct member {
 	unsigned align;            /* required buffer/offset alignment for I/O */
 	int slot;                  /* superblock slot, -1 before assembly */
 	uint64_t data_offset;
-	/* read balancing state (raid1/raid10) */
-	atomic_uint pending;
-	atomic_uint_fast64_t head; /* member offset where the last I/O ended */
 	struct stats_dev *stats;   /* below-the-mapping counters */
-	struct spindle *spindle;   /* emulated disk (allocated once, kept till close) */
-	atomic_int modeled;        /* 1: completions wait for the spindle model */
 };
 
 /* The backend that opens name (by prefix; plain paths are files). */

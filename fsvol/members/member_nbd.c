@@ -18,13 +18,13 @@
  * They only collect finished I/Os; io->done runs after the mutex is dropped
  * (a completion may queue more I/O on the same member).
  *
- * Synchronous I/O (member_io_sync: superblocks, the bitmap, zeroing) is
- * driven by the waiting thread itself. A waiter often holds the volume's
- * state lock (a member failing rewrites every superblock), and an event
- * thread may be blocked on that same lock by the completion it runs: the
- * waiter must never need an event thread. It reads the socket too (only when
- * it has bytes: see nbdm_readable), completes its own I/O and leaves the
- * others' completions to the event thread, which runs them once it can.
+ * Synchronous I/O (member_io_sync: superblocks, the bitmap, zeroing) goes
+ * the same way and its caller sleeps until the event thread completes it. A
+ * waiter may hold the volume's state lock (superblock writes); that is safe
+ * because no completion waits for a lock a superblock writer holds: a member
+ * failure is only marked on the completion path (docs/engine.md, "Member
+ * failures"), so the event thread never waits behind a waiter. A sync I/O
+ * must never be issued from a completion (it would wait for its own thread).
  *
  * A lost connection, a refused command or a server silent for NBD_TIMEOUT_S
  * with commands outstanding fails the member: what was in flight and all
@@ -146,7 +146,7 @@ static int nbdm_cmd_done(void *ud, int *error)
 /* More reply bytes wait in the socket (p->lock held). libnbd 1.14 must not
  * be told "readable" when nothing is: its reply state then stops sending the
  * commands queued behind it until some reply arrives, and none may come. So
- * a handle that two threads poll (see nbdm_sync) is read only when it has bytes. */
+ * a handle is read only when it has bytes. */
 static int nbdm_readable(struct nbdm_priv *p, int fd, short revents)
 {
 	int n = 0;
@@ -239,7 +239,7 @@ static int nbdm_turn(struct nbdm_priv *p)
 			/* EAGAIN: another wake-up took it */
 		}
 	}
-	nbdm_move(p, &pfd[1]); /* also after a wake alone: a sync waiter's leftovers */
+	nbdm_move(p, &pfd[1]);
 	return 0;
 }
 
@@ -552,104 +552,11 @@ static void nbdm_issue(struct member *m, struct nbdm_priv *p, struct member_io *
 	}
 }
 
-/* ---- synchronous I/O, driven by the waiter ---- */
-
-/* The event thread ran a sync I/O's done (it took it from p->done first):
- * wake the waiter (io->owner is its eventfd), then let it go; the store is
- * the last touch of io. */
-static void nbdm_sync_released(struct member_io *io)
-{
-	uint64_t one = 1;
-	if (write(*(int *)io->owner, &one, sizeof(one)) < 0) {
-		/* the counter is full: the waiter is awake anyway */
-	}
-	__atomic_store_n(&io->bpriv[0], NULL, __ATOMIC_RELEASE);
-}
-
-/* Take io off p->done (p->lock held): 1 if it was there. */
-static int nbdm_unlink_done(struct nbdm_priv *p, struct member_io *io)
-{
-	for (struct member_io **pp = &p->done; *pp; pp = &(*pp)->next)
-		if (*pp == io) {
-			*pp = io->next;
-			return 1;
-		}
-	return 0;
-}
-
-/* io, whose caller waits for it (io->sync): issued, then the socket is
- * polled and read here until io is done; io->done runs here at the end. If
- * the event thread takes the reply first, nbdm_sync_released wakes us. */
-static void nbdm_sync(struct member *m, struct nbdm_priv *p, struct member_io *io)
-{
-	void (*done)(struct member_io *) = io->done;
-	void *owner = io->owner;
-	int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (wake < 0) {
-		io->res = -errno;
-		done(io);
-		return;
-	}
-	io->done = nbdm_sync_released;
-	io->owner = &wake;
-	pthread_mutex_lock(&p->lock);
-	nbdm_issue(m, p, io);
-	uint64_t since = stats_now();
-	for (;;) {
-		if (!__atomic_load_n((uintptr_t *)&io->bpriv[1], __ATOMIC_ACQUIRE) && nbdm_unlink_done(p, io))
-			io->bpriv[0] = NULL;
-		if (!__atomic_load_n(&io->bpriv[0], __ATOMIC_ACQUIRE))
-			break;
-		struct pollfd w[2] = { { .fd = -1 }, { .fd = wake, .events = POLLIN } };
-		if (!p->dead && nbd_aio_get_fd(p->h) >= 0) {
-			unsigned dir = nbd_aio_get_direction(p->h);
-			w[0].fd = nbd_aio_get_fd(p->h);
-			w[0].events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-				      (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
-		}
-		pthread_mutex_unlock(&p->lock);
-		/* the event thread may take the reply meanwhile: it then wakes us */
-		int n = poll(w, 2, 1000);
-		struct pollfd pfd = w[0];
-		pthread_mutex_lock(&p->lock);
-		if (n > 0 && pfd.revents && !p->dead && nbd_aio_get_fd(p->h) == pfd.fd) {
-			int r = 0;
-			uint64_t before = p->active_ns;
-			if ((pfd.revents & (POLLIN | POLLHUP | POLLERR)) && nbdm_readable(p, pfd.fd, pfd.revents))
-				r = nbd_aio_notify_read(p->h);
-			if (r >= 0 && (pfd.revents & POLLOUT) && (nbd_aio_get_direction(p->h) & LIBNBD_AIO_DIRECTION_WRITE))
-				r = nbd_aio_notify_write(p->h);
-			if (r < 0 || nbd_aio_is_dead(p->h) || nbd_aio_is_closed(p->h))
-				nbdm_mark_dead(p, r < 0 ? nbd_get_error() : "closed by the server");
-			if (p->active_ns != before)
-				since = p->active_ns;
-		} else if (n == 0 && !p->dead && stats_now() - since > NBD_TIMEOUT_NS && pfd.fd >= 0) {
-			/* the event thread may be blocked: end a silent server here */
-			fsvol_log(LOG_ERR, "%s: no reply for %llu s", p->uri,
-				  (unsigned long long)(NBD_TIMEOUT_NS / 1000000000));
-			shutdown(pfd.fd, SHUT_RDWR);
-			since = stats_now();
-		}
-	}
-	int others = p->done != NULL;
-	pthread_mutex_unlock(&p->lock);
-	if (others)
-		nbdm_wake(p); /* their completions are the event thread's to run */
-	close(wake);
-	io->done = done;
-	io->owner = owner;
-	done(io);
-}
-
 /* Commands go out at once: libnbd sends without blocking, so a nowait
  * caller waits for nothing but the handle's mutex. */
 static void nbdm_queue(struct member *m, struct member_io *io)
 {
 	struct nbdm_priv *p = m->priv;
-	if (io->sync) {
-		nbdm_sync(m, p, io); /* completes it */
-		return;
-	}
 	pthread_mutex_lock(&p->lock);
 	if (!p->dead && nbdm_ev_start_locked(p))
 		nbdm_mark_dead(p, "cannot start the event thread");

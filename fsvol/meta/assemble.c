@@ -122,24 +122,34 @@ static void fmt_slots(uint64_t mask, char *out, size_t outlen)
 			len += (size_t)snprintf(out + len, outlen - len, " %u", s);
 }
 
-int sb_assemble(struct sb_candidate *c, unsigned n, int force,
-		struct sb_assembly *out, char *err, size_t errlen)
-{
-	char u1[37], u2[37], field[32], why[160];
-	int ri = -1, stale = -1;
-	const struct sb *ref;
+/* One assembly, md's way in three steps: examine what each member says,
+ * select the truth and the members that agree with it, start (decide what is
+ * missing and what force takes back). */
+struct asm_ctx {
+	struct sb_candidate *c;
+	unsigned n;
+	int force;
+	struct sb_assembly *out;
+	char *err;
+	size_t errlen;
+	int ri;                        /* the truth: the candidate whose superblock rules */
+	int stale;                     /* the first stale candidate, -1: none */
 	struct layout_geom g;
-	unsigned nslots, order[SB_MAX_SLOTS];
-	int keep_out[SB_MAX_SLOTS] = { 0 }; /* never taken back: another geometry, split brain */
-	uint64_t va, vb, mask = 0;
+	unsigned order[SB_MAX_SLOTS];  /* candidates by rank: the truth, then events */
+	int keep_out[SB_MAX_SLOTS];    /* never taken back: another geometry, split brain */
+	uint64_t mask;                 /* raid slots with no member */
+};
 
-	memset(out, 0, sizeof(*out));
-	for (unsigned s = 0; s < SB_MAX_SLOTS; s++)
-		out->slot_of[s] = -1;
+/* Examine: the list itself (count, the same file twice) and each member's
+ * superblock (unreadable: refused, or absent with force). */
+static int asm_examine(struct asm_ctx *a)
+{
+	struct sb_candidate *c = a->c;
+	unsigned n = a->n;
 	if (n == 0)
-		return sb_refuse(err, errlen, "no members given");
+		return sb_refuse(a->err, a->errlen, "no members given");
 	if (n > SB_MAX_SLOTS)
-		return sb_refuse(err, errlen, "too many members (%u given, a volume has at most %d slots)",
+		return sb_refuse(a->err, a->errlen, "too many members (%u given, a volume has at most %d slots)",
 			      n, SB_MAX_SLOTS);
 	for (unsigned i = 0; i < n; i++) {
 		c[i].used = 0;
@@ -153,43 +163,50 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		for (unsigned j = i + 1; j < n; j++)
 			if ((c[i].dev || c[i].ino) && c[i].dev == c[j].dev && c[i].ino == c[j].ino) {
 				if (valid(&c[i]))
-					return sb_refuse(err, errlen, "%s and %s both claim slot %" PRIu32
+					return sb_refuse(a->err, a->errlen, "%s and %s both claim slot %" PRIu32
 						      " (the same file, given twice)", pname(&c[i]), pname(&c[j]),
 						      c[i].sb.index);
-				return sb_refuse(err, errlen, "%s and %s are the same file (given twice)",
+				return sb_refuse(a->err, a->errlen, "%s and %s are the same file (given twice)",
 					      pname(&c[i]), pname(&c[j]));
 			}
 
-	/* Unreadable members: refused, or absent with force. */
 	for (unsigned i = 0; i < n; i++) {
 		if (valid(&c[i]))
 			continue;
-		if (!force)
-			return sb_refuse(err, errlen, "%s: cannot read superblock: %s", pname(&c[i]),
+		if (!a->force)
+			return sb_refuse(a->err, a->errlen, "%s: cannot read superblock: %s", pname(&c[i]),
 				      c[i].why[0] ? c[i].why : strerror(c[i].read_error ? -c[i].read_error : EINVAL));
 		set_note(&c[i], "cannot read superblock: %s", c[i].why);
 	}
+	return 0;
+}
 
-	/* The newest superblock is the truth; on a tie, the one most members
-	 * agree with (a single forged or mis-written block loses), then the first. */
+/* Select the truth: the newest superblock; on a tie, the one most members
+ * agree with (a single forged or mis-written block loses), then the first.
+ * It must be of one volume with every member and describe a geometry. */
+static int asm_select_truth(struct asm_ctx *a)
+{
+	struct sb_candidate *c = a->c;
+	unsigned n = a->n;
+	char u1[37], u2[37], why[160];
+	int ri = -1;
 	for (unsigned i = 0; i < n; i++)
 		if (valid(&c[i]) && (ri < 0 || c[i].sb.events > c[ri].sb.events))
 			ri = (int)i;
 	if (ri < 0)
-		return sb_refuse(err, errlen, "no valid fsvol superblock on any of the %u members", n);
-	{
-		unsigned best = agreeing(c, n, &c[ri].sb);
-		for (unsigned i = 0; i < n; i++) {
-			unsigned k;
-			if ((int)i == ri || !valid(&c[i]) || c[i].sb.events != c[ri].sb.events)
-				continue;
-			if ((k = agreeing(c, n, &c[i].sb)) > best) {
-				best = k;
-				ri = (int)i;
-			}
+		return sb_refuse(a->err, a->errlen, "no valid fsvol superblock on any of the %u members", n);
+	unsigned best = agreeing(c, n, &c[ri].sb);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k;
+		if ((int)i == ri || !valid(&c[i]) || c[i].sb.events != c[ri].sb.events)
+			continue;
+		if ((k = agreeing(c, n, &c[i].sb)) > best) {
+			best = k;
+			ri = (int)i;
 		}
 	}
-	ref = &c[ri].sb;
+	a->ri = ri;
+	const struct sb *ref = &c[ri].sb;
 
 	/* Never mix volumes, even with force: that would write one volume's data
 	 * into another's member. */
@@ -199,18 +216,85 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		if (memcmp(c[i].sb.volume_uuid, ref->volume_uuid, 16)) {
 			sb_uuid_format(c[i].sb.volume_uuid, u1);
 			sb_uuid_format(ref->volume_uuid, u2);
-			return sb_refuse(err, errlen, "%s: belongs to another volume (uuid %s, expected %s)",
+			return sb_refuse(a->err, a->errlen, "%s: belongs to another volume (uuid %s, expected %s)",
 				      pname(&c[i]), u1, u2);
 		}
 	}
 
 	/* The truth must describe a geometry, and its size must be that geometry's. */
-	if (sb_geom(ref, &g, why, sizeof(why)))
-		return sb_refuse(err, errlen, "%s: superblock describes no valid geometry: %s", pname(&c[ri]), why);
-	if (ref->volume_size != g.capacity)
-		return sb_refuse(err, errlen, "%s: volume_size %" PRIu64 " is not the capacity of its geometry (%s, %"
-			      PRIu32 " members: %" PRIu64 ")", pname(&c[ri]), ref->volume_size,
-			      layout_level_name(g.level), ref->members, g.capacity);
+	if (sb_geom(ref, &a->g, why, sizeof(why)))
+		return sb_refuse(a->err, a->errlen, "%s: superblock describes no valid geometry: %s", pname(&c[ri]),
+			      why);
+	if (ref->volume_size != a->g.capacity)
+		return sb_refuse(a->err, a->errlen, "%s: volume_size %" PRIu64 " is not the capacity of its geometry "
+			      "(%s, %" PRIu32 " members: %" PRIu64 ")", pname(&c[ri]), ref->volume_size,
+			      layout_level_name(a->g.level), ref->members, a->g.capacity);
+	return 0;
+}
+
+/* Split brain (md: "ignoring X as it reports Y as failed"): two members
+ * that each record the other as failed or missing were each used without
+ * the other, and each may hold acknowledged writes the other lacks; so
+ * does one that records the truth as failed. Candidates by rank (the
+ * truth, then events, then order given): the lower-ranked one loses. */
+static int asm_split_brain(struct asm_ctx *a)
+{
+	struct sb_candidate *c = a->c;
+	unsigned n = a->n, k = 0;
+	a->order[k++] = (unsigned)a->ri;
+	for (unsigned i = 0; i < n; i++)
+		if ((int)i != a->ri) {
+			unsigned p = k++;
+			while (p > 1 && c[a->order[p - 1]].sb.events < c[i].sb.events) {
+				a->order[p] = a->order[p - 1];
+				p--;
+			}
+			a->order[p] = i;
+		}
+	for (unsigned x = 0; x < n; x++) {
+		struct sb_candidate *s = &c[a->order[x]];
+
+		if (!s->used)
+			continue;
+		for (unsigned y = x + 1; y < n; y++) {
+			struct sb_candidate *b = &c[a->order[y]];
+			unsigned a_sees, b_sees;
+
+			if (!b->used || b->sb.index == s->sb.index)
+				continue;
+			a_sees = s->sb.slots[b->sb.index].state;
+			b_sees = b->sb.slots[s->sb.index].state;
+			if (!gone(b_sees) || !(gone(a_sees) || x == 0))
+				continue;
+			if (!a->force)
+				return sb_refuse(a->err, a->errlen, "split brain: %s (events %" PRIu64 ") records slot %"
+					      PRIu32 " (%s) as %s, and %s (events %" PRIu64 ") records slot %" PRIu32
+					      " (%s) as %s: each was used without the other and may hold writes "
+					      "the other lacks; mount each alone to save its data, or use --force "
+					      "to keep %s and drop %s",
+					      pname(s), s->sb.events, b->sb.index, pname(b), sb_state_name(a_sees),
+					      pname(b), b->sb.events, s->sb.index, pname(s), sb_state_name(b_sees),
+					      pname(s), pname(b));
+			set_note(b, "dropped (split brain: it records slot %" PRIu32 " (%s) as %s, %s records it as %s): "
+				 "writes made on it without %s are lost", s->sb.index, pname(s), sb_state_name(b_sees),
+				 pname(s), sb_state_name(a_sees), pname(s));
+			a->keep_out[a->order[y]] = 1;
+		}
+	}
+	return 0;
+}
+
+/* Select the members: those that agree with the truth on what every member
+ * shares, claim a slot of it that records them, are not stale, lost no split
+ * brain and hold the bytes their slot needs. */
+static int asm_select_members(struct asm_ctx *a)
+{
+	struct sb_candidate *c = a->c;
+	unsigned n = a->n, nslots;
+	const struct sb *ref = &c[a->ri].sb;
+	char u1[37], u2[37], field[32];
+	uint64_t va, vb;
+	int r;
 
 	/* Fields every member must share: a member that differs is not of this
 	 * volume as the truth describes it, whatever its event count. */
@@ -218,72 +302,26 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		c[i].used = valid(&c[i]);
 		if (!c[i].used || !disagree(&c[i].sb, ref, field, sizeof(field), &va, &vb))
 			continue;
-		if (!force)
-			return sb_refuse(err, errlen, "%s: disagrees with %s on %s (%" PRIu64 ", %s has %" PRIu64 ")",
-				      pname(&c[i]), pname(&c[ri]), field, va, pname(&c[ri]), vb);
+		if (!a->force)
+			return sb_refuse(a->err, a->errlen, "%s: disagrees with %s on %s (%" PRIu64 ", %s has %" PRIu64 ")",
+				      pname(&c[i]), pname(&c[a->ri]), field, va, pname(&c[a->ri]), vb);
 		set_note(&c[i], "does not belong: %s %" PRIu64 " differs from %s's %" PRIu64, field, va,
-			 pname(&c[ri]), vb);
-		keep_out[i] = 1;
+			 pname(&c[a->ri]), vb);
+		a->keep_out[i] = 1;
 	}
 
 	nslots = ref->members + ref->spares; /* <= SB_MAX_SLOTS: checked by sb_decode */
 	if (n > nslots)
-		return sb_refuse(err, errlen, "too many members: %u given, the volume has %u slots (%" PRIu32
+		return sb_refuse(a->err, a->errlen, "too many members: %u given, the volume has %u slots (%" PRIu32
 			      " members + %" PRIu32 " spares)", n, nslots, ref->members, ref->spares);
 
 	for (unsigned i = 0; i < n; i++)
 		if (c[i].used && c[i].sb.index >= nslots)
-			return sb_refuse(err, errlen, "%s: claims slot %" PRIu32 " but the volume has %u slots",
+			return sb_refuse(a->err, a->errlen, "%s: claims slot %" PRIu32 " but the volume has %u slots",
 				      pname(&c[i]), c[i].sb.index, nslots);
 
-	/* Split brain (md: "ignoring X as it reports Y as failed"): two members
-	 * that each record the other as failed or missing were each used without
-	 * the other, and each may hold acknowledged writes the other lacks; so
-	 * does one that records the truth as failed. Candidates by rank (the
-	 * truth, then events, then order given): the lower-ranked one loses. */
-	{
-		unsigned k = 0;
-		order[k++] = (unsigned)ri;
-		for (unsigned i = 0; i < n; i++)
-			if ((int)i != ri) {
-				unsigned p = k++;
-				while (p > 1 && c[order[p - 1]].sb.events < c[i].sb.events) {
-					order[p] = order[p - 1];
-					p--;
-				}
-				order[p] = i;
-			}
-	}
-	for (unsigned x = 0; x < n; x++) {
-		struct sb_candidate *a = &c[order[x]];
-
-		if (!a->used)
-			continue;
-		for (unsigned y = x + 1; y < n; y++) {
-			struct sb_candidate *b = &c[order[y]];
-			unsigned a_sees, b_sees;
-
-			if (!b->used || b->sb.index == a->sb.index)
-				continue;
-			a_sees = a->sb.slots[b->sb.index].state;
-			b_sees = b->sb.slots[a->sb.index].state;
-			if (!gone(b_sees) || !(gone(a_sees) || x == 0))
-				continue;
-			if (!force)
-				return sb_refuse(err, errlen, "split brain: %s (events %" PRIu64 ") records slot %" PRIu32
-					      " (%s) as %s, and %s (events %" PRIu64 ") records slot %" PRIu32
-					      " (%s) as %s: each was used without the other and may hold writes "
-					      "the other lacks; mount each alone to save its data, or use --force "
-					      "to keep %s and drop %s",
-					      pname(a), a->sb.events, b->sb.index, pname(b), sb_state_name(a_sees),
-					      pname(b), b->sb.events, a->sb.index, pname(a), sb_state_name(b_sees),
-					      pname(a), pname(b));
-			set_note(b, "dropped (split brain: it records slot %" PRIu32 " (%s) as %s, %s records it as %s): "
-				 "writes made on it without %s are lost", a->sb.index, pname(a), sb_state_name(b_sees),
-				 pname(a), sb_state_name(a_sees), pname(a));
-			keep_out[order[y]] = 1;
-		}
-	}
+	if ((r = asm_split_brain(a)))
+		return r;
 
 	/* Stale: missed state changes, its data may be out of date. Without
 	 * force the refusal waits: whether the volume runs without it decides
@@ -291,8 +329,8 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 	for (unsigned i = 0; i < n; i++) {
 		if (!c[i].used || c[i].sb.events >= ref->events)
 			continue;
-		if (stale < 0)
-			stale = (int)i;
+		if (a->stale < 0)
+			a->stale = (int)i;
 		set_note(&c[i], "stale (events %" PRIu64 ", volume at %" PRIu64 "): not used",
 			 c[i].sb.events, ref->events);
 	}
@@ -300,7 +338,7 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = i + 1; j < n; j++)
 			if (c[i].used && c[j].used && c[i].sb.index == c[j].sb.index)
-				return sb_refuse(err, errlen, "%s and %s both claim slot %" PRIu32,
+				return sb_refuse(a->err, a->errlen, "%s and %s both claim slot %" PRIu32,
 					      pname(&c[i]), pname(&c[j]), c[i].sb.index);
 
 	for (unsigned i = 0; i < n; i++) {
@@ -312,7 +350,7 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 		if (memcmp(c[i].sb.member_uuid, sl->uuid, 16)) {
 			sb_uuid_format(c[i].sb.member_uuid, u1);
 			sb_uuid_format(sl->uuid, u2);
-			return sb_refuse(err, errlen, "%s: not the member recorded in slot %" PRIu32
+			return sb_refuse(a->err, a->errlen, "%s: not the member recorded in slot %" PRIu32
 				      " (uuid %s, slot records %s)", pname(&c[i]), c[i].sb.index, u1, u2);
 		}
 	}
@@ -336,81 +374,117 @@ int sb_assemble(struct sb_candidate *c, unsigned n, int force,
 			continue;
 		need = need_bytes(ref, c[i].sb.index);
 		if (c[i].size < need)
-			return sb_refuse(err, errlen, "%s: truncated (%" PRIu64 " bytes, needs %" PRIu64 ")",
+			return sb_refuse(a->err, a->errlen, "%s: truncated (%" PRIu64 " bytes, needs %" PRIu64 ")",
 				      pname(&c[i]), c[i].size, need);
 	}
+	return 0;
+}
 
-	out->sb = *ref;
-	for (unsigned i = 0; i < n; i++)
+/* Beyond redundancy: the members that failed last (highest events) hold the
+ * newest data of what is gone. Take back as few as the level needs (mdadm
+ * --assemble --force), only with force. */
+static int asm_take_back(struct asm_ctx *a)
+{
+	struct sb_candidate *c = a->c;
+	const struct sb *ref = &c[a->ri].sb;
+	const struct layout_geom *g = &a->g;
+	int back[SB_MAX_SLOTS], nb = 0;
+	uint64_t m = a->mask;
+	char slots[200], names[400];
+	size_t len = 0;
+
+	for (unsigned x = 1; x < a->n && !layout_survives(g, m); x++) {
+		const struct sb_candidate *b = &c[a->order[x]];
+		unsigned s = b->sb.index;
+
+		if (!valid(b) || b->used || a->keep_out[a->order[x]] || s >= ref->members || !(m >> s & 1) ||
+		    memcmp(b->sb.member_uuid, ref->slots[s].uuid, 16) || b->size < need_bytes(ref, s))
+			continue;
+		back[nb++] = (int)a->order[x];
+		m &= ~(1ull << s);
+	}
+	/* keep only the ones the level needs, dropping the oldest first */
+	for (int k = nb - 1; k >= 0 && layout_survives(g, m); k--) {
+		uint64_t bit = 1ull << c[back[k]].sb.index;
+		if (layout_survives(g, m | bit)) {
+			m |= bit;
+			memmove(&back[k], &back[k + 1], (size_t)(nb - k - 1) * sizeof(back[0]));
+			nb--;
+		}
+	}
+	fmt_slots(a->mask, slots, sizeof(slots));
+	if (!layout_survives(g, m))
+		return sb_refuse(a->err, a->errlen, "%s cannot run without member slot(s)%s, and no member given "
+			      "can stand in for them", layout_level_name(g->level), slots);
+	names[0] = '\0';
+	for (int k = 0; k < nb && len < sizeof(names); k++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s (events %" PRIu64 ")",
+					k ? ", " : "", pname(&c[back[k]]), c[back[k]].sb.events);
+	if (!a->force)
+		return sb_refuse(a->err, a->errlen, "%s cannot run without member slot(s)%s (failed beyond "
+			      "redundancy; volume at events %" PRIu64 "): use --force to take back %s, "
+			      "the most recently failed of the members it needs; writes made after "
+			      "it failed are missing from it",
+			      layout_level_name(g->level), slots, ref->events, names);
+	for (int k = 0; k < nb; k++) {
+		struct sb_candidate *b = &c[back[k]];
+		unsigned s = b->sb.index;
+
+		b->used = 1;
+		b->forced = 1;
+		snprintf(b->note, sizeof(b->note), "taken back by --force into slot %u (events %" PRIu64
+			 ", volume at %" PRIu64 "): writes made after it failed are missing from it, "
+			 "data there may be stale", s, b->sb.events, ref->events);
+		a->out->sb.slots[s].state = SB_ACTIVE;
+		a->out->slot_of[s] = back[k];
+		a->mask &= ~(1ull << s);
+	}
+	return 0;
+}
+
+/* Start: the slots the members play, what is missing, and whether the level
+ * runs without it (force may take members back, a stale one is refused). */
+static int asm_start(struct asm_ctx *a)
+{
+	struct sb_candidate *c = a->c;
+	const struct sb *ref = &c[a->ri].sb;
+	int r;
+
+	a->out->sb = *ref;
+	for (unsigned i = 0; i < a->n; i++)
 		if (c[i].used)
-			out->slot_of[c[i].sb.index] = (int)i;
+			a->out->slot_of[c[i].sb.index] = (int)i;
 	/* Only raid slots count as missing: an absent spare degrades nothing. */
 	for (unsigned s = 0; s < ref->members; s++)
-		if (out->slot_of[s] < 0)
-			mask |= 1ull << s;
+		if (a->out->slot_of[s] < 0)
+			a->mask |= 1ull << s;
 
-	/* Beyond redundancy: the members that failed last (highest events) hold
-	 * the newest data of what is gone. Take back as few as the level needs
-	 * (mdadm --assemble --force), only with force. */
-	if (!layout_survives(&g, mask)) {
-		int back[SB_MAX_SLOTS], nb = 0;
-		uint64_t m = mask;
-		char slots[200], names[400];
-		size_t len = 0;
-
-		for (unsigned x = 1; x < n && !layout_survives(&g, m); x++) {
-			const struct sb_candidate *b = &c[order[x]];
-			unsigned s = b->sb.index;
-
-			if (!valid(b) || b->used || keep_out[order[x]] || s >= ref->members || !(m >> s & 1) ||
-			    memcmp(b->sb.member_uuid, ref->slots[s].uuid, 16) || b->size < need_bytes(ref, s))
-				continue;
-			back[nb++] = (int)order[x];
-			m &= ~(1ull << s);
-		}
-		/* keep only the ones the level needs, dropping the oldest first */
-		for (int k = nb - 1; k >= 0 && layout_survives(&g, m); k--) {
-			uint64_t bit = 1ull << c[back[k]].sb.index;
-			if (layout_survives(&g, m | bit)) {
-				m |= bit;
-				memmove(&back[k], &back[k + 1], (size_t)(nb - k - 1) * sizeof(back[0]));
-				nb--;
-			}
-		}
-		fmt_slots(mask, slots, sizeof(slots));
-		if (!layout_survives(&g, m))
-			return sb_refuse(err, errlen, "%s cannot run without member slot(s)%s, and no member given "
-				      "can stand in for them", layout_level_name(g.level), slots);
-		names[0] = '\0';
-		for (int k = 0; k < nb && len < sizeof(names); k++)
-			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s (events %" PRIu64 ")",
-						k ? ", " : "", pname(&c[back[k]]), c[back[k]].sb.events);
-		if (!force)
-			return sb_refuse(err, errlen, "%s cannot run without member slot(s)%s (failed beyond "
-				      "redundancy; volume at events %" PRIu64 "): use --force to take back %s, "
-				      "the most recently failed of the members it needs; writes made after "
-				      "it failed are missing from it",
-				      layout_level_name(g.level), slots, ref->events, names);
-		for (int k = 0; k < nb; k++) {
-			struct sb_candidate *b = &c[back[k]];
-			unsigned s = b->sb.index;
-
-			b->used = 1;
-			b->forced = 1;
-			snprintf(b->note, sizeof(b->note), "taken back by --force into slot %u (events %" PRIu64
-				 ", volume at %" PRIu64 "): writes made after it failed are missing from it, "
-				 "data there may be stale", s, b->sb.events, ref->events);
-			out->sb.slots[s].state = SB_ACTIVE;
-			out->slot_of[s] = back[k];
-			mask &= ~(1ull << s);
-		}
-	} else if (stale >= 0 && !force) {
-		return sb_refuse(err, errlen, "%s: stale (events %" PRIu64 ", volume at %" PRIu64
+	if (!layout_survives(&a->g, a->mask)) {
+		if ((r = asm_take_back(a)))
+			return r;
+	} else if (a->stale >= 0 && !a->force) {
+		const struct sb_candidate *st = &c[a->stale];
+		return sb_refuse(a->err, a->errlen, "%s: stale (events %" PRIu64 ", volume at %" PRIu64
 			      "): it missed changes while it was failed or left out; mount without it, then "
 			      "'fsvol re-add MNT %s' brings it up to date, or use --force to assemble without it",
-			      pname(&c[stale]), c[stale].sb.events, ref->events, pname(&c[stale]));
+			      pname(st), st->sb.events, ref->events, pname(st));
 	}
-	out->missing_mask = mask;
-	out->missing = (unsigned)__builtin_popcountll(mask);
+	a->out->missing_mask = a->mask;
+	a->out->missing = (unsigned)__builtin_popcountll(a->mask);
 	return 0;
+}
+
+int sb_assemble(struct sb_candidate *c, unsigned n, int force,
+		struct sb_assembly *out, char *err, size_t errlen)
+{
+	struct asm_ctx a = { .c = c, .n = n, .force = force, .out = out, .err = err, .errlen = errlen,
+			     .ri = -1, .stale = -1 };
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned s = 0; s < SB_MAX_SLOTS; s++)
+		out->slot_of[s] = -1;
+	if ((r = asm_examine(&a)) || (r = asm_select_truth(&a)) || (r = asm_select_members(&a)))
+		return r;
+	return asm_start(&a);
 }

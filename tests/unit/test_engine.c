@@ -237,6 +237,31 @@ START_TEST(test_retry_read_error)
 }
 END_TEST
 
+/* md_error's rule: a write acknowledged after a member failed under it is
+ * on superblocks that record the failure (the metadata thread wrote them
+ * before the acknowledgement went out). */
+START_TEST(test_ack_after_failure_superblock)
+{
+	struct vol *v = mkvol("raid1", 3, 64 * K);
+	static uint8_t a[128 * K];
+	fill(a, sizeof(a), 3);
+	set_fault(v, 2, "error=write");
+	ck_assert_int_eq(engine_write(v, a, 0, sizeof(a)), 0);
+	ck_assert_str_eq(vol_slot_state(v, 2), "failed");
+	uint64_t done = atomic_load(&v->sb_seq_done), want = atomic_load(&v->sb_seq_want);
+	ck_assert_msg(done >= want, "acknowledged with superblock change %llu of %llu written", (unsigned long long)done,
+		      (unsigned long long)want);
+	for (unsigned i = 0; i < 2; i++) {
+		struct sb_candidate c = { 0 };
+		ck_assert_int_eq(vol_read_sb(v->slot[i], &c), 0);
+		ck_assert_int_eq(c.read_error, 0);
+		ck_assert_msg(c.sb.slots[2].state == SB_FAILED, "member %u's superblock records slot 2 as %s", i,
+			      sb_state_name(c.sb.slots[2].state));
+	}
+	vol_close(v);
+}
+END_TEST
+
 START_TEST(test_beyond_redundancy)
 {
 	struct vol *v = mkvol("raid0", 2, 64 * K);
@@ -308,6 +333,7 @@ static Suite *engine_suite(void)
 	tcase_add_loop_test(t, test_roundtrip, 0, sizeof(levels) / sizeof(levels[0]));
 	tcase_add_test(t, test_retry_read_error);
 	tcase_add_test(t, test_beyond_redundancy);
+	tcase_add_test(t, test_ack_after_failure_superblock);
 	tcase_add_test(t, test_resync_counts_and_repairs);
 	tcase_add_test(t, test_fail_request_keeps_last_copy);
 	tcase_add_loop_test(t, test_checkpoint_units, 0, sizeof(ckpt_cases) / sizeof(ckpt_cases[0]));

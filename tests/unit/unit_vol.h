@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/members/fault.h"
 
 #define K 1024ull

@@ -1,0 +1,262 @@
+/* vol_md: the volume's metadata thread (md's md thread, md_check_recovery).
+ *
+ * The completion path never writes a superblock, starts or joins a thread:
+ * it marks what changed (vol_fail_slot, vol_replace_abort: the failed mask
+ * and the in-memory superblock, under the state lock, then a flag) and wakes
+ * this one thread, which
+ *   - writes the superblocks (VOL_MD_SB_CHANGE, md's MD_SB_CHANGE_PENDING),
+ *     then releases the writes whose acknowledgement waited for them;
+ *   - writes the write-intent bitmap for the writes queued on it and ages
+ *     its bits (core/bitmap_vol.c: the work, this thread: the worker);
+ *   - starts passes (VOL_MD_RECOVERY: a spare takes over, a recovery runs).
+ *
+ * A write or flush whose segments are done waits, queued (no thread blocks),
+ * while a superblock change made before its end is not on the members yet:
+ * an acknowledged write never depends on a superblock that still calls a
+ * failed member active. Sequence numbers order it: sb_seq_want grows with
+ * every change (state lock held), sb_seq_done is what the members hold.
+ *
+ * Lock order: state_lock, then md_lock; this thread holds md_lock only to
+ * wait and to take its queue, never across I/O.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/vol_int.h"
+#include "fsvol/core/volume.h"
+#include "fsvol/model/emul.h"
+#include "fsvol/util/log.h"
+
+#define MD_IDLE_NS 2000000000ull /* a wake-up now and then without a bitmap: nothing is lost either way */
+
+void vol_md_init(struct vol *v)
+{
+	pthread_mutex_init(&v->md_lock, NULL);
+	pthread_cond_init(&v->md_cond, NULL);
+}
+
+void vol_md_destroy(struct vol *v)
+{
+	pthread_mutex_destroy(&v->md_lock);
+	pthread_cond_destroy(&v->md_cond);
+}
+
+void vol_md_wake(struct vol *v, unsigned flags)
+{
+	atomic_fetch_or(&v->md_flags, flags);
+	pthread_mutex_lock(&v->md_lock);
+	pthread_cond_signal(&v->md_cond);
+	pthread_mutex_unlock(&v->md_lock);
+}
+
+void vol_sb_change_locked(struct vol *v)
+{
+	atomic_fetch_add(&v->sb_seq_want, 1);
+	atomic_fetch_or(&v->md_flags, VOL_MD_SB_CHANGE);
+}
+
+void vol_md_mark_failed(struct vol *v, unsigned slot)
+{
+	/* pending before the sequence moves: the round that sees the new
+	 * sequence number also sees the slot */
+	atomic_fetch_or(&v->fail_pending, 1ull << slot);
+	atomic_fetch_add(&v->sb_seq_want, 1);
+	vol_md_wake(v, VOL_MD_SB_CHANGE | VOL_MD_RECOVERY);
+}
+
+/* The failures marked since into the superblock: every state-lock section
+ * that reads or changes slot states starts with them (vol_state_lock), so a
+ * spare never takes over a role whose failure is still only marked. */
+static void md_apply_fails(struct vol *v)
+{
+	uint64_t bits = atomic_exchange(&v->fail_pending, 0);
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (bits & (1ull << i)) {
+			v->sb.slots[i].state = SB_FAILED;
+			v->sb.slots[i].rebuild_pos = 0; /* a spare that takes over starts from 0 */
+			v->sb.events++;
+		}
+}
+
+void vol_state_lock(struct vol *v)
+{
+	VOL_NOT_ON_COMPLETION("vol_state_lock");
+	pthread_mutex_lock(&v->state_lock);
+	md_apply_fails(v);
+}
+
+static struct emul *virtual_emul(const struct vol *v)
+{
+	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
+	return e && emul_is_virtual(e) ? e : NULL;
+}
+
+int vol_md_sb_wait(struct vol *v, struct vol_waiter *w)
+{
+	/* read-only, or no thread (a volume only read): nothing writes them
+	 * now; vol_close does */
+	if (atomic_load(&v->sb_seq_done) >= atomic_load(&v->sb_seq_want) || v->opts.readonly ||
+	    !atomic_load(&v->md_running))
+		return 1;
+	pthread_mutex_lock(&v->md_lock);
+	int queued = atomic_load(&v->sb_seq_done) < atomic_load(&v->sb_seq_want) && atomic_load(&v->md_running);
+	if (queued) {
+		w->res = 0;
+		w->next = v->sb_waiters;
+		v->sb_waiters = w;
+		struct emul *e = virtual_emul(v);
+		if (e)
+			emul_expect(e, 1); /* virtual time waits for it: a superblock costs no emulated time */
+		atomic_fetch_or(&v->md_flags, VOL_MD_SB_CHANGE);
+		pthread_cond_signal(&v->md_cond);
+	}
+	pthread_mutex_unlock(&v->md_lock);
+	return !queued;
+}
+
+/* Write the superblocks if a change is pending, then release the writes
+ * that waited for them. */
+static void md_write_sbs(struct vol *v)
+{
+	pthread_mutex_lock(&v->state_lock);
+	uint64_t want = atomic_load(&v->sb_seq_want);
+	md_apply_fails(v); /* after want: what it applies is at most what want covers, or the next round's */
+	if (atomic_load(&v->sb_seq_done) < want && !v->opts.readonly)
+		vol_write_sbs(v); /* an unwritable member shows on its next I/O */
+	atomic_store(&v->sb_seq_done, want);
+	pthread_mutex_unlock(&v->state_lock);
+	pthread_mutex_lock(&v->md_lock);
+	struct vol_waiter *w = v->sb_waiters;
+	v->sb_waiters = NULL;
+	pthread_mutex_unlock(&v->md_lock);
+	struct emul *e = virtual_emul(v);
+	while (w) {
+		struct vol_waiter *n = w->next;
+		w->resume(w); /* it queues again if a newer change came meanwhile */
+		if (e)
+			emul_expect(e, -1);
+		w = n;
+	}
+}
+
+/* One round of whatever the flags ask for, md_lock NOT held. */
+static void md_work(struct vol *v, unsigned f, int stopping)
+{
+	if (f & VOL_MD_SB_CHANGE)
+		md_write_sbs(v);
+	if (f & VOL_MD_BITMAP)
+		vol_bitmap_run(v); /* may fail members: their change is the next round's */
+	if ((f & VOL_MD_RECOVERY) && !stopping)
+		vol_recovery_kick(v); /* a spare at hand takes over, the pass starts */
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void md_wait_until(struct vol *v, uint64_t deadline)
+{
+	uint64_t now = now_ns(), left = deadline > now ? deadline - now : 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(left / 1000000000u);
+	ts.tv_nsec += (long)(left % 1000000000u);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&v->md_cond, &v->md_lock, &ts);
+}
+
+static __thread int tl_md_thread; /* this thread is a volume's metadata thread */
+
+int vol_md_on_thread(void)
+{
+	return tl_md_thread;
+}
+
+static void *md_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), "fsvol-md"); /* top -H, ps -L */
+	tl_md_thread = 1;
+	struct vol *v = arg;
+	uint64_t next_tick = now_ns() + MD_IDLE_NS;
+	pthread_mutex_lock(&v->md_lock);
+	while (!v->md_stop) {
+		unsigned f = atomic_exchange(&v->md_flags, 0);
+		if (!f && now_ns() >= next_tick) {
+			f = VOL_MD_TICK;
+			next_tick = now_ns() + MD_IDLE_NS;
+		}
+		if (!f) {
+			md_wait_until(v, next_tick);
+			continue;
+		}
+		pthread_mutex_unlock(&v->md_lock);
+		md_work(v, f, 0);
+		if (f & VOL_MD_TICK)
+			vol_bitmap_tick(v);
+		pthread_mutex_lock(&v->md_lock);
+	}
+	pthread_mutex_unlock(&v->md_lock);
+	/* what is still queued gets its round before the thread goes */
+	md_work(v, atomic_exchange(&v->md_flags, 0) | VOL_MD_SB_CHANGE | VOL_MD_BITMAP, 1);
+	return NULL;
+}
+
+int vol_md_start(struct vol *v)
+{
+	VOL_NOT_ON_COMPLETION("vol_md_start");
+	int r = 0;
+	pthread_mutex_lock(&v->md_lock);
+	if (!v->md_running && !v->md_stop) {
+		if (pthread_create(&v->md_thread, NULL, md_main, v))
+			r = -EAGAIN;
+		else
+			atomic_store(&v->md_running, 1);
+	}
+	pthread_mutex_unlock(&v->md_lock);
+	return r;
+}
+
+int vol_md_running(struct vol *v)
+{
+	return atomic_load(&v->md_running);
+}
+
+void vol_md_stop(struct vol *v)
+{
+	VOL_NOT_ON_COMPLETION("vol_md_stop");
+	pthread_mutex_lock(&v->md_lock);
+	v->md_stop = 1;
+	int join = atomic_load(&v->md_running);
+	pthread_cond_signal(&v->md_cond);
+	pthread_mutex_unlock(&v->md_lock);
+	if (join) {
+		pthread_join(v->md_thread, NULL);
+		atomic_store(&v->md_running, 0);
+	} else {
+		md_work(v, atomic_exchange(&v->md_flags, 0) | VOL_MD_SB_CHANGE, 1); /* a volume never started */
+	}
+}
+
+void vol_md_sync(struct vol *v)
+{
+	VOL_NOT_ON_COMPLETION("vol_md_sync");
+	if (tl_md_thread)
+		return; /* it writes them itself, next round */
+	if (!vol_md_running(v)) {
+		md_write_sbs(v);
+		return;
+	}
+	uint64_t want = atomic_load(&v->sb_seq_want);
+	while (atomic_load(&v->sb_seq_done) < want) {
+		vol_md_wake(v, VOL_MD_SB_CHANGE);
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
