@@ -132,7 +132,15 @@ int cmd_trace_record(const struct cmd *c, const char *mnt, const char *file, lon
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	uint64_t end = duration > 0 ? stats_now() + (uint64_t)(duration * 1e9) : UINT64_MAX;
-	while (!rec_stop && (!count || (long)n < count) && stats_now() < end) {
+	/* once stopped (a signal, the duration), what the trace already holds is
+	 * still taken: a request that completed before the stop is recorded */
+	uint64_t drain_end = 0; /* a volume still busy: at most a second more */
+	while (!count || (long)n < count) {
+		if (!drain_end && (rec_stop || stats_now() >= end))
+			drain_end = stats_now() + 1000000000ull;
+		int draining = drain_end != 0;
+		if (draining && stats_now() >= drain_end)
+			break;
 		ssize_t got = read(fd, buf, sizeof(buf));
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -141,6 +149,8 @@ int cmd_trace_record(const struct cmd *c, const char *mnt, const char *file, lon
 			goto out;
 		}
 		if (got == 0) {
+			if (draining)
+				break;
 			nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
 			continue;
 		}
