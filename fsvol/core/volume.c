@@ -760,6 +760,8 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
 	else
 		sb_volume_name(&s, s.name); /* a unique default, stored like a given one */
+	for (unsigned i = 0; i < SB_MAX_SLOTS; i++)
+		s.slots[i].number = i < n ? (uint16_t)i : SB_NO_NUMBER;
 	for (unsigned i = 0; i < n; i++) {
 		s.slots[i].state = i < members ? SB_ACTIVE : SB_SPARE;
 		sb_uuid_generate(s.slots[i].uuid);

@@ -13,7 +13,7 @@
 
 #include "layout/layout.h"
 
-/* Byte offsets of the fixed header (versions 1 and 2); docs/format.md has the table. */
+/* Byte offsets of the fixed header (versions 1 to 3); docs/format.md has the table. */
 enum {
 	OFF_MAGIC = 0,
 	OFF_VERSION = 4,
@@ -37,9 +37,25 @@ enum {
 	OFF_BITMAP_OFFSET = 128,
 	OFF_BITMAP_CHUNK = 136,
 	OFF_NAME = 144,
+	OFF_CONSISTENCY = 176, /* version 3 from here */
+	OFF_WRITE_BEHIND = 180,
+	OFF_PPL_OFFSET = 184,
+	OFF_PPL_SIZE = 192,
+	OFF_RESHAPE_FLAGS = 196,
+	OFF_RESHAPE_POS = 200,
+	OFF_NEW_LEVEL = 208,
+	OFF_NEW_LAYOUT = 212,
+	OFF_NEW_CHUNK = 216,
+	OFF_NEW_MEMBERS = 224,
+	OFF_NEW_COPIES = 228,
+	OFF_RESHAPE_BACKUP = 232,
+	OFF_BBL_OFFSET = 240,
+	OFF_BBL_SIZE = 248,
 	OFF_SLOTS = 256, /* slot table: SB_MAX_SLOTS entries of SLOT_SIZE bytes */
 	SLOT_SIZE = 48,
 	SLOT_STATE = 0,
+	SLOT_FLAGS = 1,
+	SLOT_NUMBER = 2,
 	SLOT_UUID = 8,
 	SLOT_DATA_SIZE = 24,
 	SLOT_REBUILD_POS = 32,
@@ -190,11 +206,27 @@ void sb_encode(const struct sb *s, uint8_t *buf)
 	put_le64(buf + OFF_BITMAP_OFFSET, s->bitmap_offset);
 	put_le64(buf + OFF_BITMAP_CHUNK, s->bitmap_chunk);
 	memcpy(buf + OFF_NAME, s->name, nlen);
+	put_le32(buf + OFF_CONSISTENCY, s->consistency);
+	put_le32(buf + OFF_WRITE_BEHIND, s->write_behind);
+	put_le64(buf + OFF_PPL_OFFSET, s->ppl_offset);
+	put_le32(buf + OFF_PPL_SIZE, s->ppl_size);
+	put_le32(buf + OFF_RESHAPE_FLAGS, s->reshape_flags);
+	put_le64(buf + OFF_RESHAPE_POS, s->reshape_pos);
+	put_le32(buf + OFF_NEW_LEVEL, s->new_level);
+	put_le32(buf + OFF_NEW_LAYOUT, s->new_layout);
+	put_le64(buf + OFF_NEW_CHUNK, s->new_chunk);
+	put_le32(buf + OFF_NEW_MEMBERS, s->new_members);
+	put_le32(buf + OFF_NEW_COPIES, s->new_copies);
+	put_le64(buf + OFF_RESHAPE_BACKUP, s->reshape_backup);
+	put_le64(buf + OFF_BBL_OFFSET, s->bbl_offset);
+	put_le32(buf + OFF_BBL_SIZE, s->bbl_size);
 	for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
 		uint8_t *e = buf + OFF_SLOTS + i * SLOT_SIZE;
 		const struct sb_slot *sl = &s->slots[i];
 
 		e[SLOT_STATE] = sl->state;
+		e[SLOT_FLAGS] = sl->flags;
+		put_le16(e + SLOT_NUMBER, sl->number);
 		memcpy(e + SLOT_UUID, sl->uuid, 16);
 		put_le64(e + SLOT_DATA_SIZE, sl->data_size);
 		put_le64(e + SLOT_REBUILD_POS, sl->rebuild_pos);
@@ -226,11 +258,55 @@ static int uuid_is_nil(const uint8_t u[16])
 	return 1;
 }
 
+/* An area of the metadata zone [4096, data_offset): 0 (none) or 4K-aligned inside it. */
+static int check_area(const struct sb *s, const char *what, uint64_t off, uint64_t size, char *err,
+		      size_t errlen)
+{
+	if (!off && !size)
+		return 0;
+	if (off < SB_SIZE || off % 4096 || !size || size % 4096 || off >= s->data_offset ||
+	    size > s->data_offset - off)
+		return sb_refuse(err, errlen,
+				 "bad %s area (offset %" PRIu64 ", %" PRIu64 " bytes: must be 4K-aligned in [%u, data_offset %" PRIu64 "))",
+				 what, off, size, SB_SIZE, s->data_offset);
+	return 0;
+}
+
+/* The version-3 fields (md features). */
+static int check_v3_fields(const struct sb *s, char *err, size_t errlen)
+{
+	int r;
+
+	if (s->consistency > SB_CONS_JOURNAL)
+		return sb_refuse(err, errlen, "bad consistency %" PRIu32 " (must be 0..%d)", s->consistency, SB_CONS_JOURNAL);
+	if (s->write_behind > 16383)
+		return sb_refuse(err, errlen, "bad write_behind %" PRIu32 " (must be 0..16383)", s->write_behind);
+	if ((r = check_area(s, "ppl", s->ppl_offset, s->ppl_size, err, errlen)) ||
+	    (r = check_area(s, "bad-block list", s->bbl_offset, s->bbl_size, err, errlen)))
+		return r;
+	if (s->reshape_flags & ~SB_RESHAPE_ACTIVE)
+		return sb_refuse(err, errlen, "bad reshape_flags 0x%" PRIx32 " (unknown bits)", s->reshape_flags);
+	if (s->reshape_flags & SB_RESHAPE_ACTIVE) {
+		if (s->new_level > LAYOUT_RAID6)
+			return sb_refuse(err, errlen, "bad new_level %" PRIu32 " (must be 0..%d)", s->new_level, LAYOUT_RAID6);
+		if (s->new_members == 0 || s->new_members > SB_MAX_SLOTS)
+			return sb_refuse(err, errlen, "bad new_members %" PRIu32 " (must be 1..%d)", s->new_members, SB_MAX_SLOTS);
+		if (!is_pow2(s->new_chunk) || s->new_chunk < LAYOUT_MIN_CHUNK || s->new_chunk > LAYOUT_MAX_CHUNK)
+			return sb_refuse(err, errlen, "bad new_chunk %" PRIu64 " (must be a power of two in %u..%u)",
+					 s->new_chunk, LAYOUT_MIN_CHUNK, LAYOUT_MAX_CHUNK);
+		if (s->new_copies == 0 || s->new_copies > s->new_members)
+			return sb_refuse(err, errlen, "bad new_copies %" PRIu32 " (must be 1..new_members = %" PRIu32 ")",
+					 s->new_copies, s->new_members);
+	}
+	return 0;
+}
+
 /* Field sanity after a good checksum: a sane-looking block that lies would
  * otherwise drive the engine (e.g. index used as an array subscript). */
 static int check_fields(const struct sb *s, char *err, size_t errlen)
 {
 	uint64_t slots = (uint64_t)s->members + s->spares;
+	int r;
 
 	if (s->level > LAYOUT_RAID6)
 		return sb_refuse(err, errlen, "bad level %" PRIu32 " (must be 0..%d)", s->level, LAYOUT_RAID6);
@@ -266,6 +342,8 @@ static int check_fields(const struct sb *s, char *err, size_t errlen)
 			    s->bitmap_offset, SB_SIZE);
 	if (s->bitmap_offset && !is_pow2(s->bitmap_chunk))
 		return sb_refuse(err, errlen, "bad bitmap_chunk %" PRIu64 " (must be a power of two)", s->bitmap_chunk);
+	if ((r = check_v3_fields(s, err, errlen)))
+		return r;
 	if (uuid_is_nil(s->volume_uuid))
 		return sb_refuse(err, errlen, "bad volume_uuid (nil)");
 	if (uuid_is_nil(s->member_uuid))
@@ -275,6 +353,8 @@ static int check_fields(const struct sb *s, char *err, size_t errlen)
 
 		if (sl->state > SB_MISSING)
 			return sb_refuse(err, errlen, "bad slots[%u].state %u (unknown)", i, sl->state);
+		if (sl->flags & ~SB_SLOT_FLAGS_ALL)
+			return sb_refuse(err, errlen, "bad slots[%u].flags 0x%02x (unknown bits)", i, sl->flags);
 		if (i >= slots && sl->state != SB_EMPTY)
 			return sb_refuse(err, errlen, "bad slots[%u].state %s (beyond members + spares = %" PRIu64 ")",
 				    i, sb_state_name(sl->state), slots);
@@ -302,7 +382,7 @@ int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t er
 			    stored, computed);
 	v = get_le32(buf + OFF_HDR_SIZE);
 	if (v != OFF_SLOTS)
-		return sb_refuse(err, errlen, "bad header_size %" PRIu32 " (versions 1 and 2 have %d)", v, OFF_SLOTS);
+		return sb_refuse(err, errlen, "bad header_size %" PRIu32 " (versions 1 to 3 have %d)", v, OFF_SLOTS);
 	if (!memchr(buf + OFF_NAME, 0, 32))
 		return sb_refuse(err, errlen, "bad name (not NUL-terminated within 32 bytes)");
 
@@ -326,11 +406,28 @@ int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t er
 	s->bitmap_offset = get_le64(buf + OFF_BITMAP_OFFSET);
 	s->bitmap_chunk = get_le64(buf + OFF_BITMAP_CHUNK);
 	memcpy(s->name, buf + OFF_NAME, 32);
+	s->consistency = get_le32(buf + OFF_CONSISTENCY); /* reserved (zero) before version 3 */
+	s->write_behind = get_le32(buf + OFF_WRITE_BEHIND);
+	s->ppl_offset = get_le64(buf + OFF_PPL_OFFSET);
+	s->ppl_size = get_le32(buf + OFF_PPL_SIZE);
+	s->reshape_flags = get_le32(buf + OFF_RESHAPE_FLAGS);
+	s->reshape_pos = get_le64(buf + OFF_RESHAPE_POS);
+	s->new_level = get_le32(buf + OFF_NEW_LEVEL);
+	s->new_layout = get_le32(buf + OFF_NEW_LAYOUT);
+	s->new_chunk = get_le64(buf + OFF_NEW_CHUNK);
+	s->new_members = get_le32(buf + OFF_NEW_MEMBERS);
+	s->new_copies = get_le32(buf + OFF_NEW_COPIES);
+	s->reshape_backup = get_le64(buf + OFF_RESHAPE_BACKUP);
+	s->bbl_offset = get_le64(buf + OFF_BBL_OFFSET);
+	s->bbl_size = get_le32(buf + OFF_BBL_SIZE);
 	for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
 		const uint8_t *e = buf + OFF_SLOTS + i * SLOT_SIZE;
 		struct sb_slot *sl = &s->slots[i];
 
 		sl->state = e[SLOT_STATE];
+		sl->flags = e[SLOT_FLAGS];
+		/* before version 3 a device's Number was its slot */
+		sl->number = s->version < 3 ? (sl->state ? (uint16_t)i : SB_NO_NUMBER) : get_le16(e + SLOT_NUMBER);
 		memcpy(sl->uuid, e + SLOT_UUID, 16);
 		sl->data_size = get_le64(e + SLOT_DATA_SIZE);
 		sl->rebuild_pos = get_le64(e + SLOT_REBUILD_POS);
@@ -522,6 +619,27 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 	} else {
 		fprintf(f, "  Bitmap Offset : none\n");
 	}
+	static const char *const cons[] = { "resync", "ppl", "journal" };
+	fprintf(f, "Consistency Policy : %s\n",
+		s->consistency == SB_CONS_RESYNC && s->bitmap_offset ? "bitmap"
+		: s->consistency <= SB_CONS_JOURNAL ? cons[s->consistency] : "unknown");
+	if (s->ppl_offset)
+		fprintf(f, "            PPL : %" PRIu32 " bytes at offset %" PRIu64 "\n", s->ppl_size, s->ppl_offset);
+	if (s->write_behind)
+		fprintf(f, "   Write Behind : %" PRIu32 "\n", s->write_behind);
+	if (s->reshape_flags & SB_RESHAPE_ACTIVE) {
+		g.level = (enum layout_level)s->new_level;
+		g.alg = s->new_layout;
+		fmt_size(s->new_chunk, b, sizeof(b));
+		fprintf(f, "  Reshape pos'n : %" PRIu64 "\n", s->reshape_pos);
+		fprintf(f, "  New Geometry  : %s, %" PRIu32 " devices, chunk %s, copies %" PRIu32 "\n",
+			s->new_level <= LAYOUT_RAID6 ? layout_level_name(g.level) : "unknown", s->new_members, b,
+			s->new_copies);
+		if (s->reshape_backup)
+			fprintf(f, " Reshape Backup : offset %" PRIu64 "\n", s->reshape_backup);
+	}
+	if (s->bbl_offset)
+		fprintf(f, "  Bad Block Log : %" PRIu32 " bytes at offset %" PRIu64 "\n", s->bbl_size, s->bbl_offset);
 	sb_uuid_format(s->member_uuid, u);
 	fprintf(f, "    Device UUID : %s\n", u);
 	fprintf(f, "   Device Index : %" PRIu32 "\n", s->index);
@@ -552,7 +670,7 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 		fputc(state_char(s->slots[i].state), f);
 	fprintf(f, " ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)\n");
 
-	fprintf(f, "\n   Slot  State       Device UUID                           Data Size              Rebuild\n");
+	fprintf(f, "\n   Slot  Number  State       Device UUID                           Data Size              Rebuild  Flags\n");
 	for (unsigned i = 0; i < nslots; i++) {
 		const struct sb_slot *sl = &s->slots[i];
 		char ds[128];
@@ -564,7 +682,12 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 			fmt_size(sl->rebuild_pos, b, sizeof(b));
 		else
 			snprintf(b, sizeof(b), "-");
-		fprintf(f, "   %4u  %-10s  %s  %-22s %s%s\n", i, sb_state_name(sl->state), u, ds, b,
-			i == s->index ? "   <- this device" : "");
+		char num[8] = "-", fl[40] = "";
+		if (sl->number != SB_NO_NUMBER)
+			snprintf(num, sizeof(num), "%u", sl->number);
+		snprintf(fl, sizeof(fl), "%s%s%s", sl->flags & SB_SLOT_WRITE_MOSTLY ? " write-mostly" : "",
+			 sl->flags & SB_SLOT_FAILFAST ? " failfast" : "", sl->flags & SB_SLOT_JOURNAL ? " journal" : "");
+		fprintf(f, "   %4u  %6s  %-10s  %s  %-22s %-7s %s%s\n", i, num, sb_state_name(sl->state), u, ds, b,
+			*fl ? fl + 1 : "-", i == s->index ? "   <- this device" : "");
 	}
 }

@@ -10,7 +10,7 @@
 
 #define SB_SIZE 4096u            /* bytes reserved for the superblock */
 #define SB_MAGIC 0x4c4f5653u     /* "SVOL" read as little-endian u32 of "SVOL" */
-#define SB_VERSION 2u          /* 2: rebuild_pos in member bytes (docs/format.md) */
+#define SB_VERSION 3u          /* 3: md features (docs/format.md, "Version history") */
 #define SB_MAX_SLOTS 64          /* members + spares */
 #define SB_DEFAULT_DATA_OFFSET (1u << 20)
 
@@ -23,8 +23,29 @@ enum sb_state {
 	SB_MISSING = 5,    /* removed while the volume ran */
 };
 
+/* Per-slot flags (md's per-device flags). */
+enum sb_slot_flag {
+	SB_SLOT_WRITE_MOSTLY = 1u << 0, /* raid1: not read from while another copy serves */
+	SB_SLOT_FAILFAST = 1u << 1,     /* raid1/raid10: failed at once when its I/O overruns */
+	SB_SLOT_JOURNAL = 1u << 2,      /* raid4/5/6: the write journal member */
+};
+#define SB_SLOT_FLAGS_ALL 0x07u
+
+/* md's consistency policies (the bitmap is told by bitmap_offset). */
+enum sb_consistency {
+	SB_CONS_RESYNC = 0,  /* resync after a dirty stop (bitmap-limited when there is one) */
+	SB_CONS_PPL = 1,     /* raid5 partial parity log in each member's metadata area */
+	SB_CONS_JOURNAL = 2, /* raid4/5/6 write journal member */
+};
+
+#define SB_RESHAPE_ACTIVE 1u   /* reshape_flags: a reshape is under way */
+#define SB_NO_NUMBER 0xffffu
+
 struct sb_slot {
 	uint8_t state;          /* enum sb_state */
+	uint8_t flags;          /* enum sb_slot_flag */
+	uint16_t number;        /* the device's Number (md): stays with the device
+				 * across fail/remove/add; the slot index is its role */
 	uint8_t uuid[16];       /* member UUID recorded for this slot */
 	uint64_t data_size;     /* usable data bytes of that member */
 	uint64_t rebuild_pos;   /* REBUILDING: bytes of the member's data area in sync
@@ -52,6 +73,21 @@ struct sb {
 	uint64_t bitmap_offset; /* 0: no write-intent bitmap */
 	uint64_t bitmap_chunk;
 	char name[32];          /* volume name, NUL-padded */
+	/* version 3 (zero in older versions) */
+	uint32_t consistency;   /* enum sb_consistency */
+	uint32_t write_behind;  /* raid1: writes that may complete before a write-mostly leg has them */
+	uint64_t ppl_offset;    /* SB_CONS_PPL: this member's log area, bytes from member start */
+	uint32_t ppl_size;      /* bytes of that area */
+	uint32_t reshape_flags; /* SB_RESHAPE_* */
+	uint64_t reshape_pos;   /* reshape progress (docs/format.md, "Reshape") */
+	uint32_t new_level;     /* geometry the reshape goes to */
+	uint32_t new_layout;
+	uint64_t new_chunk;
+	uint32_t new_members;
+	uint32_t new_copies;
+	uint64_t reshape_backup; /* member offset of the critical-section backup, 0: none */
+	uint64_t bbl_offset;    /* this member's bad-block list area, 0: none */
+	uint32_t bbl_size;      /* bytes of that area */
 	struct sb_slot slots[SB_MAX_SLOTS];
 	uint32_t checksum;      /* set by sb_decode (the stored CRC); ignored by sb_encode */
 };

@@ -341,8 +341,10 @@ START_TEST(test_garbage)
 			put32(buf + 120, (uint32_t)(rnd() % 2));
 			put64(buf + 128, 0);
 			buf[144 + rnd() % 32] = 0;
+			memset(buf + 176, 0, 80); /* version-3 fields: none of the features */
 			for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
 				buf[256 + i * 48] = i < m + sp ? (uint8_t)(rnd() % 6) : 0;
+				buf[256 + i * 48 + 1] = (uint8_t)(rnd() % 8);
 				put64(buf + 256 + i * 48 + 32, 0);
 			}
 			if (it % 4 == 1) /* then spoil one random header byte */
@@ -439,6 +441,74 @@ END_TEST
  * data_members times the member's data), restarts the recovery from 0
  * instead of refusing the member: every member carries the slot table, so a
  * refusal would refuse them all (issue 22). */
+/* Version 3's fields round-trip; a version-2 block reads with the features off
+ * and each device's Number equal to its slot. */
+START_TEST(test_v3_fields)
+{
+	struct sb s, d;
+	uint8_t buf[SB_SIZE];
+	char err[256] = "";
+
+	base_sb(&s, 4, 1);
+	s.consistency = SB_CONS_PPL;
+	s.ppl_offset = 8192;
+	s.ppl_size = 65536;
+	s.write_behind = 256;
+	s.reshape_flags = SB_RESHAPE_ACTIVE;
+	s.reshape_pos = 12345 * 4096ull;
+	s.new_level = LAYOUT_RAID6;
+	s.new_layout = 2;
+	s.new_chunk = 128 << 10;
+	s.new_members = 5;
+	s.new_copies = 1;
+	s.reshape_backup = 4096 * 3;
+	s.bbl_offset = s.data_offset - 4096;
+	s.bbl_size = 4096;
+	s.slots[2].flags = SB_SLOT_WRITE_MOSTLY | SB_SLOT_FAILFAST;
+	s.slots[2].number = 7;
+	sb_encode(&s, buf);
+	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(d.consistency, SB_CONS_PPL);
+	ck_assert_uint_eq(d.ppl_offset, 8192);
+	ck_assert_uint_eq(d.ppl_size, 65536);
+	ck_assert_uint_eq(d.write_behind, 256);
+	ck_assert_uint_eq(d.reshape_pos, 12345 * 4096ull);
+	ck_assert_uint_eq(d.new_level, LAYOUT_RAID6);
+	ck_assert_uint_eq(d.new_layout, 2);
+	ck_assert_uint_eq(d.new_chunk, 128 << 10);
+	ck_assert_uint_eq(d.new_members, 5);
+	ck_assert_uint_eq(d.reshape_backup, 4096 * 3);
+	ck_assert_uint_eq(d.bbl_offset, s.data_offset - 4096);
+	ck_assert_uint_eq(d.bbl_size, 4096);
+	ck_assert_uint_eq(d.slots[2].flags, SB_SLOT_WRITE_MOSTLY | SB_SLOT_FAILFAST);
+	ck_assert_uint_eq(d.slots[2].number, 7);
+	/* bad values are refused, naming the field */
+	s.consistency = 3;
+	sb_encode(&s, buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "consistency"));
+	s.consistency = SB_CONS_PPL;
+	s.ppl_offset = s.data_offset;
+	sb_encode(&s, buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "ppl area"));
+	s.ppl_offset = 8192;
+	s.slots[1].flags = 0x80;
+	sb_encode(&s, buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "slots[1].flags"));
+	/* version 2: Number = slot for used slots */
+	base_sb(&s, 4, 1);
+	s.slots[3].number = 9;
+	sb_encode(&s, buf);
+	put32(buf + 4, 2);
+	fix_csum(buf);
+	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(d.slots[3].number, 3);
+	ck_assert_uint_eq(d.slots[SB_MAX_SLOTS - 1].number, SB_NO_NUMBER);
+}
+END_TEST
+
 START_TEST(test_rebuild_pos_restart)
 {
 	struct sb s, d;
@@ -450,7 +520,7 @@ START_TEST(test_rebuild_pos_restart)
 	s.slots[1].rebuild_pos = 100 << 20; /* in range: kept */
 	sb_encode(&s, buf);
 	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_uint_eq(d.version, 2);
+	ck_assert_uint_eq(d.version, SB_VERSION);
 	ck_assert_uint_eq(d.slots[1].rebuild_pos, 100 << 20);
 	s.slots[1].rebuild_pos = s.slots[1].data_size; /* all of it: kept */
 	sb_encode(&s, buf);
@@ -606,7 +676,7 @@ START_TEST(test_dump)
 	static const char *const want[] = {
 		"/tmp/v/m2:\n",
 		"          Magic : SVOL\n",
-		"        Version : 2\n",
+		"        Version : 3\n",
 		"    Volume UUID : 10111213-1415-1617-1819-1a1b1c1d1e1f\n",
 		"           Name : test-volume\n",
 		"  Creation Time : Tue Nov 14 22:13:20 2023\n",
@@ -1216,6 +1286,7 @@ static Suite *sb_suite(void)
 	tcase_add_loop_test(t, test_fixed_offsets, 0, sizeof(layout_table) / sizeof(layout_table[0]));
 	tcase_add_test(t, test_base_valid);
 	tcase_add_test(t, test_rebuild_pos_restart);
+	tcase_add_test(t, test_v3_fields);
 	tcase_add_loop_test(t, test_insane_fields, 0, sizeof(insane) / sizeof(insane[0]));
 	tcase_add_test(t, test_every_byte_flip);
 	tcase_add_test(t, test_garbage);
