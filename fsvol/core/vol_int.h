@@ -101,6 +101,7 @@ struct vol {
 	atomic_uint_fast64_t sb_seq_want, sb_seq_done; /* superblock changes made / on the members */
 	atomic_uint_fast64_t fail_pending; /* slots failed on a completion, not yet in v->sb */
 	struct vol_waiter *sb_waiters;  /* acknowledgements waiting for sb_seq_done */
+	pthread_cond_t sb_done_cond;    /* md_lock: sb_seq_done moved (vol_md_sync waits on it) */
 };
 
 /* md_flags (md's MD_SB_CHANGE_PENDING, MD_RECOVERY_NEEDED, the bitmap daemon) */

@@ -34,12 +34,14 @@ void vol_md_init(struct vol *v)
 {
 	pthread_mutex_init(&v->md_lock, NULL);
 	pthread_cond_init(&v->md_cond, NULL);
+	pthread_cond_init(&v->sb_done_cond, NULL);
 }
 
 void vol_md_destroy(struct vol *v)
 {
 	pthread_mutex_destroy(&v->md_lock);
 	pthread_cond_destroy(&v->md_cond);
+	pthread_cond_destroy(&v->sb_done_cond);
 }
 
 void vol_md_wake(struct vol *v, unsigned flags)
@@ -129,6 +131,7 @@ static void md_write_sbs(struct vol *v)
 	pthread_mutex_lock(&v->md_lock);
 	struct vol_waiter *w = v->sb_waiters;
 	v->sb_waiters = NULL;
+	pthread_cond_broadcast(&v->sb_done_cond);
 	pthread_mutex_unlock(&v->md_lock);
 	struct emul *e = virtual_emul(v);
 	while (w) {
@@ -254,9 +257,18 @@ void vol_md_sync(struct vol *v)
 		return;
 	}
 	uint64_t want = atomic_load(&v->sb_seq_want);
-	while (atomic_load(&v->sb_seq_done) < want) {
-		vol_md_wake(v, VOL_MD_SB_CHANGE);
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
+	pthread_mutex_lock(&v->md_lock);
+	while (atomic_load(&v->sb_seq_done) < want && atomic_load(&v->md_running)) {
+		atomic_fetch_or(&v->md_flags, VOL_MD_SB_CHANGE);
+		pthread_cond_signal(&v->md_cond);
+		/* the thread broadcasts when it has written them; the timeout only
+		 * re-checks that it still runs */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&v->sb_done_cond, &v->md_lock, &ts);
 	}
+	pthread_mutex_unlock(&v->md_lock);
+	if (atomic_load(&v->sb_seq_done) < want)
+		md_write_sbs(v); /* the thread stopped meanwhile */
 }
