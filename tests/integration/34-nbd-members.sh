@@ -19,8 +19,7 @@ cd "$T" # fio may leave state files in the working directory
 uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
 # export NAME SIZE: nbdkit memory on $T/NAME.sock, killed at exit
 export_mem() {
-	nbdkit -U "$T/$1.sock" -P "$T/$1.pid" memory "$2" || fail "nbdkit memory $2 on $1 failed"
-	track_pid "$(cat "$T/$1.pid")"
+	nbdkit_start "$T/$1.pid" nbdkit -U "$T/$1.sock" memory "$2"
 }
 
 # --- raid5 over four NBD exports, one server killed mid-run
@@ -93,8 +92,7 @@ fsvol_umount "$T/mnt"
 # --- reconnect is explicit: a server that went away and came back (nbdkit
 # file keeps the bytes) is re-added and resynced
 truncate -s 40M "$T/ex.img"
-nbdkit -U "$T/x.sock" -P "$T/x.pid" file "$T/ex.img" || fail "nbdkit file"
-track_pid "$(cat "$T/x.pid")"
+nbdkit_start "$T/x.pid" nbdkit -U "$T/x.sock" file "$T/ex.img"
 "$FSVOL" create -l raid1 -s 32M "$T/loc2" "$(uri x)" >/dev/null || fail "create raid1 file + nbdkit file"
 fsvol_mount "$T/mnt" "$T/loc2" "$(uri x)"
 dd if="$T/ref" of="$T/mnt/volume" bs=1M count=8 oflag=direct conv=notrunc status=none
@@ -104,8 +102,7 @@ rm -f "$T/x.sock"
 dd if="$T/ref" of="$T/mnt/volume" bs=1M count=8 oflag=direct conv=notrunc status=none ||
 	fail "writes failed when the NBD mirror's server went away"
 grep -q "m1: .* failed" "$T/mnt/status" || fail "the gone server's member is not failed"
-nbdkit -U "$T/x.sock" -P "$T/x.pid" file "$T/ex.img" || fail "nbdkit file (again)"
-track_pid "$(cat "$T/x.pid")"
+nbdkit_start "$T/x.pid" nbdkit -U "$T/x.sock" file "$T/ex.img"
 "$FSVOL" re-add "$T/mnt" "$(uri x)" || fail "re-add of the NBD member"
 for ((k = 0; k < 100; k++)); do grep -q "m1: .* active" "$T/mnt/status" && break; sleep 0.1; done
 grep -q "m1: .* active" "$T/mnt/status" || fail "the re-added NBD member did not come back: $(cat "$T/mnt/status")"
@@ -117,9 +114,7 @@ fsvol_umount "$T/mnt"
 # member verifies, and the TLS copy alone reads back
 printf 'alice:%s\n' "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$T/keys.psk"
 chmod 600 "$T/keys.psk"
-nbdkit --tls=require --tls-psk="$T/keys.psk" -U "$T/tls.sock" -P "$T/tls.pid" memory 40M ||
-	fail "nbdkit with TLS"
-track_pid "$(cat "$T/tls.pid")"
+nbdkit_start "$T/tls.pid" nbdkit --tls=require --tls-psk="$T/keys.psk" -U "$T/tls.sock" memory 40M
 tls="nbds+unix://alice@/?socket=$T/tls.sock&tls-psk-file=$T/keys.psk"
 expect_fail_msg "cannot connect" "$FSVOL" examine "$(uri tls)" # plain NBD to a TLS-only server
 "$FSVOL" create -l raid1 -s 32M "$T/loc3" "$tls" >/dev/null || fail "create raid1 file + TLS member"
