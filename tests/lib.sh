@@ -361,6 +361,51 @@ wait_resync() { # MNT: until a resync that a dirty mount started is done
 	fail "resync did not finish: $(cat "$1/status")"
 }
 
+# sb_set FILE OFFSET VALUE: the little-endian u64 at OFFSET of FILE's
+# superblock, checksum fixed (docs/format.md): a forged field
+sb_set() { /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/tools/sb_set.py" "$@"; }
+
+# ---- trace recording (50-trace-record, 51-replay) ----
+
+# trace_requests LOG: action offset length per line of a fio iolog, in log
+# order (no time, no file)
+trace_requests() { awk '$3 ~ /^(read|write|sync)$/ { print $3, $4, $5 }' "$1"; }
+
+# trace_record MNT LOG [ARGS...]: start `fsvol trace --record`; returns once
+# its header is out, its pid in $REC_PID
+trace_record() {
+	local mnt=$1 log=$2 i
+	shift 2
+	"$FSVOL" trace --record "$log" "$@" "$mnt" 2>>"$T/record.err" &
+	REC_PID=$!
+	track_pid "$REC_PID"
+	for ((i = 0; i < 300; i++)); do
+		grep -q ' open$' "$log" 2>/dev/null && return 0
+		_alive "$REC_PID" || fail "the recorder of $mnt exited: $(cat "$T/record.err")"
+		sleep 0.1
+	done
+	fail "the recorder of $mnt wrote no header"
+}
+
+# sync_field MNT FIELD: a field of status.json's "sync" object (action, state, percent, ...)
+sync_field() { jq -r ".sync.$2 // empty" "$1/status.json"; }
+
+# wait_sync_past MNT ACTION PERCENT: a pass ACTION (recovery, resync, check,
+# reshape, ...) runs and is past PERCENT
+wait_sync_past() {
+	local i p
+	for ((i = 0; i < 1200; i++)); do
+		if [[ $(sync_field "$1" action) == "$2" ]]; then
+			[[ $(sync_field "$1" state) == running ]] || fail "$1: the $2 ended before $3%: $(cat "$1/status")"
+			p=$(sync_field "$1" percent)
+			awk -v p="$p" -v w="$3" 'BEGIN { exit !(p >= w) }' && return 0
+		fi
+		sleep 0.05
+	done
+	fail "$1: no $2 past $3%: $(cat "$1/status")"
+}
+wait_recovery_past() { wait_sync_past "$1" recovery "$2"; }
+
 # wait_acked LOG N WPID: until LOG holds N acknowledged writes, the writer running
 wait_acked() {
 	local i

@@ -119,27 +119,6 @@ expect_fail_msg "$T/t0 and $T/hard both claim slot 0" "$FSVOL" mount "$T/mnt" "$
 expect_fail_msg "$T/sym and $T/t0 both claim slot 0" "$FSVOL" mount "$T/mnt" "$T/sym" "$T/t1" "$T/t0"
 ! mountpoint -q "$T/mnt" || fail "a refused mount left a mount"
 # --- a shared superblock field that differs, event counts equal ------------------
-# sb_set FILE OFFSET VALUE: the little-endian u64 at OFFSET, checksum fixed (docs/format.md)
-sb_set() {
-	/usr/bin/python3 - "$@" <<'PY'
-import struct, sys
-path, off, val = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def crc32c(data):
-    crc = 0xffffffff
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1))
-    return crc ^ 0xffffffff
-with open(path, 'r+b') as f:
-    sb = bytearray(f.read(4096))
-    sb[off:off + 8] = struct.pack('<Q', val)
-    sb[8:12] = bytes(4)
-    sb[8:12] = struct.pack('<I', crc32c(bytes(sb)))
-    f.seek(0)
-    f.write(sb)
-PY
-}
 "$FSVOL" create -l raid1 -s 16M "$T"/g{0,1} >/dev/null
 sb_set "$T/g1" 80 $((2 * MiB)) # data_offset
 "$FSVOL" examine "$T/g1" | grep -q "Data Offset : 2097152" || fail "sb_set did not make a valid superblock"

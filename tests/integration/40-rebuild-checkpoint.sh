@@ -10,20 +10,6 @@
 . "$(dirname "$0")/../lib.sh"
 requires jq
 
-sync_field() { jq -r ".sync.$2 // empty" "$1/status.json"; }
-
-wait_recovery_past() { # MNT PERCENT: a recovery runs and is past PERCENT
-	local i p
-	for ((i = 0; i < 1200; i++)); do
-		if [[ $(sync_field "$1" action) == recovery ]]; then
-			[[ $(sync_field "$1" state) == running ]] || fail "$1: the recovery ended before $2%: $(cat "$1/status")"
-			p=$(sync_field "$1" percent)
-			awk -v p="$p" -v w="$2" 'BEGIN { exit !(p >= w) }' && return 0
-		fi
-		sleep 0.05
-	done
-	fail "$1: no recovery past $2%: $(cat "$1/status")"
-}
 
 # hold_at MNT PERCENT: the recovery held (all but still: md's throttle
 # averages over the pass, so 1 KiB/s stops it) at about PERCENT: from 3
@@ -83,27 +69,6 @@ stop_at() { # NAME NMEMBERS PERCENT CREATE-ARGS...
 	rm -rf "$d"
 }
 
-# sb_set FILE OFFSET VALUE: the little-endian u64 at OFFSET, checksum fixed (docs/format.md)
-sb_set() {
-	/usr/bin/python3 - "$@" <<'PY'
-import struct, sys
-path, off, val = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def crc32c(data):
-    crc = 0xffffffff
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1))
-    return crc ^ 0xffffffff
-with open(path, 'r+b') as f:
-    sb = bytearray(f.read(4096))
-    sb[off:off + 8] = struct.pack('<Q', val)
-    sb[8:12] = bytes(4)
-    sb[8:12] = struct.pack('<I', crc32c(bytes(sb)))
-    f.seek(0)
-    f.write(sb)
-PY
-}
 
 # A version-1 superblock, as the code before the fix wrote it at 74% of a
 # raid5 of 3 x 4M: rebuild_pos in logical bytes, past the member's data. It

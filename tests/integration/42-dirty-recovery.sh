@@ -14,20 +14,6 @@
 . "$(dirname "$0")/../lib.sh"
 requires jq
 
-sync_field() { jq -r ".sync.$2 // empty" "$1/status.json"; }
-
-wait_recovery_past() { # MNT PERCENT
-	local i p
-	for ((i = 0; i < 1200; i++)); do
-		if [[ $(sync_field "$1" action) == recovery ]]; then
-			[[ $(sync_field "$1" state) == running ]] || fail "$1: the recovery ended before $2%: $(cat "$1/status")"
-			p=$(sync_field "$1" percent)
-			awk -v p="$p" -v w="$2" 'BEGIN { exit !(p >= w) }' && return 0
-		fi
-		sleep 0.05
-	done
-	fail "$1: no recovery past $2%: $(cat "$1/status")"
-}
 
 wait_clean_sync() { # MNT: healthy, the last pass done, no resync pending
 	local i

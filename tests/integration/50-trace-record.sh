@@ -8,23 +8,6 @@
 requires fio
 requires_root
 
-# requests LOG: action offset length per line, in log order (no time, no file)
-requests() { awk '$3 ~ /^(read|write|sync)$/ { print $3, $4, $5 }' "$1"; }
-
-# record MNT LOG [ARGS...]: start a recorder; returns once its header is out
-record() {
-	local mnt=$1 log=$2 i
-	shift 2
-	"$FSVOL" trace --record "$log" "$@" "$mnt" 2>>"$T/record.err" &
-	REC_PID=$!
-	track_pid "$REC_PID"
-	for ((i = 0; i < 300; i++)); do
-		grep -q ' open$' "$log" 2>/dev/null && return 0
-		_alive "$REC_PID" || fail "the recorder of $mnt exited: $(cat "$T/record.err")"
-		sleep 0.1
-	done
-	fail "the recorder of $mnt wrote no header"
-}
 
 "$FSVOL" create -l raid5 -c 64K -s 32M "$T"/a{0,1,2,3} >/dev/null
 "$FSVOL" create -l raid10 -c 16K -s 48M "$T"/b{0,1,2,3} >/dev/null
@@ -32,17 +15,17 @@ fsvol_mount "$T/A" "$T"/a{0,1,2,3}
 fsvol_mount "$T/B" "$T"/b{0,1,2,3}
 
 # --- record a fio workload on A; stop it with SIGINT (Ctrl-C)
-record "$T/A" "$T/a.log"
+trace_record "$T/A" "$T/a.log"
 fio --name=work --filename="$T/A/volume" --rw=randrw --bsrange=4k-64k --direct=1 --ioengine=psync \
 	--size=60M --io_size=6M --randseed=11 --output="$T/fio-work.out" || fail "fio workload: $(cat "$T/fio-work.out")"
 kill -INT "$REC_PID"
 wait "$REC_PID" || fail "the recorder failed: $(cat "$T/record.err")"
 head -n 1 "$T/a.log" | grep -qx 'fio version 3 iolog' || fail "not a fio v3 iolog: $(head -n 1 "$T/a.log")"
-n=$(requests "$T/a.log" | wc -l)
+n=$(trace_requests "$T/a.log" | wc -l)
 want=$(awk -F'[=,]' '/issued rwts/ { print $2 + $3 }' "$T/fio-work.out")
 [[ $n -eq $want ]] || fail "recorded $n requests, fio issued $want"
-reads=$(requests "$T/a.log" | grep -c '^read ')
-writes=$(requests "$T/a.log" | grep -c '^write ')
+reads=$(trace_requests "$T/a.log" | grep -c '^read ')
+writes=$(trace_requests "$T/a.log" | grep -c '^write ')
 [[ $reads -gt 0 && $writes -gt 0 ]] || fail "expected reads and writes, got $reads and $writes"
 # timestamps in microseconds (as fio writes them), never going back
 awk 'NR > 1 { if ($1 < last) exit 1; last = $1 }' "$T/a.log" || fail "timestamps go back in $T/a.log"
@@ -50,7 +33,7 @@ span_us=$(awk '$3 ~ /^(read|write|sync)$/ { t = $1 } END { print t }' "$T/a.log"
 note "recorded $n requests ($reads reads, $writes writes) on raid5"
 
 # --- fio replays the log on B while B is recorded: the same requests
-record "$T/B" "$T/b.log" -n "$n" --duration 120
+trace_record "$T/B" "$T/b.log" -n "$n" --duration 120
 t0=$(date +%s%N)
 fio --name=replay --read_iolog="$T/a.log" --replay_redirect="$T/B/volume" --direct=1 --ioengine=psync \
 	--output="$T/fio-replay.out" || fail "fio replay: $(cat "$T/fio-replay.out")"
@@ -58,7 +41,7 @@ took_us=$((($(date +%s%N) - t0) / 1000))
 # fio waits out the recorded gaps (it drops those under 100 us): the replay lasts the recording
 [[ $took_us -ge $((span_us * 9 / 10)) ]] || fail "fio replayed a ${span_us} us recording in ${took_us} us"
 wait "$REC_PID" || fail "the second recorder failed: $(cat "$T/record.err")"
-diff <(requests "$T/a.log") <(requests "$T/b.log") >"$T/diff" ||
+diff <(trace_requests "$T/a.log") <(trace_requests "$T/b.log") >"$T/diff" ||
 	fail "fio's replay on raid10 issued other requests than recorded on raid5: $(head -n 5 "$T/diff")"
 note "fio replayed them on raid10: the same $n requests, in order"
 
@@ -70,9 +53,9 @@ got=$(awk -F'[=,]' '/issued rwts/ { print $2 + $3 }' "$T/fio-raw.out")
 [[ $got -eq $n ]] || fail "fio issued $got requests on the raw file, the log has $n"
 
 # --- --duration stops an idle recording; an empty log is still a valid header
-record "$T/A" "$T/idle.log" --duration 0.5
+trace_record "$T/A" "$T/idle.log" --duration 0.5
 wait "$REC_PID" || fail "the idle recorder failed: $(cat "$T/record.err")"
-[[ $(requests "$T/idle.log" | wc -l) -eq 0 ]] || fail "an idle volume recorded requests"
+[[ $(trace_requests "$T/idle.log" | wc -l) -eq 0 ]] || fail "an idle volume recorded requests"
 grep -q ' close$' "$T/idle.log" || fail "no close line in $T/idle.log"
 
 # --- bad input

@@ -13,44 +13,30 @@ requires_root
 BENCH=$FSVOL_BUILD/bin/fsvol-bench
 [[ -x $BENCH ]] || fail "$BENCH not built"
 
-requests() { awk '$3 ~ /^(read|write|sync)$/ { print $3, $4, $5 }' "$1"; }
-record() { # MNT LOG [ARGS...]: a recorder whose header is out
-	local mnt=$1 log=$2 i
-	shift 2
-	"$FSVOL" trace --record "$log" "$@" "$mnt" 2>>"$T/record.err" &
-	REC_PID=$!
-	track_pid "$REC_PID"
-	for ((i = 0; i < 300; i++)); do
-		grep -q ' open$' "$log" 2>/dev/null && return 0
-		_alive "$REC_PID" || fail "the recorder of $mnt exited: $(cat "$T/record.err")"
-		sleep 0.1
-	done
-	fail "the recorder of $mnt wrote no header"
-}
 
 "$FSVOL" create -l raid5 -c 64K -s 32M "$T"/a{0,1,2,3} >/dev/null
 "$FSVOL" create -l raid10 -c 16K -s 48M "$T"/b{0,1,2,3} >/dev/null
 fsvol_mount "$T/A" "$T"/a{0,1,2,3}
 fsvol_mount "$T/B" "$T"/b{0,1,2,3}
 
-record "$T/A" "$T/a.log"
+trace_record "$T/A" "$T/a.log"
 fio --name=work --filename="$T/A/volume" --rw=randrw --bsrange=4k-64k --direct=1 --ioengine=psync \
 	--size=60M --io_size=4M --randseed=5 --output=/dev/null || fail "fio workload"
 kill -INT "$REC_PID"
 wait "$REC_PID" || fail "the recorder failed: $(cat "$T/record.err")"
-n=$(requests "$T/a.log" | wc -l)
+n=$(trace_requests "$T/a.log" | wc -l)
 [[ $n -gt 20 ]] || fail "only $n requests recorded"
-reads=$(requests "$T/a.log" | grep -c '^read ')
-writes=$(requests "$T/a.log" | grep -c '^write ')
-rbytes=$(requests "$T/a.log" | awk '$1 == "read" { s += $3 } END { print s + 0 }')
-wbytes=$(requests "$T/a.log" | awk '$1 == "write" { s += $3 } END { print s + 0 }')
+reads=$(trace_requests "$T/a.log" | grep -c '^read ')
+writes=$(trace_requests "$T/a.log" | grep -c '^write ')
+rbytes=$(trace_requests "$T/a.log" | awk '$1 == "read" { s += $3 } END { print s + 0 }')
+wbytes=$(trace_requests "$T/a.log" | awk '$1 == "write" { s += $3 } END { print s + 0 }')
 
 # --- on a mount (FUSE), recorded there: the same requests (several in flight: any order)
-record "$T/B" "$T/b.log" -n "$n" --duration 120
+trace_record "$T/B" "$T/b.log" -n "$n" --duration 120
 "$BENCH" --replay "$T/a.log" --replay-afap -o4 -S "$T/B/volume" >"$T/mount.out" 2>"$T/mount.err" ||
 	fail "replay on the mount: $(cat "$T/mount.err")"
 wait "$REC_PID" || fail "the recorder of B failed: $(cat "$T/record.err")"
-diff <(requests "$T/a.log" | sort) <(requests "$T/b.log" | sort) >"$T/diff" ||
+diff <(trace_requests "$T/a.log" | sort) <(trace_requests "$T/b.log" | sort) >"$T/diff" ||
 	fail "the replay on raid10 issued other requests than recorded: $(head -n 5 "$T/diff")"
 grep -q "below the mapping layer: raid10" "$T/mount.out" || fail "no member figures for the mount"
 grep -q "99th" "$T/mount.out" || fail "no latency percentiles in the report"
@@ -63,7 +49,7 @@ note "replayed $n requests on a raid10 mount: the same requests arrived"
 vol=$(jq -c '.results.targets[0].below.devices[0] | [.reads, .writes, .read_bytes, .write_bytes]' "$T/inproc.json")
 [[ $vol == "[$reads,$writes,$rbytes,$wbytes]" ]] ||
 	fail "raid6 in-process counted $vol, the trace has [$reads,$writes,$rbytes,$wbytes]"
-diff <(requests "$T/a.log") <(awk '!/^#/ { print $3, $4, $5 }' "$T/lat.txt") >"$T/diff" ||
+diff <(trace_requests "$T/a.log") <(awk '!/^#/ { print $3, $4, $5 }' "$T/lat.txt") >"$T/diff" ||
 	fail "the latency log differs from the trace: $(head -n 5 "$T/diff")"
 awk '!/^#/ && !($6 > 0) { exit 1 }' "$T/lat.txt" || fail "a request without a latency in $T/lat.txt"
 note "in-process raid6: volume counters = the trace ($reads reads, $writes writes)"
