@@ -28,6 +28,9 @@ static const struct cmd_opt create_opts[] = {
 	  "internal none" },
 	{ "bitmap-chunk", 0, "SIZE", "data per bitmap bit, a power of two >= 4K (default 64M, larger when the "
 	  "bitmap would not fit below the data offset)" },
+	{ "consistency-policy", 0, "POLICY", "how a dirty stop is made consistent (mdadm's word): bitmap (the default "
+	  "on redundant levels), resync (no bitmap), ppl (raid5: a partial parity log in each member's metadata "
+	  "area, closes the write hole; no bitmap)", 0, "bitmap resync ppl" },
 	{ 0 },
 };
 
@@ -36,6 +39,7 @@ struct create_args {
 	const char *level, *layout;
 	const char *size_arg, *doff_arg; /* as the user wrote them, for messages */
 	int chunk_set;
+	int policy_bitmap;               /* --consistency-policy bitmap (1) or resync (-1) */
 };
 
 static int create_opt(int i, const char *arg, void *ctx)
@@ -99,6 +103,14 @@ static int create_opt(int i, const char *arg, void *ctx)
 			return -1;
 		if (!a->vc.bitmap_chunk)
 			return cmd_err(&cmd_create, "--bitmap-chunk %s: must be a power of two of at least 4K", arg), -1;
+		return 0;
+	case 12:
+		if (!strcmp(arg, "ppl"))
+			a->vc.consistency = SB_CONS_PPL;
+		else if (!strcmp(arg, "resync") || !strcmp(arg, "bitmap"))
+			a->policy_bitmap = !strcmp(arg, "bitmap") ? 1 : -1;
+		else
+			return cmd_err(&cmd_create, "--consistency-policy %s: give bitmap, resync or ppl", arg), -1;
 		return 0;
 	}
 	return -1;
@@ -194,6 +206,18 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		return cmd_uerr(c, "no members given");
 	if (a.vc.bitmap < 0 && a.vc.bitmap_chunk)
 		return cmd_uerr(c, "--bitmap-chunk with --bitmap none: choose one");
+	if (a.policy_bitmap && a.vc.bitmap && a.vc.bitmap != a.policy_bitmap)
+		return cmd_uerr(c, "--consistency-policy %s with --bitmap %s: choose one",
+				a.policy_bitmap > 0 ? "bitmap" : "resync", a.vc.bitmap > 0 ? "internal" : "none");
+	if (a.policy_bitmap)
+		a.vc.bitmap = a.policy_bitmap;
+	if (a.vc.consistency == SB_CONS_PPL && a.vc.geom.level != LAYOUT_RAID5)
+		return cmd_uerr(c, "--consistency-policy ppl: raid5 only (md's partial parity log), not %s", a.level);
+	if (a.vc.consistency == SB_CONS_PPL && (a.vc.bitmap > 0 || a.vc.bitmap_chunk))
+		return cmd_uerr(c, "--consistency-policy ppl with a write-intent bitmap: md refuses both at once "
+				"(the log leaves no resync for a bitmap to limit); leave out --bitmap");
+	if (a.vc.consistency == SB_CONS_PPL)
+		a.vc.bitmap = -1;
 	unsigned n = (unsigned)(argc - first);
 	if ((r = create_check(c, &a, argv + first, n)))
 		return r;

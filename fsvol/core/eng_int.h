@@ -24,7 +24,8 @@
 #define ENG_LOCKS 1024u               /* hashed stripe/region locks */
 
 /* A family's step: pieces were added and must be issued, or the segment is done. */
-enum { ENG_DONE = 0, ENG_ISSUE = 1 };
+enum { ENG_DONE = 0, ENG_ISSUE = 1,
+       ENG_QUEUED = 4 /* the family queued rq on something that kicks it (ppl.c) */ };
 
 /* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
 enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
@@ -110,7 +111,15 @@ struct eng_req {
 	unsigned gen;            /* rebuild: the target's generation (vol_int.h rebuild_gen) */
 	int repair;
 	struct eng_req *parent;  /* a child (edge reads of an unaligned write) */
+	void *ppl;               /* ppl.c's hold on the round's log records (in scratch) */
 };
+
+/* Pieces at member offsets of their own (log records in the metadata area),
+ * not in the data area. */
+static inline int eng_why_meta(int why)
+{
+	return why == STATS_WHY_PPL;
+}
 
 #define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */
 #define ENG_F_NOLOCK 0x2u        /* the parent holds the locks */

@@ -26,6 +26,7 @@
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/engine.h"
+#include "fsvol/core/ppl.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
@@ -226,6 +227,8 @@ void *eng_alloc(struct eng_req *rq, size_t len)
 
 void eng_scratch_free(struct eng_req *rq)
 {
+	if (rq->ppl)
+		ppl_release(rq); /* before the records' memory goes */
 	chunk_free(rq->scratch);
 	rq->scratch = NULL;
 	rq->nplans = 0;
@@ -262,7 +265,7 @@ int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, 
 	/* a role being replaced: its replacement gets every write too, so each
 	 * unit it holds stays equal to the role once copied (md's replacement) */
 	int rs = atomic_load_explicit(&rq->v->replace_slot, memory_order_acquire);
-	if (op == MEMBER_WRITE && rs >= 0 && (unsigned)rs == slot)
+	if (op == MEMBER_WRITE && rs >= 0 && (unsigned)rs == slot && !eng_why_meta(why))
 		return eng_piece(rq, (unsigned)atomic_load(&rq->v->replace_with), op, STATS_WHY_MIRROR, off, len, buf);
 	return 0;
 }
@@ -440,7 +443,7 @@ static int batch_issue(struct eng_req *rq)
 		s->rq = rq;
 		s->t0 = now;
 		s->io.op = s->op;
-		s->io.off = s->off + v->data_offset;
+		s->io.off = s->off + (eng_why_meta(s->why) ? 0 : v->data_offset);
 		s->io.len = s->op == MEMBER_FLUSH ? 0 : s->len;
 		s->io.done = mio_backend_done;
 		s->io.nowait = !tl_may_block;
@@ -802,6 +805,8 @@ static void eng_step(struct eng_req *rq)
 				rq->state = ST_SEG_END;
 				break;
 			}
+			if (r == ENG_QUEUED)
+				return; /* still ST_FAMILY: whoever queued it kicks it */
 			rq->state = ST_WAIT;
 			r = batch_issue(rq);
 			if (r < 0) {

@@ -18,6 +18,7 @@
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/ppl.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
@@ -245,6 +246,7 @@ void vol_status(struct vol *v, FILE *f)
 			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000);
 	}
 	vol_bitmap_status(v, f);
+	ppl_status(v, f);
 	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
@@ -275,6 +277,7 @@ static void vol_free(struct vol *v)
 		return;
 	emul_destroy(v->emul);
 	vol_bitmap_free(v);
+	ppl_free(v);
 	engine_fini(v);
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
@@ -413,6 +416,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		r = -ENODEV;
 		goto fail;
 	}
+	/* the partial parity log puts interrupted stripes right: no resync, and
+	 * a dirty degraded raid5 starts (md) */
+	if ((r = ppl_open(v, err, errlen)))
+		goto fail;
 	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !opts->force && !opts->readonly) {
 		/* md's rule: interrupted writes may have left a stripe's parity
 		 * stale, and with a member missing that stripe would rebuild wrong.
@@ -671,6 +678,36 @@ static int create_bitmap(const struct vol_create *c, const struct layout_geom *g
 	return 0;
 }
 
+/* md's partial parity log (--consistency-policy ppl): where the bitmap
+ * would be, [4096, data_offset); raid5 only, never with a bitmap (md). */
+static int create_ppl(const struct vol_create *c, const struct layout_geom *g, uint64_t doff, struct sb *s,
+		      char *err, size_t errlen)
+{
+	uint64_t area = doff - SB_SIZE;
+	if (g->level != LAYOUT_RAID5) {
+		snprintf(err, errlen, "--consistency-policy ppl: raid5 only (md's partial parity log), not %s",
+			 layout_level_name(g->level));
+		return -EINVAL;
+	}
+	if (c->bitmap > 0 || c->bitmap_chunk) {
+		snprintf(err, errlen, "--consistency-policy ppl with a write-intent bitmap: md refuses both at once "
+			 "(the log needs no resync to limit); use --bitmap none");
+		return -EINVAL;
+	}
+	if (area > 0xfffff000u)
+		area = 0xfffff000u;
+	if (area < SB_SIZE + g->chunk) {
+		snprintf(err, errlen, "--consistency-policy ppl: the log between the superblock and the data "
+			 "(%llu bytes) must hold at least 4K + a chunk (%llu bytes): give a larger --data-offset or "
+			 "a smaller --chunk", (unsigned long long)area, (unsigned long long)(SB_SIZE + g->chunk));
+		return -EINVAL;
+	}
+	s->consistency = SB_CONS_PPL;
+	s->ppl_offset = SB_SIZE;
+	s->ppl_size = (uint32_t)(area & ~(uint64_t)(SB_SIZE - 1));
+	return 0;
+}
+
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen)
 {
 	struct layout_geom g = c->geom;
@@ -754,7 +791,8 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.volume_size = g.capacity;
 	s.events = 1;
 	s.clean = 1;
-	if ((r = create_bitmap(c, &g, doff, &s, err, errlen)))
+	if (c->consistency == SB_CONS_PPL ? (r = create_ppl(c, &g, doff, &s, err, errlen))
+					  : (r = create_bitmap(c, &g, doff, &s, err, errlen)))
 		goto out;
 	if (c->name)
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
@@ -784,6 +822,10 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		if (s.bitmap_offset && pr[i].exists &&
 		    (r = ms[i].ops->zero(&ms[i], s.bitmap_offset, doff - s.bitmap_offset))) {
 			snprintf(err, errlen, "%s: cannot zero the bitmap area: %s", paths[i], strerror(-r));
+			goto out;
+		}
+		if (s.ppl_offset && pr[i].exists && (r = ms[i].ops->zero(&ms[i], s.ppl_offset, s.ppl_size))) {
+			snprintf(err, errlen, "%s: cannot zero the PPL area: %s", paths[i], strerror(-r));
 			goto out;
 		}
 		s.index = i;
