@@ -495,8 +495,11 @@ static int replay(struct vol *v, char *err, size_t errlen)
 		for (unsigned j = 0; j < rec->ndata; j++)
 			if (rec->lo[j] < rec->hi[j] && (failed & (1ull << st.data[j])))
 				lost = 1;
-		skipped += lost;
-		applied += !lost;
+		int fresh = 0; /* rows no newer record of the stripe covers */
+		for (uint64_t x = rec->span_lo; x < rec->span_hi; x += PPL_BLOCK)
+			fresh |= !(claimed[(x / PPL_BLOCK) / 8] & (1u << ((x / PPL_BLOCK) % 8)));
+		skipped += fresh && lost;
+		applied += fresh && !lost;
 		for (uint64_t x = rec->span_lo; !r && x < rec->span_hi;) {
 			uint64_t row = x / PPL_BLOCK, y = x;
 			if (claimed[row / 8] & (1u << (row % 8))) {
