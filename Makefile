@@ -122,7 +122,8 @@ INTEGRATION_TESTS := \
 	tests/integration/66-prometheus.sh \
 	tests/integration/67-dashboard-history.sh \
 	tests/integration/68-bench-diskspd.sh \
-	tests/integration/76-ppl.sh
+	tests/integration/76-ppl.sh \
+	tests/integration/77-journal.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

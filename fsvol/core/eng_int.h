@@ -118,7 +118,7 @@ struct eng_req {
  * not in the data area. */
 static inline int eng_why_meta(int why)
 {
-	return why == STATS_WHY_PPL;
+	return why == STATS_WHY_PPL || why == STATS_WHY_JOURNAL;
 }
 
 #define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */

@@ -610,6 +610,10 @@ static int batch_settle(struct eng_req *rq)
 		if (!bad)
 			return 1;
 	}
+	if (ppl_member_errors(v, &bad) && !bad) {
+		rq->res = -EROFS; /* the write journal failed: no write goes on without it */
+		return 0;
+	}
 	for (unsigned i = 0; i < v->geom.members; i++)
 		if (bad & (1ull << i))
 			vol_fail_slot(v, i, atomic_load(&rq->member_err));

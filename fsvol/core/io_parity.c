@@ -295,12 +295,8 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 			return -ENOMEM;
 		parity_gen((const void *const *)blocks, nd, pbuf, want_q ? qbuf : NULL, span);
 	}
-	if (ppl_on(rq->v)) {
-		int r = ppl_record(rq, pl, want_p ? pbuf : NULL);
-		if (r)
-			return r;
-	}
 
+	unsigned first = rq->npieces;
 	for (unsigned i = 0; i < p->nwrites; i++) {
 		const struct layout_io *io = &p->writes[i];
 		const uint8_t *from;
@@ -319,7 +315,8 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 		if (r)
 			return r;
 	}
-	return 0;
+	/* ppl: the partial parity record; journal: the record of these writes */
+	return ppl_on(rq->v) ? ppl_record(rq, pl, want_p ? pbuf : NULL, first) : 0;
 }
 
 /* Plan a write round from rq->rpos: as many stripes as fit the budget. */

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/journal.h"
 #include "fsvol/core/ppl.h"
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/log.h"
@@ -51,6 +52,9 @@ struct ppl_log {
 	uint64_t seq;              /* under lock */
 	struct vol_waiter *waiters;
 	_Atomic uint64_t records, blocks, replayed;
+	int journal;               /* 1: the write journal's ring (journal.c), on slot jslot */
+	unsigned jslot;
+	_Atomic int dead;          /* the journal is missing or failed: writes are refused */
 	struct ppl_ring ring[SB_MAX_SLOTS];
 };
 
@@ -177,8 +181,10 @@ void ppl_counts(const struct vol *v, uint64_t *records, uint64_t *blocks, uint64
 
 /* ---- the write path ---- */
 
-static uint64_t rec_blocks(const struct layout_plan *p)
+static uint64_t rec_blocks(const struct ppl_log *l, const struct layout_plan *p)
 {
+	if (l->journal)
+		return jnl_plan_blocks(p);
 	uint64_t pp = p->mode == LAYOUT_PLAN_FULL ? 0 : p->span_hi - p->span_lo;
 	return 1 + (pp + PPL_BLOCK - 1) / PPL_BLOCK;
 }
@@ -188,9 +194,9 @@ int ppl_round_full(const struct eng_req *rq, const struct layout_plan *p)
 	const struct ppl_log *l = rq->v->ppl;
 	if (!l || !rq->nplans)
 		return 0;
-	uint64_t sum = rec_blocks(p);
+	uint64_t sum = rec_blocks(l, p);
 	for (unsigned k = 0; k < rq->nplans; k++)
-		sum += rec_blocks(&rq->plans[k].p);
+		sum += rec_blocks(l, &rq->plans[k].p);
 	return sum > l->nblocks; /* a round must fit an empty log: it never waits for itself */
 }
 
@@ -206,20 +212,44 @@ static struct ppl_hold *hold_of(struct eng_req *rq)
 	return rq->ppl;
 }
 
-int ppl_record(struct eng_req *rq, const struct eng_plan *pl, const uint8_t *pbuf)
+int ppl_hold_add(struct eng_req *rq, unsigned member, uint64_t blocks, uint8_t *buf)
 {
-	struct vol *v = rq->v;
-	struct ppl_log *l = v->ppl;
-	const struct layout_plan *p = &pl->p;
-	const struct layout_geom *g = &v->geom;
-	if (!pbuf || p->s.p < 0)
-		return 0; /* the parity member is gone: no parity to make wrong, no log to write */
 	struct ppl_hold *h = hold_of(rq);
 	if (!h)
 		return -ENOMEM;
 	if (h->n == ENG_ROUND_PLANS)
 		return -EIO; /* cannot happen: one record per plan */
-	uint64_t span = p->span_hi - p->span_lo, nb = rec_blocks(p);
+	h->rec[h->n].member = member;
+	h->rec[h->n].blocks = blocks;
+	h->rec[h->n].buf = buf;
+	h->n++;
+	return 0;
+}
+
+uint64_t ppl_next_seq(struct vol *v)
+{
+	struct ppl_log *l = v->ppl;
+	pthread_mutex_lock(&l->lock);
+	uint64_t s = ++l->seq;
+	pthread_mutex_unlock(&l->lock);
+	return s;
+}
+
+unsigned ppl_journal_slot(const struct vol *v)
+{
+	return v->ppl->jslot;
+}
+
+int ppl_record(struct eng_req *rq, const struct eng_plan *pl, const uint8_t *pbuf, unsigned first)
+{
+	struct vol *v = rq->v;
+	const struct layout_plan *p = &pl->p;
+	const struct layout_geom *g = &v->geom;
+	if (v->ppl->journal)
+		return jnl_record(rq, pl, first);
+	if (!pbuf || p->s.p < 0)
+		return 0; /* the parity member is gone: no parity to make wrong, no log to write */
+	uint64_t span = p->span_hi - p->span_lo, nb = rec_blocks(v->ppl, p);
 	uint8_t *buf = eng_alloc(rq, nb * PPL_BLOCK);
 	if (!buf)
 		return -ENOMEM;
@@ -243,15 +273,9 @@ int ppl_record(struct eng_req *rq, const struct eng_plan *pl, const uint8_t *pbu
 		}
 		r.pp_crc = sb_crc32c(0, pp, span);
 	}
-	pthread_mutex_lock(&l->lock);
-	r.seq = ++l->seq;
-	pthread_mutex_unlock(&l->lock);
+	r.seq = ppl_next_seq(v);
 	ppl_rec_encode(&r, buf);
-	h->rec[h->n].member = (unsigned)p->s.p;
-	h->rec[h->n].blocks = nb;
-	h->rec[h->n].buf = buf;
-	h->n++;
-	return 0;
+	return ppl_hold_add(rq, (unsigned)p->s.p, nb, buf);
 }
 
 static uint64_t ring_free(const struct ppl_log *l, const struct ppl_ring *rg)
@@ -287,6 +311,8 @@ int ppl_log(struct eng_req *rq, int retry_phase)
 {
 	struct ppl_log *l = rq->v->ppl;
 	struct ppl_hold *h = rq->ppl;
+	if (l->journal && atomic_load(&l->dead))
+		return -EROFS; /* no journal, no write (md makes the array read-only) */
 	if (!h || !h->n)
 		return ENG_DONE;
 	if (!h->stash) {
@@ -312,10 +338,10 @@ int ppl_log(struct eng_req *rq, int retry_phase)
 	for (unsigned i = 0; i < h->n; i++) {
 		uint64_t at = h->rec[i].at, nb = h->rec[i].blocks, first = l->nblocks - at < nb ? l->nblocks - at : nb;
 		unsigned m = h->rec[i].member;
-		int r = eng_piece(rq, m, MEMBER_WRITE, STATS_WHY_PPL, l->area + at * PPL_BLOCK, first * PPL_BLOCK,
-				  h->rec[i].buf);
+		int why = l->journal ? STATS_WHY_JOURNAL : STATS_WHY_PPL;
+		int r = eng_piece(rq, m, MEMBER_WRITE, why, l->area + at * PPL_BLOCK, first * PPL_BLOCK, h->rec[i].buf);
 		if (!r && first < nb) /* wraps: the rest at the ring's start */
-			r = eng_piece(rq, m, MEMBER_WRITE, STATS_WHY_PPL, l->area, (nb - first) * PPL_BLOCK,
+			r = eng_piece(rq, m, MEMBER_WRITE, why, l->area, (nb - first) * PPL_BLOCK,
 				      h->rec[i].buf + first * PPL_BLOCK);
 		if (r)
 			return r;
@@ -534,9 +560,70 @@ static int replay(struct vol *v, char *err, size_t errlen)
 	return r;
 }
 
+/* The write journal's ring: the journal member's data area. */
+static int journal_open(struct vol *v, char *err, size_t errlen)
+{
+	const struct sb *s = &v->sb;
+	unsigned j = v->nslots;
+	for (unsigned i = v->geom.members; i < v->nslots; i++)
+		if (s->slots[i].flags & SB_SLOT_JOURNAL)
+			j = i;
+	if (j == v->nslots) {
+		snprintf(err, errlen, "consistency policy journal, but no slot is the journal");
+		return -EINVAL;
+	}
+	struct ppl_log *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	v->ppl = l;
+	pthread_mutex_init(&l->lock, NULL);
+	l->journal = 1;
+	l->jslot = j;
+	l->area = s->data_offset;
+	l->nblocks = s->slots[j].data_size / PPL_BLOCK;
+	l->seq = (s->events + 1) << 32;
+	if (!(l->ring[j].q = calloc(l->nblocks, sizeof(*l->ring[j].q))))
+		return -ENOMEM;
+	if (!v->slot[j] || s->slots[j].state == SB_FAILED) {
+		atomic_store(&l->dead, 1);
+		if (!v->opts.readonly)
+			fsvol_log(LOG_ERR, "journal: the write journal (slot %u) is %s: writes are refused (read-only), "
+				  "as md does", j, v->slot[j] ? "failed" : "missing");
+		if (v->was_dirty && !v->opts.readonly && !v->opts.force) {
+			snprintf(err, errlen, "the write journal (slot %u) is %s and the volume was not shut down "
+				 "cleanly: the writes it holds cannot be replayed; give the journal, or --force to start "
+				 "without it (writes refused, a resync runs)", j, v->slot[j] ? "failed" : "missing");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!v->was_dirty || v->opts.readonly)
+		return 0;
+	int r = jnl_replay(v, j, l->area, l->nblocks, err, errlen);
+	if (r < 0)
+		return r;
+	atomic_store(&l->replayed, (uint64_t)r);
+	v->was_dirty = 0; /* every interrupted stripe write ended whole */
+	return 0;
+}
+
+int ppl_member_errors(struct vol *v, uint64_t *bad)
+{
+	struct ppl_log *l = v->ppl;
+	if (!l || !l->journal || !(*bad & (1ull << l->jslot)))
+		return 0;
+	*bad &= ~(1ull << l->jslot);
+	if (!atomic_exchange(&l->dead, 1))
+		fsvol_log(LOG_ERR, "journal: the write journal (slot %u, %s) failed: writes are refused from now on "
+			  "(read-only), as md does", l->jslot, v->slot[l->jslot] ? v->slot[l->jslot]->path : "?");
+	return 1;
+}
+
 int ppl_open(struct vol *v, char *err, size_t errlen)
 {
 	const struct sb *s = &v->sb;
+	if (s->consistency == SB_CONS_JOURNAL)
+		return journal_open(v, err, errlen);
 	if (s->consistency != SB_CONS_PPL)
 		return 0;
 	if (v->geom.level != LAYOUT_RAID5 || !s->ppl_offset || s->ppl_size < PPL_BLOCK + v->geom.chunk) {
@@ -570,7 +657,7 @@ void ppl_free(struct vol *v)
 	if (!l)
 		return;
 	for (unsigned m = 0; m < SB_MAX_SLOTS; m++)
-		free(l->ring[m].q);
+		free(l->ring[m].q); /* NULL where no ring */
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 	v->ppl = NULL;
@@ -579,7 +666,7 @@ void ppl_free(struct vol *v)
 void ppl_member_reset(struct vol *v, int slot)
 {
 	struct ppl_log *l = v->ppl;
-	if (!l || slot < 0 || !v->slot[slot])
+	if (!l || l->journal || slot < 0 || !v->slot[slot])
 		return;
 	int r = member_write_zeros(v->slot[slot], l->area, l->nblocks * PPL_BLOCK);
 	if (!r)
@@ -606,6 +693,7 @@ void ppl_status(struct vol *v, FILE *f)
 	if (!ppl_on(v))
 		return;
 	ppl_counts(v, &rec, &blk, &rep);
-	fprintf(f, "      consistency policy: ppl (%llu records, %llu blocks written; %llu replayed at start)\n",
-		(unsigned long long)rec, (unsigned long long)blk, (unsigned long long)rep);
+	fprintf(f, "      consistency policy: %s (%llu records, %llu blocks written; %llu replayed at start)%s\n",
+		v->ppl->journal ? "journal, write-through" : "ppl", (unsigned long long)rec, (unsigned long long)blk,
+		(unsigned long long)rep, v->ppl->journal && atomic_load(&v->ppl->dead) ? ", JOURNAL MISSING: writes refused" : "");
 }

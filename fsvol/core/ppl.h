@@ -6,7 +6,8 @@
  * data column the write modifies, and the partial parity = the xor of what
  * it leaves alone. After a dirty stop, parity = partial parity xor the
  * modified columns as they are now, whatever subset of the writes landed;
- * no resync is owed. Fsvol/core only. */
+ * no resync is owed. The write journal (journal.c) shares the ring and the
+ * write path: its records hold the writes themselves. Fsvol/core only. */
 #ifndef FSVOL_PPL_H
 #define FSVOL_PPL_H
 
@@ -48,7 +49,16 @@ int ppl_on(const struct vol *v);
 
 /* io_parity's hooks (a write round): build the plan's record from its new
  * parity (pbuf: NULL when the parity member is gone, no record then). */
-int ppl_record(struct eng_req *rq, const struct eng_plan *pl, const uint8_t *pbuf);
+int ppl_record(struct eng_req *rq, const struct eng_plan *pl, const uint8_t *pbuf, unsigned first);
+/* journal.c's: a record of blocks at buf for slot member, held with the
+ * round's; the next sequence number; the journal's slot. */
+int ppl_hold_add(struct eng_req *rq, unsigned member, uint64_t blocks, uint8_t *buf);
+uint64_t ppl_next_seq(struct vol *v);
+unsigned ppl_journal_slot(const struct vol *v);
+/* A batch's failed members (bit mask): the journal's failure is the log's
+ * (writes refused from now on), not a raid member's; its bit is cleared and
+ * 1 returned. */
+int ppl_member_errors(struct vol *v, uint64_t *bad);
 /* A round of a record's size more would not fit the log: end the round. */
 int ppl_round_full(const struct eng_req *rq, const struct layout_plan *p);
 /* After the round's writes were computed: hold them back and queue the

@@ -1,0 +1,265 @@
+/* journal: md's write journal (raid5-cache.c's idea, fsvol's own code; see
+ * journal.h). A record is one stripe write of a round:
+ *
+ *   | header: seq, stripe, (slot, offset, length) per member write | bytes of write 0 | write 1 | ... |
+ *
+ * The ring, its room and the order of the writes (record, then members) are
+ * ppl.c's; the member writes of the plan are then issued from the record's
+ * copy of their bytes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsvol/core/eng_int.h"
+#include "fsvol/core/journal.h"
+#include "fsvol/core/ppl.h"
+#include "fsvol/meta/sb.h"
+#include "fsvol/util/log.h"
+
+enum {
+	JH_MAGIC = 0, JH_VERSION = 4, JH_CRC = 8, JH_BLOCKS = 12, JH_UUID = 16, JH_SEQ = 32, JH_STRIPE = 40,
+	JH_PAYLOAD_CRC = 48, JH_NWRITES = 52, JH_WRITES = 64, JH_WRITE_SIZE = 24,
+};
+#define JNL_VERSION 1u
+#define JNL_BLOCK 4096u
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+void jnl_rec_encode(const struct jnl_rec *r, uint8_t *buf)
+{
+	memset(buf, 0, JNL_BLOCK);
+	put32(buf + JH_MAGIC, JNL_MAGIC);
+	put32(buf + JH_VERSION, JNL_VERSION);
+	put32(buf + JH_BLOCKS, r->blocks);
+	memcpy(buf + JH_UUID, r->volume_uuid, 16);
+	put64(buf + JH_SEQ, r->seq);
+	put64(buf + JH_STRIPE, r->stripe);
+	put32(buf + JH_PAYLOAD_CRC, r->payload_crc);
+	put32(buf + JH_NWRITES, r->nwrites);
+	for (unsigned i = 0; i < r->nwrites && i < JNL_MAX_WRITES; i++) {
+		uint8_t *w = buf + JH_WRITES + JH_WRITE_SIZE * i;
+		put32(w, r->w[i].slot);
+		put64(w + 8, r->w[i].off);
+		put64(w + 16, r->w[i].len);
+	}
+	put32(buf + JH_CRC, sb_crc32c(0, buf, JNL_BLOCK));
+}
+
+int jnl_rec_decode(const uint8_t *buf, struct jnl_rec *r, char *err, size_t errlen)
+{
+	if (get32(buf + JH_MAGIC) != JNL_MAGIC) {
+		snprintf(err, errlen, "no record (magic 0x%08x)", get32(buf + JH_MAGIC));
+		return -EINVAL;
+	}
+	if (get32(buf + JH_VERSION) != JNL_VERSION) {
+		snprintf(err, errlen, "unsupported record version %u", get32(buf + JH_VERSION));
+		return -EINVAL;
+	}
+	uint8_t tmp[JNL_BLOCK];
+	memcpy(tmp, buf, JNL_BLOCK);
+	put32(tmp + JH_CRC, 0);
+	uint32_t want = get32(buf + JH_CRC), have = sb_crc32c(0, tmp, JNL_BLOCK);
+	if (want != have) {
+		snprintf(err, errlen, "checksum mismatch (stored 0x%08x, computed 0x%08x)", want, have);
+		return -EINVAL;
+	}
+	memset(r, 0, sizeof(*r));
+	r->blocks = get32(buf + JH_BLOCKS);
+	memcpy(r->volume_uuid, buf + JH_UUID, 16);
+	r->seq = get64(buf + JH_SEQ);
+	r->stripe = get64(buf + JH_STRIPE);
+	r->payload_crc = get32(buf + JH_PAYLOAD_CRC);
+	r->nwrites = get32(buf + JH_NWRITES);
+	if (!r->nwrites || r->nwrites > JNL_MAX_WRITES) {
+		snprintf(err, errlen, "bad nwrites %u (must be 1..%u)", r->nwrites, JNL_MAX_WRITES);
+		return -EINVAL;
+	}
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < r->nwrites; i++) {
+		const uint8_t *w = buf + JH_WRITES + JH_WRITE_SIZE * i;
+		r->w[i].slot = get32(w);
+		r->w[i].off = get64(w + 8);
+		r->w[i].len = get64(w + 16);
+		if (r->w[i].slot >= SB_MAX_SLOTS || !r->w[i].len || r->w[i].len % JNL_BLOCK || r->w[i].off % JNL_BLOCK ||
+		    r->w[i].len > (1ull << 40)) {
+			snprintf(err, errlen, "bad write %u (slot %u, offset %llu, %llu bytes)", i, r->w[i].slot,
+				 (unsigned long long)r->w[i].off, (unsigned long long)r->w[i].len);
+			return -EINVAL;
+		}
+		sum += r->w[i].len;
+	}
+	if ((uint64_t)r->blocks != 1 + sum / JNL_BLOCK) {
+		snprintf(err, errlen, "bad blocks %u for %llu payload bytes", r->blocks, (unsigned long long)sum);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+uint64_t jnl_plan_blocks(const struct layout_plan *p)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < p->nwrites; i++)
+		sum += (p->writes[i].length + JNL_BLOCK - 1) / JNL_BLOCK;
+	return 1 + sum;
+}
+
+int jnl_record(struct eng_req *rq, const struct eng_plan *pl, unsigned first)
+{
+	struct vol *v = rq->v;
+	struct jnl_rec *r = eng_alloc(rq, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	memset(r, 0, sizeof(*r));
+	uint64_t bytes = 0;
+	for (unsigned i = first; i < rq->npieces; i++)
+		if (rq->pieces[i].slot < v->geom.members) /* a replacement's copy is not the role's */
+			bytes += rq->pieces[i].len;
+	if (!bytes)
+		return 0;
+	uint8_t *buf = eng_alloc(rq, JNL_BLOCK + bytes);
+	if (!buf)
+		return -ENOMEM;
+	uint8_t *at = buf + JNL_BLOCK;
+	for (unsigned i = first; i < rq->npieces; i++) {
+		struct eng_piece *p = &rq->pieces[i];
+		if (p->slot >= v->geom.members)
+			continue;
+		if (r->nwrites == JNL_MAX_WRITES)
+			return -EIO; /* cannot happen: a plan writes each column once */
+		r->w[r->nwrites].slot = p->slot;
+		r->w[r->nwrites].off = p->off;
+		r->w[r->nwrites].len = p->len;
+		r->nwrites++;
+		memcpy(at, p->buf, p->len);
+		p->buf = at; /* the member write goes from the journal's copy */
+		at += p->len;
+	}
+	/* the replacement's copies follow their role's piece: point them at
+	 * the copy too (same offset and length) */
+	for (unsigned i = first; i < rq->npieces; i++) {
+		struct eng_piece *p = &rq->pieces[i];
+		if (p->slot < v->geom.members)
+			continue;
+		for (unsigned k = first; k < rq->npieces; k++)
+			if (rq->pieces[k].slot < v->geom.members && rq->pieces[k].off == p->off &&
+			    rq->pieces[k].len == p->len && rq->pieces[k].slot == (unsigned)atomic_load(&v->replace_slot))
+				p->buf = rq->pieces[k].buf;
+	}
+	memcpy(r->volume_uuid, v->sb.volume_uuid, 16);
+	r->stripe = pl->p.s.stripe;
+	r->blocks = (uint32_t)(1 + bytes / JNL_BLOCK);
+	r->payload_crc = sb_crc32c(0, buf + JNL_BLOCK, bytes);
+	r->seq = ppl_next_seq(v);
+	jnl_rec_encode(r, buf);
+	return ppl_hold_add(rq, ppl_journal_slot(v), r->blocks, buf);
+}
+
+/* ---- replay ---- */
+
+struct jnl_found {
+	struct jnl_rec *r;
+	uint8_t *payload;
+};
+
+static int found_cmp(const void *a, const void *b)
+{
+	const struct jnl_found *x = a, *y = b;
+	return x->r->seq < y->r->seq ? -1 : x->r->seq > y->r->seq;
+}
+
+int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, char *err, size_t errlen)
+{
+	uint64_t bytes = nblocks * JNL_BLOCK, failed = atomic_load(&v->failed);
+	uint8_t *ring = NULL;
+	struct jnl_found *f = NULL;
+	unsigned nf = 0, cap = 0, writes = 0, skipped = 0;
+	int r = posix_memalign((void **)&ring, JNL_BLOCK, bytes) ? -ENOMEM : 0;
+	if (!r && (r = member_pread(v->slot[jslot], ring, bytes, area)))
+		snprintf(err, errlen, "%s: reading the write journal: %s", v->slot[jslot]->path, strerror(-r));
+	for (uint64_t b = 0; !r && b < nblocks; b++) {
+		struct jnl_rec rec;
+		char why[128];
+		if (jnl_rec_decode(ring + b * JNL_BLOCK, &rec, why, sizeof(why)) ||
+		    memcmp(rec.volume_uuid, v->sb.volume_uuid, 16) || rec.blocks > nblocks)
+			continue;
+		uint64_t pb = rec.blocks - 1;
+		uint8_t *payload = NULL;
+		if (posix_memalign((void **)&payload, JNL_BLOCK, pb * JNL_BLOCK)) {
+			r = -ENOMEM;
+			break;
+		}
+		for (uint64_t k = 0; k < pb; k++)
+			memcpy(payload + k * JNL_BLOCK, ring + ((b + 1 + k) % nblocks) * JNL_BLOCK, JNL_BLOCK);
+		struct jnl_rec *keep = malloc(sizeof(*keep));
+		if (sb_crc32c(0, payload, pb * JNL_BLOCK) != rec.payload_crc || !keep) {
+			free(payload); /* torn: its member writes were never issued */
+			free(keep);
+			continue;
+		}
+		*keep = rec;
+		if (nf == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct jnl_found *nfp = realloc(f, cap * sizeof(*nfp));
+			if (!nfp) {
+				free(payload);
+				free(keep);
+				r = -ENOMEM;
+				break;
+			}
+			f = nfp;
+		}
+		f[nf++] = (struct jnl_found){ keep, payload };
+	}
+	if (!r && nf)
+		qsort(f, nf, sizeof(*f), found_cmp);
+	for (unsigned i = 0; !r && i < nf; i++) {
+		uint64_t at = 0;
+		for (unsigned k = 0; !r && k < f[i].r->nwrites; k++) {
+			unsigned s = f[i].r->w[k].slot;
+			uint64_t len = f[i].r->w[k].len, off = f[i].r->w[k].off;
+			if (s < v->geom.members && v->slot[s] && !(failed & (1ull << s)) &&
+			    off + len <= v->sb.slots[s].data_size) {
+				if ((r = member_pwrite(v->slot[s], f[i].payload + at, len, v->data_offset + off)))
+					snprintf(err, errlen, "%s: replaying the write journal: %s", v->slot[s]->path,
+						 strerror(-r));
+				writes++;
+			} else {
+				skipped++; /* a missing member: the record's parity stands for it */
+			}
+			at += len;
+		}
+	}
+	for (unsigned m = 0; !r && m < v->geom.members; m++)
+		if (v->slot[m] && !(failed & (1ull << m)))
+			member_flush(v->slot[m]);
+	if (!r)
+		fsvol_log(LOG_NOTICE, "journal: not shut down cleanly: %u record%s replayed (%u member writes, %u for "
+			  "missing members left to parity); no resync owed", nf, nf == 1 ? "" : "s", writes, skipped);
+	for (unsigned i = 0; i < nf; i++) {
+		free(f[i].r);
+		free(f[i].payload);
+	}
+	free(f);
+	free(ring);
+	return r < 0 ? r : (int)nf;
+}
