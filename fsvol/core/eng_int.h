@@ -123,6 +123,7 @@ static inline int eng_why_meta(int why)
 
 #define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */
 #define ENG_F_NOLOCK 0x2u        /* the parent holds the locks */
+#define ENG_F_ACKED 0x4u         /* acknowledged early (a write-back journal has it) */
 
 /* A RAID family's I/O: one file per family, one const table each. */
 struct eng_family {
@@ -173,6 +174,9 @@ int eng_window_loop(struct eng_req *rq, const struct eng_window_ops *ops, void *
 const struct eng_family *eng_family_of(const struct layout_geom *g);
 
 /* engine.c, for the families */
+/* Acknowledge rq now (done(arg, 0), the volume counters) and go on with its
+ * member writes: a write-back journal holds what it wrote. */
+void eng_ack_early(struct eng_req *rq);
 int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, uint64_t len, void *buf);
 void *eng_alloc(struct eng_req *rq, size_t len);
 void eng_scratch_free(struct eng_req *rq);

@@ -524,8 +524,9 @@ static int seg_begin(struct eng_req *rq)
 		/* parity updates and partial-block merges need the region to
 		 * themselves; plain aligned writes only exclude those */
 		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, unaligned || fam->parity);
-	else if (fam->parity && eng_failed(v))
-		/* a reconstructing read must not see a half-written stripe */
+	else if (fam->parity && (eng_failed(v) || ppl_write_back(v)))
+		/* a reconstructing read must not see a half-written stripe; nor
+		 * any read one a write-back journal acknowledged */
 		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, 0);
 	else
 		rq->lk.want = 0;
@@ -639,7 +640,8 @@ static int flush_step(struct eng_req *rq)
 	if (rebuilding >= 0)
 		failed &= ~(1ull << rebuilding);
 	for (unsigned i = 0; i < v->nslots; i++)
-		if (v->slot[i] && (i < v->geom.members ? !(failed & (1ull << i)) : (int)i == atomic_load(&v->replace_with)) &&
+		if (v->slot[i] && (i < v->geom.members ? !(failed & (1ull << i))
+				   : (int)i == atomic_load(&v->replace_with) || ppl_is_journal(v, i)) &&
 		    (v->slot[i]->caps & MEMBER_CAN_FLUSH)) {
 			int r = eng_piece(rq, i, MEMBER_FLUSH, STATS_WHY_DATA, 0, 0, NULL);
 			if (r)
@@ -706,9 +708,17 @@ static void req_finish(struct eng_req *rq)
 	chunk_free(rq->bounce);
 	rq->bounce = NULL;
 	int background = rq->kind >= ENG_K_RESYNC;
+	if ((rq->flags & ENG_F_ACKED) && rq->res) {
+		/* told done, then failed on the members: the journal holds it; the
+		 * next start replays the journal */
+		fsvol_log(LOG_ERR, "write-back: a write acknowledged from the journal failed on the members (%s): "
+			  "the volume stays dirty, so the next start replays the journal", strerror(-rq->res));
+		v->was_dirty = 1;
+	}
 	if (!(rq->flags & ENG_F_INTERNAL) && !background) {
 		uint64_t len = rq->kind == ENG_K_FLUSH ? 0 : rq->len;
-		if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
+		if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF &&
+		    !(rq->flags & ENG_F_ACKED)) /* counted when acknowledged */
 			stats_end(v->vstats, (enum stats_op)rq->kind, rq->off, len, rq->t0, now, rq->res);
 		if (rq->trace_parent) {
 			struct stats_trace_rec rec = {
@@ -739,8 +749,21 @@ static void req_finish(struct eng_req *rq)
 		done(arg, res);
 		return;
 	}
+	int acked = rq->flags & ENG_F_ACKED;
 	req_put(rq);
-	done(arg, res);
+	if (!acked)
+		done(arg, res);
+}
+
+void eng_ack_early(struct eng_req *rq)
+{
+	struct vol *v = rq->v;
+	if (rq->flags & (ENG_F_ACKED | ENG_F_INTERNAL) || rq->kind != ENG_K_WRITE)
+		return;
+	rq->flags |= ENG_F_ACKED;
+	if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
+		stats_end(v->vstats, (enum stats_op)rq->kind, rq->off, rq->len, rq->t0, eng_now(v), 0);
+	rq->done(rq->arg, 0);
 }
 
 /* Run rq until it waits for something or finishes. */

@@ -389,6 +389,10 @@ static int parity_write(struct eng_req *rq)
 		case ROUND_DATA:
 			ppl_release_writes(rq);
 			rq->phase = ROUND_NEXT;
+			/* write-back journal: the last round's record is in, so the
+			 * whole write is: acknowledge, then the members */
+			if (ppl_write_back(rq->v) && rq->rend >= end && rq->progress + rq->seg_n >= rq->len)
+				eng_ack_early(rq);
 			return ENG_ISSUE;
 		case ROUND_NEXT:
 			eng_scratch_free(rq);

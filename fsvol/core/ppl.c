@@ -55,6 +55,7 @@ struct ppl_log {
 	int journal;               /* 1: the write journal's ring (journal.c), on slot jslot */
 	unsigned jslot;
 	_Atomic int dead;          /* the journal is missing or failed: writes are refused */
+	_Atomic int write_back;    /* md's journal_mode: acknowledge once the journal has it */
 	struct ppl_ring ring[SB_MAX_SLOTS];
 };
 
@@ -167,6 +168,32 @@ int ppl_rec_decode(const uint8_t *buf, struct ppl_rec *r, char *err, size_t errl
 int ppl_on(const struct vol *v)
 {
 	return v->ppl != NULL;
+}
+
+int ppl_write_back(const struct vol *v)
+{
+	return v->ppl && atomic_load_explicit(&v->ppl->write_back, memory_order_relaxed);
+}
+
+int ppl_is_journal(const struct vol *v, unsigned i)
+{
+	return v->ppl && v->ppl->journal && v->ppl->jslot == i;
+}
+
+int vol_journal_mode(struct vol *v, const char *mode, char *err, size_t errlen)
+{
+	int wb = !strcmp(mode, "write-back");
+	if (!wb && strcmp(mode, "write-through")) {
+		snprintf(err, errlen, "journal_mode %s: give write-through or write-back", mode);
+		return -EINVAL;
+	}
+	if (!v->ppl || !v->ppl->journal) {
+		snprintf(err, errlen, "journal_mode: this volume has no write journal (create --write-journal PATH)");
+		return -EINVAL;
+	}
+	if (atomic_exchange(&v->ppl->write_back, wb) != wb)
+		fsvol_log(LOG_NOTICE, "journal: mode %s", mode);
+	return 0;
 }
 
 void ppl_counts(const struct vol *v, uint64_t *records, uint64_t *blocks, uint64_t *replayed)
@@ -694,6 +721,6 @@ void ppl_status(struct vol *v, FILE *f)
 		return;
 	ppl_counts(v, &rec, &blk, &rep);
 	fprintf(f, "      consistency policy: %s (%llu records, %llu blocks written; %llu replayed at start)%s\n",
-		v->ppl->journal ? "journal, write-through" : "ppl", (unsigned long long)rec, (unsigned long long)blk,
+		!v->ppl->journal ? "ppl" : atomic_load(&v->ppl->write_back) ? "journal, write-back" : "journal, write-through", (unsigned long long)rec, (unsigned long long)blk,
 		(unsigned long long)rep, v->ppl->journal && atomic_load(&v->ppl->dead) ? ", JOURNAL MISSING: writes refused" : "");
 }

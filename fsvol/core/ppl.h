@@ -76,6 +76,12 @@ void ppl_release(struct eng_req *rq);
  * May block: the sync thread. */
 void ppl_member_reset(struct vol *v, int slot);
 
+/* The journal's mode (md's journal_mode): 1 write-back, 0 write-through or
+ * no journal. */
+int ppl_write_back(const struct vol *v);
+/* 1 when slot i is the write journal (flushes reach it). */
+int ppl_is_journal(const struct vol *v, unsigned i);
+
 /* Counters for status: records written, their blocks, records replayed. */
 void ppl_counts(const struct vol *v, uint64_t *records, uint64_t *blocks, uint64_t *replayed);
 /* mdadm's Consistency Policy word: none, resync, bitmap, ppl, journal. */

@@ -127,5 +127,9 @@ struct vol_create {
 					* journal: the last device given is the write journal */
 };
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
+/* md's journal_mode of a volume with a write journal: "write-through" (a
+ * write is acknowledged once the members have it) or "write-back" (once the
+ * journal has it). 0, or -EINVAL with a reason. */
+int vol_journal_mode(struct vol *v, const char *mode, char *err, size_t errlen);
 
 #endif

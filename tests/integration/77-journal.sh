@@ -10,19 +10,22 @@
 # partial parity log cannot promise): each block reads as its last
 # acknowledged write or a later issued one. Then the journal taken away: the
 # volume starts (clean) but refuses writes, reads go on, as md makes an array
-# without its journal read-only.
+# without its journal read-only. The same cuts in md's write-back mode (`ctl
+# journal_mode write-back`: acknowledged once the journal has a write) lose
+# no acknowledged write either.
 . "$(dirname "$0")/../lib.sh"
 
 ACKW=$FSVOL_BUILD/bin/fsvol-ackwrite
 [[ -x $ACKW ]] || fail "$ACKW not built (make $ACKW)"
 BLOCKS=96 # 32K blocks: 3 MiB, 48 stripes of 4 data chunks
 
-cut() { # K: MISMATCHES gets every mismatch, in flight or not
+cut() { # K [write-back]: MISMATCHES gets every mismatch, in flight or not
 	local d=$T/k$1 pid out
 	mkdir -p "$d"
 	"$FSVOL" create -l raid5 -c 16K -s 768K --write-journal "$d/j" "$d"/m{0,1,2,3,4} >/dev/null || fail "create"
 	fsvol_mount --run "$d/mnt" "$d"/m{0,1,2,3} "$d/j" 2>/dev/null
 	pid=$(daemon_pid "$d/mnt")
+	[[ ${2:-} ]] && { "$FSVOL" ctl "$d/mnt" journal_mode write-back || fail "ctl journal_mode write-back"; }
 	"$ACKW" write -j 2 -b 32K -F -n $((BLOCKS / 2)) "$d/mnt/volume" "$d/log" >/dev/null || fail "K=$1: fill"
 	"$FSVOL" ctl "$d/mnt" powercut-after "$1" || fail "K=$1: ctl powercut-after"
 	"$ACKW" write -j 2 -b 32K -t 60 "$d/mnt/volume" "$d/log" >"$d/w.out" 2>&1 || true
@@ -39,7 +42,7 @@ cut() { # K: MISMATCHES gets every mismatch, in flight or not
 	[[ $out =~ mismatches\ ([0-9]+) ]] || fail "K=$1: verify said: $out"
 	MISMATCHES=${BASH_REMATCH[1]}
 	((MISMATCHES == 0)) || fail "K=$1: $out: $(cat "$d/verify.err")"
-	[[ $1 == 20 ]] || rm -rf "$d"
+	[[ $1 == 20 && -z ${2:-} ]] || rm -rf "$d"
 }
 
 shown=""
@@ -48,6 +51,15 @@ for k in $(seq 1 20); do
 	shown+=" K=$k:$MISMATCHES"
 done
 note "journal, mismatched sectors (in flight or not) after a cut after K member writes:$shown"
+
+# md's write-back mode: a write is acknowledged once the journal has it, the
+# members follow; what was acknowledged survives the cut all the same
+shown=""
+for k in 1 2 3 4 5 6 7 9 11 13; do
+	cut "$k" write-back
+	shown+=" K=$k:$MISMATCHES"
+done
+note "journal write-back, mismatched sectors after a cut after K member writes:$shown"
 
 # the journal gone: writes refused, reads served, nothing else lost
 d=$T/k20

@@ -3,7 +3,8 @@
  * refused, bad fields named), and its replay on memory members: a stripe
  * whose parity write never landed gets its parity back from the log, whole
  * and degraded (the missing member's chunk, which nobody wrote, reads as it
- * was), with no resync owed.
+ * was), with no resync owed. The write journal's record codec too
+ * (journal.c); its replay is 77-journal.sh's.
  */
 #include <check.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "fsvol/core/engine.h"
+#include "fsvol/core/journal.h"
 #include "fsvol/core/ppl.h"
 #include "tests/unit/unit_vol.h"
 
@@ -80,6 +82,50 @@ START_TEST(test_codec_fields)
 	memset(buf, 0, sizeof(buf));
 	ck_assert_int_eq(ppl_rec_decode(buf, &d, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "no record"));
+}
+END_TEST
+
+static struct jnl_rec jsample(void)
+{
+	struct jnl_rec r = { .seq = 9, .stripe = 3, .blocks = 1 + 3, .payload_crc = 0x12345678, .nwrites = 2 };
+	for (unsigned i = 0; i < 16; i++)
+		r.volume_uuid[i] = (uint8_t)(i + 3);
+	r.w[0].slot = 1;
+	r.w[0].off = 3 * 16384;
+	r.w[0].len = 8192;
+	r.w[1].slot = 4;
+	r.w[1].off = 3 * 16384;
+	r.w[1].len = 4096;
+	return r;
+}
+
+START_TEST(test_journal_codec)
+{
+	uint8_t buf[PPL_BLOCK];
+	struct jnl_rec r = jsample(), d;
+	char err[128];
+	jnl_rec_encode(&r, buf);
+	ck_assert_msg(jnl_rec_decode(buf, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(memcmp(&r, &d, sizeof(r)), 0);
+	for (unsigned i = 0; i < PPL_BLOCK; i++) {
+		buf[i] ^= 0x01;
+		ck_assert_msg(jnl_rec_decode(buf, &d, err, sizeof(err)) == -EINVAL, "byte %u flipped: accepted", i);
+		buf[i] ^= 0x01;
+	}
+	r.blocks = 3; /* the payload is 3 blocks, the header one more */
+	jnl_rec_encode(&r, buf);
+	ck_assert_int_eq(jnl_rec_decode(buf, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "bad blocks"));
+	r = jsample();
+	r.w[1].len = 100; /* not whole blocks */
+	jnl_rec_encode(&r, buf);
+	ck_assert_int_eq(jnl_rec_decode(buf, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "bad write 1"));
+	r = jsample();
+	r.nwrites = 0;
+	jnl_rec_encode(&r, buf);
+	ck_assert_int_eq(jnl_rec_decode(buf, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "bad nwrites"));
 }
 END_TEST
 
@@ -233,6 +279,7 @@ static Suite *ppl_suite(void)
 	tcase_add_test(c, test_codec_roundtrip);
 	tcase_add_test(c, test_codec_every_byte);
 	tcase_add_test(c, test_codec_fields);
+	tcase_add_test(c, test_journal_codec);
 	suite_add_tcase(s, c);
 	c = tcase_create("replay");
 	tcase_set_timeout(c, 60);
