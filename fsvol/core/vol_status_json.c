@@ -18,6 +18,8 @@ static const char *member_word(const struct vol *v, unsigned i)
 		return "faulty";
 	if (!strcmp(s, "empty"))
 		return "removed";
+	if (!strcmp(s, "active") && ppl_is_journal(v, i))
+		return "journal"; /* mdadm --detail's word for the journal device */
 	return s;
 }
 

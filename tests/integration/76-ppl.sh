@@ -72,4 +72,18 @@ for k in $(seq 1 20); do
 	torn=$((torn + INFLIGHT))
 done
 note "ppl, damaged/in-flight sectors after a cut after K member writes:$shown"
+
+# mdadm's words: detail, examine; refusals where md refuses
+d=$T/words
+mkdir -p "$d"
+"$FSVOL" create -l raid5 -c 16K -s 768K --consistency-policy ppl "$d"/m{0,1,2} >/dev/null || fail "create"
+"$FSVOL" examine "$d/m0" | grep -q "Consistency Policy : ppl" || fail "examine: $("$FSVOL" examine "$d/m0")"
+"$FSVOL" examine "$d/m0" | grep -q "PPL : 1044480 bytes at offset 4096" || fail "examine shows no PPL area"
+fsvol_mount "$d/mnt" "$d"/m{0,1,2}
+"$FSVOL" detail "$d/mnt" | grep -q "Consistency Policy : ppl" || fail "detail: $("$FSVOL" detail "$d/mnt")"
+grep -q "consistency policy: ppl" "$d/mnt/status" || fail "status: $(cat "$d/mnt/status")"
+fsvol_umount "$d/mnt"
+expect_fail_msg "raid5 only" "$FSVOL" create -f -l raid6 -s 768K --consistency-policy ppl "$d"/m{0,1,2,3}
+expect_fail_msg "md refuses both" "$FSVOL" create -f -l raid5 -s 768K --consistency-policy ppl --bitmap internal "$d"/m{0,1,2}
+expect_fail_msg "larger --data-offset" "$FSVOL" create -f -l raid5 -c 1M -s 2M --consistency-policy ppl "$d"/m{0,1,2}
 echo "PASS"

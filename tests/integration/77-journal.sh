@@ -61,8 +61,18 @@ for k in 1 2 3 4 5 6 7 9 11 13; do
 done
 note "journal write-back, mismatched sectors after a cut after K member writes:$shown"
 
-# the journal gone: writes refused, reads served, nothing else lost
+# mdadm's words: detail, status.json
 d=$T/k20
+fsvol_mount "$d/mnt" "$d"/m{0,1,2,3} "$d/j"
+"$FSVOL" detail "$d/mnt" | grep -q "Consistency Policy : journal" || fail "detail: $("$FSVOL" detail "$d/mnt")"
+"$FSVOL" detail "$d/mnt" | grep -q "journal .*$d/j" || fail "detail shows no journal device"
+[[ $(jq -r '.members[] | select((.path // "") | endswith("/j")) | .state' "$d/mnt/status.json") == journal ]] ||
+	fail "status.json: the journal's state"
+fsvol_umount "$d/mnt"
+expect_fail_msg "raid4, raid5 or raid6 only" "$FSVOL" create -f -l raid1 -s 768K --write-journal "$d/j" "$d"/m{0,1}
+expect_fail_msg "md refuses both" "$FSVOL" create -f -l raid5 -s 768K --write-journal "$d/j" --bitmap internal "$d"/m{0,1,2}
+
+# the journal gone: writes refused, reads served, nothing else lost
 fsvol_mount "$d/mnt" "$d"/m{0,1,2,3} 2>"$d/mount.err" || fail "mount without the journal: $(cat "$d/mount.err")"
 grep -q "writes refused" "$d/mnt/status" || fail "status does not say writes are refused: $(cat "$d/mnt/status")"
 dd if=/dev/zero of="$d/mnt/volume" bs=32K count=1 oflag=direct conv=notrunc status=none 2>"$d/dd.err" &&
