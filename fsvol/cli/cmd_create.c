@@ -133,8 +133,8 @@ static void warn_unequal(const struct vol *v)
 	if (vol_geom(v)->level == LAYOUT_LINEAR)
 		return;
 	for (unsigned i = 0; i < vol_nslots(v); i++) {
-		if (!vol_member(v, i))
-			continue;
+		if (!vol_member(v, i) || (vol_sb(v)->slots[i].flags & SB_SLOT_JOURNAL))
+			continue; /* the journal is not in the layout */
 		if (vol_member(v, i)->size < lo)
 			lo = vol_member(v, i)->size, small = i;
 		if (vol_member(v, i)->size > hi)
@@ -146,7 +146,7 @@ static void warn_unequal(const struct vol *v)
 	fprintf(stderr, "fsvol create: warning: members differ in size; using %s (%llu bytes) of data on each, "
 		"as %s allows:\n", used, (unsigned long long)vol_geom(v)->member_used, vol_member(v, small)->path);
 	for (unsigned i = 0; i < vol_nslots(v); i++)
-		if (vol_member(v, i)) {
+		if (vol_member(v, i) && !(vol_sb(v)->slots[i].flags & SB_SLOT_JOURNAL)) {
 			size_format(vol_member(v, i)->size, sz, sizeof(sz));
 			fprintf(stderr, "  %s: %s%s\n", vol_member(v, i)->path, sz,
 				vol_member(v, i)->size > lo ? " (the rest unused)" : " (the smallest)");
