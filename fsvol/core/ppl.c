@@ -609,6 +609,7 @@ static int journal_open(struct vol *v, char *err, size_t errlen)
 	l->area = s->data_offset;
 	l->nblocks = s->slots[j].data_size / PPL_BLOCK;
 	l->seq = (s->events + 1) << 32;
+	atomic_store(&l->write_back, v->opts.journal_write_back);
 	if (!(l->ring[j].q = calloc(l->nblocks, sizeof(*l->ring[j].q))))
 		return -ENOMEM;
 	if (!v->slot[j] || s->slots[j].state == SB_FAILED) {
@@ -651,6 +652,10 @@ int ppl_open(struct vol *v, char *err, size_t errlen)
 	const struct sb *s = &v->sb;
 	if (s->consistency == SB_CONS_JOURNAL)
 		return journal_open(v, err, errlen);
+	if (v->opts.journal_write_back) {
+		snprintf(err, errlen, "--journal-mode write-back: this volume has no write journal (create --write-journal)");
+		return -EINVAL;
+	}
 	if (s->consistency != SB_CONS_PPL)
 		return 0;
 	if (v->geom.level != LAYOUT_RAID5 || !s->ppl_offset || s->ppl_size < PPL_BLOCK + v->geom.chunk) {
