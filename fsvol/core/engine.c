@@ -524,7 +524,7 @@ static int seg_begin(struct eng_req *rq)
 		/* parity updates and partial-block merges need the region to
 		 * themselves; plain aligned writes only exclude those */
 		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, unaligned || fam->parity);
-	else if (fam->parity && (eng_failed(v) || ppl_write_back(v)))
+	else if (fam->parity && (eng_failed(v) || ppl_reads_lock(v)))
 		/* a reconstructing read must not see a half-written stripe; nor
 		 * any read one a write-back journal acknowledged */
 		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, 0);

@@ -56,6 +56,7 @@ struct ppl_log {
 	unsigned jslot;
 	_Atomic int dead;          /* the journal is missing or failed: writes are refused */
 	_Atomic int write_back;    /* md's journal_mode: acknowledge once the journal has it */
+	_Atomic int wb_seen;       /* write-back was on this session: writes may still be on their way */
 	struct ppl_ring ring[SB_MAX_SLOTS];
 };
 
@@ -175,6 +176,11 @@ int ppl_write_back(const struct vol *v)
 	return v->ppl && atomic_load_explicit(&v->ppl->write_back, memory_order_relaxed);
 }
 
+int ppl_reads_lock(const struct vol *v)
+{
+	return v->ppl && atomic_load_explicit(&v->ppl->wb_seen, memory_order_relaxed);
+}
+
 int ppl_is_journal(const struct vol *v, unsigned i)
 {
 	return v->ppl && v->ppl->journal && v->ppl->jslot == i;
@@ -191,6 +197,8 @@ int vol_journal_mode(struct vol *v, const char *mode, char *err, size_t errlen)
 		snprintf(err, errlen, "journal_mode: this volume has no write journal (create --write-journal PATH)");
 		return -EINVAL;
 	}
+	if (wb)
+		atomic_store(&v->ppl->wb_seen, 1);
 	if (atomic_exchange(&v->ppl->write_back, wb) != wb)
 		fsvol_log(LOG_NOTICE, "journal: mode %s", mode);
 	return 0;
@@ -610,6 +618,7 @@ static int journal_open(struct vol *v, char *err, size_t errlen)
 	l->nblocks = s->slots[j].data_size / PPL_BLOCK;
 	l->seq = (s->events + 1) << 32;
 	atomic_store(&l->write_back, v->opts.journal_write_back);
+	atomic_store(&l->wb_seen, v->opts.journal_write_back);
 	if (!(l->ring[j].q = calloc(l->nblocks, sizeof(*l->ring[j].q))))
 		return -ENOMEM;
 	if (!v->slot[j] || s->slots[j].state == SB_FAILED) {

@@ -79,6 +79,9 @@ void ppl_member_reset(struct vol *v, int slot);
 /* The journal's mode (md's journal_mode): 1 write-back, 0 write-through or
  * no journal. */
 int ppl_write_back(const struct vol *v);
+/* Reads must take the stripe lock: write-back was on (an acknowledged write
+ * may still be on its way to the members), sticky for the session. */
+int ppl_reads_lock(const struct vol *v);
 /* 1 when slot i is the write journal (flushes reach it). */
 int ppl_is_journal(const struct vol *v, unsigned i);
 

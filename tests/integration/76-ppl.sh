@@ -55,7 +55,7 @@ cut() { # POLICY K
 
 # without the log: the hole shows (a cut between a stripe's writes)
 shown="" damaged=0
-for k in 2 3 5 6 7 9; do
+for k in 2 3 4 5 6 7 8 9 10 11; do # about half the cuts split a stripe: 10 to be sure
 	cut resync $k
 	shown+=" K=$k:$DAMAGED"
 	((DAMAGED > 0)) && damaged=$((damaged + 1))
