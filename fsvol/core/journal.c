@@ -263,3 +263,9 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 	free(ring);
 	return r < 0 ? r : (int)nf;
 }
+
+const struct ppl_kind jnl_kind = {
+	.plan_blocks = jnl_plan_blocks,
+	.record = jnl_record,
+	.replay = jnl_replay,
+};

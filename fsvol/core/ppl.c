@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "fsvol/core/eng_int.h"
-#include "fsvol/core/journal.h"
 #include "fsvol/core/ppl.h"
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/log.h"
@@ -219,7 +218,7 @@ void ppl_counts(const struct vol *v, uint64_t *records, uint64_t *blocks, uint64
 static uint64_t rec_blocks(const struct ppl_log *l, const struct layout_plan *p)
 {
 	if (l->journal)
-		return jnl_plan_blocks(p);
+		return jnl_kind.plan_blocks(p);
 	uint64_t pp = p->mode == LAYOUT_PLAN_FULL ? 0 : p->span_hi - p->span_lo;
 	return 1 + (pp + PPL_BLOCK - 1) / PPL_BLOCK;
 }
@@ -281,7 +280,7 @@ int ppl_record(struct eng_req *rq, const struct eng_plan *pl, const uint8_t *pbu
 	const struct layout_plan *p = &pl->p;
 	const struct layout_geom *g = &v->geom;
 	if (v->ppl->journal)
-		return jnl_record(rq, pl, first);
+		return jnl_kind.record(rq, pl, first);
 	if (!pbuf || p->s.p < 0)
 		return 0; /* the parity member is gone: no parity to make wrong, no log to write */
 	uint64_t span = p->span_hi - p->span_lo, nb = rec_blocks(v->ppl, p);
@@ -636,7 +635,7 @@ static int journal_open(struct vol *v, char *err, size_t errlen)
 	}
 	if (!v->was_dirty || v->opts.readonly)
 		return 0;
-	int r = jnl_replay(v, j, l->area, l->nblocks, err, errlen);
+	int r = jnl_kind.replay(v, j, l->area, l->nblocks, err, errlen);
 	if (r < 0)
 		return r;
 	atomic_store(&l->replayed, (uint64_t)r);

@@ -85,6 +85,16 @@ int ppl_reads_lock(const struct vol *v);
 /* 1 when slot i is the write journal (flushes reach it). */
 int ppl_is_journal(const struct vol *v, unsigned i);
 
+/* The write journal's records (journal.c, which includes this header; ppl.c
+ * knows the journal only through this table, so no include circle). */
+struct ppl_kind {
+	uint64_t (*plan_blocks)(const struct layout_plan *p);
+	int (*record)(struct eng_req *rq, const struct eng_plan *pl, unsigned first);
+	/* 0.. records replayed, or -errno (err) */
+	int (*replay)(struct vol *v, unsigned slot, uint64_t area, uint64_t nblocks, char *err, size_t errlen);
+};
+extern const struct ppl_kind jnl_kind;
+
 /* Counters for status: records written, their blocks, records replayed. */
 void ppl_counts(const struct vol *v, uint64_t *records, uint64_t *blocks, uint64_t *replayed);
 /* mdadm's Consistency Policy word: none, resync, bitmap, ppl, journal. */
