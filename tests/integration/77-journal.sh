@@ -12,20 +12,25 @@
 # volume starts (clean) but refuses writes, reads go on, as md makes an array
 # without its journal read-only. The same cuts in md's write-back mode (`ctl
 # journal_mode write-back`: acknowledged once the journal has a write) lose
-# no acknowledged write either.
+# no acknowledged write either; nor does a raid6 with two members missing.
 . "$(dirname "$0")/../lib.sh"
 
 ACKW=$FSVOL_BUILD/bin/fsvol-ackwrite
 [[ -x $ACKW ]] || fail "$ACKW not built (make $ACKW)"
 BLOCKS=96 # 32K blocks: 3 MiB, 48 stripes of 4 data chunks
 
-cut() { # K [write-back]: MISMATCHES gets every mismatch, in flight or not
-	local d=$T/k$1 pid out
+cut() { # K [write-back|raid6]: MISMATCHES gets every mismatch, in flight or not
+	local d=$T/k$1 pid out use=("$T/k$1"/m{0,1,2,3})
 	mkdir -p "$d"
-	"$FSVOL" create -l raid5 -c 16K -s 768K --write-journal "$d/j" "$d"/m{0,1,2,3,4} >/dev/null || fail "create"
-	fsvol_mount --run "$d/mnt" "$d"/m{0,1,2,3} "$d/j" 2>/dev/null
+	if [[ ${2:-} == raid6 ]]; then # six members, two missing
+		"$FSVOL" create -l raid6 -c 16K -s 768K --write-journal "$d/j" "$d"/m{0,1,2,3,4,5} >/dev/null ||
+			fail "create raid6"
+	else
+		"$FSVOL" create -l raid5 -c 16K -s 768K --write-journal "$d/j" "$d"/m{0,1,2,3,4} >/dev/null || fail "create"
+	fi
+	fsvol_mount --run "$d/mnt" "${use[@]}" "$d/j" 2>/dev/null
 	pid=$(daemon_pid "$d/mnt")
-	[[ ${2:-} ]] && { "$FSVOL" ctl "$d/mnt" journal_mode write-back || fail "ctl journal_mode write-back"; }
+	[[ ${2:-} == write-back ]] && { "$FSVOL" ctl "$d/mnt" journal_mode write-back || fail "ctl journal_mode write-back"; }
 	"$ACKW" write -j 2 -b 32K -F -n $((BLOCKS / 2)) "$d/mnt/volume" "$d/log" >/dev/null || fail "K=$1: fill"
 	"$FSVOL" ctl "$d/mnt" powercut-after "$1" || fail "K=$1: ctl powercut-after"
 	"$ACKW" write -j 2 -b 32K -t 60 "$d/mnt/volume" "$d/log" >"$d/w.out" 2>&1 || true
@@ -33,7 +38,7 @@ cut() { # K [write-back]: MISMATCHES gets every mismatch, in flight or not
 	wait_for 30 "K=$1: the daemon survived the cut" eval '! _alive '"$pid"
 	"$FSVOL" umount "$d/mnt" >/dev/null 2>&1 || fail "K=$1: umount of the dead mount"
 	_drop_cleanup fsvol "$d/mnt" "$pid"
-	fsvol_mount "$d/mnt" "$d"/m{0,1,2,3} "$d/j" 2>"$d/mount.err" ||
+	fsvol_mount "$d/mnt" "${use[@]}" "$d/j" 2>"$d/mount.err" ||
 		fail "K=$1: the dirty degraded start: $(cat "$d/mount.err")"
 	grep -q "resync pending" "$d/mnt/status" && fail "K=$1: a resync is owed after the journal's replay"
 	grep -q '"consistency_policy":"journal"' "$d/mnt/status.json" || fail "K=$1: status.json's policy"
@@ -60,6 +65,14 @@ for k in 1 2 3 4 5 6 7 9 11 13; do
 	shown+=" K=$k:$MISMATCHES"
 done
 note "journal write-back, mismatched sectors after a cut after K member writes:$shown"
+
+# raid6 with two members missing: the same
+shown=""
+for k in 2 3 4 5 7; do
+	cut "$k" raid6
+	shown+=" K=$k:$MISMATCHES"
+done
+note "journal raid6 (2 missing), mismatched sectors after a cut after K member writes:$shown"
 
 # mdadm's words: detail, status.json
 d=$T/k20
