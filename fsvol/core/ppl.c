@@ -48,6 +48,7 @@ struct ppl_ring {
 struct ppl_log {
 	pthread_mutex_t lock;
 	uint64_t area, nblocks;    /* member offset and blocks of every area */
+	unsigned ndata;            /* data columns of a stripe */
 	uint64_t seq;              /* under lock */
 	struct vol_waiter *waiters;
 	_Atomic uint64_t records, blocks, replayed;
@@ -219,7 +220,12 @@ static uint64_t rec_blocks(const struct ppl_log *l, const struct layout_plan *p)
 {
 	if (l->journal)
 		return jnl_kind.plan_blocks(p);
-	uint64_t pp = p->mode == LAYOUT_PLAN_FULL ? 0 : p->span_hi - p->span_lo;
+	/* every column rewritten over the span: the partial parity is zero,
+	 * the header alone says so (md logs no partial parity for a full stripe) */
+	int whole = 1;
+	for (unsigned j = 0; j < l->ndata; j++)
+		whole &= p->lo[j] == p->span_lo && p->hi[j] == p->span_hi;
+	uint64_t pp = whole ? 0 : p->span_hi - p->span_lo;
 	return 1 + (pp + PPL_BLOCK - 1) / PPL_BLOCK;
 }
 
@@ -678,6 +684,7 @@ int ppl_open(struct vol *v, char *err, size_t errlen)
 	pthread_mutex_init(&l->lock, NULL);
 	l->area = s->ppl_offset;
 	l->nblocks = s->ppl_size / PPL_BLOCK;
+	l->ndata = v->geom.data_members;
 	/* a later start's records are newer than any of an earlier one */
 	l->seq = (s->events + 1) << 32;
 	for (unsigned m = 0; m < v->geom.members; m++)
