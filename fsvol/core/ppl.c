@@ -655,9 +655,11 @@ int ppl_member_errors(struct vol *v, uint64_t *bad)
 	if (!l || !l->journal || !(*bad & (1ull << l->jslot)))
 		return 0;
 	*bad &= ~(1ull << l->jslot);
-	if (!atomic_exchange(&l->dead, 1))
+	if (!atomic_exchange(&l->dead, 1)) {
 		fsvol_log(LOG_ERR, "journal: the write journal (slot %u, %s) failed: writes are refused from now on "
 			  "(read-only), as md does", l->jslot, v->slot[l->jslot] ? v->slot[l->jslot]->path : "?");
+		vol_md_mark_failed(v, l->jslot); /* the superblocks say so (the metadata thread writes them) */
+	}
 	return 1;
 }
 
@@ -740,7 +742,9 @@ void ppl_status(struct vol *v, FILE *f)
 	if (!ppl_on(v))
 		return;
 	ppl_counts(v, &rec, &blk, &rep);
+	int dead = v->ppl->journal && atomic_load(&v->ppl->dead);
 	fprintf(f, "      consistency policy: %s (%llu records, %llu blocks written; %llu replayed at start)%s\n",
-		!v->ppl->journal ? "ppl" : atomic_load(&v->ppl->write_back) ? "journal, write-back" : "journal, write-through", (unsigned long long)rec, (unsigned long long)blk,
-		(unsigned long long)rep, v->ppl->journal && atomic_load(&v->ppl->dead) ? ", JOURNAL MISSING: writes refused" : "");
+		!v->ppl->journal ? "ppl" : atomic_load(&v->ppl->write_back) ? "journal, write-back" : "journal, write-through",
+		(unsigned long long)rec, (unsigned long long)blk, (unsigned long long)rep,
+		!dead ? "" : v->slot[v->ppl->jslot] ? ", JOURNAL FAILED: writes refused" : ", JOURNAL MISSING: writes refused");
 }

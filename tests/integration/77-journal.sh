@@ -10,7 +10,7 @@
 # partial parity log cannot promise): each block reads as its last
 # acknowledged write or a later issued one. Then the journal taken away: the
 # volume starts (clean) but refuses writes, reads go on, as md makes an array
-# without its journal read-only. The same cuts in md's write-back mode (`ctl
+# without its journal read-only; the same when the journal fails while serving. The same cuts in md's write-back mode (`ctl
 # journal_mode write-back`: acknowledged once the journal has a write) lose
 # no acknowledged write either; nor does a raid6 with two members missing.
 . "$(dirname "$0")/../lib.sh"
@@ -93,4 +93,20 @@ dd if=/dev/zero of="$d/mnt/volume" bs=32K count=1 oflag=direct conv=notrunc stat
 grep -qi "read-only" "$d/dd.err" || fail "the refused write's error: $(cat "$d/dd.err")"
 "$ACKW" verify -b 32K "$d/mnt/volume" "$d/log" >/dev/null 2>&1 || fail "reads without the journal"
 fsvol_umount "$d/mnt"
+
+# the journal fails while serving (its writes fail): the same, and the
+# superblocks record it failed
+d=$T/fails
+mkdir -p "$d"
+"$FSVOL" create -l raid5 -c 16K -s 768K --write-journal "$d/j" "$d"/m{0,1,2,3} >/dev/null || fail "create"
+fsvol_mount "$d/mnt" "$d"/m{0,1,2,3} "$d/j"
+"$ACKW" write -j 1 -b 32K -F -n 72 "$d/mnt/volume" "$d/log" >/dev/null || fail "fill"
+"$FSVOL" ctl "$d/mnt" fault 4 error=write || fail "ctl fault 4 error=write"
+dd if=/dev/zero of="$d/mnt/volume" bs=32K count=1 oflag=direct conv=notrunc status=none 2>"$d/dd.err" &&
+	fail "a write went through with the journal failing"
+grep -qi "read-only" "$d/dd.err" || fail "the refused write's error: $(cat "$d/dd.err")"
+grep -q "JOURNAL FAILED: writes refused" "$d/mnt/status" || fail "status: $(cat "$d/mnt/status")"
+"$ACKW" verify -b 32K "$d/mnt/volume" "$d/log" >/dev/null 2>&1 || fail "reads with the journal failed"
+fsvol_umount "$d/mnt"
+"$FSVOL" examine "$d/m0" | grep -q "^ *4 .*failed.*journal" || fail "the superblocks do not record the journal failed"
 echo "PASS"
