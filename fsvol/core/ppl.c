@@ -1,4 +1,6 @@
-/* ppl: md's partial parity log (raid5-ppl.c's idea, fsvol's own code; see ppl.h).
+/* ppl: md's partial parity log (raid5-ppl.c's idea, fsvol's own code; see ppl.h),
+ * and the log machinery the write journal shares (journal.c makes and replays
+ * its records; the ring, the round's hold, opening it and its mode are here).
  *
  * Each member's PPL area [ppl_offset, ppl_offset + ppl_size) is a ring of
  * 4 KiB blocks; a record is a header block and its partial parity, which may
