@@ -13,6 +13,7 @@
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/journal.h"
 #include "fsvol/core/ppl.h"
+#include "fsvol/core/ppl_int.h"
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/log.h"
 
@@ -264,7 +265,77 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 	return r < 0 ? r : (int)nf;
 }
 
+/* ---- open and mode ---- */
+
+/* The write journal's ring: the journal member's data area. */
+static int jnl_open(struct vol *v, char *err, size_t errlen)
+{
+	const struct sb *s = &v->sb;
+	unsigned j = v->nslots;
+	for (unsigned i = v->geom.members; i < v->nslots; i++)
+		if (s->slots[i].flags & SB_SLOT_JOURNAL)
+			j = i;
+	if (j == v->nslots) {
+		snprintf(err, errlen, "consistency policy journal, but no slot is the journal");
+		return -EINVAL;
+	}
+	struct ppl_log *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	v->ppl = l;
+	pthread_mutex_init(&l->lock, NULL);
+	l->journal = 1;
+	l->jslot = j;
+	l->area = s->data_offset;
+	l->nblocks = s->slots[j].data_size / PPL_BLOCK;
+	l->seq = (s->events + 1) << 32;
+	atomic_store(&l->write_back, v->opts.journal_write_back);
+	atomic_store(&l->wb_seen, v->opts.journal_write_back);
+	if (!(l->ring[j].q = calloc(l->nblocks, sizeof(*l->ring[j].q))))
+		return -ENOMEM;
+	if (!v->slot[j] || s->slots[j].state == SB_FAILED) {
+		atomic_store(&l->dead, 1);
+		if (!v->opts.readonly)
+			fsvol_log(LOG_ERR, "journal: the write journal (slot %u) is %s: writes are refused (read-only), "
+				  "as md does", j, v->slot[j] ? "failed" : "missing");
+		if (v->was_dirty && !v->opts.readonly && !v->opts.force) {
+			snprintf(err, errlen, "the write journal (slot %u) is %s and the volume was not shut down "
+				 "cleanly: the writes it holds cannot be replayed; give the journal, or --force to start "
+				 "without it (writes refused, a resync runs)", j, v->slot[j] ? "failed" : "missing");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!v->was_dirty || v->opts.readonly)
+		return 0;
+	int r = jnl_kind.replay(v, j, l->area, l->nblocks, err, errlen);
+	if (r < 0)
+		return r;
+	atomic_store(&l->replayed, (uint64_t)r);
+	v->was_dirty = 0; /* every interrupted stripe write ended whole */
+	return 0;
+}
+
+int vol_journal_mode(struct vol *v, const char *mode, char *err, size_t errlen)
+{
+	int wb = !strcmp(mode, "write-back");
+	if (!wb && strcmp(mode, "write-through")) {
+		snprintf(err, errlen, "journal_mode %s: give write-through or write-back", mode);
+		return -EINVAL;
+	}
+	if (!v->ppl || !v->ppl->journal) {
+		snprintf(err, errlen, "journal_mode: this volume has no write journal (create --write-journal PATH)");
+		return -EINVAL;
+	}
+	if (wb)
+		atomic_store(&v->ppl->wb_seen, 1);
+	if (atomic_exchange(&v->ppl->write_back, wb) != wb)
+		fsvol_log(LOG_NOTICE, "journal: mode %s", mode);
+	return 0;
+}
+
 const struct ppl_kind jnl_kind = {
+	.open = jnl_open,
 	.plan_blocks = jnl_plan_blocks,
 	.record = jnl_record,
 	.replay = jnl_replay,

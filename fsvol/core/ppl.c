@@ -25,6 +25,7 @@
 
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/ppl.h"
+#include "fsvol/core/ppl_int.h"
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/log.h"
 #include "layout/parity.h"
@@ -35,43 +36,6 @@ enum {
 	PH_SPAN_LO = 48, PH_SPAN_HI = 56, PH_PP_CRC = 64, PH_NDATA = 68, PH_COLS = 128,
 };
 #define PPL_VERSION 1u
-
-struct ppl_live {
-	uint64_t start, n;
-	int done;
-};
-
-struct ppl_ring {
-	uint64_t head;             /* next block to write */
-	unsigned qh, qn;           /* live records, oldest first (a circular queue) */
-	struct ppl_live *q;
-};
-
-struct ppl_log {
-	pthread_mutex_t lock;
-	uint64_t area, nblocks;    /* member offset and blocks of every area */
-	unsigned ndata;            /* data columns of a stripe */
-	uint64_t seq;              /* under lock */
-	struct vol_waiter *waiters;
-	_Atomic uint64_t records, blocks, replayed;
-	int journal;               /* 1: the write journal's ring (journal.c), on slot jslot */
-	unsigned jslot;
-	_Atomic int dead;          /* the journal is missing or failed: writes are refused */
-	_Atomic int write_back;    /* md's journal_mode: acknowledge once the journal has it */
-	_Atomic int wb_seen;       /* write-back was on this session: writes may still be on their way */
-	struct ppl_ring ring[SB_MAX_SLOTS];
-};
-
-/* A round's records and its held writes (in the request's scratch). */
-struct ppl_hold {
-	unsigned n, nstash, allocated;
-	struct {
-		unsigned member, qi;
-		uint64_t blocks, at;
-		uint8_t *buf;
-	} rec[ENG_ROUND_PLANS];
-	struct eng_piece *stash;
-};
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -188,23 +152,6 @@ int ppl_is_journal(const struct vol *v, unsigned i)
 	return v->ppl && v->ppl->journal && v->ppl->jslot == i;
 }
 
-int vol_journal_mode(struct vol *v, const char *mode, char *err, size_t errlen)
-{
-	int wb = !strcmp(mode, "write-back");
-	if (!wb && strcmp(mode, "write-through")) {
-		snprintf(err, errlen, "journal_mode %s: give write-through or write-back", mode);
-		return -EINVAL;
-	}
-	if (!v->ppl || !v->ppl->journal) {
-		snprintf(err, errlen, "journal_mode: this volume has no write journal (create --write-journal PATH)");
-		return -EINVAL;
-	}
-	if (wb)
-		atomic_store(&v->ppl->wb_seen, 1);
-	if (atomic_exchange(&v->ppl->write_back, wb) != wb)
-		fsvol_log(LOG_NOTICE, "journal: mode %s", mode);
-	return 0;
-}
 
 void ppl_counts(const struct vol *v, uint64_t *records, uint64_t *blocks, uint64_t *replayed)
 {
@@ -602,54 +549,6 @@ static int replay(struct vol *v, char *err, size_t errlen)
 	return r;
 }
 
-/* The write journal's ring: the journal member's data area. */
-static int journal_open(struct vol *v, char *err, size_t errlen)
-{
-	const struct sb *s = &v->sb;
-	unsigned j = v->nslots;
-	for (unsigned i = v->geom.members; i < v->nslots; i++)
-		if (s->slots[i].flags & SB_SLOT_JOURNAL)
-			j = i;
-	if (j == v->nslots) {
-		snprintf(err, errlen, "consistency policy journal, but no slot is the journal");
-		return -EINVAL;
-	}
-	struct ppl_log *l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	v->ppl = l;
-	pthread_mutex_init(&l->lock, NULL);
-	l->journal = 1;
-	l->jslot = j;
-	l->area = s->data_offset;
-	l->nblocks = s->slots[j].data_size / PPL_BLOCK;
-	l->seq = (s->events + 1) << 32;
-	atomic_store(&l->write_back, v->opts.journal_write_back);
-	atomic_store(&l->wb_seen, v->opts.journal_write_back);
-	if (!(l->ring[j].q = calloc(l->nblocks, sizeof(*l->ring[j].q))))
-		return -ENOMEM;
-	if (!v->slot[j] || s->slots[j].state == SB_FAILED) {
-		atomic_store(&l->dead, 1);
-		if (!v->opts.readonly)
-			fsvol_log(LOG_ERR, "journal: the write journal (slot %u) is %s: writes are refused (read-only), "
-				  "as md does", j, v->slot[j] ? "failed" : "missing");
-		if (v->was_dirty && !v->opts.readonly && !v->opts.force) {
-			snprintf(err, errlen, "the write journal (slot %u) is %s and the volume was not shut down "
-				 "cleanly: the writes it holds cannot be replayed; give the journal, or --force to start "
-				 "without it (writes refused, a resync runs)", j, v->slot[j] ? "failed" : "missing");
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!v->was_dirty || v->opts.readonly)
-		return 0;
-	int r = jnl_kind.replay(v, j, l->area, l->nblocks, err, errlen);
-	if (r < 0)
-		return r;
-	atomic_store(&l->replayed, (uint64_t)r);
-	v->was_dirty = 0; /* every interrupted stripe write ended whole */
-	return 0;
-}
 
 int ppl_member_errors(struct vol *v, uint64_t *bad)
 {
@@ -669,7 +568,7 @@ int ppl_open(struct vol *v, char *err, size_t errlen)
 {
 	const struct sb *s = &v->sb;
 	if (s->consistency == SB_CONS_JOURNAL)
-		return journal_open(v, err, errlen);
+		return jnl_kind.open(v, err, errlen);
 	if (v->opts.journal_write_back) {
 		snprintf(err, errlen, "--journal-mode write-back: this volume has no write journal (create --write-journal)");
 		return -EINVAL;

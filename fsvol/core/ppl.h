@@ -88,6 +88,7 @@ int ppl_is_journal(const struct vol *v, unsigned i);
 /* The write journal's records (journal.c, which includes this header; ppl.c
  * knows the journal only through this table, so no include circle). */
 struct ppl_kind {
+	int (*open)(struct vol *v, char *err, size_t errlen); /* ppl_open's, for sb.consistency journal */
 	uint64_t (*plan_blocks)(const struct layout_plan *p);
 	int (*record)(struct eng_req *rq, const struct eng_plan *pl, unsigned first);
 	/* 0.. records replayed, or -errno (err) */
