@@ -4,8 +4,10 @@
  *   | header: seq, stripe, (slot, offset, length) per member write | bytes of write 0 | write 1 | ... |
  *
  * The ring, its room and the order of the writes (record, then members) are
- * ppl.c's; the member writes of the plan are then issued from the record's
- * copy of their bytes. */
+ * ppl.c's (its state: ppl_int.h); the member writes of the plan are then
+ * issued from the record's copy of their bytes. Here: the record codec, the
+ * record of a plan, the replay, opening the journal (missing or failed: writes
+ * refused) and md's journal_mode. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* ppl: md's partial parity log (raid5-ppl.c's idea, fsvol's own code; see ppl.h),
- * and the log machinery the write journal shares (journal.c makes and replays
- * its records; the ring, the round's hold, opening it and its mode are here).
+ * and the log machinery the write journal shares (the ring, the round's hold
+ * and its steps; journal.c opens the journal, makes and replays its records,
+ * and keeps its mode).
  *
  * Each member's PPL area [ppl_offset, ppl_offset + ppl_size) is a ring of
  * 4 KiB blocks; a record is a header block and its partial parity, which may
