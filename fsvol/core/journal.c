@@ -181,7 +181,7 @@ int jnl_record(struct eng_req *rq, const struct eng_plan *pl, unsigned first)
 
 struct jnl_found {
 	struct jnl_rec *r;
-	uint8_t *payload;
+	uint64_t block;          /* where its header is in the ring */
 };
 
 static int found_cmp(const void *a, const void *b)
@@ -190,59 +190,87 @@ static int found_cmp(const void *a, const void *b)
 	return x->r->seq < y->r->seq ? -1 : x->r->seq > y->r->seq;
 }
 
+/* A record's payload, which may wrap from the ring's end to its start. */
+static int read_payload(struct member *m, uint64_t area, uint64_t nblocks, uint64_t hdr, uint64_t pb, uint8_t *buf)
+{
+	uint64_t first = (hdr + 1) % nblocks, n1 = nblocks - first < pb ? nblocks - first : pb;
+	int r = member_pread(m, buf, n1 * JNL_BLOCK, area + first * JNL_BLOCK);
+	if (!r && n1 < pb)
+		r = member_pread(m, buf + n1 * JNL_BLOCK, (pb - n1) * JNL_BLOCK, area);
+	return r;
+}
+
+#define JNL_SCAN (1u << 20) /* the ring is read in windows of this, never whole */
+
 int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, char *err, size_t errlen)
 {
-	uint64_t bytes = nblocks * JNL_BLOCK, failed = atomic_load(&v->failed);
-	uint8_t *ring = NULL;
+	uint64_t failed = atomic_load(&v->failed), maxp = 0;
+	struct member *jm = v->slot[jslot];
+	uint8_t *win = NULL, *payload = NULL;
 	struct jnl_found *f = NULL;
 	unsigned nf = 0, cap = 0, writes = 0, skipped = 0;
-	int r = posix_memalign((void **)&ring, JNL_BLOCK, bytes) ? -ENOMEM : 0;
-	if (!r && (r = member_pread(v->slot[jslot], ring, bytes, area)))
-		snprintf(err, errlen, "%s: reading the write journal: %s", v->slot[jslot]->path, strerror(-r));
-	for (uint64_t b = 0; !r && b < nblocks; b++) {
-		struct jnl_rec rec;
-		char why[128];
-		if (jnl_rec_decode(ring + b * JNL_BLOCK, &rec, why, sizeof(why)) ||
-		    memcmp(rec.volume_uuid, v->sb.volume_uuid, 16) || rec.blocks > nblocks)
-			continue;
-		uint64_t pb = rec.blocks - 1;
-		uint8_t *payload = NULL;
-		if (posix_memalign((void **)&payload, JNL_BLOCK, pb * JNL_BLOCK)) {
-			r = -ENOMEM;
+	int r = posix_memalign((void **)&win, JNL_BLOCK, JNL_SCAN) ? -ENOMEM : 0;
+	/* 1. the complete records: header and payload checksums hold */
+	for (uint64_t w = 0; !r && w < nblocks; w += JNL_SCAN / JNL_BLOCK) {
+		uint64_t nb = nblocks - w < JNL_SCAN / JNL_BLOCK ? nblocks - w : JNL_SCAN / JNL_BLOCK;
+		if ((r = member_pread(jm, win, nb * JNL_BLOCK, area + w * JNL_BLOCK)))
 			break;
-		}
-		for (uint64_t k = 0; k < pb; k++)
-			memcpy(payload + k * JNL_BLOCK, ring + ((b + 1 + k) % nblocks) * JNL_BLOCK, JNL_BLOCK);
-		struct jnl_rec *keep = malloc(sizeof(*keep));
-		if (sb_crc32c(0, payload, pb * JNL_BLOCK) != rec.payload_crc || !keep) {
-			free(payload); /* torn: its member writes were never issued */
-			free(keep);
-			continue;
-		}
-		*keep = rec;
-		if (nf == cap) {
-			cap = cap ? 2 * cap : 64;
-			struct jnl_found *nfp = realloc(f, cap * sizeof(*nfp));
-			if (!nfp) {
+		for (uint64_t b = 0; !r && b < nb; b++) {
+			struct jnl_rec rec;
+			char why[128];
+			if (jnl_rec_decode(win + b * JNL_BLOCK, &rec, why, sizeof(why)) ||
+			    memcmp(rec.volume_uuid, v->sb.volume_uuid, 16) || rec.blocks > nblocks)
+				continue;
+			uint64_t pb = rec.blocks - 1;
+			if (pb > maxp) {
 				free(payload);
+				maxp = 0;
+				if (posix_memalign((void **)&payload, JNL_BLOCK, pb * JNL_BLOCK)) {
+					payload = NULL;
+					r = -ENOMEM;
+					break;
+				}
+				maxp = pb;
+			}
+			if ((r = read_payload(jm, area, nblocks, w + b, pb, payload)))
+				break;
+			if (sb_crc32c(0, payload, pb * JNL_BLOCK) != rec.payload_crc)
+				continue; /* torn: its member writes were never issued */
+			struct jnl_rec *keep = malloc(sizeof(*keep));
+			if (nf == cap) {
+				cap = cap ? 2 * cap : 64;
+				struct jnl_found *nfp = realloc(f, cap * sizeof(*nfp));
+				if (nfp)
+					f = nfp;
+				else
+					cap = nf;
+			}
+			if (!keep || nf == cap) {
 				free(keep);
 				r = -ENOMEM;
 				break;
 			}
-			f = nfp;
+			*keep = rec;
+			f[nf++] = (struct jnl_found){ keep, w + b };
 		}
-		f[nf++] = (struct jnl_found){ keep, payload };
 	}
+	if (r)
+		snprintf(err, errlen, "%s: reading the write journal: %s", jm->path, strerror(-r));
+	/* 2. written again, oldest first */
 	if (!r && nf)
 		qsort(f, nf, sizeof(*f), found_cmp);
 	for (unsigned i = 0; !r && i < nf; i++) {
 		uint64_t at = 0;
+		if ((r = read_payload(jm, area, nblocks, f[i].block, f[i].r->blocks - 1, payload))) {
+			snprintf(err, errlen, "%s: reading the write journal: %s", jm->path, strerror(-r));
+			break;
+		}
 		for (unsigned k = 0; !r && k < f[i].r->nwrites; k++) {
 			unsigned s = f[i].r->w[k].slot;
 			uint64_t len = f[i].r->w[k].len, off = f[i].r->w[k].off;
 			if (s < v->geom.members && v->slot[s] && !(failed & (1ull << s)) &&
 			    off + len <= v->sb.slots[s].data_size) {
-				if ((r = member_pwrite(v->slot[s], f[i].payload + at, len, v->data_offset + off)))
+				if ((r = member_pwrite(v->slot[s], payload + at, len, v->data_offset + off)))
 					snprintf(err, errlen, "%s: replaying the write journal: %s", v->slot[s]->path,
 						 strerror(-r));
 				writes++;
@@ -258,12 +286,11 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 	if (!r)
 		fsvol_log(LOG_NOTICE, "journal: not shut down cleanly: %u record%s replayed (%u member writes, %u for "
 			  "missing members left to parity); no resync owed", nf, nf == 1 ? "" : "s", writes, skipped);
-	for (unsigned i = 0; i < nf; i++) {
+	for (unsigned i = 0; i < nf; i++)
 		free(f[i].r);
-		free(f[i].payload);
-	}
 	free(f);
-	free(ring);
+	free(win);
+	free(payload);
 	return r < 0 ? r : (int)nf;
 }
 
