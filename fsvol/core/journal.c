@@ -256,6 +256,19 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 	}
 	if (r)
 		snprintf(err, errlen, "%s: reading the write journal: %s", jm->path, strerror(-r));
+	/* only the last session's (as the PPL's: an earlier one ended consistent,
+	 * and its records past the last session's head may be stale) */
+	uint64_t last = 0;
+	for (unsigned i = 0; i < nf; i++)
+		last = PPL_SESSION(f[i].r->seq) > last ? PPL_SESSION(f[i].r->seq) : last;
+	unsigned keep = 0;
+	for (unsigned i = 0; i < nf; i++) {
+		if (PPL_SESSION(f[i].r->seq) == last)
+			f[keep++] = f[i];
+		else
+			free(f[i].r);
+	}
+	nf = keep;
 	/* 2. written again, oldest first */
 	if (!r && nf)
 		qsort(f, nf, sizeof(*f), found_cmp);

@@ -497,6 +497,20 @@ static int replay(struct vol *v, char *err, size_t errlen)
 	for (unsigned m = 0; !r && m < g->members; m++)
 		if (v->slot[m] && !(failed & (1ull << m)) && (r = scan_member(v, m, &f, &nf, &cap)))
 			snprintf(err, errlen, "%s: reading its partial parity log: %s", v->slot[m]->path, strerror(-r));
+	/* only the last session's records: each start writes its ring from the
+	 * start again, so an earlier session's records past its head may be
+	 * older than ones it overwrote (that session ended consistent) */
+	uint64_t last = 0;
+	for (unsigned i = 0; i < nf; i++)
+		last = PPL_SESSION(f[i].r.seq) > last ? PPL_SESSION(f[i].r.seq) : last;
+	unsigned keep = 0;
+	for (unsigned i = 0; i < nf; i++) {
+		if (PPL_SESSION(f[i].r.seq) == last)
+			f[keep++] = f[i];
+		else
+			free(f[i].pp);
+	}
+	nf = keep;
 	if (!r && nf)
 		qsort(f, nf, sizeof(*f), found_cmp);
 	for (unsigned i = 0; !r && i < nf; i++) {
@@ -589,7 +603,8 @@ int ppl_open(struct vol *v, char *err, size_t errlen)
 	l->area = s->ppl_offset;
 	l->nblocks = s->ppl_size / PPL_BLOCK;
 	l->ndata = v->geom.data_members;
-	/* a later start's records are newer than any of an earlier one */
+	/* a later start's records are newer than any of an earlier one (its
+	 * session, PPL_SESSION, is higher: every start bumps events) */
 	l->seq = (s->events + 1) << 32;
 	for (unsigned m = 0; m < v->geom.members; m++)
 		if (!(l->ring[m].q = calloc(l->nblocks, sizeof(*l->ring[m].q))))

@@ -22,6 +22,8 @@ struct eng_req;
 struct eng_plan;
 
 #define PPL_BLOCK 4096u
+/* A record's seq is (session << 32) + n; the session grows with each start. */
+#define PPL_SESSION(seq) ((seq) >> 32)
 #define PPL_MAGIC 0x314c5050u /* "PPL1" */
 
 /* A record's header (block 0 of the record; its partial parity follows). */
