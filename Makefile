@@ -52,6 +52,7 @@ UNIT_TESTS := \
 	test_layout \
 	test_members \
 	test_parity \
+	test_ppl \
 	test_sb \
 	test_size \
 	test_spindle \
@@ -120,7 +121,9 @@ INTEGRATION_TESTS := \
 	tests/integration/65-md-state.sh \
 	tests/integration/66-prometheus.sh \
 	tests/integration/67-dashboard-history.sh \
-	tests/integration/68-bench-diskspd.sh
+	tests/integration/68-bench-diskspd.sh \
+	tests/integration/76-ppl.sh \
+	tests/integration/77-journal.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

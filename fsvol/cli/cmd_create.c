@@ -28,6 +28,11 @@ static const struct cmd_opt create_opts[] = {
 	  "internal none" },
 	{ "bitmap-chunk", 0, "SIZE", "data per bitmap bit, a power of two >= 4K (default 64M, larger when the "
 	  "bitmap would not fit below the data offset)" },
+	{ "consistency-policy", 0, "POLICY", "how a dirty stop is made consistent (mdadm's word): bitmap (the default "
+	  "on redundant levels), resync (no bitmap), ppl (raid5: a partial parity log in each member's metadata "
+	  "area, closes the write hole; no bitmap), journal (needs --write-journal)", 0, "bitmap resync ppl journal" },
+	{ "write-journal", 0, "PATH", "raid4/5/6: PATH is the write journal (md's journal device): every stripe "
+	  "write's data and parity go there first; closes the write hole; no bitmap" },
 	{ 0 },
 };
 
@@ -36,6 +41,9 @@ struct create_args {
 	const char *level, *layout;
 	const char *size_arg, *doff_arg; /* as the user wrote them, for messages */
 	int chunk_set;
+	int policy_bitmap;               /* --consistency-policy bitmap (1) or resync (-1) */
+	int policy_journal;              /* --consistency-policy journal */
+	const char *journal;             /* --write-journal */
 };
 
 static int create_opt(int i, const char *arg, void *ctx)
@@ -100,6 +108,17 @@ static int create_opt(int i, const char *arg, void *ctx)
 		if (!a->vc.bitmap_chunk)
 			return cmd_err(&cmd_create, "--bitmap-chunk %s: must be a power of two of at least 4K", arg), -1;
 		return 0;
+	case 12:
+		if (!strcmp(arg, "ppl"))
+			a->vc.consistency = SB_CONS_PPL;
+		else if (!strcmp(arg, "journal"))
+			a->policy_journal = 1;
+		else if (!strcmp(arg, "resync") || !strcmp(arg, "bitmap"))
+			a->policy_bitmap = !strcmp(arg, "bitmap") ? 1 : -1;
+		else
+			return cmd_err(&cmd_create, "--consistency-policy %s: give bitmap, resync, ppl or journal", arg), -1;
+		return 0;
+	case 13: a->journal = arg; return 0;
 	}
 	return -1;
 }
@@ -114,8 +133,8 @@ static void warn_unequal(const struct vol *v)
 	if (vol_geom(v)->level == LAYOUT_LINEAR)
 		return;
 	for (unsigned i = 0; i < vol_nslots(v); i++) {
-		if (!vol_member(v, i))
-			continue;
+		if (!vol_member(v, i) || (vol_sb(v)->slots[i].flags & SB_SLOT_JOURNAL))
+			continue; /* the journal is not in the layout */
 		if (vol_member(v, i)->size < lo)
 			lo = vol_member(v, i)->size, small = i;
 		if (vol_member(v, i)->size > hi)
@@ -127,7 +146,7 @@ static void warn_unequal(const struct vol *v)
 	fprintf(stderr, "fsvol create: warning: members differ in size; using %s (%llu bytes) of data on each, "
 		"as %s allows:\n", used, (unsigned long long)vol_geom(v)->member_used, vol_member(v, small)->path);
 	for (unsigned i = 0; i < vol_nslots(v); i++)
-		if (vol_member(v, i)) {
+		if (vol_member(v, i) && !(vol_sb(v)->slots[i].flags & SB_SLOT_JOURNAL)) {
 			size_format(vol_member(v, i)->size, sz, sizeof(sz));
 			fprintf(stderr, "  %s: %s%s\n", vol_member(v, i)->path, sz,
 				vol_member(v, i)->size > lo ? " (the rest unused)" : " (the smallest)");
@@ -194,12 +213,44 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		return cmd_uerr(c, "no members given");
 	if (a.vc.bitmap < 0 && a.vc.bitmap_chunk)
 		return cmd_uerr(c, "--bitmap-chunk with --bitmap none: choose one");
+	if (a.policy_bitmap && a.vc.bitmap && a.vc.bitmap != a.policy_bitmap)
+		return cmd_uerr(c, "--consistency-policy %s with --bitmap %s: choose one",
+				a.policy_bitmap > 0 ? "bitmap" : "resync", a.vc.bitmap > 0 ? "internal" : "none");
+	if (a.policy_bitmap)
+		a.vc.bitmap = a.policy_bitmap;
+	if (a.vc.consistency == SB_CONS_PPL && a.vc.geom.level != LAYOUT_RAID5)
+		return cmd_uerr(c, "--consistency-policy ppl: raid5 only (md's partial parity log), not %s", a.level);
+	if (a.vc.consistency == SB_CONS_PPL && (a.vc.bitmap > 0 || a.vc.bitmap_chunk))
+		return cmd_uerr(c, "--consistency-policy ppl with a write-intent bitmap: md refuses both at once "
+				"(the log leaves no resync for a bitmap to limit); leave out --bitmap");
+	if (a.vc.consistency == SB_CONS_PPL)
+		a.vc.bitmap = -1;
+	if (a.policy_journal && !a.journal)
+		return cmd_uerr(c, "--consistency-policy journal needs --write-journal PATH (the journal device)");
+	if (a.journal && a.vc.consistency == SB_CONS_PPL)
+		return cmd_uerr(c, "--write-journal with --consistency-policy ppl: choose one");
+	if (a.journal && !layout_is_parity(&a.vc.geom))
+		return cmd_uerr(c, "--write-journal: raid4, raid5 or raid6 only (md's write journal), not %s", a.level);
+	if (a.journal && (a.vc.bitmap > 0 || a.vc.bitmap_chunk))
+		return cmd_uerr(c, "--write-journal with a write-intent bitmap: md refuses both at once (the journal "
+				"leaves no resync for a bitmap to limit); leave out --bitmap");
+	if (a.journal) {
+		a.vc.consistency = SB_CONS_JOURNAL;
+		a.vc.bitmap = -1;
+	}
 	unsigned n = (unsigned)(argc - first);
 	if ((r = create_check(c, &a, argv + first, n)))
 		return r;
 	a.vc.warn = warn;
 	a.vc.warnlen = sizeof(warn);
-	r = vol_create(&a.vc, argv + first, n, err, sizeof(err));
+	char *devs[SB_MAX_SLOTS + 1];
+	if (n + !!a.journal > SB_MAX_SLOTS)
+		return cmd_uerr(c, "%u devices: at most %u", n + !!a.journal, SB_MAX_SLOTS);
+	for (unsigned i = 0; i < n; i++)
+		devs[i] = argv[first + i];
+	if (a.journal)
+		devs[n++] = (char *)a.journal; /* the last slot: vol_create knows it */
+	r = vol_create(&a.vc, devs, n, err, sizeof(err));
 	if (r)
 		return cmd_err(c, "%s", err);
 	if (warn[0])
@@ -207,7 +258,7 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 	/* Report what was built, from the geometry as assembled. */
 	struct vol *v;
 	struct vol_opts o = { .readonly = 1, .stats = VOL_STATS_OFF };
-	if (vol_open(&v, argv + first, n, &o, err, sizeof(err)))
+	if (vol_open(&v, devs, n, &o, err, sizeof(err)))
 		return cmd_err(c, "created, but cannot read it back: %s", err);
 	size_format(vol_geom(v)->capacity, cap, sizeof(cap));
 	size_format(vol_geom(v)->chunk, chunk, sizeof(chunk));
@@ -217,6 +268,8 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 	char spares[32] = "";
 	if (a.vc.spares)
 		snprintf(spares, sizeof(spares), " + %u spare%s", a.vc.spares, a.vc.spares == 1 ? "" : "s");
+	if (a.journal)
+		snprintf(spares + strlen(spares), sizeof(spares) - strlen(spares), " + a write journal");
 	printf("fsvol: created %s: %s%s%s, %u member%s%s, chunk %s, capacity %s (%llu bytes)\n", name,
 	       layout_level_name(vol_geom(v)->level), layout_alg_name(vol_geom(v))[0] ? " " : "",
 	       layout_alg_name(vol_geom(v)), vol_geom(v)->members, vol_geom(v)->members == 1 ? "" : "s",

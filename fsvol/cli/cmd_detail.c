@@ -156,6 +156,8 @@ static void detail_state(struct detail *d)
 	const struct cmd_json *bm = cmd_json_get(d->st, "bitmap");
 	int redundant = level && strcmp(level, "raid0") && strcmp(level, "linear") && strcmp(level, "single");
 	d->policy = bm && bm->t == CMD_JSON_OBJ ? "bitmap" : redundant ? "resync" : "none";
+	if (cmd_json_str(d->st, "consistency_policy")) /* ppl, journal: the daemon says */
+		d->policy = cmd_json_str(d->st, "consistency_policy");
 	d->test = !strcmp(st, "failed") ? 2 : strcmp(st, "healthy") ? 1 : 0;
 }
 

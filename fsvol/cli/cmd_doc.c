@@ -88,7 +88,8 @@ void cmd_man(FILE *f, const char *version)
 	      "each volume request and the member requests it caused, while open\n"
 	      ".TP\n.I MNT/ctl\ncontrol commands, one per write: reset, stats LEVEL, model SPEC, fail M [force], "
 	      "error N, fault N SPEC, add PATH, re\\-add PATH, remove M, replace M [PATH], sync_speed_min KIBS, "
-	      "sync_speed_max KIBS, check, repair, powercut\n",
+	      "sync_speed_max KIBS, check, repair, powercut, powercut\\-after K, "
+	      "journal_mode write\\-through|write\\-back\n",
 	      f);
 	roff_exit_status(f);
 	fputs(".SH EXAMPLES\n.nf\n"

@@ -51,6 +51,9 @@ static const struct cmd_opt mount_opts[] = {
 	{ "fuse-transport", 0, "auto|dev|uring", "how FUSE requests reach the daemon: /dev/fuse, or FUSE over io_uring "
 	  "where the kernel offers it (auto, the default: uring when offered; MNT/status tells which; a refused ring "
 	  "falls back to /dev/fuse)", 0, "auto dev uring" },
+	{ "journal-mode", 0, "MODE", "a volume with a write journal: write-through (default: a write is done once the "
+	  "members have it) or write-back (once the journal has it); md's journal_mode, also ctl journal_mode", 0,
+	  "write-through write-back" },
 	{ 0 },
 };
 
@@ -161,6 +164,11 @@ static int mount_opt(int i, const char *arg, void *ctx)
 	case 18:
 		if ((a->fo.transport = fu_transport_parse(arg)) < 0)
 			return cmd_err(&cmd_mount, "--fuse-transport %s: expected auto, dev or uring", arg), -1;
+		return 0;
+	case 19:
+		if (strcmp(arg, "write-through") && strcmp(arg, "write-back"))
+			return cmd_err(&cmd_mount, "--journal-mode %s: expected write-through or write-back", arg), -1;
+		a->vo.journal_write_back = !strcmp(arg, "write-back");
 		return 0;
 	}
 	return -1;

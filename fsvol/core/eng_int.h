@@ -24,7 +24,8 @@
 #define ENG_LOCKS 1024u               /* hashed stripe/region locks */
 
 /* A family's step: pieces were added and must be issued, or the segment is done. */
-enum { ENG_DONE = 0, ENG_ISSUE = 1 };
+enum { ENG_DONE = 0, ENG_ISSUE = 1,
+       ENG_QUEUED = 4 /* the family queued rq on something that kicks it (ppl.c) */ };
 
 /* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
 enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
@@ -110,10 +111,19 @@ struct eng_req {
 	unsigned gen;            /* rebuild: the target's generation (vol_int.h rebuild_gen) */
 	int repair;
 	struct eng_req *parent;  /* a child (edge reads of an unaligned write) */
+	void *ppl;               /* ppl.c's hold on the round's log records (in scratch) */
 };
+
+/* Pieces at member offsets of their own (log records in the metadata area),
+ * not in the data area. */
+static inline int eng_why_meta(int why)
+{
+	return why == STATS_WHY_PPL || why == STATS_WHY_JOURNAL;
+}
 
 #define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */
 #define ENG_F_NOLOCK 0x2u        /* the parent holds the locks */
+#define ENG_F_ACKED 0x4u         /* acknowledged early (a write-back journal has it) */
 
 /* A RAID family's I/O: one file per family, one const table each. */
 struct eng_family {
@@ -164,6 +174,9 @@ int eng_window_loop(struct eng_req *rq, const struct eng_window_ops *ops, void *
 const struct eng_family *eng_family_of(const struct layout_geom *g);
 
 /* engine.c, for the families */
+/* Acknowledge rq now (done(arg, 0), the volume counters) and go on with its
+ * member writes: a write-back journal holds what it wrote. */
+void eng_ack_early(struct eng_req *rq);
 int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, uint64_t len, void *buf);
 void *eng_alloc(struct eng_req *rq, size_t len);
 void eng_scratch_free(struct eng_req *rq);

@@ -26,6 +26,7 @@
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/engine.h"
+#include "fsvol/core/ppl.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
@@ -226,6 +227,8 @@ void *eng_alloc(struct eng_req *rq, size_t len)
 
 void eng_scratch_free(struct eng_req *rq)
 {
+	if (rq->ppl)
+		ppl_release(rq); /* before the records' memory goes */
 	chunk_free(rq->scratch);
 	rq->scratch = NULL;
 	rq->nplans = 0;
@@ -262,7 +265,7 @@ int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, 
 	/* a role being replaced: its replacement gets every write too, so each
 	 * unit it holds stays equal to the role once copied (md's replacement) */
 	int rs = atomic_load_explicit(&rq->v->replace_slot, memory_order_acquire);
-	if (op == MEMBER_WRITE && rs >= 0 && (unsigned)rs == slot)
+	if (op == MEMBER_WRITE && rs >= 0 && (unsigned)rs == slot && !eng_why_meta(why))
 		return eng_piece(rq, (unsigned)atomic_load(&rq->v->replace_with), op, STATS_WHY_MIRROR, off, len, buf);
 	return 0;
 }
@@ -440,7 +443,7 @@ static int batch_issue(struct eng_req *rq)
 		s->rq = rq;
 		s->t0 = now;
 		s->io.op = s->op;
-		s->io.off = s->off + v->data_offset;
+		s->io.off = s->off + (eng_why_meta(s->why) ? 0 : v->data_offset);
 		s->io.len = s->op == MEMBER_FLUSH ? 0 : s->len;
 		s->io.done = mio_backend_done;
 		s->io.nowait = !tl_may_block;
@@ -521,8 +524,9 @@ static int seg_begin(struct eng_req *rq)
 		/* parity updates and partial-block merges need the region to
 		 * themselves; plain aligned writes only exclude those */
 		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, unaligned || fam->parity);
-	else if (fam->parity && eng_failed(v))
-		/* a reconstructing read must not see a half-written stripe */
+	else if (fam->parity && (eng_failed(v) || ppl_reads_lock(v)))
+		/* a reconstructing read must not see a half-written stripe; nor
+		 * any read one a write-back journal acknowledged */
 		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, 0);
 	else
 		rq->lk.want = 0;
@@ -607,6 +611,10 @@ static int batch_settle(struct eng_req *rq)
 		if (!bad)
 			return 1;
 	}
+	if (ppl_member_errors(v, &bad) && !bad) {
+		rq->res = -EROFS; /* the write journal failed: no write goes on without it */
+		return 0;
+	}
 	for (unsigned i = 0; i < v->geom.members; i++)
 		if (bad & (1ull << i))
 			vol_fail_slot(v, i, atomic_load(&rq->member_err));
@@ -632,7 +640,8 @@ static int flush_step(struct eng_req *rq)
 	if (rebuilding >= 0)
 		failed &= ~(1ull << rebuilding);
 	for (unsigned i = 0; i < v->nslots; i++)
-		if (v->slot[i] && (i < v->geom.members ? !(failed & (1ull << i)) : (int)i == atomic_load(&v->replace_with)) &&
+		if (v->slot[i] && (i < v->geom.members ? !(failed & (1ull << i))
+				   : (int)i == atomic_load(&v->replace_with) || ppl_is_journal(v, i)) &&
 		    (v->slot[i]->caps & MEMBER_CAN_FLUSH)) {
 			int r = eng_piece(rq, i, MEMBER_FLUSH, STATS_WHY_DATA, 0, 0, NULL);
 			if (r)
@@ -699,9 +708,17 @@ static void req_finish(struct eng_req *rq)
 	chunk_free(rq->bounce);
 	rq->bounce = NULL;
 	int background = rq->kind >= ENG_K_RESYNC;
+	if ((rq->flags & ENG_F_ACKED) && rq->res) {
+		/* told done, then failed on the members: the journal holds it; the
+		 * next start replays the journal */
+		fsvol_log(LOG_ERR, "write-back: a write acknowledged from the journal failed on the members (%s): "
+			  "the volume stays dirty, so the next start replays the journal", strerror(-rq->res));
+		v->was_dirty = 1;
+	}
 	if (!(rq->flags & ENG_F_INTERNAL) && !background) {
 		uint64_t len = rq->kind == ENG_K_FLUSH ? 0 : rq->len;
-		if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
+		if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF &&
+		    !(rq->flags & ENG_F_ACKED)) /* counted when acknowledged */
 			stats_end(v->vstats, (enum stats_op)rq->kind, rq->off, len, rq->t0, now, rq->res);
 		if (rq->trace_parent) {
 			struct stats_trace_rec rec = {
@@ -732,8 +749,21 @@ static void req_finish(struct eng_req *rq)
 		done(arg, res);
 		return;
 	}
+	int acked = rq->flags & ENG_F_ACKED;
 	req_put(rq);
-	done(arg, res);
+	if (!acked)
+		done(arg, res);
+}
+
+void eng_ack_early(struct eng_req *rq)
+{
+	struct vol *v = rq->v;
+	if (rq->flags & (ENG_F_ACKED | ENG_F_INTERNAL) || rq->kind != ENG_K_WRITE)
+		return;
+	rq->flags |= ENG_F_ACKED;
+	if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
+		stats_end(v->vstats, (enum stats_op)rq->kind, rq->off, rq->len, rq->t0, eng_now(v), 0);
+	rq->done(rq->arg, 0);
 }
 
 /* Run rq until it waits for something or finishes. */
@@ -802,6 +832,8 @@ static void eng_step(struct eng_req *rq)
 				rq->state = ST_SEG_END;
 				break;
 			}
+			if (r == ENG_QUEUED)
+				return; /* still ST_FAMILY: whoever queued it kicks it */
 			rq->state = ST_WAIT;
 			r = batch_issue(rq);
 			if (r < 0) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/ppl.h"
 #include "layout/parity.h"
 
 #define PARITY_WINDOW (256u << 10)
@@ -25,6 +26,8 @@ enum parity_round {
 	ROUND_READ,  /* plan the round, read what the plans need */
 	ROUND_WRITE, /* reads: reconstruct; writes: compute P (and Q), write */
 	ROUND_NEXT,  /* the round is done: the next one */
+	ROUND_LOG,   /* ppl: the partial parity records first (ppl.c) */
+	ROUND_DATA,  /* ppl: they are in; now the data and parity */
 };
 
 static uint64_t stripe_bytes(const struct layout_geom *g)
@@ -293,6 +296,7 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 		parity_gen((const void *const *)blocks, nd, pbuf, want_q ? qbuf : NULL, span);
 	}
 
+	unsigned first = rq->npieces;
 	for (unsigned i = 0; i < p->nwrites; i++) {
 		const struct layout_io *io = &p->writes[i];
 		const uint8_t *from;
@@ -311,7 +315,8 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 		if (r)
 			return r;
 	}
-	return 0;
+	/* ppl: the partial parity record; journal: the record of these writes */
+	return ppl_on(rq->v) ? ppl_record(rq, pl, want_p ? pbuf : NULL, first) : 0;
 }
 
 /* Plan a write round from rq->rpos: as many stripes as fit the budget. */
@@ -336,7 +341,7 @@ static int write_round(struct eng_req *rq)
 				return -ENOMEM;
 			plen = (plen / 2 + ENG_ALIGN - 1) & ~(uint64_t)(ENG_ALIGN - 1);
 		}
-		if (rq->nplans && budget + need > ENG_ROUND_BUDGET)
+		if (rq->nplans && (budget + need > ENG_ROUND_BUDGET || ppl_round_full(rq, &p)))
 			break;
 		struct eng_plan *pl = eng_plan_new(rq);
 		if (!pl)
@@ -371,7 +376,23 @@ static int parity_write(struct eng_req *rq)
 			for (unsigned k = 0; k < rq->nplans; k++)
 				if ((r = write_compute(rq, &rq->plans[k])))
 					return r;
+			rq->phase = ppl_on(rq->v) ? ROUND_LOG : ROUND_NEXT;
+			if (rq->phase == ROUND_NEXT)
+				return ENG_ISSUE;
+			__attribute__((fallthrough));
+		case ROUND_LOG:
+			/* the log records before the data and parity (md's PPL) */
+			rq->phase = ROUND_DATA;
+			if ((r = ppl_log(rq, ROUND_LOG)) != ENG_DONE)
+				return r; /* ENG_ISSUE, ENG_QUEUED (retried here) or -errno */
+			__attribute__((fallthrough)); /* nothing logged: write at once */
+		case ROUND_DATA:
+			ppl_release_writes(rq);
 			rq->phase = ROUND_NEXT;
+			/* write-back journal: the last round's record is in, so the
+			 * whole write is: acknowledge, then the members */
+			if (ppl_write_back(rq->v) && rq->rend >= end && rq->progress + rq->seg_n >= rq->len)
+				eng_ack_early(rq);
 			return ENG_ISSUE;
 		case ROUND_NEXT:
 			eng_scratch_free(rq);

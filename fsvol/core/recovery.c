@@ -304,7 +304,8 @@ static int with_stats(struct vol *v, struct member *m, char *err, size_t errlen)
 static int leftover(const struct vol *v, unsigned s)
 {
 	return s >= v->geom.members && s < v->nslots && !v->slot[s] && v->sb.slots[s].state != SB_REBUILDING &&
-	       (int)s != atomic_load(&v->replace_with);
+	       (int)s != atomic_load(&v->replace_with) &&
+	       !(v->sb.slots[s].flags & SB_SLOT_JOURNAL); /* a missing journal's place stays its */
 }
 
 /* A free slot for a spare (a leftover, or a new one past the last). -1 when full. */

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/ppl.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/util/log.h"
@@ -335,6 +336,8 @@ static int run_recovery(struct vol *v)
 	p.base = off < pos ? off : pos;
 	p.saved = stats_now();
 	p.by_bitmap = vol_bitmap_take_partial(v, slot);
+	if (!u)
+		ppl_member_reset(v, slot); /* no stale record may outlive the rebuild */
 	fsvol_log(LOG_NOTICE, "recovery of member %d (%s) %s at %llu of %llu units%s", slot,
 		v->slot[slot] ? v->slot[slot]->path : "?", u ? "resumes" : "starts", (unsigned long long)u,
 		(unsigned long long)s->total, p.by_bitmap ? ", dirty regions only (bitmap)" : "");
@@ -389,6 +392,7 @@ static int run_replace(struct vol *v)
 	if (k < 0)
 		return 1;
 	fsvol_log(LOG_NOTICE, "replace of member %d: %llu units", k, (unsigned long long)s->total);
+	ppl_member_reset(v, atomic_load(&v->replace_with));
 	int r = sync_window(&p, &replace_ops, &u);
 	int done = !r && u == s->total;
 	if (done) {

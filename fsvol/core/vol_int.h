@@ -19,6 +19,7 @@ struct vol;
 struct spindle;
 
 struct eng_state;
+struct ppl_log;
 
 /* Something queued on the volume until a thread resumes it: a write waiting
  * for its write-intent bits, an acknowledgement waiting for superblocks.
@@ -102,6 +103,7 @@ struct vol {
 	atomic_uint_fast64_t fail_pending; /* slots failed on a completion, not yet in v->sb */
 	struct vol_waiter *sb_waiters;  /* acknowledgements waiting for sb_seq_done */
 	pthread_cond_t sb_done_cond;    /* md_lock: sb_seq_done moved (vol_md_sync waits on it) */
+	struct ppl_log *ppl;            /* partial parity log (core/ppl.c), NULL: none */
 };
 
 /* md_flags (md's MD_SB_CHANGE_PENDING, MD_RECOVERY_NEEDED, the bitmap daemon) */

@@ -25,6 +25,7 @@ struct vol_opts {
 	int readonly;          /* examine-like opens: never write superblocks */
 	const char *model;     /* spindle model spec (fsvol mount --model), NULL = none */
 	int virtual_time;      /* the model's clock is virtual: vol_run drives it (in-process only) */
+	int journal_write_back; /* a write journal starts in md's write-back mode (--journal-mode) */
 };
 
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/ppl.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "stats/stats.h"
@@ -17,6 +18,8 @@ static const char *member_word(const struct vol *v, unsigned i)
 		return "faulty";
 	if (!strcmp(s, "empty"))
 		return "removed";
+	if (!strcmp(s, "active") && ppl_is_journal(v, i))
+		return "journal"; /* mdadm --detail's word for the journal device */
 	return s;
 }
 
@@ -114,6 +117,15 @@ void vol_status_json(struct vol *v, FILE *f)
 		fprintf(f, "{\"chunk\":%llu,\"regions\":%llu,\"dirty\":%llu,\"block_writes\":%llu}",
 			(unsigned long long)v->sb.bitmap_chunk, (unsigned long long)regions, (unsigned long long)dirty,
 			(unsigned long long)writes);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ",\"consistency_policy\":\"%s\",\"ppl\":", vol_consistency_name(v));
+	if (ppl_on(v)) {
+		uint64_t rec, blk, rep;
+		ppl_counts(v, &rec, &blk, &rep);
+		fprintf(f, "{\"records\":%llu,\"blocks\":%llu,\"replayed\":%llu}", (unsigned long long)rec,
+			(unsigned long long)blk, (unsigned long long)rep);
 	} else {
 		fputs("null", f);
 	}

@@ -18,6 +18,7 @@
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/ppl.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
@@ -213,6 +214,8 @@ void vol_status(struct vol *v, FILE *f)
 			member_fault_describe(v->slot[i], faults, sizeof(faults));
 		fprintf(f, "      m%u: %s %s", i, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
 		vol_status_replace(v, f, i);
+		if (v->sb.slots[i].flags & SB_SLOT_JOURNAL)
+			fputs(" (write journal)", f);
 		if (strcmp(faults, "none"))
 			fprintf(f, " (faults: %s)", faults);
 		fputc('\n', f);
@@ -245,6 +248,7 @@ void vol_status(struct vol *v, FILE *f)
 			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000);
 	}
 	vol_bitmap_status(v, f);
+	ppl_status(v, f);
 	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
@@ -275,6 +279,7 @@ static void vol_free(struct vol *v)
 		return;
 	emul_destroy(v->emul);
 	vol_bitmap_free(v);
+	ppl_free(v);
 	engine_fini(v);
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
@@ -413,6 +418,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		r = -ENODEV;
 		goto fail;
 	}
+	/* the partial parity log puts interrupted stripes right: no resync, and
+	 * a dirty degraded raid5 starts (md) */
+	if ((r = ppl_open(v, err, errlen)))
+		goto fail;
 	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !opts->force && !opts->readonly) {
 		/* md's rule: interrupted writes may have left a stripe's parity
 		 * stale, and with a member missing that stripe would rebuild wrong.
@@ -671,10 +680,67 @@ static int create_bitmap(const struct vol_create *c, const struct layout_geom *g
 	return 0;
 }
 
+/* md's partial parity log (--consistency-policy ppl): where the bitmap
+ * would be, [4096, data_offset); raid5 only, never with a bitmap (md). */
+static int create_ppl(const struct vol_create *c, const struct layout_geom *g, uint64_t doff, struct sb *s,
+		      char *err, size_t errlen)
+{
+	uint64_t area = doff - SB_SIZE;
+	if (g->level != LAYOUT_RAID5) {
+		snprintf(err, errlen, "--consistency-policy ppl: raid5 only (md's partial parity log), not %s",
+			 layout_level_name(g->level));
+		return -EINVAL;
+	}
+	if (c->bitmap > 0 || c->bitmap_chunk) {
+		snprintf(err, errlen, "--consistency-policy ppl with a write-intent bitmap: md refuses both at once "
+			 "(the log needs no resync to limit); use --bitmap none");
+		return -EINVAL;
+	}
+	if (area > 0xfffff000u)
+		area = 0xfffff000u;
+	if (area < SB_SIZE + g->chunk) {
+		snprintf(err, errlen, "--consistency-policy ppl: the log between the superblock and the data "
+			 "(%llu bytes) must hold at least 4K + a chunk (%llu bytes): give a larger --data-offset or "
+			 "a smaller --chunk", (unsigned long long)area, (unsigned long long)(SB_SIZE + g->chunk));
+		return -EINVAL;
+	}
+	s->consistency = SB_CONS_PPL;
+	s->ppl_offset = SB_SIZE;
+	s->ppl_size = (uint32_t)(area & ~(uint64_t)(SB_SIZE - 1));
+	return 0;
+}
+
+/* md's write journal (--write-journal PATH): raid4/5/6; a ring in the
+ * journal device's data area, large enough for two full-stripe records. */
+static int create_journal(const struct vol_create *c, const struct layout_geom *g, uint64_t size, uint64_t doff,
+			  struct sb *s, const char *path, char *err, size_t errlen)
+{
+	uint64_t need = 2 * (SB_SIZE + (uint64_t)g->members * g->chunk);
+	if (!layout_is_parity(g)) {
+		snprintf(err, errlen, "--write-journal: raid4, raid5 or raid6 only (md's write journal), not %s",
+			 layout_level_name(g->level));
+		return -EINVAL;
+	}
+	if (c->bitmap > 0 || c->bitmap_chunk) {
+		snprintf(err, errlen, "--write-journal with a write-intent bitmap: md refuses both at once (the "
+			 "journal leaves no resync for a bitmap to limit); leave out --bitmap");
+		return -EINVAL;
+	}
+	if (size < doff + need) {
+		snprintf(err, errlen, "%s: too small for the write journal (%llu bytes of journal; needs at least "
+			 "%llu: two full-stripe records)", path, (unsigned long long)(size > doff ? size - doff : 0),
+			 (unsigned long long)need);
+		return -EINVAL;
+	}
+	s->consistency = SB_CONS_JOURNAL;
+	return 0;
+}
+
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen)
 {
 	struct layout_geom g = c->geom;
-	unsigned members = n - c->spares;
+	unsigned journal = c->consistency == SB_CONS_JOURNAL;
+	unsigned members = n - c->spares - journal;
 	struct member *ms;
 	struct create_probe pr[SB_MAX_SLOTS];
 	unsigned made = 0; /* files created so far: removed again on failure */
@@ -682,7 +748,7 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	uint64_t need;
 	int r = 0;
 
-	if (n > SB_MAX_SLOTS || c->spares >= n) {
+	if (n > SB_MAX_SLOTS || c->spares + journal >= n) {
 		snprintf(err, errlen, "%u members and %u spares: need 1 to %u devices with at least one member",
 			 n - c->spares, c->spares, SB_MAX_SLOTS);
 		return -EINVAL;
@@ -749,12 +815,14 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.copies = layout_copies(&g);
 	s.chunk = g.chunk;
 	s.members = members;
-	s.spares = c->spares;
+	s.spares = c->spares + journal; /* the journal's slot is the last: not in the layout */
 	s.data_offset = doff;
 	s.volume_size = g.capacity;
 	s.events = 1;
 	s.clean = 1;
-	if ((r = create_bitmap(c, &g, doff, &s, err, errlen)))
+	if (c->consistency == SB_CONS_PPL ? (r = create_ppl(c, &g, doff, &s, err, errlen))
+	    : journal ? (r = create_journal(c, &g, pr[n - 1].size, doff, &s, paths[n - 1], err, errlen))
+		      : (r = create_bitmap(c, &g, doff, &s, err, errlen)))
 		goto out;
 	if (c->name)
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
@@ -766,6 +834,11 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		s.slots[i].state = i < members ? SB_ACTIVE : SB_SPARE;
 		sb_uuid_generate(s.slots[i].uuid);
 		s.slots[i].data_size = g.level == LAYOUT_LINEAR && i < members ? g.member_size[i] : g.member_used;
+	}
+	if (journal) { /* active, flagged, its whole data area a ring */
+		s.slots[n - 1].flags = SB_SLOT_JOURNAL;
+		s.slots[n - 1].state = SB_ACTIVE;
+		s.slots[n - 1].data_size = (pr[n - 1].size - doff) & ~(uint64_t)(SB_SIZE - 1);
 	}
 	/* 3. Zero the data areas (consistent parity and copies), write superblocks. */
 	for (unsigned i = 0; i < n; i++) {
@@ -784,6 +857,10 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		if (s.bitmap_offset && pr[i].exists &&
 		    (r = ms[i].ops->zero(&ms[i], s.bitmap_offset, doff - s.bitmap_offset))) {
 			snprintf(err, errlen, "%s: cannot zero the bitmap area: %s", paths[i], strerror(-r));
+			goto out;
+		}
+		if (s.ppl_offset && pr[i].exists && (r = ms[i].ops->zero(&ms[i], s.ppl_offset, s.ppl_size))) {
+			snprintf(err, errlen, "%s: cannot zero the PPL area: %s", paths[i], strerror(-r));
 			goto out;
 		}
 		s.index = i;

@@ -123,7 +123,13 @@ struct vol_create {
 	size_t warnlen;
 	int bitmap;                    /* -1 none, 0 default (internal when redundant), 1 internal */
 	uint64_t bitmap_chunk;         /* 0: md's default (bitmap_default_chunk) */
+	int consistency;               /* SB_CONS_*: ppl puts a log where the bitmap would be;
+					* journal: the last device given is the write journal */
 };
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
+/* md's journal_mode of a volume with a write journal: "write-through" (a
+ * write is acknowledged once the members have it) or "write-back" (once the
+ * journal has it). 0, or -EINVAL with a reason. */
+int vol_journal_mode(struct vol *v, const char *mode, char *err, size_t errlen);
 
 #endif

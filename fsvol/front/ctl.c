@@ -47,10 +47,12 @@ static const struct ctl_verb_def {
 	{ "powercut", CTL_POWERCUT, 0, 0, "" },
 	{ "powercut-after", CTL_POWERCUT_AFTER, 1, 1, "K" },
 	{ "replace", CTL_REPLACE, 1, 2, "M [PATH]" },
+	{ "journal_mode", CTL_JOURNAL_MODE, 1, 1, "write-through|write-back" },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
-		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH]"
+		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH], " \
+		      "journal_mode write-through|write-back"
 
 /* A slot number below SB_MAX_SLOTS, or CTL_NO_INDEX. */
 static unsigned ctl_index(const char *arg)
@@ -242,6 +244,11 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		return r;
 	case CTL_REPLACE:
 		r = vol_replace(v, c.arg, c.arg2[0] ? c.arg2 : NULL, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_JOURNAL_MODE:
+		r = vol_journal_mode(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;

@@ -464,7 +464,7 @@ static void ff_io_done(void *arg, int res)
 	}
 	if (res)
 		fuse_reply_err(io->req, res == -EINVAL ? EINVAL : res == -ENOMEM ? ENOMEM
-				      : res == -ENOSPC || res == -EDQUOT ? -res : EIO);
+				      : res == -ENOSPC || res == -EDQUOT || res == -EROFS ? -res : EIO);
 	else if (io->op == ENGINE_READ)
 		fuse_reply_buf(io->req, io->buf, io->size);
 	else if (io->op == ENGINE_WRITE)
