@@ -130,6 +130,11 @@ line mnt5 4 | grep -qx " *m4: $T/r5/n0 active (role 1)" || fail "m4: $(cat mnt5/
 "$FSVOL" add mnt5 r5/n1 >/dev/null || fail "add r5/n1"
 line mnt5 1 | grep -qx " *m1: $T/r5/n1 spare" || fail "the next add does not take the lowest free Number: $(cat mnt5/status)"
 [[ $(muuid mnt5 1) != "$u1" ]] || fail "a new disk under m1 kept the old uuid label"
+# fsvol ctl takes relative paths too (made absolute, as the daemon stores them)
+"$FSVOL" ctl mnt5 remove r5/n1 || fail "ctl remove r5/n1"
+! line mnt5 1 >/dev/null || fail "ctl remove r5/n1 left m1: $(cat mnt5/status)"
+"$FSVOL" ctl mnt5 add r5/n1 || fail "ctl add r5/n1"
+line mnt5 1 | grep -qx " *m1: $T/r5/n1 spare" || fail "ctl add r5/n1: $(cat mnt5/status)"
 # the CLI takes a Number in both spellings and refuses one that names nothing
 expect_fail_msg "expected a member in a raid role" "$FSVOL" fail mnt5 m9
 "$FSVOL" ctl mnt5 fault m4 delay=1ms || fail "ctl fault m4 (a Number with its m)"
