@@ -32,11 +32,27 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 	int level = vol_stats_level(v);
 	d[0].not_counted = level == VOL_STATS_OFF;
 	stats_snapshot(vol_stats(v), now, &d[0].snap);
-	size_t k = 1;
-	for (unsigned num = 0; num < SB_MAX_SLOTS; num++) {
-		int i = vol_slot_of_number(v, num);
-		if (i < 0)
+	/* the used entries by slot, then in Number order (read without the state
+	 * lock: a swap in progress may show one Number twice for a moment, but
+	 * never changes how many there are, which fsvol stat relies on) */
+	int order[SB_MAX_SLOTS], num_of[SB_MAX_SLOTS];
+	size_t used = 0;
+	for (unsigned i = 0; i < vol_nslots(v); i++) {
+		int num = vol_slot_number(v, i);
+		if (num < 0)
 			continue;
+		size_t j = used++;
+		for (; j > 0 && num_of[j - 1] > num; j--) {
+			order[j] = order[j - 1];
+			num_of[j] = num_of[j - 1];
+		}
+		order[j] = (int)i;
+		num_of[j] = num;
+	}
+	size_t k = 1;
+	for (size_t o = 0; o < used; o++) {
+		int i = order[o];
+		unsigned num = (unsigned)num_of[o];
 		struct stats_view_dev *e = &d[k];
 		struct member *m = vol_member(v, (unsigned)i);
 		snprintf(names[k], VIEW_NAME, "%s.m%u", vname, num);
