@@ -7,7 +7,8 @@
 # RaidDevice), so a metrics series never changes disk; a healthy raid6 after
 # a replace lists no missing or removed entries; every view says "faulty" for
 # a failed member; member paths given relative are stored, shown and taken
-# absolute or relative alike.
+# absolute or relative alike; a slot table that gives two members one Number
+# is refused, naming both.
 . "$(dirname "$0")/../lib.sh"
 requires_root
 requires jq
@@ -140,4 +141,29 @@ expect_fail_msg "expected a member in a raid role" "$FSVOL" fail mnt5 m9
 "$FSVOL" ctl mnt5 fault m4 delay=1ms || fail "ctl fault m4 (a Number with its m)"
 grep -q "m4: $T/r5/n0 active (role 1) (faults: " mnt5/status || fail "fault m4 did not reach n0: $(cat mnt5/status)"
 fsvol_umount mnt5
+
+# --- a superblock whose slot table gives two members one Number is refused, naming both
+cp r5/d0 r5/dup
+/usr/bin/python3 - r5/dup <<'EOF'
+import struct, sys
+def crc32c(b):
+    c = 0xffffffff
+    for x in b:
+        c ^= x
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82f63b78 if c & 1 else 0)
+    return c ^ 0xffffffff
+f = open(sys.argv[1], "r+b")
+sb = bytearray(f.read(4096))
+n0 = struct.unpack_from("<H", sb, 256 + 2)[0]
+struct.pack_into("<H", sb, 256 + 48 * 2 + 2, n0)  # slot 2 records slot 0's Number
+struct.pack_into("<I", sb, 8, 0)
+struct.pack_into("<I", sb, 8, crc32c(bytes(sb)))
+f.seek(0)
+f.write(sb)
+EOF
+expect_fail_msg "bad slots[0] and slots[2]: both record Number 0 (members " "$FSVOL" examine r5/dup
+mkdir -p mntd
+expect_fail_msg "$T/r5/dup: cannot read superblock: bad slots[0] and slots[2]: both record Number 0" \
+	"$FSVOL" mount mntd r5/dup r5/d1 r5/d2 r5/d3
 echo "PASS"
