@@ -123,7 +123,8 @@ INTEGRATION_TESTS := \
 	tests/integration/67-dashboard-history.sh \
 	tests/integration/68-bench-diskspd.sh \
 	tests/integration/76-ppl.sh \
-	tests/integration/77-journal.sh
+	tests/integration/77-journal.sh \
+	tests/integration/81-device-numbers.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -380,7 +380,7 @@ static int hist_field(struct jp *j, const char *key, void *vctx)
 static const char *const dev_keys[] = {
 	"t_ns", "reads", "writes", "flushes", "read_bytes", "write_bytes", "read_ns",
 	"write_ns", "flush_ns", "inflight", "busy_ns", "queue_ns", "errors", "seq_reads",
-	"seq_writes", "name", "index", "path", "state", "histograms", "counted",
+	"seq_writes", "name", "index", "path", "state", "histograms", "counted", "uuid", "role",
 };
 #define OFF(f) offsetof(struct stats_snap, f)
 static const size_t dev_u64[] = {
@@ -389,7 +389,7 @@ static const size_t dev_u64[] = {
 	OFF(errors), OFF(seq_reads), OFF(seq_writes),
 };
 #define NU64 NKEYS(dev_u64)
-enum { K_NAME = 15, K_INDEX, K_PATH, K_STATE, K_HIST, K_COUNTED, NDEVKEYS };
+enum { K_NAME = 15, K_INDEX, K_PATH, K_STATE, K_HIST, K_COUNTED, K_UUID, K_ROLE, NDEVKEYS };
 _Static_assert(K_NAME == sizeof(dev_u64) / sizeof(dev_u64[0]), "dev_keys and dev_u64 agree");
 _Static_assert(NDEVKEYS == sizeof(dev_keys) / sizeof(dev_keys[0]), "every key listed");
 
@@ -418,6 +418,17 @@ static int dev_field(struct jp *j, const char *key, void *vctx)
 		return get_str_alloc(j, &c->d->path);
 	case K_STATE:
 		return get_str_alloc(j, &c->d->state);
+	case K_UUID:
+		return get_str_alloc(j, &c->d->uuid);
+	case K_ROLE:
+		ws(j);
+		if (peek(j) == 'n') {
+			c->d->role = -1;
+			return is_lit(j, "null") ? 0 : fail(j, "expected a role or null");
+		}
+		if (get_int(j, &c->d->role))
+			return -EINVAL;
+		return c->d->role < 0 ? fail(j, "negative role") : 0;
 	case K_INDEX:
 		if (get_int(j, &c->d->index))
 			return -EINVAL;
@@ -447,12 +458,15 @@ static int get_dev(struct jp *j, struct stats_view_dev *d, int member)
 {
 	struct dev_ctx c = {.d = d};
 	d->index = -1;
+	d->role = -1;
 	int rc = get_object(j, dev_field, &c);
 	if (rc)
 		return rc;
-	if (!member && (c.seen & (1ull << K_INDEX)))
-		return fail(j, "the volume has no index");
-	return check_all(j, c.seen, dev_keys, NDEVKEYS, member ? 0 : 1ull << K_INDEX);
+	if (!member && (c.seen & (1ull << K_INDEX | 1ull << K_UUID | 1ull << K_ROLE)))
+		return fail(j, "the volume has no index, uuid or role");
+	/* uuid and role: members of a served volume (not of older files) */
+	return check_all(j, c.seen, dev_keys, NDEVKEYS,
+			 (member ? 0 : 1ull << K_INDEX) | 1ull << K_UUID | 1ull << K_ROLE);
 }
 
 /* ---- document ---- */
@@ -543,6 +557,7 @@ void stats_doc_free(struct stats_doc *doc)
 		free((char *)doc->dev[i].name);
 		free((char *)doc->dev[i].path);
 		free((char *)doc->dev[i].state);
+		free((char *)doc->dev[i].uuid);
 	}
 	/* the volume slot is owned even when n == 0 */
 	if (doc->dev && doc->n == 0) {

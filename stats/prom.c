@@ -5,7 +5,11 @@
  * dashboards built for node_exporter carry over by changing the prefix.
  * Every device is one series per family, told apart by labels:
  *   device="NAME" | "NAME.mK", volume="NAME", layer="volume"|"member",
- *   member="K" (members only). */
+ *   member="K" and uuid="MEMBER-UUID" (members only; K is the member's
+ *   Number, which stays with the device as md's does, so a series never
+ *   changes disk). The role a member plays (md's RaidDevice) changes with
+ *   fail and rebuild: it is a label of fsvol_member_info only, so that the
+ *   counter series go on across it. */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -50,6 +54,10 @@ static void dev_labels(FILE *f, const char *volume, const struct stats_view_dev 
 	fprintf(f, ",layer=\"%s\"", d->index < 0 ? "volume" : "member");
 	if (d->index >= 0)
 		fprintf(f, ",member=\"%d\"", d->index);
+	if (d->index >= 0 && d->uuid) {
+		fputs(",uuid=", f);
+		label_value(f, d->uuid);
+	}
 }
 
 static void family(FILE *f, const char *name, const char *type, const char *help)
@@ -165,7 +173,7 @@ const char *stats_md_state_name(enum stats_md_state s)
 static void md_families(FILE *f, const char *volume, const struct stats_view_dev *v, size_t n,
 			const struct stats_prom_md *md)
 {
-	static const char *const states[] = { "active", "failed", "spare", "rebuilding", "missing" };
+	static const char *const states[] = { "active", "faulty", "spare", "rebuilding", "missing" };
 	family(f, "fsvol_md_disks", "gauge", "Member slots by state (node_md_disks).");
 	for (unsigned s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		unsigned c = 0;
@@ -198,7 +206,8 @@ static void md_families(FILE *f, const char *volume, const struct stats_view_dev
 	fputs("fsvol_md_blocks_synced{volume=", f);
 	label_value(f, volume);
 	fprintf(f, "} %" PRIu64 "\n", md->blocks_synced);
-	family(f, "fsvol_member_info", "gauge", "Each member slot's path and state (always 1).");
+	family(f, "fsvol_member_info", "gauge",
+	       "Each member's path, state and role (md's RaidDevice, \"-\" for none) (always 1).");
 	for (size_t i = 1; i < n; i++) {
 		fputs("fsvol_member_info{", f);
 		dev_labels(f, volume, &v[i]);
@@ -206,6 +215,10 @@ static void md_families(FILE *f, const char *volume, const struct stats_view_dev
 		label_value(f, v[i].path ? v[i].path : "");
 		fputs(",state=", f);
 		label_value(f, v[i].state ? v[i].state : "unknown");
+		if (v[i].uuid && v[i].role >= 0)
+			fprintf(f, ",role=\"%d\"", v[i].role);
+		else
+			fputs(",role=\"-\"", f);
 		fputs("} 1\n", f);
 	}
 }

@@ -93,6 +93,14 @@ static void json_dev(FILE *f, const struct stats_view_dev *d, int member)
 	json_str(f, d->name);
 	if (member)
 		fprintf(f, ",\"index\":%d", d->index);
+	if (member && d->uuid) {
+		fputs(",\"uuid\":", f);
+		json_str(f, d->uuid);
+		if (d->role >= 0)
+			fprintf(f, ",\"role\":%d", d->role);
+		else
+			fputs(",\"role\":null", f);
+	}
 	fputs(",\"path\":", f);
 	json_str(f, d->path);
 	fputs(",\"state\":", f);

@@ -77,9 +77,25 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 	if (!parsed)
 		return cmd_err(c, "out of memory");
 	r = ctl_parse(line, used, parsed, reason, sizeof(reason));
+	enum ctl_verb verb = parsed->verb;
 	free(parsed);
 	if (r)
 		return cmd_uerr(c, "%s", !strncmp(reason, "ctl: ", 5) ? reason + 5 : reason);
+	if (verb == CTL_ADD || verb == CTL_READD || verb == CTL_FAIL || verb == CTL_REMOVE || verb == CTL_REPLACE) {
+		/* a member's path as the daemon stores it: absolute (it runs in /),
+		 * whatever directory this is typed in; Numbers, "force" and what
+		 * looks like an option (refused by the daemon as typed) as they are */
+		char abs[PATH_MAX + 2];
+		used = (size_t)snprintf(line, sizeof(line), "%s", argv[first + 1]);
+		for (int i = first + 2; i < argc && used < sizeof(line); i++) {
+			const char *w = argv[i];
+			if (vol_parse_number(w) < 0 && strcmp(w, "force") && w[0] != '-')
+				w = cmd_abs_path(w, abs, sizeof(abs));
+			used += (size_t)snprintf(line + used, sizeof(line) - used, " %s", w);
+		}
+		if (used >= sizeof(line))
+			return cmd_err(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
+	}
 	if (cmd_ctl_send(argv[first], line, reason, sizeof(reason)))
 		return cmd_err(c, "%s", reason);
 	return 0;

@@ -81,11 +81,12 @@ int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n)
 		if (!(d->missing & (1ull << i)))
 			continue;
 		if (d->found[i][0])
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sm%u (not given; %s holds it, events "
-						"%llu of %llu)", len ? ", " : "", i, d->found[i],
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sm%d (not given; %s holds it, events "
+						"%llu of %llu)", len ? ", " : "", vol_slot_number(v, i), d->found[i],
 						(unsigned long long)d->events[i], (unsigned long long)s->events);
 		else
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sm%u (not given)", len ? ", " : "", i);
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sm%d (not given)", len ? ", " : "",
+						vol_slot_number(v, i));
 	}
 	int k = __builtin_popcountll(d->missing);
 	cmd_err(c, "%s would start degraded: %s %s missing, recorded as active by the superblocks. "
@@ -103,7 +104,7 @@ void cmd_degraded_note(const struct cmd *c, const struct vol *v, const char *sta
 	size_t len = 0;
 	for (unsigned i = 0; i < vol_geom(v)->members && len < sizeof(list); i++)
 		if (failed & (1ull << i))
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sm%u %s", len ? ", " : "", i,
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sm%d %s", len ? ", " : "", vol_slot_number(v, i),
 						vol_member(v, i) ? sb_state_name(vol_sb(v)->slots[i].state) : "missing");
 	if (failed)
 		fprintf(stderr, "fsvol %s: starting degraded: %s\n", c->name, list);

@@ -89,7 +89,10 @@ static void detail_rows(struct detail *d)
 		unsigned slot = (unsigned)cmd_json_u64(m, "slot", k);
 		const char *path = cmd_json_str(m, "path"), *state = cmd_json_str(m, "state");
 		state = state ? state : "?";
-		struct detail_row r = { .number = (int)slot, .raid_device = slot < raid ? (int)slot : -1 };
+		/* Number: the device's, which stays with it (md's); RaidDevice: its role */
+		const struct cmd_json *num = cmd_json_get(m, "number");
+		int number = num && num->t == CMD_JSON_NUM ? (int)num->u64 : (int)slot;
+		struct detail_row r = { .number = number, .raid_device = slot < raid ? (int)slot : -1 };
 		detail_dev(&r, path);
 		d->total += path != NULL;
 		if (!strcmp(state, "active") && slot < raid) {

@@ -96,7 +96,8 @@ static void scan_print(const struct scan_hit *h, size_t n)
 		first = 1;
 		for (size_t i = 0; i < n; i++)
 			if (h[i].sb.events < ref->events) {
-				printf("%s%s(m%u, events %llu)", first ? "" : ",", h[i].path, h[i].sb.index,
+				printf("%s%s(m%u, events %llu)", first ? "" : ",", h[i].path,
+				       h[i].sb.slots[h[i].sb.index].number,
 				       (unsigned long long)h[i].sb.events);
 				first = 0;
 			}

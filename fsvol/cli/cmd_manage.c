@@ -28,13 +28,23 @@ static int flag_opt(int i, const char *arg, void *ctx)
 	return 0;
 }
 
-/* A member argument: a slot number as it is, a path made absolute as mount
- * stores it. */
-static const char *member_arg(const char *a, char *buf, size_t len)
+/* "N" or "mN" (a member's Number, as status names it) or a path, relative
+ * or absolute. */
+static int member_number_arg(const char *a)
 {
 	char *end;
-	strtoul(a, &end, 10);
-	if (*a && !*end)
+	const char *d = a[0] == 'm' ? a + 1 : a;
+	if (*d < '0' || *d > '9')
+		return 0;
+	strtoul(d, &end, 10);
+	return !*end;
+}
+
+/* A member argument: a Number as it is, a path made absolute as mount
+ * stores it (a file named like a Number is given as ./m2). */
+static const char *member_arg(const char *a, char *buf, size_t len)
+{
+	if (member_number_arg(a))
 		return a;
 	return cmd_abs_path(a, buf, len);
 }
@@ -42,9 +52,7 @@ static const char *member_arg(const char *a, char *buf, size_t len)
 /* mdadm's confirmation of a done change ("set /dev/sdb faulty in /dev/md0"). */
 static void manage_confirm(const struct cmd *c, const char *mnt, const char *arg)
 {
-	char *end;
-	strtoul(arg, &end, 10);
-	const char *m = *arg && !*end ? "m" : "";
+	const char *m = member_number_arg(arg) && arg[0] != 'm' ? "m" : "";
 	if (!strcmp(c->name, "fail"))
 		printf("fsvol: set %s%s faulty in %s\n", m, arg, mnt);
 	else if (!strcmp(c->name, "remove"))
@@ -115,7 +123,7 @@ const struct cmd cmd_replace = {
 const struct cmd cmd_fail = {
 	.name = "fail",
 	.operands = "MNT MEMBER...",
-	.summary = "mark members failed (slot number or path), as mdadm --fail",
+	.summary = "mark members faulty (mN or N as status shows, or a path), as mdadm --fail",
 	.opts = fail_opts,
 	.run = manage_run,
 };
@@ -139,7 +147,7 @@ const struct cmd cmd_readd = {
 const struct cmd cmd_remove = {
 	.name = "remove",
 	.operands = "MNT MEMBER...",
-	.summary = "remove failed or spare members (slot number or path)",
+	.summary = "remove faulty or spare members (mN or N as status shows, or a path)",
 	.opts = no_opts,
 	.run = manage_run,
 };

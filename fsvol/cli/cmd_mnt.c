@@ -112,7 +112,9 @@ int cmd_is_fsvol_mount(const char *mnt)
 
 void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t len)
 {
-	if (e == ENOTCONN)
+	/* a dead FUSE server: ENOTCONN once the kernel knows, ECONNABORTED for
+	 * a request it aborted while finding out (seen under load) */
+	if (e == ENOTCONN || e == ECONNABORTED)
 		snprintf(out, len, "%s: the fsvol daemon serving this mount has died (killed, crashed or a "
 			 "ctl powercut); its last messages are in its --log file or in syslog (journalctl -t fsvol); "
 			 "'fsvol umount %s' removes the dead mount, and the next mount resyncs", mnt, mnt);

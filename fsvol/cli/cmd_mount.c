@@ -36,7 +36,7 @@ static const struct cmd_opt mount_opts[] = {
 	{ "log", 0, "FILE", "append the daemon's messages to FILE" },
 	{ "model", 0, "SPEC", "emulated disks: hdd, hdd-legacy, ssd, nvme, none, PRESET:key=val,... or 0=SPEC,1=SPEC (see fsvol model list)",
 	  0, "hdd hdd-legacy ssd nvme none" },
-	{ "fault", 0, "N=SPEC", "inject faults on member slot N (repeatable; e.g. 2=error=read,after=100; see docs/faults.md)" },
+	{ "fault", 0, "N=SPEC", "inject faults on member N (its Number, mN in fsvol status; repeatable; e.g. 2=error=read,after=100; see docs/faults.md)" },
 	{ "owner", 0, "USER", "owner of MNT/volume, a name or uid (default: the mounting user)" },
 	{ "group", 0, "GROUP", "group of MNT/volume, a name or gid (default: disk when root mounts)" },
 	{ "mode", 0, "OCTAL", "permissions of MNT/volume (default 660, as a block device's)" },
@@ -101,7 +101,7 @@ static int mount_opt(int i, const char *arg, void *ctx)
 		char *end;
 		unsigned long n = strtoul(arg, &end, 10);
 		if (end == arg || *end != '=' || !end[1] || n >= SB_MAX_SLOTS || a->nfaults == MOUNT_MAX_FAULTS)
-			return cmd_err(&cmd_mount, "--fault %s: expected N=SPEC with N a member slot", arg), -1;
+			return cmd_err(&cmd_mount, "--fault %s: expected N=SPEC with N a member's Number", arg), -1;
 		a->fault[a->nfaults].slot = (unsigned)n;
 		a->fault[a->nfaults++].spec = end + 1;
 		return 0;
@@ -189,10 +189,11 @@ static int mount_members(const struct cmd *c, struct mount_args *a, char **membe
 	}
 	for (unsigned i = 0; i < a->nfaults; i++) {
 		unsigned n = a->fault[i].slot;
-		int bad = n >= vol_nslots(v) || !vol_member(v, n);
+		int s = vol_slot_of_number(v, n); /* the Number names the device, whatever its role */
+		int bad = s < 0 || !vol_member(v, (unsigned)s);
 		if (bad)
-			snprintf(err, sizeof(err), "--fault %u=%s: no member in slot %u", n, a->fault[i].spec, n);
-		else if (member_fault_set(vol_member(v, n), a->fault[i].spec, err + 64, sizeof(err) - 64))
+			snprintf(err, sizeof(err), "--fault %u=%s: no member m%u present", n, a->fault[i].spec, n);
+		else if (member_fault_set(vol_member(v, (unsigned)s), a->fault[i].spec, err + 64, sizeof(err) - 64))
 			bad = snprintf(err, 64, "--fault %u=", n) > 0, memmove(err + strlen(err), err + 64, strlen(err + 64) + 1);
 		if (bad) {
 			vol_close(v);

@@ -164,6 +164,8 @@ static void take_over(struct vol *v, unsigned k, unsigned s)
 	v->sb.slots[k].data_size = sk.data_size;
 	v->sb.slots[s] = sk;
 	v->sb.slots[s].state = old ? SB_FAILED : SB_EMPTY;
+	if (!old)
+		v->sb.slots[s].number = SB_NO_NUMBER; /* the missing device is forgotten */
 	/* from 0, whatever an earlier target of this role had reached */
 	vol_rebuild_set(v, (int)k, 0);
 	v->sb.events++;
@@ -347,6 +349,8 @@ int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
 		return r;
 	}
 	struct sb_slot was = v->sb.slots[s];
+	/* md: a new device takes the lowest free Number (a leftover's is free) */
+	v->sb.slots[s].number = (uint16_t)vol_number_free(v, s);
 	v->slot[s] = m;
 	m->slot = s;
 	v->sb.slots[s].state = SB_SPARE;
@@ -376,10 +380,9 @@ int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
 
 int vol_slot_of(const struct vol *v, const char *which)
 {
-	char *end;
-	unsigned long n = strtoul(which, &end, 10);
-	if (*which && !*end)
-		return n < v->nslots ? (int)n : -1;
+	int n = vol_parse_number(which);
+	if (n >= 0 || (which[0] >= '0' && which[0] <= '9'))
+		return n >= 0 ? vol_slot_of_number(v, (unsigned)n) : -1;
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && !strcmp(v->slot[i]->path, which))
 			return (int)i;
@@ -397,21 +400,23 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 		fsvol_log(LOG_NOTICE, "slot %d (%s, no member present) removed", s, st);
 		memset(&v->sb.slots[s], 0, sizeof(v->sb.slots[s]));
 		v->sb.slots[s].state = SB_EMPTY;
+		v->sb.slots[s].number = SB_NO_NUMBER;
 		v->sb.events++;
 		vol_write_sbs(v);
 		pthread_mutex_unlock(&v->state_lock);
 		return 0;
 	}
 	if (s < 0 || !v->slot[s]) {
-		snprintf(err, errlen, "remove %s: no member there (give a slot number or a member's path)", which);
+		snprintf(err, errlen, "remove %s: no member there (give a member's Number, mN as fsvol status names it, "
+			 "or its path)", which);
 		r = -ENOENT;
-	} else if (strcmp(st, "failed") && strcmp(st, "spare")) {
+	} else if (strcmp(st, "faulty") && strcmp(st, "spare")) {
 		/* mdadm: "device or resource busy": fail it first */
-		snprintf(err, errlen, "remove %s: member %d is %s; only failed or spare members can be removed "
-			 "(fail it first)", which, s, st);
+		snprintf(err, errlen, "remove %s: m%d is %s; only faulty or spare members can be removed "
+			 "(fail it first)", which, vol_slot_number(v, (unsigned)s), st);
 		r = -EBUSY;
 	} else if (atomic_load(&vol_ms(v, v->slot[s])->pending)) {
-		snprintf(err, errlen, "remove %s: member %d still has I/O in flight; retry", which, s);
+		snprintf(err, errlen, "remove %s: m%d still has I/O in flight; retry", which, vol_slot_number(v, (unsigned)s));
 		r = -EBUSY;
 	}
 	if (r) {
@@ -427,6 +432,7 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 	} else {
 		memset(&v->sb.slots[s], 0, sizeof(v->sb.slots[s]));
 		v->sb.slots[s].state = SB_EMPTY;
+		v->sb.slots[s].number = SB_NO_NUMBER;
 	}
 	v->sb.events++;
 	vol_write_sbs(v);
@@ -448,15 +454,17 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && !strcmp(v->slot[i]->path, path)) {
 			const char *st = vol_slot_state(v, i);
-			if (strcmp(st, "failed")) {
+			if (strcmp(st, "faulty")) {
 				pthread_mutex_unlock(&v->state_lock);
 				snprintf(err, errlen, "re-add %s: it is %s in slot %u, not a former member", path, st, i);
 				return -EBUSY;
 			}
 			struct member *old = v->slot[i];
 			v->slot[i] = NULL;
-			if (i >= v->geom.members)
+			if (i >= v->geom.members) {
 				v->sb.slots[i].state = SB_EMPTY;
+				v->sb.slots[i].number = SB_NO_NUMBER;
+			}
 			old->ops->close(old);
 			old->ops = NULL;
 		}

@@ -22,8 +22,8 @@ int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t 
 	uint64_t failed = vol_failed_mask(v), bit = 1ull << slot;
 	/* failing a member that already failed changes nothing, forced or not */
 	if (!force && !(failed & bit) && !layout_survives(g, failed | bit)) {
-		snprintf(err, errlen, "%s cannot serve its data without member %u%s", layout_level_name(g->level),
-			 slot, layout_copies(g) + layout_parity_count(g) > 1 ? " (too many already failed)"
+		snprintf(err, errlen, "%s cannot serve its data without member %d%s", layout_level_name(g->level),
+			 vol_slot_number(v, slot), layout_copies(g) + layout_parity_count(g) > 1 ? " (too many already failed)"
 									  : " (no redundancy)");
 		return -EINVAL;
 	}

@@ -210,6 +210,12 @@ int vol_replace_pair(const struct vol *v, unsigned slot, int *other);
 /* core/volume.c: write slot's superblock (nothing for a failed member). */
 int vol_write_sb_slot(struct vol *v, unsigned slot);
 
+/* core/vol_numbers.c: the lowest Number no used slot entry holds (slot
+ * except left out: it is about to be reused); give every used entry without
+ * one a Number and clear those of empty ones (assembly). */
+unsigned vol_number_free(const struct vol *v, int except);
+void vol_numbers_fix(struct vol *v);
+
 /* core/recovery.c */
 /* Recovery of generation gen done: its slot becomes active. 0 (nothing
  * changes) when the target changed meanwhile or is not wholly rebuilt. */

@@ -10,12 +10,10 @@
 #include "fsvol/core/volume.h"
 #include "stats/stats.h"
 
-/* md's words for a member (mdadm --detail, sysfs state): faulty, not failed */
+/* md's words for a member (mdadm --detail, sysfs state), as MNT/status says them */
 static const char *member_word(const struct vol *v, unsigned i)
 {
 	const char *s = vol_slot_state(v, i);
-	if (!strcmp(s, "failed"))
-		return "faulty";
 	if (!strcmp(s, "empty"))
 		return "removed";
 	if (!strcmp(s, "active") && ppl_is_journal(v, i))
@@ -55,8 +53,25 @@ void vol_status_json(struct vol *v, FILE *f)
 	for (unsigned i = 0; i < g->members; i++)
 		active += !(failed & (1ull << i));
 	fprintf(f, ",\"active_members\":%u,\"members\":[", active);
+	int first = 1;
 	for (unsigned i = 0; i < v->nslots; i++) {
-		fprintf(f, "%s{\"slot\":%u,\"role\":", i ? "," : "", i);
+		if (i >= g->members && !v->slot[i] && v->sb.slots[i].state == SB_EMPTY)
+			continue; /* a removed spare's entry (MNT/status leaves it out too) */
+		char u[37];
+		int num = vol_slot_number(v, i);
+		fprintf(f, "%s{\"slot\":%u,\"number\":", first ? "" : ",", i);
+		first = 0;
+		if (num >= 0)
+			fprintf(f, "%d", num);
+		else
+			fputs("null", f);
+		fputs(",\"uuid\":", f);
+		sb_uuid_format(v->sb.slots[i].uuid, u);
+		if (num >= 0)
+			fprintf(f, "\"%s\"", u);
+		else
+			fputs("null", f);
+		fputs(",\"role\":", f);
 		if (i < g->members)
 			fprintf(f, "%u", i);
 		else

@@ -109,7 +109,7 @@ const char *vol_slot_state(const struct vol *v, unsigned slot)
 	if ((int)slot == atomic_load(&v->rebuild_slot))
 		return "rebuilding";
 	if (slot < v->geom.members && (atomic_load(&v->failed) & (1ull << slot)))
-		return v->slot[slot] ? "failed" : "missing";
+		return v->slot[slot] ? "faulty" : "missing";
 	if (!v->slot[slot] && v->sb.slots[slot].state == SB_EMPTY)
 		return "removed";
 	return sb_state_name(v->sb.slots[slot].state);
@@ -171,11 +171,14 @@ static void vol_status_progress(const struct vol_sync_info *si, FILE *f)
  * on the new member, so the pair reads off either line. */
 static void vol_status_replace(const struct vol *v, FILE *f, unsigned i)
 {
+	char name[VOL_NAME_LEN];
 	int other, r = vol_replace_pair(v, i, &other);
+	if (r)
+		vol_slot_name(v, (unsigned)other, name);
 	if (r == VOL_REPLACED)
-		fprintf(f, " (being replaced by m%d)", other);
+		fprintf(f, " (being replaced by %s)", name);
 	else if (r == VOL_REPLACING)
-		fprintf(f, " (replacing m%d)", other);
+		fprintf(f, " (replacing %s)", name);
 }
 
 int vol_replace_pair(const struct vol *v, unsigned slot, int *other)
@@ -209,10 +212,16 @@ void vol_status(struct vol *v, FILE *f)
 		(unsigned long long)g->capacity, cap, uuid, (unsigned long long)v->sb.events,
 		failed ? (layout_survives(g, failed) ? "degraded" : "failed") : "healthy");
 	for (unsigned i = 0; i < v->nslots; i++) {
-		char faults[512] = "none";
+		char faults[512] = "none", name[VOL_NAME_LEN];
+		if (i >= g->members && !v->slot[i] && v->sb.slots[i].state == SB_EMPTY)
+			continue; /* a removed spare's entry: nothing is there, nothing to show */
 		if (v->slot[i])
 			member_fault_describe(v->slot[i], faults, sizeof(faults));
-		fprintf(f, "      m%u: %s %s", i, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
+		vol_slot_name(v, i, name);
+		fprintf(f, "      %s: %s %s", name, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
+		/* the role, where the Number does not tell it (md's RaidDevice) */
+		if (i < g->members && vol_slot_number(v, i) != (int)i)
+			fprintf(f, " (role %u)", i);
 		vol_status_replace(v, f, i);
 		if (v->sb.slots[i].flags & SB_SLOT_JOURNAL)
 			fputs(" (write journal)", f);
@@ -395,6 +404,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 			v->slot[i]->slot = (int)i;
 			v->slot[i]->data_offset = v->data_offset;
 		}
+	vol_numbers_fix(v);
 	uint64_t failed = 0;
 	for (unsigned i = 0; i < v->geom.members; i++) {
 		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)

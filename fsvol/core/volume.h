@@ -77,8 +77,18 @@ int vol_add(struct vol *v, const char *path, char *err, size_t errlen);
 int vol_readd(struct vol *v, const char *path, char *err, size_t errlen);
 /* Remove a failed or spare member (slot, or its path). */
 int vol_remove(struct vol *v, const char *which, char *err, size_t errlen);
-/* "N" or a member's path -> its slot, or -1. */
+/* A member's Number ("mN" or "N", as status names it) or its path -> its
+ * slot, or -1. */
 int vol_slot_of(const struct vol *v, const char *which);
+/* Device Numbers (core/vol_numbers.c, md's): they stay with the device
+ * whatever slot (role) it moves to. The Number of the entry in slot, -1
+ * when none; the slot of Number n, -1 when none; "mN" ("m-": none). */
+#define VOL_NAME_LEN 8
+int vol_slot_number(const struct vol *v, unsigned slot);
+int vol_slot_of_number(const struct vol *v, unsigned number);
+void vol_slot_name(const struct vol *v, unsigned slot, char out[VOL_NAME_LEN]);
+/* "mN" or "N" -> N (below SB_MAX_SLOTS), else -1. */
+int vol_parse_number(const char *which);
 /* Replace role M (slot or path) with PATH (added as a spare first) or with a
  * spare: the new member is built while the old one serves, then takes the
  * role; the old one becomes a spare. 0 or -errno with a message. */

@@ -54,14 +54,12 @@ static const struct ctl_verb_def {
 		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH], " \
 		      "journal_mode write-through|write-back"
 
-/* A slot number below SB_MAX_SLOTS, or CTL_NO_INDEX. */
+/* A member's Number ("N" or "mN", as status names it) below SB_MAX_SLOTS,
+ * or CTL_NO_INDEX. */
 static unsigned ctl_index(const char *arg)
 {
-	char *end;
-	if (!arg || !isdigit((unsigned char)arg[0]))
-		return CTL_NO_INDEX;
-	unsigned long i = strtoul(arg, &end, 10);
-	return !*end && i < SB_MAX_SLOTS ? (unsigned)i : CTL_NO_INDEX;
+	int n = arg ? vol_parse_number(arg) : -1;
+	return n >= 0 ? (unsigned)n : CTL_NO_INDEX;
 }
 
 int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t errlen)
@@ -193,8 +191,8 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 	case CTL_FAIL: {
 		int i = c.arg[0] ? vol_slot_of(v, c.arg) : -1;
 		if (i < 0 || (unsigned)i >= vol_geom(v)->members) {
-			snprintf(err, errlen, "ctl: fail %s: expected a member slot below %u or a member's path", c.arg,
-				 vol_geom(v)->members);
+			snprintf(err, errlen, "ctl: fail %s: expected a member in a raid role: its Number (mN, as "
+				 "fsvol status names it) or its path", c.arg);
 			return -EINVAL;
 		}
 		/* the policy (md's: not the last working copy unless forced) is the core's */
@@ -225,12 +223,14 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		/* fault injection on a member (members/member_fault.c); "error N"
 		 * is "fault N error=all": every I/O fails from now on, as a dying
 		 * disk's would, and the engine fails it and serves from redundancy */
-		if (c.index >= vol_nslots(v) || !vol_member(v, c.index)) {
-			snprintf(err, errlen, "ctl: %s %s: expected the index of a present member",
-				 c.verb == CTL_ERROR ? "error" : "fault", c.arg);
+		if (c.index == CTL_NO_INDEX || vol_slot_of_number(v, c.index) < 0 ||
+		    !vol_member(v, (unsigned)vol_slot_of_number(v, c.index))) {
+			snprintf(err, errlen, "ctl: %s %s: expected the Number of a present member (mN, as fsvol status "
+				 "names it)", c.verb == CTL_ERROR ? "error" : "fault", c.arg);
 			return -EINVAL;
 		}
-		r = member_fault_set(vol_member(v, c.index), c.verb == CTL_ERROR ? "error=all" : c.arg2, why, sizeof(why));
+		r = member_fault_set(vol_member(v, (unsigned)vol_slot_of_number(v, c.index)),
+				     c.verb == CTL_ERROR ? "error=all" : c.arg2, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;

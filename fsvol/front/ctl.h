@@ -20,8 +20,9 @@ enum ctl_verb {
 struct ctl_cmd {
 	enum ctl_verb verb;
 	enum stats_level level; /* stats */
-	unsigned index;         /* fail, error, fault, remove: below SB_MAX_SLOTS, not yet checked
-				 * against the volume, or CTL_NO_INDEX (missing, not a number) */
+	unsigned index;         /* fail, error, fault, remove: a member's Number ("N" or "mN"),
+				 * below SB_MAX_SLOTS, not yet checked against the volume, or
+				 * CTL_NO_INDEX (missing, not a number) */
 	unsigned number;        /* sync_speed_min/max: KiB/s; powercut-after: K */
 	int force;              /* fail M force */
 	char arg[CTL_MAX + 1];  /* the first argument as written (model: the spec) */

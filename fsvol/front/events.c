@@ -23,6 +23,7 @@ void events_snap_take(struct vol *v, struct events_snap *s)
 	s->members = g->members;
 	for (unsigned i = 0; i < s->nslots && i < SB_MAX_SLOTS; i++) {
 		snprintf(s->state[i], sizeof(s->state[i]), "%s", vol_slot_state(v, i));
+		s->number[i] = vol_slot_number(v, i);
 		if (vol_member(v, i))
 			snprintf(s->path[i], sizeof(s->path[i]), "%.*s", EVENTS_PATH_MAX - 1, vol_member(v, i)->path);
 	}
@@ -54,9 +55,9 @@ static void sync_events(const struct events_snap *a, const struct events_snap *b
 	int same = a->sync_what && b->sync_what && a->sync_start_ns == b->sync_start_ns;
 	if (!b->sync_what)
 		return;
-	int slot = is(b->sync_what, "recovery") ? b->sync_slot : -1;
-	if (slot < 0 && same && is(a->sync_what, "recovery")) /* ended: the slot it built */
-		slot = a->sync_slot;
+	int slot = is(b->sync_what, "recovery") && b->sync_slot >= 0 ? b->number[b->sync_slot] : -1;
+	if (slot < 0 && same && is(a->sync_what, "recovery") && a->sync_slot >= 0) /* ended: the one it built */
+		slot = a->number[a->sync_slot];
 	if (!same) {
 		if (a->sync_what && a->sync_running) { /* ended, and another began, between two looks */
 			snprintf(d, sizeof(d), "%s ended", a->sync_what);
@@ -99,12 +100,12 @@ void events_diff(const struct events_snap *a, const struct events_snap *b, event
 	for (unsigned i = 0; i < n; i++) {
 		const char *o = was(a, b, i), *s = b->state[i];
 		const char *who = b->path[i][0] ? b->path[i] : i < a->nslots ? a->path[i] : "";
-		if (!o || !(is(s, "failed") || is(s, "missing")))
+		if (!o || !(is(s, "faulty") || is(s, "missing")))
 			continue;
 		if (is(o, "active"))
-			emit(ctx, "Fail", (int)i, who);
+			emit(ctx, "Fail", b->number[i], who);
 		else if (is(o, "rebuilding") || is(o, "spare"))
-			emit(ctx, "FailSpare", (int)i, who);
+			emit(ctx, "FailSpare", b->number[i], who);
 	}
 	if (b->degraded && b->degraded > a->degraded) {
 		snprintf(d, sizeof(d), "%u of %u members failed or missing%s", b->nfailed, b->members,
@@ -117,7 +118,7 @@ void events_diff(const struct events_snap *a, const struct events_snap *b, event
 		const char *o = was(a, b, i);
 		/* rebuilt, or a replacement swapped in, or added and rebuilt between two looks */
 		if (is(b->state[i], "active") && b->path[i][0] && (!o || !is(o, "active")))
-			emit(ctx, "SpareActive", (int)i, b->path[i]);
+			emit(ctx, "SpareActive", b->number[i], b->path[i]);
 	}
 }
 
@@ -136,7 +137,7 @@ struct events_log {
 	struct events_snap last, now;
 };
 
-static void events_append(void *ctx, const char *event, int slot, const char *detail)
+static void events_append(void *ctx, const char *event, int number, const char *detail)
 {
 	struct events_log *e = ctx;
 	char line[EVENTS_PATH_MAX + 256], when[32], slotw[16] = "-";
@@ -145,8 +146,8 @@ static void events_append(void *ctx, const char *event, int slot, const char *de
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	if (slot >= 0)
-		snprintf(slotw, sizeof(slotw), "m%d", slot);
+	if (number >= 0)
+		snprintf(slotw, sizeof(slotw), "m%d", number);
 	int n = snprintf(line, sizeof(line), "%s.%03ldZ %s %s %s %s\n", when, ts.tv_nsec / 1000000, event, e->name,
 			 slotw, detail && *detail ? detail : "-");
 	if (n < 0)
@@ -221,6 +222,7 @@ int events_start(struct vol *v, struct events_log **out)
 	none.nslots = e->last.nslots;
 	memcpy(none.state, e->last.state, sizeof(none.state));
 	memcpy(none.path, e->last.path, sizeof(none.path));
+	memcpy(none.number, e->last.number, sizeof(none.number));
 	none.sync_slot = -1; /* a pass already running (a resync after a crash) is reported as started */
 	events_diff(&none, &e->last, events_append, e);
 	int r = pthread_create(&e->thread, NULL, events_main, e);

@@ -31,6 +31,7 @@ struct events_snap {
 	unsigned nslots;
 	char state[SB_MAX_SLOTS][12];             /* vol_slot_state's word */
 	char path[SB_MAX_SLOTS][EVENTS_PATH_MAX]; /* "" when no member */
+	int number[SB_MAX_SLOTS];                 /* the member's Number (md's, it names it: mN), -1 none */
 	int degraded;                             /* 0, 1 degraded, 2 failed */
 	unsigned nfailed, members;
 	const char *sync_what;                    /* NULL: no pass since mount */
@@ -41,8 +42,9 @@ struct events_snap {
 };
 
 void events_snap_take(struct vol *v, struct events_snap *s);
-/* The events between two looks, in order: emit(ctx, EVENT, slot or -1, DETAIL). */
-typedef void (*events_emit_fn)(void *ctx, const char *event, int slot, const char *detail);
+/* The events between two looks, in order: emit(ctx, EVENT, the member's
+ * Number or -1, DETAIL). */
+typedef void (*events_emit_fn)(void *ctx, const char *event, int number, const char *detail);
 void events_diff(const struct events_snap *a, const struct events_snap *b, events_emit_fn emit, void *ctx);
 
 /* The log of a served volume (a thread). 0 or -errno. */

@@ -538,6 +538,10 @@ static void ff_read_trace(fuse_req_t req, struct ff *f, struct ff_tracer *t, siz
 		}
 		recs[keep++] = recs[i];
 	}
+	/* members are named by their Number (md's, as status names them), not their slot */
+	for (size_t i = 0; i < keep; i++)
+		if (recs[i].dev >= 0 && vol_slot_number(f->v, (unsigned)recs[i].dev) >= 0)
+			recs[i].dev = vol_slot_number(f->v, (unsigned)recs[i].dev);
 	FILE *m = open_memstream(&out, &len);
 	if (!m) {
 		fuse_reply_err(req, ENOMEM);

@@ -10,9 +10,13 @@
 
 #define VIEW_NAME 48 /* NAME (31) + ".m63" */
 
-/* Snapshot the volume and every slot into a view (volume first). Devices
- * are named NAME (the volume's) and NAME.mK (member K, as status says mK). */
-static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][VIEW_NAME])
+/* Snapshot the volume and every member into a view (volume first). Devices
+ * are named NAME (the volume's) and NAME.mN (the member of Number N, as
+ * status says mN), in Number order: a device keeps its place, its name and
+ * its series whatever role it moves to (md's Number). Entries of removed
+ * members are left out. */
+static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][VIEW_NAME],
+					 char uuids[][37])
 {
 	struct stats_view_dev *d = calloc(vol_nslots(v) + 1, sizeof(*d));
 	uint64_t now = stats_now();
@@ -22,26 +26,53 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 	sb_volume_name(vol_sb(v), vname);
 	snprintf(names[0], VIEW_NAME, "%s", vname);
 	uint64_t failed = vol_failed_mask(v);
-	d[0] = (struct stats_view_dev){ .name = names[0], .path = NULL, .index = -1,
+	d[0] = (struct stats_view_dev){ .name = names[0], .path = NULL, .index = -1, .role = -1,
 					.state = !failed ? "active"
 						 : layout_survives(vol_geom(v), failed) ? "degraded" : "failed" };
 	int level = vol_stats_level(v);
 	d[0].not_counted = level == VOL_STATS_OFF;
 	stats_snapshot(vol_stats(v), now, &d[0].snap);
+	/* the used entries by slot, then in Number order (read without the state
+	 * lock: a swap in progress may show one Number twice for a moment, but
+	 * never changes how many there are, which fsvol stat relies on) */
+	int order[SB_MAX_SLOTS], num_of[SB_MAX_SLOTS];
+	size_t used = 0;
 	for (unsigned i = 0; i < vol_nslots(v); i++) {
-		struct stats_view_dev *e = &d[i + 1];
-		snprintf(names[i + 1], VIEW_NAME, "%s.m%u", vname, i);
-		e->name = names[i + 1];
-		e->path = vol_member(v, i) ? vol_member(v, i)->path : "(missing)";
-		e->state = vol_slot_state(v, i);
-		e->index = (int)i;
-		e->not_counted = level != VOL_STATS_ALL || !vol_member(v, i) || !vol_member(v, i)->stats;
-		if (vol_member(v, i) && vol_member(v, i)->stats)
-			stats_snapshot(vol_member(v, i)->stats, now, &e->snap);
+		int num = vol_slot_number(v, i);
+		if (num < 0)
+			continue;
+		size_t j = used++;
+		for (; j > 0 && num_of[j - 1] > num; j--) {
+			order[j] = order[j - 1];
+			num_of[j] = num_of[j - 1];
+		}
+		order[j] = (int)i;
+		num_of[j] = num;
+	}
+	size_t k = 1;
+	for (size_t o = 0; o < used; o++) {
+		int i = order[o];
+		unsigned num = (unsigned)num_of[o];
+		struct stats_view_dev *e = &d[k];
+		struct member *m = vol_member(v, (unsigned)i);
+		snprintf(names[k], VIEW_NAME, "%s.m%u", vname, num);
+		sb_uuid_format(vol_sb(v)->slots[i].uuid, uuids[k]);
+		e->name = names[k];
+		e->uuid = uuids[k];
+		e->path = m ? m->path : "(missing)";
+		e->state = vol_slot_state(v, (unsigned)i);
+		e->index = (int)num;
+		/* a role is played by a member in it, not by one faulty out of it */
+		e->role = (unsigned)i < vol_geom(v)->members && strcmp(e->state, "faulty") && strcmp(e->state, "missing")
+			  ? i : -1;
+		e->not_counted = level != VOL_STATS_ALL || !m || !m->stats;
+		if (m && m->stats)
+			stats_snapshot(m->stats, now, &e->snap);
 		else
 			e->snap.t_ns = now;
+		k++;
 	}
-	*n = vol_nslots(v) + 1;
+	*n = k;
 	return d;
 }
 
@@ -110,7 +141,7 @@ static void layout_json(struct vol *v, FILE *f)
 
 int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 {
-	char names[SB_MAX_SLOTS + 1][VIEW_NAME];
+	char names[SB_MAX_SLOTS + 1][VIEW_NAME], uuids[SB_MAX_SLOTS + 1][37];
 	FILE *f = open_memstream(out, len);
 	size_t n = 0;
 	int r = 0;
@@ -126,7 +157,7 @@ int report_render(struct vol *v, enum report_kind kind, char **out, size_t *len)
 		/* read before the snapshots: a reset racing with them can only
 		 * make the covered time look longer, never negative */
 		uint64_t reset_ns = vol_reset_ns(v);
-		struct stats_view_dev *d = view_build(v, &n, names);
+		struct stats_view_dev *d = view_build(v, &n, names, uuids);
 		if (!d) {
 			fclose(f);
 			free(*out);

@@ -301,6 +301,34 @@ static int check_v3_fields(const struct sb *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* Device Numbers (md's): unique among the used slots and below SB_MAX_SLOTS
+ * (the lowest free one is given, so at most 64 are ever taken). A used slot
+ * without one (SB_NO_NUMBER) is let through: assembly gives it one. */
+static int check_numbers(const struct sb *s, char *err, size_t errlen)
+{
+	int owner[SB_MAX_SLOTS];
+	for (unsigned n = 0; n < SB_MAX_SLOTS; n++)
+		owner[n] = -1;
+	for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
+		const struct sb_slot *sl = &s->slots[i];
+		if (sl->state == SB_EMPTY || sl->number == SB_NO_NUMBER)
+			continue;
+		if (sl->number >= SB_MAX_SLOTS)
+			return sb_refuse(err, errlen, "bad slots[%u].number %u (must be < %d)", i, sl->number,
+					 SB_MAX_SLOTS);
+		int j = owner[sl->number];
+		if (j >= 0) {
+			char u1[37], u2[37];
+			sb_uuid_format(s->slots[j].uuid, u1);
+			sb_uuid_format(sl->uuid, u2);
+			return sb_refuse(err, errlen, "bad slots[%d] and slots[%u]: both record Number %u (members %s and %s)",
+					 j, i, sl->number, u1, u2);
+		}
+		owner[sl->number] = (int)i;
+	}
+	return 0;
+}
+
 /* Field sanity after a good checksum: a sane-looking block that lies would
  * otherwise drive the engine (e.g. index used as an array subscript). */
 static int check_fields(const struct sb *s, char *err, size_t errlen)
@@ -359,7 +387,7 @@ static int check_fields(const struct sb *s, char *err, size_t errlen)
 			return sb_refuse(err, errlen, "bad slots[%u].state %s (beyond members + spares = %" PRIu64 ")",
 				    i, sb_state_name(sl->state), slots);
 	}
-	return 0;
+	return check_numbers(s, err, errlen);
 }
 
 int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t errlen)
@@ -515,7 +543,7 @@ void sb_volume_name(const struct sb *s, char out[SB_NAME_MAX + 1])
 const char *sb_state_name(unsigned state)
 {
 	static const char *const names[] = {
-		[SB_EMPTY] = "empty",   [SB_ACTIVE] = "active",         [SB_FAILED] = "failed",
+		[SB_EMPTY] = "empty",   [SB_ACTIVE] = "active",         [SB_FAILED] = "faulty",
 		[SB_SPARE] = "spare",   [SB_REBUILDING] = "rebuilding", [SB_MISSING] = "missing",
 	};
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "unknown";
@@ -668,7 +696,7 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 	fprintf(f, "  Array State   : ");
 	for (unsigned i = 0; i < nslots; i++)
 		fputc(state_char(s->slots[i].state), f);
-	fprintf(f, " ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)\n");
+	fprintf(f, " ('A' == active, '.' == missing/faulty, 'R' == rebuilding, 'S' == spare)\n");
 
 	fprintf(f, "\n   Slot  Number  State       Device UUID                           Data Size              Rebuild  Flags\n");
 	for (unsigned i = 0; i < nslots; i++) {

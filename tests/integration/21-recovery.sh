@@ -91,7 +91,7 @@ replace_run() { # LEVEL N ROLE OTHER: replace ROLE under verified writes, then f
 	grep -q "degraded" "$d/mnt/status" && fail "$level: degraded during a replace: $(cat "$d/mnt/status")"
 	wait "$fio_pid" || fail "$level: fio saw errors during a replace: $(tail -5 "$d/w.out")"
 	for ((i = 0; i < 1200; i++)); do grep -q "replace done" "$d/mnt/status" && break; sleep 0.05; done
-	grep -q "m$role: $d/new active" "$d/mnt/status" || fail "$level: the replacement did not take the role: $(cat "$d/mnt/status")"
+	grep -q ": $d/new active (role $role)$" "$d/mnt/status" || fail "$level: the replacement did not take the role: $(cat "$d/mnt/status")"
 	grep -q "$d/m$role spare" "$d/mnt/status" || fail "$level: the replaced member is not a spare: $(cat "$d/mnt/status")"
 	"$FSVOL" fail "$d/mnt" "$other"
 	fio_job "$d/mnt" "$d/v.out" --verify_only || fail "$level: verify after replace + fail $other: $(tail -5 "$d/v.out")"
@@ -124,7 +124,7 @@ jq -e '.sync.action == "recovery" and .sync.state == "running" and .members[1].s
 	"$d/mnt/status.json" >/dev/null || fail "status.json during a rebuild: $(cat "$d/mnt/status.json")"
 echo "sync_speed_max 200000" >"$d/mnt/ctl"
 wait_recovered "$d/mnt"
-jq -e '.members[] | select(.index == 1) | .writes > 0' "$d/mnt/stats.json" >/dev/null ||
+jq -e '.members[] | select(.role == 1) | .index == 2 and .writes > 0' "$d/mnt/stats.json" >/dev/null ||
 	fail "the rebuilt member's writes are not counted below the mapping layer"
 fsvol_umount "$d/mnt"
 
@@ -169,7 +169,7 @@ mkdir -p "$d"
 fsvol_mount "$d/mnt" "$d/m0" "$d/m1"
 random_file "$d/data" $((16 * MiB))
 dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
-expect_fail_msg "only failed or spare members can be removed" "$FSVOL" remove "$d/mnt" 0
+expect_fail_msg "only faulty or spare members can be removed" "$FSVOL" remove "$d/mnt" 0
 "$FSVOL" fail "$d/mnt" "$d/m1"
 "$FSVOL" remove "$d/mnt" "$d/m1" || fail "removing a failed member failed"
 grep -q "m1: (missing) missing" "$d/mnt/status" || fail "slot 1 is not shown missing after remove"

@@ -107,7 +107,7 @@ EOF
 # --- control that answers
 expect_fail_msg "unknown command 'rebuild'" "$FSVOL" ctl "$T/r5" rebuild
 expect_fail_msg "stats sometimes: expected all, volume or off" "$FSVOL" ctl "$T/r5" stats sometimes
-expect_fail_msg "fail -1: expected a member slot below 4" "$FSVOL" ctl "$T/r5" fail -1
+expect_fail_msg "fail -1: expected a member in a raid role" "$FSVOL" ctl "$T/r5" fail -1
 expect_fail_msg "check: unexpected 'now'" "$FSVOL" ctl "$T/r5" check now
 expect_fail_msg "$T/nowhere/ctl" "$FSVOL" ctl "$T/nowhere" reset
 rc=0; "$FSVOL" ctl "$T/r5" >/dev/null 2>&1 || rc=$?
@@ -123,7 +123,7 @@ except OSError as e:
     if e.errno != errno.EINVAL:
         sys.exit(f"refused with {e}, not EINVAL")
 why = os.read(fd, 4096).decode()
-if "fail 9: expected a member slot below 4" not in why:
+if "fail 9: expected a member in a raid role" not in why:
     sys.exit(f"read after the refusal gave {why!r}")
 if os.read(fd, 4096) != b"":
     sys.exit("the reason is read once")
@@ -137,8 +137,8 @@ grep -q '\[UUUU\]' "$T/r5/status" || fail "refused commands changed the volume: 
 "$FSVOL" ctl "$T/r5" fail 1 || fail "fsvol ctl fail 1 failed"
 grep -q '^fsvol_md_degraded{volume="'"$name"'"} 1$' "$T/r5/metrics" || fail "fail 1: $(grep md_degraded "$T/r5/metrics")"
 [[ $(jq -r .volume.state "$T/r5/stats.json") == degraded ]] || fail "fail 1: stats.json volume state $(jq -r .volume.state "$T/r5/stats.json")"
-grep -q '^fsvol_md_disks{volume="'"$name"'",state="failed"} 1$' "$T/r5/metrics" || fail "fail 1: $(grep 'md_disks{' "$T/r5/metrics")"
-grep -q 'fsvol_member_info{.*member="1",path="[^"]*a1",state="failed"} 1' "$T/r5/metrics" ||
+grep -q '^fsvol_md_disks{volume="'"$name"'",state="faulty"} 1$' "$T/r5/metrics" || fail "fail 1: $(grep 'md_disks{' "$T/r5/metrics")"
+grep -q 'fsvol_member_info{.*member="1",uuid="[0-9a-f-]\{36\}",path="[^"]*a1",state="faulty",role="-"} 1' "$T/r5/metrics" ||
 	fail "fail 1: $(grep member_info "$T/r5/metrics")"
 fsvol_umount "$T/r1"
 fsvol_umount "$T/r5"

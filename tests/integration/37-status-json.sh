@@ -46,6 +46,10 @@ j=$T/s$n.json
 [[ $(jq -r '.members[] | select(.slot == 1) | .state' "$j") == rebuilding ]] || fail "slot 1 not rebuilding: $(jq .members "$j")"
 [[ $(jq -r '.members[] | select(.slot == 1) | .path' "$j") == "$T/spare" ]] || fail "slot 1 is not the spare"
 [[ $(jq -r '.members[] | select(.slot == 3) | .state' "$j") == faulty ]] || fail "the failed member moved to slot 3: $(jq .members "$j")"
+# Numbers stay with the devices: the failed one is still 1, the spare (added as 3) plays role 1
+jq -e '(.members[] | select(.slot == 3) | .number == 1 and .role == null) and
+	(.members[] | select(.slot == 1) | .number == 3 and .role == 1 and (.uuid | test("^[0-9a-f-]{36}$")))' "$j" >/dev/null ||
+	fail "Numbers did not stay with the devices: $(jq -c .members "$j")"
 sleep 1
 valid "$T/mnt" rebuilding
 jq -e '.sync.speed_kib_s > 0 and .sync.eta_s > 0 and (.members[] | select(.slot == 1) | .rebuild_pos) > 0' \
@@ -56,9 +60,10 @@ for ((i = 0; i < 600; i++)); do
 	sleep 0.05
 done
 valid "$T/mnt" healthy
-"$FSVOL" remove "$T/mnt" 3
+"$FSVOL" remove "$T/mnt" m1 # the failed member, by its Number
 valid "$T/mnt" healthy
-[[ $(slot_state "$T/mnt" 3) == removed ]] || fail "a removed spare slot is $(slot_state "$T/mnt" 3)"
+[[ $(jq '[.members[] | select(.slot == 3)] | length' "$T/mnt/status.json") == 0 ]] ||
+	fail "a removed spare's entry is still listed: $(jq -c .members "$T/mnt/status.json")"
 "$FSVOL" scrub "$T/mnt" >/dev/null || fail "scrub after the rebuild found mismatches"
 valid "$T/mnt" healthy
 jq -e '.sync.action == "check" and .sync.state == "done" and .mismatch_count == 0 and .sync.eta_s == null' \

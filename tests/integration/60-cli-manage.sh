@@ -22,7 +22,7 @@ grep -q "m4: $T/r6/d4 active" m6/status || fail "status does not name $T/r6/d4: 
 # --- 1: relative paths, as given to mount -----------------------------------------
 out=$("$FSVOL" fail m6 r6/d4) || fail "fsvol fail m6 r6/d4: $out"
 [[ $out == "fsvol: set r6/d4 faulty in m6" ]] || fail "fail printed: '$out'"
-grep -q "m4: $T/r6/d4 failed" m6/status || fail "r6/d4 not failed: $(cat m6/status)"
+grep -q "m4: $T/r6/d4 faulty" m6/status || fail "r6/d4 not faulty: $(cat m6/status)"
 out=$("$FSVOL" remove m6 ./r6/d4) || fail "fsvol remove m6 ./r6/d4: $out"
 [[ $out == "fsvol: removed ./r6/d4 from m6" ]] || fail "remove printed: '$out'"
 out=$("$FSVOL" add m6 r6/d4) || fail "fsvol add m6 r6/d4: $out"
@@ -90,7 +90,9 @@ fi
 	fail "detail during a replace: $("$FSVOL" detail m5)"
 "$FSVOL" ctl m5 sync_speed_max 200000
 for ((i = 0; i < 600; i++)); do grep -q "replace done" m5/status && break; sleep 0.05; done
-grep -q "m1: $T/rpnew active$" m5/status || fail "after the replace: $(cat m5/status)"
+# the Numbers stay with the devices: rpnew (m3) plays role 1, rp1 (m1) is a spare
+grep -q "m3: $T/rpnew active (role 1)$" m5/status || fail "after the replace: $(cat m5/status)"
+grep -q "m1: $T/rp1 spare$" m5/status || fail "after the replace, the old member: $(cat m5/status)"
 ! grep -q "replac" <(grep "^ *m[0-9]" m5/status) || fail "replace marks left after it ended: $(cat m5/status)"
 fsvol_umount m5
 

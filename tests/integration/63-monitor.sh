@@ -40,8 +40,8 @@ want=(Fail DegradedArray RebuildStarted Rebuild20 Rebuild40 Rebuild60 Rebuild80 
 got=$(awk '$2 != "TestMessage" { print $2 }' "$T/mon.out" | tr '\n' ' ')
 [[ $got == "${want[*]} " ]] || fail "monitor events: '$got', want '${want[*]}'"$'\n'"$(cat "$T/mon.out")"
 grep -Eq "^[0-9T:.-]+Z Fail $T/mnt m[0-9]+ $T/v/d1$" "$T/mon.out" || fail "Fail line: $(cat "$T/mon.out")"
-grep -Eq "^[0-9T:.-]+Z SpareActive $T/mnt m1 $T/v/d3$" "$T/mon.out" || fail "SpareActive line: $(cat "$T/mon.out")"
-grep -q "RebuildFinished $T/mnt m1 recovery done, 0 mismatches" "$T/mon.out" || fail "RebuildFinished: $(cat "$T/mon.out")"
+grep -Eq "^[0-9T:.-]+Z SpareActive $T/mnt m3 $T/v/d3$" "$T/mon.out" || fail "SpareActive line: $(cat "$T/mon.out")"
+grep -q "RebuildFinished $T/mnt m3 recovery done, 0 mismatches" "$T/mon.out" || fail "RebuildFinished: $(cat "$T/mon.out")"
 # the program got mdadm's arguments: EVENT DEVICE [COMPONENT]
 grep -qx "Fail $T/mnt $T/v/d1" "$T/alerts" || fail "alerts: $(cat "$T/alerts")"
 grep -qx "DegradedArray $T/mnt" "$T/alerts" || fail "alerts: $(cat "$T/alerts")"

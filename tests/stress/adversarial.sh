@@ -121,7 +121,7 @@ spare_takeover() {
 	"$FSVOL" ctl "$T/mnt" add "$T/s2" || fail "add s2"
 	wait_sync_pct "$T/mnt" 30
 	before=$(sync_pct "$T/mnt")
-	"$FSVOL" ctl "$T/mnt" fail 0 || fail "fail 0 (the spare being rebuilt)"
+	"$FSVOL" ctl "$T/mnt" fail "$T/s1" || fail "fail s1 (the spare being rebuilt in role 0)"
 	after=$(sync_pct "$T/mnt")
 	"$FSVOL" ctl "$T/mnt" sync_speed_max 200000 || fail "sync_speed_max"
 	wait_healthy "$T/mnt"
@@ -211,7 +211,7 @@ parked_failed_add() {
 	fill_ref "$T/mnt"
 	"$FSVOL" ctl "$T/mnt" fault 1 error=all || fail "fault 1"
 	dd if="$T/mnt/volume" of=/dev/null bs=1M iflag=direct status=none || fail "reading with member 1 failing"
-	wait_for 60 "member 1 not failed" grep -q "m[0-9]*: $T/v/m1 failed" "$T/mnt/status"
+	wait_for 60 "member 1 not failed" grep -q "m[0-9]*: $T/v/m1 faulty" "$T/mnt/status"
 	wait_healthy "$T/mnt"
 	"$FSVOL" ctl "$T/mnt" fail 2 || fail "fail 2"
 	spare_file "$T/s" $MB
@@ -232,18 +232,18 @@ slot_cycles() {
 	cur=("${MEM[@]}")
 	for ((c = 1; c <= cycles; c++)); do
 		fsvol_mount "$T/mnt" "${cur[@]}"
-		# leftovers of the last cycle: failed or missing slots must go with remove
-		for s in $(json "$T/mnt" '.members | to_entries[] | select(.value.state == "faulty" or .value.state == "missing") | .key'); do
+		# leftovers of the last cycle: faulty or missing entries must go with remove (by Number)
+		for s in $(json "$T/mnt" '.members[] | select(.state == "faulty" or .state == "missing") | .number'); do
 			"$FSVOL" ctl "$T/mnt" remove "$s" >"$T/rm.out" 2>&1 || { err="cycle $c: remove $s: $(tr '\n' ' ' <"$T/rm.out")"; break 2; }
 		done
-		"$FSVOL" ctl "$T/mnt" fail 1 >"$T/ctl.out" 2>&1 || { err="cycle $c: fail 1: $(cat "$T/ctl.out")"; break; }
+		"$FSVOL" ctl "$T/mnt" fail "${cur[1]}" >"$T/ctl.out" 2>&1 || { err="cycle $c: fail ${cur[1]}: $(cat "$T/ctl.out")"; break; }
 		spare_file "$T/v/n$c" $MB
 		"$FSVOL" ctl "$T/mnt" add "$T/v/n$c" >"$T/ctl.out" 2>&1 || { err="cycle $c: add: $(tr '\n' ' ' <"$T/ctl.out")"; break; }
 		wait_healthy "$T/mnt" 120
 		fsvol_umount "$T/mnt"
 		cur=("${cur[0]}" "$T/v/n$c")
 	done
-	left=$("$FSVOL" examine "${cur[0]}" 2>/dev/null | awk '/^ *Slot +State/ { t = 1; next } t && NF >= 3 { n++ } END { print n + 0 }')
+	left=$("$FSVOL" examine "${cur[0]}" 2>/dev/null | awk '/^ *Slot +Number +State/ { t = 1; next } t && NF >= 3 { n++ } END { print n + 0 }')
 	_is_mounted "$T/mnt" && fsvol_umount "$T/mnt"
 	local v="$((c - 1)) of $cycles cycles${err:+, then $err}; slot table entries now $left"
 	[[ -z $err ]] && result PASS "$NAME: $v"

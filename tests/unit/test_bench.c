@@ -287,6 +287,11 @@ START_TEST(test_sweep_lists)
 	bench_sweep_series_of(&o, 0, &se);
 	ck_assert(se.chunk == 65536 && se.block == 65536 && se.qd == 4 && se.model == NULL && !o.no_fill);
 	ck_assert_str_eq(bench_sweep_series_label(&o, 0, lab, sizeof(lab)), "");
+	/* --out results/ joins as results/sweep.csv, never results//sweep.csv (issue 21) */
+	ck_assert_int_eq(sparse(&o, err, sizeof(err), "--out results//"), 0);
+	ck_assert_str_eq(o.out, "results");
+	ck_assert_int_eq(sparse(&o, err, sizeof(err), "--out /"), 0);
+	ck_assert_str_eq(o.out, "/");
 
 	/* a model spec keeps its commas; each --model is one value */
 	ck_assert_int_eq(sparse(&o, err, sizeof(err), "-o 1,4,16 -b 8K,64K --chunk 4K,64K --model none "

@@ -153,7 +153,8 @@ START_TEST(test_server)
 	ck_assert_msg(strstr(r, "HTTP/1.0 200") || strstr(r, "HTTP/1.1 200"), "%s", r);
 	ck_assert_msg(strstr(r, "Content-Type: application/json"), "%s", r);
 	ck_assert_msg(strstr(r, "\"level\":\"raid5\",\"layout\":\"left-symmetric\",\"chunk\":65536"), "%s", r);
-	ck_assert_msg(strstr(r, "{\"slot\":3,\"role\":3,\"path\":\"mem:http3:9437184\",\"state\":\"active\""), "%s", r);
+	ck_assert_msg(strstr(r, "{\"slot\":3,\"number\":3,\"uuid\":\"") &&
+		      strstr(r, "\",\"role\":3,\"path\":\"mem:http3:9437184\",\"state\":\"active\""), "%s", r);
 	ck_assert_msg(strstr(r, "\"state\":\"healthy\"") && strstr(r, "\"sync\":null"), "%s", r);
 	free(r);
 	/* left-symmetric, 4 members: md's grid */

@@ -80,6 +80,7 @@ static void base_sb(struct sb *s, unsigned members, unsigned spares)
 	snprintf(s->name, sizeof(s->name), "test-volume");
 	for (unsigned i = 0; i < members + spares; i++) {
 		s->slots[i].state = i < members ? SB_ACTIVE : SB_SPARE;
+		s->slots[i].number = (uint16_t)i;
 		for (int k = 0; k < 16; k++)
 			s->slots[i].uuid[k] = (uint8_t)(0xa0 + i * 3 + k);
 		s->slots[i].data_size = 256 << 20;
@@ -116,6 +117,7 @@ static void rnd_sb(struct sb *s)
 		s->name[i] = (char)(' ' + rnd() % 95);
 	for (unsigned i = 0; i < s->members + s->spares; i++) {
 		s->slots[i].state = (uint8_t)(rnd() % 6);
+		s->slots[i].number = (uint16_t)(SB_MAX_SLOTS - 1 - i); /* unique, not the slot */
 		rnd_bytes(s->slots[i].uuid, 16);
 		s->slots[i].data_size = rnd();
 		s->slots[i].rebuild_pos = s->slots[i].data_size ? rnd() % s->slots[i].data_size : 0;
@@ -345,6 +347,8 @@ START_TEST(test_garbage)
 			for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
 				buf[256 + i * 48] = i < m + sp ? (uint8_t)(rnd() % 6) : 0;
 				buf[256 + i * 48 + 1] = (uint8_t)(rnd() % 8);
+				buf[256 + i * 48 + 2] = (uint8_t)i; /* Numbers unique (a duplicate is refused) */
+				buf[256 + i * 48 + 3] = 0;
 				put64(buf + 256 + i * 48 + 32, 0);
 			}
 			if (it % 4 == 1) /* then spoil one random header byte */
@@ -509,6 +513,38 @@ START_TEST(test_v3_fields)
 }
 END_TEST
 
+/* Device Numbers: unique among used slots (a duplicate names both members),
+ * below SB_MAX_SLOTS; a used slot without one passes (assembly gives one);
+ * an empty slot's is ignored. */
+START_TEST(test_numbers)
+{
+	struct sb s, d;
+	uint8_t buf[SB_SIZE];
+	char err[256];
+
+	base_sb(&s, 4, 2);
+	s.slots[1].number = 5; /* after fail + add: m5 in role 1, m1 parked in slot 5 */
+	s.slots[5].number = 1;
+	sb_encode(&s, buf);
+	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(d.slots[1].number, 5);
+	ck_assert_uint_eq(d.slots[5].number, 1);
+	s.slots[4].number = 5;
+	sb_encode(&s, buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "slots[1] and slots[4]: both record Number 5 (members "
+			     "a3a4a5a6-a7a8-a9aa-abac-adaeafb0b1b2 and acadaeaf-b0b1-b2b3-b4b5-b6b7b8b9babb)"), "%s", err);
+	s.slots[4].number = SB_MAX_SLOTS;
+	sb_encode(&s, buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "slots[4].number 64"), "%s", err);
+	s.slots[4].number = SB_NO_NUMBER;
+	s.slots[7].number = 0; /* an empty slot: not checked */
+	sb_encode(&s, buf);
+	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
+}
+END_TEST
+
 START_TEST(test_rebuild_pos_restart)
 {
 	struct sb s, d;
@@ -586,7 +622,7 @@ START_TEST(test_uuid)
 	ck_assert_uint_eq(a[8] & 0xc0, 0x80);
 	ck_assert_str_eq(sb_state_name(SB_EMPTY), "empty");
 	ck_assert_str_eq(sb_state_name(SB_ACTIVE), "active");
-	ck_assert_str_eq(sb_state_name(SB_FAILED), "failed");
+	ck_assert_str_eq(sb_state_name(SB_FAILED), "faulty"); /* md's word, as status says */
 	ck_assert_str_eq(sb_state_name(SB_SPARE), "spare");
 	ck_assert_str_eq(sb_state_name(SB_REBUILDING), "rebuilding");
 	ck_assert_str_eq(sb_state_name(SB_MISSING), "missing");
@@ -692,8 +728,8 @@ START_TEST(test_dump)
 		"         Events : 3\n",
 		"          State : clean\n",
 		"   Device Role  : Active device 2\n",
-		"  Array State   : A.AR ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)\n",
-		"failed ",
+		"  Array State   : A.AR ('A' == active, '.' == missing/faulty, 'R' == rebuilding, 'S' == spare)\n",
+		"faulty ",
 		"rebuilding ",
 		"100M",
 	};
@@ -1061,7 +1097,7 @@ static const struct {
 	{"split brain, newer forced", mut_split_b_newer, 1, 0, NULL, NULL, 1u << 0, 0, -1},
 	{"split brain of three", mut_split_three, 0, -EINVAL, "(events 9) records slot 2 (m2) as missing, and m2 (events 6) records slot ", NULL, 0, -1, -1},
 	{"split brain of three forced", mut_split_three, 1, 0, NULL, NULL, 1u << 2, 2, -1},
-	{"reports the truth failed", mut_reports_truth_failed, 0, -EINVAL, "split brain: m0 (events 4) records slot 3 (m3) as active, and m3 (events 3) records slot 0 (m0) as failed", NULL, 0, -1, -1},
+	{"reports the truth failed", mut_reports_truth_failed, 0, -EINVAL, "split brain: m0 (events 4) records slot 3 (m3) as active, and m3 (events 3) records slot 0 (m0) as faulty", NULL, 0, -1, -1},
 	{"reports the truth failed forced", mut_reports_truth_failed, 1, 0, NULL, NULL, 1u << 3, 3, -1},
 	{"failed member back", mut_failed_member_back, 0, -EINVAL, "m3: stale (events 3, volume at 5)", NULL, 0, -1, -1},
 	{"failed member back forced", mut_failed_member_back, 1, 0, NULL, NULL, 1u << 3, 3, -1},
@@ -1287,6 +1323,7 @@ static Suite *sb_suite(void)
 	tcase_add_test(t, test_base_valid);
 	tcase_add_test(t, test_rebuild_pos_restart);
 	tcase_add_test(t, test_v3_fields);
+	tcase_add_test(t, test_numbers);
 	tcase_add_loop_test(t, test_insane_fields, 0, sizeof(insane) / sizeof(insane[0]));
 	tcase_add_test(t, test_every_byte_flip);
 	tcase_add_test(t, test_garbage);

@@ -446,7 +446,7 @@ static struct stats_view_dev *make_view(void)
 {
 	static const char *names[NVIEW] = {"fsvol0", "fsvol0m0", "fsvol0m1", "fsvol0m2"};
 	static const char *paths[NVIEW] = {NULL, "/tmp/a b", "/tmp/q\"uote\\d\n", "/tmp/\xc3\xa9t\xe9"};
-	static const char *states[NVIEW] = {NULL, "active", "failed", "rebuilding"};
+	static const char *states[NVIEW] = {NULL, "active", "faulty", "rebuilding"};
 	struct stats_view_dev *v = calloc(NVIEW, sizeof(*v));
 	ck_assert_ptr_nonnull(v);
 	for (int i = 0; i < NVIEW; i++) {
@@ -461,6 +461,13 @@ static struct stats_view_dev *make_view(void)
 		v[i].path = paths[i];
 		v[i].state = states[i];
 		v[i].index = i - 1;
+		v[i].role = -1;
+		/* members 1 and 2 of a served volume: their UUIDs, member 2 in role 1
+		 * (its Number is not its role), member 1 faulty (no role) */
+		if (i >= 2)
+			v[i].uuid = i == 2 ? "11111111-2222-4333-8444-555555555555" : "66666666-7777-4888-9999-aaaaaaaaaaaa";
+		if (i == 3)
+			v[i].role = 1;
 		v[i].not_counted = i == 2; /* member 1: as if left out by the stats level */
 		stats_snapshot(d, 2000000000ull + (uint64_t)i, &v[i].snap);
 		stats_dev_destroy(d);
@@ -501,6 +508,8 @@ START_TEST(test_json_roundtrip)
 			ck_assert(str_eq(doc.dev[i].path, v[i].path));
 			ck_assert(str_eq(doc.dev[i].state, v[i].state));
 			ck_assert_int_eq(doc.dev[i].index, v[i].index);
+			ck_assert(str_eq(doc.dev[i].uuid, v[i].uuid));
+			ck_assert_int_eq(doc.dev[i].role, v[i].role);
 			ck_assert_int_eq(doc.dev[i].not_counted, v[i].not_counted);
 			ck_assert_int_eq(memcmp(&doc.dev[i].snap, &v[i].snap, sizeof(v[i].snap)), 0);
 		}
@@ -607,6 +616,9 @@ static const struct {
 	{"]}\n", "]}x"},                           /* trailing garbage */
 	{"\"counted\":true", "\"counted\":1"},      /* not a boolean */
 	{"\"counted\":false,", ""},                /* counted missing */
+	{"\"role\":1", "\"role\":-1"},           /* a negative role */
+	{"\"role\":null", "\"role\":\"x\""},       /* a role not a number */
+	{"{\"name\":\"fsvol0\",", "{\"name\":\"fsvol0\",\"uuid\":null,"}, /* the volume has no uuid */
 };
 
 static char *replace_once(const char *s, const char *from, const char *to)
@@ -706,7 +718,7 @@ START_TEST(test_render_views)
 		if (fm[k].fmt == STATS_FMT_JSON)
 			ck_assert_ptr_nonnull(strstr(buf, "\"time\":\"2026-01-02T03:04:05+0000\""));
 		if (fm[k].fmt == STATS_FMT_IOSTAT)
-			ck_assert_ptr_nonnull(strstr(buf, "\n  m1   failed   not counted"));
+			ck_assert_ptr_nonnull(strstr(buf, "\n  m1   faulty   not counted"));
 		free(buf);
 	}
 	/* table: header + one row per device, members indented */
@@ -789,7 +801,7 @@ START_TEST(test_top_layout)
 	o.max_rows = 0;
 	o.color = 1;
 	char *bc = render_top(&o, prev, cur, NVIEW);
-	ck_assert_ptr_nonnull(strstr(bc, "\033[31mfailed"));
+	ck_assert_ptr_nonnull(strstr(bc, "\033[31mfaulty"));
 	ck_assert_ptr_null(strstr(b80, "\033"));
 	free(b80);
 	free(b120);
@@ -824,10 +836,18 @@ START_TEST(test_prom)
 	ck_assert_msg(strstr(buf, want) != NULL, "%s", want);
 	ck_assert_ptr_nonnull(strstr(buf, "# TYPE fsvol_disk_io_now gauge\n"));
 	ck_assert_ptr_null(strstr(buf, "fsvol_disk_reads_completed_total{device=\"fsvol0m1\""));
-	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_disk_counted{device=\"fsvol0m1\",volume=\"fsvol0\",layer=\"member\",member=\"1\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_disk_counted{device=\"fsvol0m1\",volume=\"fsvol0\",layer=\"member\",member=\"1\","
+					  "uuid=\"11111111-2222-4333-8444-555555555555\"} 0\n"));
+	/* the member UUID on every series; the role only in fsvol_member_info ("-": none) */
+	snprintf(want, sizeof(want),
+		 "\nfsvol_disk_reads_completed_total{device=\"fsvol0m2\",volume=\"fsvol0\",layer=\"member\",member=\"2\","
+		 "uuid=\"66666666-7777-4888-9999-aaaaaaaaaaaa\"} %llu\n", (unsigned long long)v[3].snap.reads);
+	ck_assert_msg(strstr(buf, want) != NULL, "%s", want);
+	ck_assert_ptr_nonnull(strstr(buf, ",state=\"rebuilding\",role=\"1\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, ",state=\"faulty\",role=\"-\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_disk_counted{device=\"fsvol0\",volume=\"fsvol0\",layer=\"volume\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "# TYPE fsvol_disk_latency_seconds histogram\n"));
-	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_disks{volume=\"fsvol0\",state=\"failed\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_disks{volume=\"fsvol0\",state=\"faulty\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_degraded{volume=\"fsvol0\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_state{volume=\"fsvol0\",state=\"resync\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_state{volume=\"fsvol0\",state=\"active\"} 0\n"));
