@@ -173,7 +173,7 @@ const char *stats_md_state_name(enum stats_md_state s)
 static void md_families(FILE *f, const char *volume, const struct stats_view_dev *v, size_t n,
 			const struct stats_prom_md *md)
 {
-	static const char *const states[] = { "active", "faulty", "spare", "rebuilding", "missing" };
+	static const char *const states[] = { "active", "failed", "spare", "rebuilding", "missing" };
 	family(f, "fsvol_md_disks", "gauge", "Member slots by state (node_md_disks).");
 	for (unsigned s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		unsigned c = 0;

@@ -104,11 +104,11 @@ int stats_rates_compute(const struct stats_snap *prev, const struct stats_snap *
 struct stats_view_dev {
 	const char *name;  /* "NAME" for the volume, "NAME.m1" for the member of Number 1 */
 	const char *path;  /* member path; may be NULL for the volume */
-	const char *state; /* member: "active|faulty|spare|rebuilding|missing"; volume:
+	const char *state; /* member: "active|failed|spare|rebuilding|missing"; volume:
 			    * "active|degraded|failed"; may be NULL */
 	int index;         /* the member's Number (md's: it stays with the device); -1 for the volume */
 	const char *uuid;  /* member UUID; NULL: none known (the volume, an in-process view) */
-	int role;          /* with uuid: the raid role (md's RaidDevice), -1 none (a spare, a faulty one) */
+	int role;          /* with uuid: the raid role (md's RaidDevice), -1 none (a spare, a failed one) */
 	int not_counted;   /* 1: the stats level leaves this device out (its
 			    * figures are "not counted", not zeros) */
 	struct stats_snap snap;

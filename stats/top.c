@@ -110,7 +110,7 @@ static const char *state_color(const char *s)
 {
 	if (!s || !strcmp(s, "active"))
 		return "";
-	if (!strcmp(s, "faulty") || !strcmp(s, "missing"))
+	if (!strcmp(s, "failed") || !strcmp(s, "missing"))
 		return C_RED;
 	if (!strcmp(s, "rebuilding") || !strcmp(s, "degraded"))
 		return C_YELLOW;

@@ -105,7 +105,7 @@ static void detail_rows(struct detail *d)
 			snprintf(r.state, sizeof(r.state), "spare");
 			r.raid_device = -1;
 			d->working++, d->spare++;
-		} else if (!strcmp(state, "faulty") && path) {
+		} else if (!strcmp(state, "failed") && path) {
 			snprintf(r.state, sizeof(r.state), "faulty");
 			r.raid_device = -1;
 			d->failed++;

@@ -147,7 +147,7 @@ const struct cmd cmd_readd = {
 const struct cmd cmd_remove = {
 	.name = "remove",
 	.operands = "MNT MEMBER...",
-	.summary = "remove faulty or spare members (mN or N as status shows, or a path)",
+	.summary = "remove failed or spare members (mN or N as status shows, or a path)",
 	.opts = no_opts,
 	.run = manage_run,
 };

@@ -410,9 +410,9 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 		snprintf(err, errlen, "remove %s: no member there (give a member's Number, mN as fsvol status names it, "
 			 "or its path)", which);
 		r = -ENOENT;
-	} else if (strcmp(st, "faulty") && strcmp(st, "spare")) {
+	} else if (strcmp(st, "failed") && strcmp(st, "spare")) {
 		/* mdadm: "device or resource busy": fail it first */
-		snprintf(err, errlen, "remove %s: m%d is %s; only faulty or spare members can be removed "
+		snprintf(err, errlen, "remove %s: m%d is %s; only failed or spare members can be removed "
 			 "(fail it first)", which, vol_slot_number(v, (unsigned)s), st);
 		r = -EBUSY;
 	} else if (atomic_load(&vol_ms(v, v->slot[s])->pending)) {
@@ -454,7 +454,7 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && !strcmp(v->slot[i]->path, path)) {
 			const char *st = vol_slot_state(v, i);
-			if (strcmp(st, "faulty")) {
+			if (strcmp(st, "failed")) {
 				pthread_mutex_unlock(&v->state_lock);
 				snprintf(err, errlen, "re-add %s: it is %s in slot %u, not a former member", path, st, i);
 				return -EBUSY;

@@ -109,7 +109,7 @@ const char *vol_slot_state(const struct vol *v, unsigned slot)
 	if ((int)slot == atomic_load(&v->rebuild_slot))
 		return "rebuilding";
 	if (slot < v->geom.members && (atomic_load(&v->failed) & (1ull << slot)))
-		return v->slot[slot] ? "faulty" : "missing";
+		return v->slot[slot] ? "failed" : "missing";
 	if (!v->slot[slot] && v->sb.slots[slot].state == SB_EMPTY)
 		return "removed";
 	return sb_state_name(v->sb.slots[slot].state);

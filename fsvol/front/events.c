@@ -100,7 +100,7 @@ void events_diff(const struct events_snap *a, const struct events_snap *b, event
 	for (unsigned i = 0; i < n; i++) {
 		const char *o = was(a, b, i), *s = b->state[i];
 		const char *who = b->path[i][0] ? b->path[i] : i < a->nslots ? a->path[i] : "";
-		if (!o || !(is(s, "faulty") || is(s, "missing")))
+		if (!o || !(is(s, "failed") || is(s, "missing")))
 			continue;
 		if (is(o, "active"))
 			emit(ctx, "Fail", b->number[i], who);

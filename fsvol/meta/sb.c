@@ -543,7 +543,7 @@ void sb_volume_name(const struct sb *s, char out[SB_NAME_MAX + 1])
 const char *sb_state_name(unsigned state)
 {
 	static const char *const names[] = {
-		[SB_EMPTY] = "empty",   [SB_ACTIVE] = "active",         [SB_FAILED] = "faulty",
+		[SB_EMPTY] = "empty",   [SB_ACTIVE] = "active",         [SB_FAILED] = "failed",
 		[SB_SPARE] = "spare",   [SB_REBUILDING] = "rebuilding", [SB_MISSING] = "missing",
 	};
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "unknown";
@@ -696,7 +696,7 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 	fprintf(f, "  Array State   : ");
 	for (unsigned i = 0; i < nslots; i++)
 		fputc(state_char(s->slots[i].state), f);
-	fprintf(f, " ('A' == active, '.' == missing/faulty, 'R' == rebuilding, 'S' == spare)\n");
+	fprintf(f, " ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)\n");
 
 	fprintf(f, "\n   Slot  Number  State       Device UUID                           Data Size              Rebuild  Flags\n");
 	for (unsigned i = 0; i < nslots; i++) {

@@ -110,7 +110,7 @@ void sb_dump(FILE *f, const struct sb *s, const char *path);
 
 void sb_uuid_generate(uint8_t uuid[16]);         /* random v4, from getrandom() */
 void sb_uuid_format(const uint8_t uuid[16], char out[37]);
-const char *sb_state_name(unsigned state);       /* "active", "faulty" (md's word), ... */
+const char *sb_state_name(unsigned state);       /* "active", "failed" (md's word), ... */
 
 /* Volume names: 1..31 bytes of [A-Za-z0-9_.-], starting with a letter or a
  * digit, so a name is safe as a file name, a diskstats device and a

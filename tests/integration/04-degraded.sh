@@ -138,8 +138,8 @@ echo "fail 1" >"$d/mnt/ctl" || fail "live: writing 'fail 1' to ctl failed"
 [[ -e $d/out1 ]] && note "live: (the first pass had finished before the failure)"
 wait $reader || fail "live: the reader failed (I/O error after a member failure?)"
 for p in 1 2 3; do cmp "$d/out$p" "$d/ref" || fail "live: read pass $p differs from the reference"; done
-status_line "$d/mnt" 1 | grep -q faulty || fail "live: status does not show m1 faulty: $("$FSVOL" status "$d/mnt")"
-[[ $(jq -r '.members[] | select(.index == 1) | .state' "$d/mnt/stats.json") == faulty ]] ||
+status_line "$d/mnt" 1 | grep -q failed || fail "live: status does not show m1 failed: $("$FSVOL" status "$d/mnt")"
+[[ $(jq -r '.members[] | select(.index == 1) | .state' "$d/mnt/stats.json") == failed ]] ||
 	fail "live: stats.json does not show member 1 failed"
 patch "$d" $((3 * MiB + 17)) $((1 * MiB))
 readback "$d" "after a runtime failure"

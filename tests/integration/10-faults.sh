@@ -45,7 +45,7 @@ run() {
 	verify_fio "$d/mnt" "$size" "$d/fio-v.out" ||
 		fail "$level: verify failed with member(s) $fails failed: $(tail -5 "$d/fio-v.out")"
 	for i in $fails; do
-		grep -q "m$i: .* faulty" "$d/mnt/status" || fail "$level: member $i not shown faulty"
+		grep -q "m$i: .* failed" "$d/mnt/status" || fail "$level: member $i not shown failed"
 		jq -e ".members[] | select(.index == $i) | .errors >= 1" "$d/mnt/stats.json" >/dev/null ||
 			fail "$level: member $i shows no error in its counters"
 	done
@@ -98,7 +98,7 @@ dd_at in "$d/mnt/volume" 64 2 || fail "bad range: a read after the healing write
 grep -q "m0: .* active" "$d/mnt/status" || fail "bad range: member 0 failed although its range was healed"
 echo "fault 0 bad=128K+4K" >"$d/mnt/ctl"
 dd_at in "$d/mnt/volume" 128 || fail "bad range: the mirror did not serve a read of the bad range"
-grep -q "m0: .* faulty" "$d/mnt/status" || fail "bad range: reading an unhealed bad range did not fail member 0"
+grep -q "m0: .* failed" "$d/mnt/status" || fail "bad range: reading an unhealed bad range did not fail member 0"
 fsvol_umount "$d/mnt"
 
 # --- a flaky member: its down period fails it, its mirror serves every byte
@@ -109,7 +109,7 @@ fsvol_mount --fault=1=flaky=200io/50io "$d/mnt" "$d/m0" "$d/m1"
 fio --name=w --filename="$d/mnt/volume" --rw=randwrite --bs=16k --direct=1 --ioengine=io_uring --iodepth=4 \
 	--size=20M --verify=crc32c --verify_state_save=0 --randseed=5 --output="$d/fio.out" ||
 	fail "flaky: I/O failed: $(tail -5 "$d/fio.out")"
-grep -q "m1: .* faulty" "$d/mnt/status" || fail "flaky: the down period did not fail member 1"
+grep -q "m1: .* failed" "$d/mnt/status" || fail "flaky: the down period did not fail member 1"
 fsvol_umount "$d/mnt"
 
 # --- a delayed member: the delay is in its own counters, not its neighbour's

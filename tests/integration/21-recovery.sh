@@ -64,7 +64,7 @@ run() {
 	busy_vol "$d" "$level" "$2" spare 200
 	valid_status "$d/mnt" healthy active
 	"$FSVOL" fail "$d/mnt" "$first" || fail "$level: fsvol fail $first"
-	valid_status "$d/mnt" degraded faulty
+	valid_status "$d/mnt" degraded failed
 	"$FSVOL" detail --test "$d/mnt" >/dev/null && fail "$level: detail --test says healthy while degraded"
 	"$FSVOL" add "$d/mnt" "$d/spare" || fail "$level: fsvol add"
 	wait "$fio_pid" || fail "$level: fio saw errors while a member failed and rebuilt: $(tail -5 "$d/w.out")"
@@ -169,7 +169,7 @@ mkdir -p "$d"
 fsvol_mount "$d/mnt" "$d/m0" "$d/m1"
 random_file "$d/data" $((16 * MiB))
 dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
-expect_fail_msg "only faulty or spare members can be removed" "$FSVOL" remove "$d/mnt" 0
+expect_fail_msg "only failed or spare members can be removed" "$FSVOL" remove "$d/mnt" 0
 "$FSVOL" fail "$d/mnt" "$d/m1"
 "$FSVOL" remove "$d/mnt" "$d/m1" || fail "removing a failed member failed"
 grep -q "m1: (missing) missing" "$d/mnt/status" || fail "slot 1 is not shown missing after remove"

@@ -137,8 +137,8 @@ grep -q '\[UUUU\]' "$T/r5/status" || fail "refused commands changed the volume: 
 "$FSVOL" ctl "$T/r5" fail 1 || fail "fsvol ctl fail 1 failed"
 grep -q '^fsvol_md_degraded{volume="'"$name"'"} 1$' "$T/r5/metrics" || fail "fail 1: $(grep md_degraded "$T/r5/metrics")"
 [[ $(jq -r .volume.state "$T/r5/stats.json") == degraded ]] || fail "fail 1: stats.json volume state $(jq -r .volume.state "$T/r5/stats.json")"
-grep -q '^fsvol_md_disks{volume="'"$name"'",state="faulty"} 1$' "$T/r5/metrics" || fail "fail 1: $(grep 'md_disks{' "$T/r5/metrics")"
-grep -q 'fsvol_member_info{.*member="1",uuid="[0-9a-f-]\{36\}",path="[^"]*a1",state="faulty",role="-"} 1' "$T/r5/metrics" ||
+grep -q '^fsvol_md_disks{volume="'"$name"'",state="failed"} 1$' "$T/r5/metrics" || fail "fail 1: $(grep 'md_disks{' "$T/r5/metrics")"
+grep -q 'fsvol_member_info{.*member="1",uuid="[0-9a-f-]\{36\}",path="[^"]*a1",state="failed",role="-"} 1' "$T/r5/metrics" ||
 	fail "fail 1: $(grep member_info "$T/r5/metrics")"
 fsvol_umount "$T/r1"
 fsvol_umount "$T/r5"

@@ -173,8 +173,8 @@ done
 echo "fail 2" >"$T/mnt/ctl"
 chrome "$url/" --dump-dom >"$T/dom3.html" || fail "chromium could not load $url/ after a fail"
 dom_facts "$T/dom3.html" >"$T/facts3"
-# md's way: the spare takes the failed member's role; each keeps its Number (m2 faulty, m5 in role 2)
-grep -qx "2 faulty $T/m2" "$T/facts3" || fail "failed m2 not shown faulty:"$'\n'"$(cat "$T/facts3")"
+# md's way: the spare takes the failed member's role; each keeps its Number (m2 failed, m5 in role 2)
+grep -qx "2 failed $T/m2" "$T/facts3" || fail "failed m2 not shown failed:"$'\n'"$(cat "$T/facts3")"
 grep -Eqx "5 (rebuilding|active) $T/m5" "$T/facts3" || fail "the spare is not rebuilding nor active:"$'\n'"$(cat "$T/facts3")"
 if grep -qx "5 rebuilding $T/m5" "$T/facts3"; then
 	grep -Eq 'recovery running, rebuilding m5: [0-9.]+%' "$T/dom3.html" ||

@@ -55,7 +55,7 @@ kill -KILL "$(cat "$T/n2.pid")"
 rc=0
 wait "$fio_pid" || rc=$?
 ((rc == 0)) || fail "fio saw an error when an NBD member's server died: $(tail -5 "$T/fio2.out")"
-grep -q "m2: .* faulty" "$T/mnt/status" || fail "the killed server's member is not failed: $(cat "$T/mnt/status")"
+grep -q "m2: .* failed" "$T/mnt/status" || fail "the killed server's member is not failed: $(cat "$T/mnt/status")"
 grep -q degraded "$T/mnt/status" || fail "status does not say degraded"
 fio_w "$T/fio3.out" --verify_only || fail "verify after the member died: $(tail -5 "$T/fio3.out")"
 fsvol_umount "$T/mnt"
@@ -82,7 +82,7 @@ done
 # fail the local file: the NBD copy alone serves
 fsvol_mount "$T/mnt" "$T/local" "$(uri r1)"
 "$FSVOL" fail "$T/mnt" 0 || fail "fsvol fail of the local member"
-grep -q "m0: .* faulty" "$T/mnt/status" || fail "member 0 not failed"
+grep -q "m0: .* failed" "$T/mnt/status" || fail "member 0 not failed"
 r0=$(member_stat "$T/mnt" 0 reads)
 dd if="$T/mnt/volume" bs=1M count=24 iflag=direct status=none | cmp - "$T/ref" ||
 	fail "raid1 read from the NBD member alone differs"
@@ -101,7 +101,7 @@ for ((k = 0; k < 50; k++)); do [[ -e $T/x.sock ]] || break; sleep 0.1; done
 rm -f "$T/x.sock"
 dd if="$T/ref" of="$T/mnt/volume" bs=1M count=8 oflag=direct conv=notrunc status=none ||
 	fail "writes failed when the NBD mirror's server went away"
-grep -q "m1: .* faulty" "$T/mnt/status" || fail "the gone server's member is not failed"
+grep -q "m1: .* failed" "$T/mnt/status" || fail "the gone server's member is not failed"
 nbdkit_start "$T/x.pid" nbdkit -U "$T/x.sock" file "$T/ex.img"
 "$FSVOL" re-add "$T/mnt" "$(uri x)" || fail "re-add of the NBD member"
 for ((k = 0; k < 100; k++)); do grep -q "m1: .* active" "$T/mnt/status" && break; sleep 0.1; done

@@ -73,7 +73,7 @@ fio_w() { # OUT SEED [extra]
 host_unread() {
 	ss -N "${NS}h$1" -Htn state established "( sport = :$PORT )" | awk '{ q += $1 } END { exit !(q > 0) }'
 }
-member_failed() { grep -q "m$1: .* faulty" "$T/mnt/status"; }
+member_failed() { grep -q "m$1: .* failed" "$T/mnt/status"; }
 
 # kill_during_run HOST SEED: a verified write run during which HOST's server dies
 kill_during_run() {

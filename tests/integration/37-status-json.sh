@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # MNT/status.json validates against docs/status.schema.json in every state a
-# volume goes through (healthy, degraded, rebuilding, faulty, spare, removed and
+# volume goes through (healthy, degraded, rebuilding, failed, spare, removed and
 # missing members, after a check), and says what MNT/status says.
 . "$(dirname "$0")/../lib.sh"
 requires jq
@@ -31,7 +31,7 @@ dd if="$T/data" of="$T/mnt/volume" bs=1M oflag=direct status=none
 
 "$FSVOL" fail "$T/mnt" 1
 valid "$T/mnt" degraded
-[[ $(slot_state "$T/mnt" 1) == faulty ]] || fail "a failed member is $(slot_state "$T/mnt" 1), want faulty"
+[[ $(slot_state "$T/mnt" 1) == failed ]] || fail "a failed member is $(slot_state "$T/mnt" 1), want failed"
 [[ $(jq .active_members "$T/mnt/status.json") == 2 ]] || fail "active_members after a failure"
 
 echo "sync_speed_max 4000" >"$T/mnt/ctl" # 32 MiB at 4 MB/s: ~8 s to watch
@@ -45,7 +45,7 @@ j=$T/s$n.json
 [[ $(jq -r '.sync.action' "$j") == recovery ]] || fail "sync.action: $(jq .sync "$j")"
 [[ $(jq -r '.members[] | select(.slot == 1) | .state' "$j") == rebuilding ]] || fail "slot 1 not rebuilding: $(jq .members "$j")"
 [[ $(jq -r '.members[] | select(.slot == 1) | .path' "$j") == "$T/spare" ]] || fail "slot 1 is not the spare"
-[[ $(jq -r '.members[] | select(.slot == 3) | .state' "$j") == faulty ]] || fail "the failed member moved to slot 3: $(jq .members "$j")"
+[[ $(jq -r '.members[] | select(.slot == 3) | .state' "$j") == failed ]] || fail "the failed member moved to slot 3: $(jq .members "$j")"
 # Numbers stay with the devices: the failed one is still 1, the spare (added as 3) plays role 1
 jq -e '(.members[] | select(.slot == 3) | .number == 1 and .role == null) and
 	(.members[] | select(.slot == 1) | .number == 3 and .role == 1 and (.uuid | test("^[0-9a-f-]{36}$")))' "$j" >/dev/null ||

@@ -44,7 +44,7 @@ takeover() { # NAME NMEMBERS OTHER CREATE-ARGS...: OTHER is the member failed at
 	"$FSVOL" add "$d/mnt" "$d/s2" || fail "$name: add s2"
 	wait_recovery_past "$d/mnt" 30
 	grep -q "$d/s1 rebuilding" "$d/mnt/status" || fail "$name: s1 is not the one rebuilt: $(cat "$d/mnt/status")"
-	# by its path: s1 plays role 0 but keeps its own Number (0 is m0's, faulty already)
+	# by its path: s1 plays role 0 but keeps its own Number (0 is m0's, failed already)
 	"$FSVOL" fail "$d/mnt" "$d/s1" || fail "$name: fail s1 (being rebuilt in role 0)"
 	grep -q "$d/s2 rebuilding" "$d/mnt/status" || fail "$name: s2 did not take over: $(cat "$d/mnt/status")"
 	# a few writes across the take-over, not so many that they rewrite

@@ -35,7 +35,7 @@ dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
 "$FSVOL" add "$d/mnt" "$d/s1" || fail "add s1"
 wait_healthy "$d/mnt"
 # m0 keeps its Number (md's) wherever it is parked; the spare that took role 0 is m3
-grep -q "m0: $d/m0 faulty" "$d/mnt/status" || fail "m0 is not parked faulty: $(cat "$d/mnt/status")"
+grep -q "m0: $d/m0 failed" "$d/mnt/status" || fail "m0 is not parked failed: $(cat "$d/mnt/status")"
 grep -q "m3: $d/s1 active (role 0)" "$d/mnt/status" || fail "s1 (m3) is not in role 0: $(cat "$d/mnt/status")"
 ev0=$(events_of "$d/m0")
 "$FSVOL" ctl "$d/mnt" fault 0 error=all # m0 is gone for good
@@ -61,10 +61,10 @@ cur=$d/n0
 for ((c = 1; c <= 70; c++)); do
 	fsvol_mount "$d/mnt" "$d/m0" "$cur" 2>/dev/null
 	if ((c == 2)); then
-		# the entry n0 left (faulty, not given): removable by its Number (n0
+		# the entry n0 left (failed, not given): removable by its Number (n0
 		# was m1; n1, added as m2, plays role 1)
-		grep -q "m1: (missing) faulty" "$d/mnt/status" || fail "no leftover entry m1: $(cat "$d/mnt/status")"
-		"$FSVOL" remove "$d/mnt" 1 || fail "remove 1 (a faulty entry without its member)"
+		grep -q "m1: (missing) failed" "$d/mnt/status" || fail "no leftover entry m1: $(cat "$d/mnt/status")"
+		"$FSVOL" remove "$d/mnt" 1 || fail "remove 1 (a failed entry without its member)"
 		! grep -q "(missing)" "$d/mnt/status" || fail "entry m1 not removed: $(cat "$d/mnt/status")"
 	fi
 	"$FSVOL" fail "$d/mnt" "$cur"

@@ -22,7 +22,7 @@ grep -q "m4: $T/r6/d4 active" m6/status || fail "status does not name $T/r6/d4: 
 # --- 1: relative paths, as given to mount -----------------------------------------
 out=$("$FSVOL" fail m6 r6/d4) || fail "fsvol fail m6 r6/d4: $out"
 [[ $out == "fsvol: set r6/d4 faulty in m6" ]] || fail "fail printed: '$out'"
-grep -q "m4: $T/r6/d4 faulty" m6/status || fail "r6/d4 not faulty: $(cat m6/status)"
+grep -q "m4: $T/r6/d4 failed" m6/status || fail "r6/d4 not failed: $(cat m6/status)"
 out=$("$FSVOL" remove m6 ./r6/d4) || fail "fsvol remove m6 ./r6/d4: $out"
 [[ $out == "fsvol: removed ./r6/d4 from m6" ]] || fail "remove printed: '$out'"
 out=$("$FSVOL" add m6 r6/d4) || fail "fsvol add m6 r6/d4: $out"

@@ -45,7 +45,7 @@ rc=0
 for f in "Total Devices:4" "Active Devices:2" "Working Devices:3" "Failed Devices:1" "Spare Devices:1"; do
 	[[ $(field "${f%%:*}" "$T/d2") == "${f#*:}" ]] || fail "${f%%:*}: '$(field "${f%%:*}" "$T/d2")', want '${f#*:}'"
 done
-# the table: roles 0..2 first (role 1 rebuilding onto the spare), a blank line, then the faulty device
+# the table: roles 0..2 first (role 1 rebuilding onto the spare), a blank line, then the failed device
 awk '/^    Number/ { on = 1; next } on' "$T/d2" >"$T/table"
 grep -Eq "^ +[0-9]+ +- +- +1 +spare rebuilding +$T/v/d3$" "$T/table" || fail "rebuilding row: $(cat "$T/table")"
 [[ $(sed -n 4p "$T/table") == "" ]] || fail "no blank line after the roles: $(cat "$T/table")"

@@ -108,5 +108,5 @@ grep -qi "read-only" "$d/dd.err" || fail "the refused write's error: $(cat "$d/d
 grep -q "JOURNAL FAILED: writes refused" "$d/mnt/status" || fail "status: $(cat "$d/mnt/status")"
 "$ACKW" verify -b 32K "$d/mnt/volume" "$d/log" >/dev/null 2>&1 || fail "reads with the journal failed"
 fsvol_umount "$d/mnt"
-"$FSVOL" examine "$d/m0" | grep -q "^ *4 .*faulty.*journal" || fail "the superblocks do not record the journal failed"
+"$FSVOL" examine "$d/m0" | grep -q "^ *4 .*failed.*journal" || fail "the superblocks do not record the journal failed"
 echo "PASS"

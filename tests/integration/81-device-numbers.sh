@@ -5,8 +5,8 @@
 # stats.json, MNT/metrics (device="NAME.mN", member="N", plus uuid= and the
 # role in fsvol_member_info) and fsvol detail (Number, with the role as
 # RaidDevice), so a metrics series never changes disk; a healthy raid6 after
-# a replace lists no missing or removed entries; every view says "faulty" for
-# a failed member; member paths given relative are stored, shown and taken
+# a replace lists no missing or removed entries; every view says "failed" for
+# a failed member (DESIGN.md's word; fsvol detail, as mdadm --detail, "faulty"); member paths given relative are stored, shown and taken
 # absolute or relative alike; a slot table that gives two members one Number
 # is refused, naming both.
 . "$(dirname "$0")/../lib.sh"
@@ -41,7 +41,9 @@ same_word() {
 	[[ $(jq -r ".members[] | select(.index == $2) | .state" "$1/stats.json") == "$w" ]] ||
 		fail "stats.json m$2 is not $w"
 	minfo "$1" "$2" | grep -q "state=\"$w\"" || fail "metrics m$2 is not $w: $(minfo "$1" "$2")"
-	"$FSVOL" detail "$1" | grep -Eq "^ +$2 +- +- +[-0-9]+ +$w" || fail "detail m$2 is not $w: $("$FSVOL" detail "$1")"
+	local dw=$w # fsvol detail speaks mdadm --detail's words
+	[[ $w == failed ]] && dw=faulty
+	"$FSVOL" detail "$1" | grep -Eq "^ +$2 +- +- +[-0-9]+ +$dw" || fail "detail m$2 is not $dw: $("$FSVOL" detail "$1")"
 }
 
 # --- raid6, relative paths throughout: fail + add + remove + replace ---------------------
@@ -61,22 +63,22 @@ minfo mnt 2 | grep -q "role=\"2\"" || fail "m2's role: $(minfo mnt 2)"
 
 out=$("$FSVOL" fail mnt v/d2) || fail "fail v/d2: $out"
 [[ $out == "fsvol: set v/d2 faulty in mnt" ]] || fail "fail printed '$out'"
-same_word mnt 2 faulty
-[[ $(jq -r '.members[] | select(.index == 2) | .role' mnt/stats.json) == null ]] || fail "a faulty member has a role"
+same_word mnt 2 failed
+[[ $(jq -r '.members[] | select(.index == 2) | .role' mnt/stats.json) == null ]] || fail "a failed member has a role"
 "$FSVOL" add mnt v/n0 >/dev/null || fail "add v/n0"
 wait_healthy mnt
 # the failed disk keeps m2; the new one takes the lowest free Number, 5, and plays role 2
-line mnt 2 | grep -qx " *m2: $T/v/d2 faulty" || fail "after fail + add, m2: $(cat mnt/status)"
+line mnt 2 | grep -qx " *m2: $T/v/d2 failed" || fail "after fail + add, m2: $(cat mnt/status)"
 line mnt 5 | grep -qx " *m5: $T/v/n0 active (role 2)" || fail "after fail + add, m5: $(cat mnt/status)"
 jnum mnt 5 | jq -e '.slot == 2 and .role == 2 and .state == "active"' >/dev/null || fail "status.json m5: $(jnum mnt 5)"
 [[ $(muuid mnt 2) == "$u2" ]] || fail "the series of m2 changed disk: uuid $u2 -> $(muuid mnt 2)"
-minfo mnt 2 | grep -q "path=\"$T/v/d2\",state=\"faulty\",role=\"-\"" || fail "m2's info: $(minfo mnt 2)"
+minfo mnt 2 | grep -q "path=\"$T/v/d2\",state=\"failed\",role=\"-\"" || fail "m2's info: $(minfo mnt 2)"
 u5=$(jnum mnt 5 | jq -r .uuid)
 [[ $(muuid mnt 5) == "$u5" && $u5 != "$u2" ]] || fail "m5's uuid label '$(muuid mnt 5)', status.json '$u5'"
 minfo mnt 5 | grep -q "path=\"$T/v/n0\",state=\"active\",role=\"2\"" || fail "m5's info: $(minfo mnt 5)"
 "$FSVOL" detail mnt | grep -Eq "^ +5 +- +- +2 +active sync +$T/v/n0$" || fail "detail m5: $("$FSVOL" detail mnt)"
 "$FSVOL" detail mnt | grep -Eq "^ +2 +- +- +- +faulty +$T/v/d2$" || fail "detail m2: $("$FSVOL" detail mnt)"
-same_word mnt 2 faulty
+same_word mnt 2 failed
 
 out=$("$FSVOL" remove mnt ./v/d2) || fail "remove ./v/d2: $out"
 ! line mnt 2 >/dev/null || fail "m2 still listed after its removal: $(cat mnt/status)"
@@ -91,7 +93,7 @@ line mnt 2 | grep -qx " *m2: $T/v/n1 active (role 4)" || fail "after the replace
 line mnt 4 | grep -qx " *m4: $T/v/d4 spare" || fail "after the replace, m4: $(cat mnt/status)"
 [[ $(muuid mnt 2) != "$u2" && $(muuid mnt 2) == $(jnum mnt 2 | jq -r .uuid) ]] ||
 	fail "m2 is another disk now: its uuid label must say so ($(muuid mnt 2), was $u2)"
-! grep -Eq "\(missing\)|removed|faulty" mnt/status || fail "a healthy raid6 after a replace: $(cat mnt/status)"
+! grep -Eq "\(missing\)|removed|failed" mnt/status || fail "a healthy raid6 after a replace: $(cat mnt/status)"
 jq -e '[.members[] | select(.state != "active" and .state != "spare")] | length == 0' mnt/status.json >/dev/null ||
 	fail "status.json of a healthy raid6: $(jq -c .members mnt/status.json)"
 [[ $(grep -c '^fsvol_member_info{' mnt/metrics) == 6 ]] || fail "metrics list $(grep -c '^fsvol_member_info{' mnt/metrics) members, not 6"
@@ -113,7 +115,7 @@ fsvol_mount mnt5 r5/d0 r5/d1 r5/d2 r5/d3
 name=num5
 u1=$(suuid mnt5 1)
 "$FSVOL" fail mnt5 m1 >/dev/null || fail "fail m1"
-same_word mnt5 1 faulty
+same_word mnt5 1 failed
 out=$("$FSVOL" remove mnt5 m1) || fail "remove m1: $out"
 [[ $out == "fsvol: removed m1 from mnt5" ]] || fail "remove printed '$out'"
 line mnt5 1 | grep -qx " *m1: (missing) missing" || fail "the removed role: $(cat mnt5/status)"

@@ -211,7 +211,7 @@ parked_failed_add() {
 	fill_ref "$T/mnt"
 	"$FSVOL" ctl "$T/mnt" fault 1 error=all || fail "fault 1"
 	dd if="$T/mnt/volume" of=/dev/null bs=1M iflag=direct status=none || fail "reading with member 1 failing"
-	wait_for 60 "member 1 not failed" grep -q "m[0-9]*: $T/v/m1 faulty" "$T/mnt/status"
+	wait_for 60 "member 1 not failed" grep -q "m[0-9]*: $T/v/m1 failed" "$T/mnt/status"
 	wait_healthy "$T/mnt"
 	"$FSVOL" ctl "$T/mnt" fail 2 || fail "fail 2"
 	spare_file "$T/s" $MB
@@ -232,8 +232,8 @@ slot_cycles() {
 	cur=("${MEM[@]}")
 	for ((c = 1; c <= cycles; c++)); do
 		fsvol_mount "$T/mnt" "${cur[@]}"
-		# leftovers of the last cycle: faulty or missing entries must go with remove (by Number)
-		for s in $(json "$T/mnt" '.members[] | select(.state == "faulty" or .state == "missing") | .number'); do
+		# leftovers of the last cycle: failed or missing entries must go with remove (by Number)
+		for s in $(json "$T/mnt" '.members[] | select(.state == "failed" or .state == "missing") | .number'); do
 			"$FSVOL" ctl "$T/mnt" remove "$s" >"$T/rm.out" 2>&1 || { err="cycle $c: remove $s: $(tr '\n' ' ' <"$T/rm.out")"; break 2; }
 		done
 		"$FSVOL" ctl "$T/mnt" fail "${cur[1]}" >"$T/ctl.out" 2>&1 || { err="cycle $c: fail ${cur[1]}: $(cat "$T/ctl.out")"; break; }

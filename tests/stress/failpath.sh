@@ -224,7 +224,7 @@ fio_v "$T/fio2.out" --verify_only || {
 	echo "VERIFY ${what[*]}: verify after the failure: $(grep -i -m3 'verify\|error' "$T/fio2.out" | tr '\n' ' ')"
 	exit 1
 }
-nfailed=$(grep -c "^ *m[0-9]*: .* faulty" "$T/mnt/status" || true)
+nfailed=$(grep -c "^ *m[0-9]*: .* failed" "$T/mnt/status" || true)
 # only the victims may fail: another member failing, or one silent until the
 # NBD timeout, is the failure path stalling the daemon (its threads blocked)
 ((nfailed <= nvict)) ||

@@ -231,7 +231,7 @@ START_TEST(test_retry_read_error)
 	set_fault(v, 1, "error=read");
 	ck_assert_int_eq(engine_read(v, b, 0, sizeof(b)), 0);
 	ck_assert(!memcmp(a, b, sizeof(a)));
-	ck_assert_str_eq(vol_slot_state(v, 1), "faulty");
+	ck_assert_str_eq(vol_slot_state(v, 1), "failed");
 	ck_assert(layout_survives(&v->geom, atomic_load(&v->failed)));
 	vol_close(v);
 }
@@ -247,7 +247,7 @@ START_TEST(test_ack_after_failure_superblock)
 	fill(a, sizeof(a), 3);
 	set_fault(v, 2, "error=write");
 	ck_assert_int_eq(engine_write(v, a, 0, sizeof(a)), 0);
-	ck_assert_str_eq(vol_slot_state(v, 2), "faulty");
+	ck_assert_str_eq(vol_slot_state(v, 2), "failed");
 	uint64_t done = atomic_load(&v->sb_seq_done), want = atomic_load(&v->sb_seq_want);
 	ck_assert_msg(done >= want, "acknowledged with superblock change %llu of %llu written", (unsigned long long)done,
 		      (unsigned long long)want);
@@ -307,17 +307,17 @@ START_TEST(test_fail_request_keeps_last_copy)
 	ck_assert_int_eq(vol_fail_request(v, 2, 0, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "slot 2"));
 	ck_assert_int_eq(vol_fail_request(v, 0, 0, err, sizeof(err)), 0);
-	ck_assert_str_eq(vol_slot_state(v, 0), "faulty");
+	ck_assert_str_eq(vol_slot_state(v, 0), "failed");
 	/* the last copy: refused, naming the level and the member, nothing changed */
 	err[0] = 0;
 	ck_assert_int_eq(vol_fail_request(v, 1, 0, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "raid1 cannot serve its data without member 1"));
-	ck_assert_str_ne(vol_slot_state(v, 1), "faulty");
+	ck_assert_str_ne(vol_slot_state(v, 1), "failed");
 	/* failing one already failed changes nothing and is no error */
 	ck_assert_int_eq(vol_fail_request(v, 0, 0, err, sizeof(err)), 0);
 	/* forced: done, and the volume has failed */
 	ck_assert_int_eq(vol_fail_request(v, 1, 1, err, sizeof(err)), 0);
-	ck_assert_str_eq(vol_slot_state(v, 1), "faulty");
+	ck_assert_str_eq(vol_slot_state(v, 1), "failed");
 	ck_assert(!layout_survives(&v->geom, atomic_load(&v->failed)));
 	vol_close(v);
 }

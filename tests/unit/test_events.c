@@ -73,14 +73,14 @@ START_TEST(test_fail_spare_takes_over)
 	static struct events_snap a, b, c, d;
 	/* md's way here: the spare moves into role 1, the failed member to slot 3 */
 	look(&a, "active:/m0 active:/m1 active:/m2 spare:/s0", 0, NULL, 0, 0, 0, 0, -1);
-	look(&b, "active:/m0 rebuilding:/s0 active:/m2 faulty:/m1", 1, "recovery", 1, 0, 5, 9, 1);
+	look(&b, "active:/m0 rebuilding:/s0 active:/m2 failed:/m1", 1, "recovery", 1, 0, 5, 9, 1);
 	swap_numbers(&b);
 	ck_assert_str_eq(diff(&a, &b), "Fail 1 /m1; DegradedArray -1 1 of 3 members failed or missing; "
 				       "RebuildStarted 3 recovery");
-	look(&c, "active:/m0 rebuilding:/s0 active:/m2 faulty:/m1", 1, "recovery", 1, 0, 45, 9, 1);
+	look(&c, "active:/m0 rebuilding:/s0 active:/m2 failed:/m1", 1, "recovery", 1, 0, 45, 9, 1);
 	swap_numbers(&c);
 	ck_assert_str_eq(diff(&b, &c), "Rebuild20 3 recovery 20%; Rebuild40 3 recovery 40%");
-	look(&d, "active:/m0 active:/s0 active:/m2 faulty:/m1", 0, "recovery", 0, 1, 100, 9, -1);
+	look(&d, "active:/m0 active:/s0 active:/m2 failed:/m1", 0, "recovery", 0, 1, 100, 9, -1);
 	swap_numbers(&d);
 	ck_assert_str_eq(diff(&c, &d), "Rebuild60 3 recovery 60%; Rebuild80 3 recovery 80%; "
 				       "RebuildFinished 3 recovery done, 0 mismatches; SpareActive 3 /s0");
@@ -121,8 +121,8 @@ END_TEST
 START_TEST(test_fail_spare_and_beyond)
 {
 	static struct events_snap a, b;
-	look(&a, "active:/m0 rebuilding:/s0 active:/m2 faulty:/m1", 1, "recovery", 1, 0, 10, 4, 1);
-	look(&b, "active:/m0 faulty:/s0 faulty:/m2 faulty:/m1", 2, "recovery", 0, 0, 12, 4, -1);
+	look(&a, "active:/m0 rebuilding:/s0 active:/m2 failed:/m1", 1, "recovery", 1, 0, 10, 4, 1);
+	look(&b, "active:/m0 failed:/s0 failed:/m2 failed:/m1", 2, "recovery", 0, 0, 12, 4, -1);
 	ck_assert_str_eq(diff(&a, &b), "FailSpare 1 /s0; Fail 2 /m2; DegradedArray -1 2 of 3 members failed or "
 				       "missing: beyond redundancy, the volume has FAILED; "
 				       "RebuildFinished 1 recovery stopped, 0 mismatches");

@@ -622,7 +622,7 @@ START_TEST(test_uuid)
 	ck_assert_uint_eq(a[8] & 0xc0, 0x80);
 	ck_assert_str_eq(sb_state_name(SB_EMPTY), "empty");
 	ck_assert_str_eq(sb_state_name(SB_ACTIVE), "active");
-	ck_assert_str_eq(sb_state_name(SB_FAILED), "faulty"); /* md's word, as status says */
+	ck_assert_str_eq(sb_state_name(SB_FAILED), "failed"); /* md's word, as status says */
 	ck_assert_str_eq(sb_state_name(SB_SPARE), "spare");
 	ck_assert_str_eq(sb_state_name(SB_REBUILDING), "rebuilding");
 	ck_assert_str_eq(sb_state_name(SB_MISSING), "missing");
@@ -728,8 +728,8 @@ START_TEST(test_dump)
 		"         Events : 3\n",
 		"          State : clean\n",
 		"   Device Role  : Active device 2\n",
-		"  Array State   : A.AR ('A' == active, '.' == missing/faulty, 'R' == rebuilding, 'S' == spare)\n",
-		"faulty ",
+		"  Array State   : A.AR ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)\n",
+		"failed ",
 		"rebuilding ",
 		"100M",
 	};
@@ -1097,7 +1097,7 @@ static const struct {
 	{"split brain, newer forced", mut_split_b_newer, 1, 0, NULL, NULL, 1u << 0, 0, -1},
 	{"split brain of three", mut_split_three, 0, -EINVAL, "(events 9) records slot 2 (m2) as missing, and m2 (events 6) records slot ", NULL, 0, -1, -1},
 	{"split brain of three forced", mut_split_three, 1, 0, NULL, NULL, 1u << 2, 2, -1},
-	{"reports the truth failed", mut_reports_truth_failed, 0, -EINVAL, "split brain: m0 (events 4) records slot 3 (m3) as active, and m3 (events 3) records slot 0 (m0) as faulty", NULL, 0, -1, -1},
+	{"reports the truth failed", mut_reports_truth_failed, 0, -EINVAL, "split brain: m0 (events 4) records slot 3 (m3) as active, and m3 (events 3) records slot 0 (m0) as failed", NULL, 0, -1, -1},
 	{"reports the truth failed forced", mut_reports_truth_failed, 1, 0, NULL, NULL, 1u << 3, 3, -1},
 	{"failed member back", mut_failed_member_back, 0, -EINVAL, "m3: stale (events 3, volume at 5)", NULL, 0, -1, -1},
 	{"failed member back forced", mut_failed_member_back, 1, 0, NULL, NULL, 1u << 3, 3, -1},

@@ -446,7 +446,7 @@ static struct stats_view_dev *make_view(void)
 {
 	static const char *names[NVIEW] = {"fsvol0", "fsvol0m0", "fsvol0m1", "fsvol0m2"};
 	static const char *paths[NVIEW] = {NULL, "/tmp/a b", "/tmp/q\"uote\\d\n", "/tmp/\xc3\xa9t\xe9"};
-	static const char *states[NVIEW] = {NULL, "active", "faulty", "rebuilding"};
+	static const char *states[NVIEW] = {NULL, "active", "failed", "rebuilding"};
 	struct stats_view_dev *v = calloc(NVIEW, sizeof(*v));
 	ck_assert_ptr_nonnull(v);
 	for (int i = 0; i < NVIEW; i++) {
@@ -463,7 +463,7 @@ static struct stats_view_dev *make_view(void)
 		v[i].index = i - 1;
 		v[i].role = -1;
 		/* members 1 and 2 of a served volume: their UUIDs, member 2 in role 1
-		 * (its Number is not its role), member 1 faulty (no role) */
+		 * (its Number is not its role), member 1 failed (no role) */
 		if (i >= 2)
 			v[i].uuid = i == 2 ? "11111111-2222-4333-8444-555555555555" : "66666666-7777-4888-9999-aaaaaaaaaaaa";
 		if (i == 3)
@@ -718,7 +718,7 @@ START_TEST(test_render_views)
 		if (fm[k].fmt == STATS_FMT_JSON)
 			ck_assert_ptr_nonnull(strstr(buf, "\"time\":\"2026-01-02T03:04:05+0000\""));
 		if (fm[k].fmt == STATS_FMT_IOSTAT)
-			ck_assert_ptr_nonnull(strstr(buf, "\n  m1   faulty   not counted"));
+			ck_assert_ptr_nonnull(strstr(buf, "\n  m1   failed   not counted"));
 		free(buf);
 	}
 	/* table: header + one row per device, members indented */
@@ -801,7 +801,7 @@ START_TEST(test_top_layout)
 	o.max_rows = 0;
 	o.color = 1;
 	char *bc = render_top(&o, prev, cur, NVIEW);
-	ck_assert_ptr_nonnull(strstr(bc, "\033[31mfaulty"));
+	ck_assert_ptr_nonnull(strstr(bc, "\033[31mfailed"));
 	ck_assert_ptr_null(strstr(b80, "\033"));
 	free(b80);
 	free(b120);
@@ -844,10 +844,10 @@ START_TEST(test_prom)
 		 "uuid=\"66666666-7777-4888-9999-aaaaaaaaaaaa\"} %llu\n", (unsigned long long)v[3].snap.reads);
 	ck_assert_msg(strstr(buf, want) != NULL, "%s", want);
 	ck_assert_ptr_nonnull(strstr(buf, ",state=\"rebuilding\",role=\"1\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(buf, ",state=\"faulty\",role=\"-\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, ",state=\"failed\",role=\"-\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_disk_counted{device=\"fsvol0\",volume=\"fsvol0\",layer=\"volume\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "# TYPE fsvol_disk_latency_seconds histogram\n"));
-	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_disks{volume=\"fsvol0\",state=\"faulty\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_disks{volume=\"fsvol0\",state=\"failed\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_degraded{volume=\"fsvol0\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_state{volume=\"fsvol0\",state=\"resync\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nfsvol_md_state{volume=\"fsvol0\",state=\"active\"} 0\n"));
