@@ -1,8 +1,10 @@
 /* timer_probe: the release lateness this machine allows, as a reference for
- * the emulator's (fsvol/model/emul.c). One SCHED_FIFO thread with 1 ns timer slack
- * waits for deadlines the way the emulator's timer thread does: sleep until
- * EMUL_SPIN_NS before each, spin the rest; gaps between deadlines are
- * exponential with the given mean (completions of independent disks).
+ * the emulator's (fsvol/model/emul.c). One SCHED_FIFO thread with 1 ns timer
+ * slack waits for deadlines the way the emulator's timer thread does: read()
+ * on a timerfd armed with TFD_TIMER_ABSTIME for each; gaps between deadlines
+ * are exponential with the given mean (completions of independent disks).
+ * LEAD_US > 0 wakes that much early and spins the rest (the old rule, to
+ * compare).
  *
  *   timer_probe MEAN_GAP_US [COUNT] [LEAD_US]
  *
@@ -14,9 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/timerfd.h>
 #include <time.h>
-
-#include "fsvol/model/emul.h"
+#include <unistd.h>
 
 static uint64_t now_ns(void)
 {
@@ -39,10 +41,15 @@ int main(int argc, char **argv)
 	}
 	double gap = atof(argv[1]) * 1e3;
 	long n = argc > 2 ? atol(argv[2]) : 2000;
-	uint64_t lead = argc > 3 ? (uint64_t)(atof(argv[3]) * 1e3) : EMUL_SPIN_NS;
+	uint64_t lead = argc > 3 ? (uint64_t)(atof(argv[3]) * 1e3) : 0;
 	if (!(gap > 0) || n < 100) {
 		fprintf(stderr, "timer_probe: MEAN_GAP_US must be > 0 and COUNT >= 100\n");
 		return 2;
+	}
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (tfd < 0) {
+		perror("timer_probe: timerfd_create");
+		return 1;
 	}
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	struct sched_param sp = { .sched_priority = 1 };
@@ -54,9 +61,10 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++) {
 		uint64_t due = now_ns() + (uint64_t)(-log(1 - drand48()) * gap);
 		if (due - now_ns() > lead) {
-			uint64_t t = due - lead;
-			struct timespec ts = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) };
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
+			uint64_t t = due - lead, fired;
+			struct itimerspec it = { .it_value = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) } };
+			timerfd_settime(tfd, TFD_TIMER_ABSTIME, &it, NULL);
+			while (read(tfd, &fired, sizeof(fired)) < 0)
 				;
 		}
 		uint64_t t;
@@ -67,5 +75,6 @@ int main(int argc, char **argv)
 	qsort(late, (size_t)n, sizeof(*late), cmp_u64);
 	printf("p50 %.1f us, p99 %.1f us\n", late[n / 2] / 1e3, late[n * 99 / 100] / 1e3);
 	free(late);
+	close(tfd);
 	return 0;
 }
