@@ -254,13 +254,13 @@ static void release_all(struct emul_io *out)
 /* The lead follows a low quantile (EMUL_LEAD_Q) of how late wake-ups are
  * (stochastic gradient: up by Q of a step when a wake-up was later, down by
  * 1 - Q when it was earlier), so about Q of them wake before the deadline and
- * sleep again for the rest. A kick counts as a wake-up: only ever late ones
- * (it comes after `at` or not at all), which raise the lead by a small step. */
+ * sleep again for the rest. A kick counts as a wake-up, a late one (it comes
+ * after `at` or not at all): it raises the lead by a small step at most. */
 #define EMUL_LEAD_Q 0.02
-#define EMUL_LEAD_STEP 1000.0   /* ns */
+#define EMUL_LEAD_STEP 2000.0   /* ns */
 #define EMUL_LEAD_MAX 200000u   /* ns */
 
-static uint64_t lead_learn(uint64_t lead, uint64_t late)
+uint64_t emul_lead_learn(uint64_t lead, uint64_t late)
 {
 	double l = (double)lead;
 	if (late > lead)
@@ -280,6 +280,8 @@ static void *emul_main(void *arg)
 	struct sched_param sp = { .sched_priority = 1 };
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	uint64_t lead = 0; /* the wake-up's floor, learnt: arm this much early */
+	uint64_t armed = 0; /* the timer's time, when set since the last wake-up */
+	int is_armed = 0;
 	while (!atomic_load(&e->stop)) {
 		struct emul_io *out = NULL, **tail = &out;
 		pthread_mutex_lock(&e->work);
@@ -297,7 +299,10 @@ static void *emul_main(void *arg)
 		/* Arm, say we sleep, then look once more (a pusher stores then
 		 * loads `asleep`; we store `asleep` then load what it pushed, so
 		 * one of us sees the other). A fire after the arm always wakes us. */
-		timer_arm(e, at);
+		if (!is_armed || armed != at)
+			timer_arm(e, at);
+		armed = at;
+		is_armed = 1;
 		atomic_store(&e->asleep, 1);
 		if (atomic_load(&e->stop) ||
 		    (!atomic_load(&e->hold) && atomic_load(&e->incoming))) {
@@ -308,8 +313,9 @@ static void *emul_main(void *arg)
 		while (read(e->tfd, &fired, sizeof(fired)) < 0 && errno == EINTR)
 			;
 		atomic_store(&e->asleep, 0);
+		is_armed = 0; /* it fired: ours, or a wake-up's */
 		if (learn)
-			lead = lead_learn(lead, stats_now() - at);
+			lead = emul_lead_learn(lead, stats_now() - at);
 	}
 	return NULL;
 }
