@@ -254,8 +254,9 @@ static void release_all(struct emul_io *out)
 /* The lead follows a low quantile (EMUL_LEAD_Q) of how late wake-ups are
  * (stochastic gradient: up by Q of a step when a wake-up was later, down by
  * 1 - Q when it was earlier), so about Q of them wake before the deadline and
- * sleep again for the rest. A kick counts as a wake-up, a late one (it comes
- * after `at` or not at all): it raises the lead by a small step at most. */
+ * sleep again for the rest. A wake-up before the time armed is a push's and
+ * teaches nothing; one after it may be a push's too, which only makes the
+ * lead a little shorter than it could be. */
 #define EMUL_LEAD_Q 0.02
 #define EMUL_LEAD_STEP 2000.0   /* ns */
 #define EMUL_LEAD_MAX 200000u   /* ns */
@@ -314,8 +315,9 @@ static void *emul_main(void *arg)
 			;
 		atomic_store(&e->asleep, 0);
 		is_armed = 0; /* it fired: ours, or a wake-up's */
-		if (learn)
-			lead = emul_lead_learn(lead, stats_now() - at);
+		uint64_t woke = stats_now();
+		if (learn && woke >= at)
+			lead = emul_lead_learn(lead, woke - at);
 	}
 	return NULL;
 }
