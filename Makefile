@@ -45,6 +45,7 @@ UNIT_TESTS := \
 	test_bench \
 	test_bitmap \
 	test_ctl \
+	test_emul \
 	test_engine \
 	test_events \
 	test_filters \

@@ -75,35 +75,10 @@ stats_off=$(median <"$T/stats_off")
 stats_all=$(median <"$T/stats_all")
 row "4K random read QD32: --stats all vs off" "$(printf %.0f "$stats_all") IOPS" "$(printf %.0f "$stats_off") IOPS" "$(ratio "$stats_all" "$stats_off")"
 
-# The spindle model: release lateness with ~200 emulated requests outstanding
-# over 8 members, and the daemon's CPU per 10k emulated I/Os.
-emembers=()
-for i in $(seq 0 7); do emembers+=("$T/e$i"); done
-"$FSVOL" create -l raid0 -c 64K -s 64M "${emembers[@]}" >/dev/null
-for model in hdd ssd; do
-	"$FSVOL" mount --model "$model" --log "$T/daemon.log" "$MNT" "${emembers[@]}"
-	mounted+=("$MNT")
-	pid=$(awk '/^pid:/ { print $2 }' "$MNT/status")
-	cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-	fio --name="model_$model" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth=200 \
-		--direct=1 --ioengine=io_uring --time_based --runtime="$secs" --size=500M --output=/dev/null
-	cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-	line=$(grep "lateness" "$MNT/status")
-	n=$(sed -n 's/.*: \([0-9]*\) completions.*/\1/p' <<<"$line")
-	p50=$(sed -n 's/.*p50 \([0-9.]*\) us.*/\1/p' <<<"$line")
-	p99=$(sed -n 's/.*p99 \([0-9.]*\) us.*/\1/p' <<<"$line")
-	cpu=$(awk -v t=$((cpu1 - cpu0)) -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.2f", n ? t / hz / n * 10000 : 0 }')
-	printf '%-44s %s completions, lateness p50 %s us, p99 %s us (target p99 <= 100 us), daemon CPU %s s per 10k I/Os\n' \
-		"model $model, QD200 over 8 members:" "$n" "$p50" "$p99" "$cpu"
-	# reference: the same wait rule alone, deadlines as far apart on average
-	if [ -x "$here/$build/bin/timer_probe" ] && [ "${n:-0}" -gt 0 ]; then
-		gap=$(awk -v s="$secs" -v n="$n" 'BEGIN { printf "%.1f", s * 1e6 / n }')
-		printf '%-44s %s\n' "  this machine's floor, ${gap} us apart:" \
-			"$("$here/$build/bin/timer_probe" "$gap" "$(( n < 5000 ? (n < 500 ? 500 : n) : 5000 ))")"
-	fi
-	"$FSVOL" umount "$MNT"
-	mounted=()
-done
+# The spindle model: its daemon CPU per 10k emulated I/Os and its release
+# lateness at QD1024 over 8 members, next to this machine's own timer
+# (bench/emul.sh; docs/bench.md, "The emulation row").
+BENCH_SECS=$secs BENCH_DIR=$base FSVOL_BUILD=$build "$here/bench/emul.sh" hdd ssd
 
 # The FUSE front end against bindfs, a plain FUSE passthrough, over the same
 # file: fsvol single-member volume vs bindfs exposing that member file.

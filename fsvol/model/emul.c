@@ -1,15 +1,21 @@
 /* emul: one timer thread, one heap of emulated completions (see emul.h).
  *
  * The timer thread owns the spindles and the heap; I/O threads never share a
- * lock with it. They push requests onto a lock-free stack and kick a
- * semaphore; the timer thread takes the whole stack, queues and dispatches,
- * and calls each request's release at its emulated time, with no lock held.
- * So a preempted I/O thread can never hold up a release, and no thread waits
- * for a request.
+ * lock with it. They push requests onto a lock-free stack; the timer thread
+ * takes the whole stack, queues and dispatches, and calls each request's
+ * release at its emulated time, with no lock held. So a preempted I/O thread
+ * can never hold up a release, and no thread waits for a request.
  *
- * Sleeping wake-ups here are ~55 us late on average even with 1 ns timer
- * slack, so the thread sleeps until EMUL_SPIN_NS before a deadline and spins
- * the rest of the way. Lateness is measured on every release.
+ * The thread sleeps in read() on a timerfd armed (TFD_TIMER_ABSTIME,
+ * CLOCK_MONOTONIC) for the earliest deadline; it never spins. A push wakes it
+ * only when it is asleep and the request might complete before that deadline:
+ * its disk has a free service slot (the `full` table says which disks have
+ * none). A wake-up fires the same timerfd (an absolute time long past), so
+ * the thread waits on one descriptor. A late wake releases everything due,
+ * each at its own emulated time: the model's clock never takes the lateness
+ * in. Lateness is measured on every release.
+ *
+ * Virtual time has no thread: kicks are a semaphore its caller waits on.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,17 +25,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fsvol/model/emul.h"
 #include "stats/stats.h"
+
+/* Disks with every service slot taken, hashed by address (a collision only
+ * costs wake-ups: a disk not found here is woken for). */
+#define EMUL_FULL_SLOTS 64
 
 struct emul {
 	pthread_t thread;
 	atomic_int stop;
 	atomic_int hold;                    /* > 0: leave new requests in incoming */
 	_Atomic(struct emul_io *) incoming; /* lock-free stack of new requests */
-	sem_t kick;                         /* posted after every push */
+	sem_t kick;                         /* virtual: posted after every push */
+	/* Live: the timer thread's one wait. Armed for the earliest deadline by
+	 * the thread, fired at once by whoever wakes it. */
+	int tfd;
+	atomic_int asleep;                  /* live: the thread is going to read(tfd) */
+	_Atomic(const struct spindle *) full[EMUL_FULL_SLOTS]; /* set and cleared by the thread */
 	/* Held by the timer thread while it works (not while it sleeps), and by
 	 * emul_locked and emul_lateness: the model state is stable under it. */
 	pthread_mutex_t work;
@@ -47,6 +64,47 @@ struct emul {
 static uint64_t clock_now(const struct emul *e)
 {
 	return e->virt ? e->vnow : stats_now();
+}
+
+static size_t full_slot(const struct spindle *d)
+{
+	return (size_t)(((uintptr_t)d >> 4) * 0x9e3779b97f4a7c15ull >> 58) % EMUL_FULL_SLOTS;
+}
+
+/* Live: after the thread changed sp's disk, say whether it is full. */
+static void full_publish(struct emul *e, const struct spindle *sp)
+{
+	const struct spindle *d = sp->disk;
+	_Atomic(const struct spindle *) *f = &e->full[full_slot(d)];
+	if (spindle_full(d))
+		atomic_store_explicit(f, d, memory_order_relaxed);
+	else if (atomic_load_explicit(f, memory_order_relaxed) == d)
+		atomic_store_explicit(f, NULL, memory_order_relaxed);
+}
+
+/* A request pushed for sp cannot start before the armed deadline: its disk
+ * is full (a partition of a shared disk is never found: always woken for). */
+static int full_now(struct emul *e, const struct spindle *sp)
+{
+	return atomic_load_explicit(&e->full[full_slot(sp)], memory_order_relaxed) == sp;
+}
+
+/* Live: wake the timer thread (fire its timerfd now). */
+static void timer_fire(struct emul *e)
+{
+	struct itimerspec it = { .it_value = { 0, 1 } }; /* absolute: long past */
+	timerfd_settime(e->tfd, TFD_TIMER_ABSTIME, &it, NULL);
+}
+
+/* Live: arm the timerfd for due (UINT64_MAX: disarm). */
+static void timer_arm(struct emul *e, uint64_t due)
+{
+	struct itimerspec it = { 0 };
+	if (due != UINT64_MAX)
+		it.it_value = (struct timespec){ (time_t)(due / 1000000000u), (long)(due % 1000000000u) };
+	if (due != UINT64_MAX && !it.it_value.tv_sec && !it.it_value.tv_nsec)
+		it.it_value.tv_nsec = 1; /* 0 would disarm */
+	timerfd_settime(e->tfd, TFD_TIMER_ABSTIME, &it, NULL);
 }
 
 static int before(const struct emul_io *a, const struct emul_io *b)
@@ -108,6 +166,8 @@ static void dispatch(struct emul *e, struct spindle *sp, uint64_t t, struct emul
 			*due = &io->next;
 		}
 	}
+	if (!e->virt)
+		full_publish(e, sp);
 }
 
 /* The order requests of one instant reach their queues in virtual time. */
@@ -153,13 +213,6 @@ static void take_incoming(struct emul *e, struct emul_io ***due)
 	}
 }
 
-static void sleep_until(struct emul *e, uint64_t until)
-{
-	struct timespec ts = { (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
-	while (sem_clockwait(&e->kick, CLOCK_MONOTONIC, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* One round at the clock's now: queue what the I/O threads pushed (unless held)
  * and take off the heap, in emulated-time order, everything due by now, onto
  * *tail. Returns the next deadline (UINT64_MAX: none). Called with work held. */
@@ -198,6 +251,26 @@ static void release_all(struct emul_io *out)
 	}
 }
 
+/* The lead follows a low quantile (EMUL_LEAD_Q) of how late wake-ups are
+ * (stochastic gradient: up by Q of a step when a wake-up was later, down by
+ * 1 - Q when it was earlier), so about Q of them wake before the deadline and
+ * sleep again for the rest. A wake-up before the time armed is a push's and
+ * teaches nothing; one after it may be a push's too, which only makes the
+ * lead a little shorter than it could be. */
+#define EMUL_LEAD_Q 0.02
+#define EMUL_LEAD_STEP 2000.0   /* ns */
+#define EMUL_LEAD_MAX 200000u   /* ns */
+
+uint64_t emul_lead_learn(uint64_t lead, uint64_t late)
+{
+	double l = (double)lead;
+	if (late > lead)
+		l += EMUL_LEAD_Q * EMUL_LEAD_STEP;
+	else
+		l -= (1 - EMUL_LEAD_Q) * EMUL_LEAD_STEP;
+	return l < 0 ? 0 : l > EMUL_LEAD_MAX ? EMUL_LEAD_MAX : (uint64_t)l;
+}
+
 static void *emul_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "fsvol-model"); /* top -H, ps -L */
@@ -207,28 +280,44 @@ static void *emul_main(void *arg)
 	 * system lets us (root); otherwise stay a normal thread. */
 	struct sched_param sp = { .sched_priority = 1 };
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	uint64_t lead = 0; /* the wake-up's floor, learnt: arm this much early */
+	uint64_t armed = 0; /* the timer's time, when set since the last wake-up */
+	int is_armed = 0;
 	while (!atomic_load(&e->stop)) {
 		struct emul_io *out = NULL, **tail = &out;
 		pthread_mutex_lock(&e->work);
-		while (sem_trywait(&e->kick) == 0)
-			; /* every push is seen by the take below */
 		uint64_t due = emul_round(e, &tail);
-		uint64_t now = stats_now();
 		pthread_mutex_unlock(&e->work);
 		release_all(out);
 		if (out)
 			continue; /* releases took time: look at the clock again */
-		/* Posts only wake us; take_incoming finds every push anyway. */
-		if (due == UINT64_MAX) {
-			while (sem_wait(&e->kick) < 0 && errno == EINTR)
-				;
-		} else if (due > now && due - now > EMUL_SPIN_NS) {
-			sleep_until(e, due - EMUL_SPIN_NS);
-		} else {
-			while (stats_now() < due && (atomic_load_explicit(&e->hold, memory_order_relaxed) ||
-						     !atomic_load_explicit(&e->incoming, memory_order_relaxed)))
-				__builtin_ia32_pause();
+		/* A wake-up comes at least `lead` after the timer's time: arm that
+		 * much early. Within the lead already (an early wake): arm for due. */
+		uint64_t now = stats_now(), at = due;
+		int learn = due != UINT64_MAX && due > now + lead;
+		if (learn)
+			at = due - lead;
+		/* Arm, say we sleep, then look once more (a pusher stores then
+		 * loads `asleep`; we store `asleep` then load what it pushed, so
+		 * one of us sees the other). A fire after the arm always wakes us. */
+		if (!is_armed || armed != at)
+			timer_arm(e, at);
+		armed = at;
+		is_armed = 1;
+		atomic_store(&e->asleep, 1);
+		if (atomic_load(&e->stop) ||
+		    (!atomic_load(&e->hold) && atomic_load(&e->incoming))) {
+			atomic_store(&e->asleep, 0);
+			continue;
 		}
+		uint64_t fired;
+		while (read(e->tfd, &fired, sizeof(fired)) < 0 && errno == EINTR)
+			;
+		atomic_store(&e->asleep, 0);
+		is_armed = 0; /* it fired: ours, or a wake-up's */
+		uint64_t woke = stats_now();
+		if (learn && woke >= at)
+			lead = emul_lead_learn(lead, woke - at);
 	}
 	return NULL;
 }
@@ -241,6 +330,7 @@ int emul_create_virtual(struct emul **out)
 	pthread_mutex_init(&e->work, NULL);
 	sem_init(&e->kick, 0, 0);
 	e->virt = 1;
+	e->tfd = -1;
 	*out = e;
 	return 0;
 }
@@ -322,11 +412,15 @@ int emul_create(struct emul **out)
 		return -ENOMEM;
 	pthread_mutex_init(&e->work, NULL);
 	sem_init(&e->kick, 0, 0);
-	if (pthread_create(&e->thread, NULL, emul_main, e)) {
+	e->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (e->tfd < 0 || pthread_create(&e->thread, NULL, emul_main, e)) {
+		int r = e->tfd < 0 ? -errno : -EAGAIN;
+		if (e->tfd >= 0)
+			close(e->tfd);
 		sem_destroy(&e->kick);
 		pthread_mutex_destroy(&e->work);
 		free(e);
-		return -EAGAIN;
+		return r;
 	}
 	*out = e;
 	return 0;
@@ -338,8 +432,9 @@ void emul_destroy(struct emul *e)
 		return;
 	if (!e->virt) {
 		atomic_store(&e->stop, 1);
-		sem_post(&e->kick);
+		timer_fire(e);
 		pthread_join(e->thread, NULL);
+		close(e->tfd);
 	}
 	sem_destroy(&e->kick);
 	pthread_mutex_destroy(&e->work);
@@ -353,9 +448,16 @@ void emul_submit(struct emul *e, struct emul_io *io)
 	struct emul_io *head = atomic_load_explicit(&e->incoming, memory_order_relaxed);
 	do
 		io->next = head;
-	while (!atomic_compare_exchange_weak_explicit(&e->incoming, &head, io, memory_order_release,
+	while (!atomic_compare_exchange_weak_explicit(&e->incoming, &head, io, memory_order_seq_cst,
 						      memory_order_relaxed));
-	sem_post(&e->kick);
+	if (e->virt) {
+		sem_post(&e->kick);
+		return;
+	}
+	/* Awake, the thread looks at incoming before it sleeps; asleep, it
+	 * wakes at its deadline, before which nothing starts on a full disk. */
+	if (atomic_load(&e->asleep) && !full_now(e, io->sp))
+		timer_fire(e);
 }
 
 int emul_locked(struct emul *e, int (*fn)(void *arg), void *arg)
@@ -368,8 +470,12 @@ int emul_locked(struct emul *e, int (*fn)(void *arg), void *arg)
 
 void emul_hold(struct emul *e, int hold)
 {
-	atomic_fetch_add_explicit(&e->hold, hold ? 1 : -1, memory_order_acq_rel);
-	sem_post(&e->kick); /* let go: take what waited */
+	atomic_fetch_add(&e->hold, hold ? 1 : -1);
+	/* let go: take what waited */
+	if (e->virt)
+		sem_post(&e->kick);
+	else
+		timer_fire(e);
 }
 
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count)

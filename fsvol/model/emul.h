@@ -3,8 +3,10 @@
  * The real I/O runs at once; each request is also queued on its member's
  * model, which decides when it would have completed. One timer thread per
  * volume keeps a heap of emulated completion times and releases them in
- * order; the next request of a member is dispatched at the emulated time the
- * previous one completed, so timer lateness never accumulates into throughput.
+ * order, sleeping on a timerfd (it never spins); the next request of a member
+ * is dispatched at the emulated time the previous one completed, so timer
+ * lateness never accumulates into throughput. bench/tools/timer_probe measures
+ * this machine's own timer lateness with the same wait.
  * In virtual time (emul_create_virtual) the caller's emul_run is that thread
  * and the clock jumps from one completion to the next.
  */
@@ -17,11 +19,6 @@
 #include "fsvol/model/spindle.h"
 
 struct emul;
-
-/* The timer thread sleeps until this long before a deadline, then spins. A
- * longer spin makes the tail worse on a VM (the host preempts a busy vCPU):
- * bench/tools/timer_probe measures this machine's floor with the same rule. */
-#define EMUL_SPIN_NS 60000u
 
 struct emul_io {
 	struct spindle_req r; /* offset, length, write, arrival_ns set by the caller */
@@ -70,5 +67,11 @@ void emul_hold(struct emul *e, int hold);
 /* Release lateness (real release time - emulated completion): percentiles in
  * ns of everything released so far, and the count. */
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count);
+
+/* The timer thread arms its timer `lead` ns before a deadline, lead being
+ * learnt from how late its wake-ups come (a low quantile: the machine's floor).
+ * One step of that learning, given how late (ns) the last wake-up was after
+ * the time armed; returns the new lead. bench/tools/timer_probe uses the same. */
+uint64_t emul_lead_learn(uint64_t lead, uint64_t late);
 
 #endif

@@ -965,6 +965,16 @@ int spindle_idle(const struct spindle *s)
 	return !s->disk->queued && !s->disk->busy;
 }
 
+static unsigned slots(const struct spindle *d)
+{
+	return d->p.kind == SPINDLE_SSD ? d->p.channels : 1;
+}
+
+int spindle_full(const struct spindle *s)
+{
+	return s->disk->busy >= slots(s->disk);
+}
+
 /* ---- queue --------------------------------------------------------------- */
 
 void spindle_enqueue(struct spindle *s, struct spindle_req *r)
@@ -1025,9 +1035,8 @@ static struct spindle_req *pick(const struct spindle *s, struct spindle_req **pr
 struct spindle_req *spindle_dispatch(struct spindle *sp, uint64_t now_ns)
 {
 	struct spindle *s = sp->disk;
-	unsigned slots = s->p.kind == SPINDLE_SSD ? s->p.channels : 1;
 	struct spindle_req *prev, *r;
-	if (!s->qhead || s->busy >= slots)
+	if (!s->qhead || s->busy >= slots(s))
 		return NULL;
 	r = pick(s, &prev);
 	if (prev)

@@ -279,6 +279,9 @@ void spindle_share(struct spindle *s, struct spindle *disk, uint64_t member_byte
 void spindle_set_adapter(struct spindle *s, struct adapter *a);
 /* Nothing queued or in service on s's disk. */
 int spindle_idle(const struct spindle *s);
+/* Every service slot of s's disk is taken: nothing more starts before one of
+ * the requests in service completes. */
+int spindle_full(const struct spindle *s);
 void spindle_enqueue(struct spindle *s, struct spindle_req *r);
 /* Start the next request if a service slot is free; NULL when none can start.
  * Sets start_ns = max(now, arrival, slot free), done_ns and cost. On a shared

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench/emul.sh: the spindle model's own cost and release timing, one row per
+# model. An 8-member raid0 (64K chunks, members on $BENCH_DIR) mounted with
+# --model MODEL, fio 4K random reads through MNT/volume at QD$EMUL_QD; the row
+# says how many completions the model released, their lateness (p50, p99,
+# from MNT/status) and the daemon's CPU (user + system, /proc/PID/stat) per
+# 10k of them. Under hdd the disks, not the CPU, set the pace, so the CPU is
+# the emulator's and the engine's overhead, not a share of a saturated run.
+# Run by bench/run.sh (make bench); alone, to compare two builds:
+#   FSVOL_BUILD=build bench/emul.sh hdd      (EMUL_QD=1024 BENCH_SECS=5)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${FSVOL_BUILD:-build}
+case $build in /*) ;; *) build=$here/$build ;; esac
+FSVOL=$build/bin/fsvol
+secs=${BENCH_SECS:-5}
+qd=${EMUL_QD:-1024}
+base=${BENCH_DIR:-/dev/shm}
+models=("$@")
+[ ${#models[@]} -gt 0 ] || models=(hdd ssd)
+T=$(mktemp -d "$base/fsvol-emul.XXXXXX")
+MNT=$T/mnt
+cleanup() {
+	set +e
+	[ -e "$MNT/status" ] && { "$FSVOL" umount "$MNT" >/dev/null 2>&1 || umount -l "$MNT" 2>/dev/null; }
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+mkdir -p "$MNT"
+
+emembers=()
+for i in $(seq 0 7); do emembers+=("$T/e$i"); done
+"$FSVOL" create -l raid0 -c 64K -s 64M "${emembers[@]}" >/dev/null
+for model in "${models[@]}"; do
+	"$FSVOL" mount --model "$model" --log "$T/daemon.log" "$MNT" "${emembers[@]}"
+	pid=$(awk '/^pid:/ { print $2 }' "$MNT/status")
+	read -r c0 <"/proc/$pid/stat"
+	# the status line counts releases since the mount: take both ends
+	n0=$(sed -n 's/.*: \([0-9]*\) completions released.*/\1/p' "$MNT/status")
+	fio --name="model_$model" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth="$qd" \
+		--direct=1 --ioengine=io_uring --time_based \
+		--runtime="$secs" --size=500M --output=/dev/null
+	read -r c1 <"/proc/$pid/stat"
+	line=$(grep "completions released" "$MNT/status")
+	"$FSVOL" umount "$MNT"
+	n1=$(sed -n 's/.*: \([0-9]*\) completions released.*/\1/p' <<<"$line")
+	p50=$(sed -n 's/.*p50 \([0-9.]*\) us.*/\1/p' <<<"$line")
+	p99=$(sed -n 's/.*p99 \([0-9.]*\) us.*/\1/p' <<<"$line")
+	# utime + stime are fields 14 and 15 (the comm field has no spaces here)
+	t=$(awk -v a="$c0" -v b="$c1" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		print (y[14] + y[15]) - (x[14] + x[15]) }')
+	n=$((n1 - ${n0:-0}))
+	cpu=$(awk -v t="$t" -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.2f", n ? t / hz / n * 10000 : 0 }')
+	printf '%-44s %s completions, lateness p50 %s us, p99 %s us, daemon CPU %s s per 10k I/Os\n' \
+		"model $model, QD$qd over 8 members:" "$n" "$p50" "$p99" "$cpu"
+	# reference: this machine's timer alone, deadlines as far apart on average
+	if [ -x "$build/bin/timer_probe" ] && [ "$n" -gt 0 ]; then
+		gap=$(awk -v s="$secs" -v n="$n" 'BEGIN { printf "%.1f", s * 1e6 / n }')
+		printf '%-44s %s\n' "  this machine's timer, ${gap} us apart:" \
+			"$("$build/bin/timer_probe" "$gap" "$(( n < 5000 ? (n < 500 ? 500 : n) : 5000 ))")"
+	fi
+done
