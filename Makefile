@@ -42,6 +42,7 @@ LIB      := $(BUILD)/libfsvol.a
 
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
+	test_bbl \
 	test_bench \
 	test_bitmap \
 	test_ctl \
