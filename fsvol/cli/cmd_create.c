@@ -28,6 +28,8 @@ static const struct cmd_opt create_opts[] = {
 	  "internal none" },
 	{ "bitmap-chunk", 0, "SIZE", "data per bitmap bit, a power of two >= 4K (default 64M, larger when the "
 	  "bitmap would not fit below the data offset)" },
+	{ "bad-block-log", 0, "internal|none", "a bad-block list on each member (md's bad block log: 8K before the "
+	  "data; default internal on redundant levels when the data offset leaves room)", 0, "internal none" },
 	{ 0 },
 };
 
@@ -99,6 +101,11 @@ static int create_opt(int i, const char *arg, void *ctx)
 			return -1;
 		if (!a->vc.bitmap_chunk)
 			return cmd_err(&cmd_create, "--bitmap-chunk %s: must be a power of two of at least 4K", arg), -1;
+		return 0;
+	case 12:
+		if (strcmp(arg, "none") && strcmp(arg, "internal"))
+			return cmd_err(&cmd_create, "--bad-block-log %s: give internal or none", arg), -1;
+		a->vc.bbl = strcmp(arg, "none") ? 1 : -1;
 		return 0;
 	}
 	return -1;

@@ -17,7 +17,9 @@
 #include "fsvol/model/spindle.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
+#include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/meta/bbl.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
@@ -213,6 +215,10 @@ void vol_status(struct vol *v, FILE *f)
 			member_fault_describe(v->slot[i], faults, sizeof(faults));
 		fprintf(f, "      m%u: %s %s", i, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
 		vol_status_replace(v, f, i);
+		uint64_t bad_sectors;
+		unsigned bad = vol_bbl_count(v, i, &bad_sectors);
+		if (bad) /* md's bad block log */
+			fprintf(f, " (bad blocks: %u, %llu sectors)", bad, (unsigned long long)bad_sectors);
 		if (strcmp(faults, "none"))
 			fprintf(f, " (faults: %s)", faults);
 		fputc('\n', f);
@@ -275,6 +281,7 @@ static void vol_free(struct vol *v)
 		return;
 	emul_destroy(v->emul);
 	vol_bitmap_free(v);
+	vol_bbl_close(v);
 	engine_fini(v);
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
@@ -434,6 +441,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	}
 	if ((r = vol_bitmap_open(v, err, errlen)))
 		goto fail;
+	if ((r = vol_bbl_open(v))) {
+		snprintf(err, errlen, "reading the bad-block lists: %s", strerror(-r));
+		goto fail;
+	}
 	/* Counters exist at every level so the level can change at run time. */
 	atomic_store(&v->stats_level, opts->stats);
 	if (!(v->vstats = stats_dev_create())) {
@@ -485,6 +496,7 @@ void vol_close(struct vol *v)
 		return;
 	void *pump = vol_model_pump_start(v); /* virtual time: someone must run the clock */
 	vol_sync_stop(v);
+	vol_bbl_quiesce(v); /* no fix starts any more */
 	engine_drain(v);
 	if (!v->opts.readonly) {
 		engine_flush(v);
@@ -654,7 +666,7 @@ static int create_bitmap(const struct vol_create *c, const struct layout_geom *g
 			 char *err, size_t errlen)
 {
 	int redundant = layout_copies(g) > 1 || layout_parity_count(g) > 0;
-	uint64_t area = doff - SB_SIZE;
+	uint64_t area = (s->bbl_offset ? s->bbl_offset : doff) - SB_SIZE; /* the bad-block list ends the area */
 	if (c->bitmap < 0 || (c->bitmap == 0 && !c->bitmap_chunk && (!redundant || area < BITMAP_BLOCK)))
 		return 0; /* none asked, or (by default) nothing it could serve or no room */
 	if (!redundant) {
@@ -668,6 +680,31 @@ static int create_bitmap(const struct vol_create *c, const struct layout_geom *g
 		return r;
 	s->bitmap_offset = SB_SIZE;
 	s->bitmap_chunk = chunk;
+	return 0;
+}
+
+/* The bad-block list's area (md's bblog, just before the data), when the
+ * level has redundancy to recover a listed block from. */
+static int create_bbl(const struct vol_create *c, const struct layout_geom *g, uint64_t doff, struct sb *s,
+		      char *err, size_t errlen)
+{
+	int redundant = layout_copies(g) > 1 || layout_parity_count(g) > 0;
+	/* the bitmap keeps its block when both would not fit */
+	uint64_t room = doff - SB_SIZE, bitmap = c->bitmap >= 0 && redundant ? BITMAP_BLOCK : 0;
+	if (c->bbl < 0 || (c->bbl == 0 && (!redundant || room < BBL_AREA + bitmap)))
+		return 0;
+	if (!redundant) {
+		snprintf(err, errlen, "%s has no redundancy: a listed block could not be recovered "
+			 "(use --bad-block-log none)", layout_level_name(g->level));
+		return -EINVAL;
+	}
+	if (room < BBL_AREA + bitmap) {
+		snprintf(err, errlen, "--bad-block-log: no room for its %u bytes below data offset %llu%s", BBL_AREA,
+			 (unsigned long long)doff, bitmap ? " beside the bitmap" : "");
+		return -EINVAL;
+	}
+	s->bbl_offset = doff - BBL_AREA;
+	s->bbl_size = BBL_AREA;
 	return 0;
 }
 
@@ -754,7 +791,7 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.volume_size = g.capacity;
 	s.events = 1;
 	s.clean = 1;
-	if ((r = create_bitmap(c, &g, doff, &s, err, errlen)))
+	if ((r = create_bbl(c, &g, doff, &s, err, errlen)) || (r = create_bitmap(c, &g, doff, &s, err, errlen)))
 		goto out;
 	if (c->name)
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
@@ -784,6 +821,11 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		if (s.bitmap_offset && pr[i].exists &&
 		    (r = ms[i].ops->zero(&ms[i], s.bitmap_offset, doff - s.bitmap_offset))) {
 			snprintf(err, errlen, "%s: cannot zero the bitmap area: %s", paths[i], strerror(-r));
+			goto out;
+		}
+		/* nor a bad-block list */
+		if (s.bbl_offset && pr[i].exists && (r = ms[i].ops->zero(&ms[i], s.bbl_offset, s.bbl_size))) {
+			snprintf(err, errlen, "%s: cannot zero the bad-block list: %s", paths[i], strerror(-r));
 			goto out;
 		}
 		s.index = i;

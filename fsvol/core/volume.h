@@ -123,6 +123,7 @@ struct vol_create {
 	size_t warnlen;
 	int bitmap;                    /* -1 none, 0 default (internal when redundant), 1 internal */
 	uint64_t bitmap_chunk;         /* 0: md's default (bitmap_default_chunk) */
+	int bbl;                       /* bad-block list: -1 none, 0 default (when redundant and room), 1 internal */
 };
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
 
