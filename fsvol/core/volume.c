@@ -848,6 +848,7 @@ out:
 /* ---- what front ends may read (volume.h) ---- */
 
 const struct layout_geom *vol_geom(const struct vol *v) { return &v->geom; }
+unsigned vol_bad_blocks(const struct vol *v, unsigned slot, uint64_t *sectors) { return vol_bbl_count(v, slot, sectors); }
 unsigned vol_nslots(const struct vol *v) { return v->nslots; }
 struct member *vol_member(const struct vol *v, unsigned slot) { return slot < v->nslots ? v->slot[slot] : NULL; }
 uint64_t vol_failed_mask(const struct vol *v) { return atomic_load(&v->failed); }

@@ -104,6 +104,9 @@ int vol_rotational(const struct vol *v);
 
 int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen); /* vol_fail.c: md's policy */
 const char *vol_slot_state(const struct vol *v, unsigned slot);
+/* Entries (and, when sectors is set, 512-byte sectors) in the bad-block list
+ * of slot's member (md's bad block log); 0 without a member or a list. */
+unsigned vol_bad_blocks(const struct vol *v, unsigned slot, uint64_t *sectors);
 /* Render MNT/status (mdstat-like) into f. */
 void vol_status(struct vol *v, FILE *f);
 /* Render MNT/status.json (docs/status.schema.json) into f. */

@@ -35,6 +35,7 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 		e->path = vol_member(v, i) ? vol_member(v, i)->path : "(missing)";
 		e->state = vol_slot_state(v, i);
 		e->index = (int)i;
+		e->bad_blocks = vol_bad_blocks(v, i, NULL);
 		e->not_counted = level != VOL_STATS_ALL || !vol_member(v, i) || !vol_member(v, i)->stats;
 		if (vol_member(v, i) && vol_member(v, i)->stats)
 			stats_snapshot(vol_member(v, i)->stats, now, &e->snap);
