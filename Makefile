@@ -121,7 +121,8 @@ INTEGRATION_TESTS := \
 	tests/integration/65-md-state.sh \
 	tests/integration/66-prometheus.sh \
 	tests/integration/67-dashboard-history.sh \
-	tests/integration/68-bench-diskspd.sh
+	tests/integration/68-bench-diskspd.sh \
+	tests/integration/80-bad-blocks.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
