@@ -111,6 +111,28 @@ int vol_bbl_open(struct vol *v)
 	return 0;
 }
 
+void vol_bbl_attach(struct vol *v, struct member *m)
+{
+	struct vol_bbl *b = v->bbl;
+	static struct bbl disk; /* state lock held: one caller at a time */
+	char why[256];
+	if (!b)
+		return;
+	if (area_read(v, m, &disk, why, sizeof(why)) < 0) {
+		fsvol_log(LOG_WARNING, "%s: bad-block list unreadable (%s): taken as empty", m->path, why);
+		bbl_init(&disk);
+	}
+	pthread_mutex_lock(&b->lock);
+	struct bbl_member *bm = bm_get(b, midx(v, m));
+	if (bm) {
+		bm->list = disk;
+		bm->gen = bm->written = 0;
+		bm->loaded = 1;
+		recount(b);
+	}
+	pthread_mutex_unlock(&b->lock);
+}
+
 void vol_bbl_quiesce(struct vol *v)
 {
 	struct vol_bbl *b = v->bbl;

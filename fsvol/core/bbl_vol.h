@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 struct vol;
+struct member;
 struct eng_req;
 struct bbl;
 
@@ -30,6 +31,9 @@ struct bbl;
  * volume has no list area), or -ENOMEM. An unreadable list is logged and
  * taken as empty. */
 int vol_bbl_open(struct vol *v);
+/* A member opened at run time (add, re-add): its own list, read now, is
+ * honoured from the start (a re-added member's listed units are stale). */
+void vol_bbl_attach(struct vol *v, struct member *m);
 /* No fix starts after this (vol_close, before the engine drains). */
 void vol_bbl_quiesce(struct vol *v);
 void vol_bbl_close(struct vol *v);

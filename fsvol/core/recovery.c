@@ -286,6 +286,7 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 	}
 	m->data_offset = v->data_offset;
 	v->nmembers++;
+	vol_bbl_attach(v, m); /* its bad-block list counts from the start */
 	return m;
 }
 
