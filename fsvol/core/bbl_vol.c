@@ -419,13 +419,14 @@ static void load_late(struct vol *v, struct member *m, struct bbl_member *bm)
 	pthread_mutex_unlock(&v->bbl->lock);
 }
 
-void vol_bbl_write(struct vol *v)
+int vol_bbl_write(struct vol *v)
 {
 	struct vol_bbl *b = v->bbl;
 	static struct bbl copy; /* the metadata thread only (or vol_close after it) */
 	void *buf = NULL;
+	int failed_one = 0;
 	if (!b || v->opts.readonly || posix_memalign(&buf, 4096, BBL_COPY))
-		return;
+		return 0;
 	uint64_t failed = eng_failed(v);
 	int rebuilding = atomic_load(&v->rebuild_slot);
 	for (unsigned s = 0; s < v->geom.members; s++) {
@@ -463,9 +464,11 @@ void vol_bbl_write(struct vol *v)
 			fsvol_log(LOG_ERR, "member %u (%s): cannot write its bad-block list (%s): failing it", s, m->path,
 				  strerror(-r));
 			vol_fail_slot(v, s, r);
+			failed_one = 1;
 		}
 	}
 	free(buf);
+	return failed_one;
 }
 
 unsigned vol_bbl_count(const struct vol *v, unsigned slot, uint64_t *sectors)

@@ -57,8 +57,8 @@ void vol_bbl_fixed(struct eng_req *rq);
 /* The metadata thread: probes and fixes asked for (VOL_MD_BBL). */
 void vol_bbl_run(struct vol *v);
 /* The metadata thread: write the lists that changed; a member whose list
- * cannot be written is failed. */
-void vol_bbl_write(struct vol *v);
+ * cannot be written is failed (1 then, else 0). */
+int vol_bbl_write(struct vol *v);
 
 /* Entries and sectors listed for slot's member (0 without a member or lists). */
 unsigned vol_bbl_count(const struct vol *v, unsigned slot, uint64_t *sectors);

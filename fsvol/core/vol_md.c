@@ -123,7 +123,12 @@ static void md_write_sbs(struct vol *v)
 	pthread_mutex_lock(&v->state_lock);
 	uint64_t want = atomic_load(&v->sb_seq_want);
 	md_apply_fails(v); /* after want: what it applies is at most what want covers, or the next round's */
-	vol_bbl_write(v);  /* bad-block lists first: a superblock never trusts a block its list lacks */
+	/* bad-block lists first: a superblock never trusts a block its list lacks;
+	 * a member whose list cannot be written fails in this very round */
+	if (vol_bbl_write(v)) {
+		want = atomic_load(&v->sb_seq_want);
+		md_apply_fails(v);
+	}
 	if (atomic_load(&v->sb_seq_done) < want && !v->opts.readonly)
 		vol_write_sbs(v); /* an unwritable member shows on its next I/O */
 	atomic_store(&v->sb_seq_done, want);
