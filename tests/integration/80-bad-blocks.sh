@@ -80,7 +80,7 @@ listed raid1 "$d/mnt" 0
 dd if="$d/mnt/volume" of="$d/back1" bs=4K skip=768 count=1 iflag=direct status=none || fail "raid1: read of a bad= range"
 cmp -s -n 4096 -i 3M:0 "$d/data2" "$d/back1" || fail "raid1: wrong data read from a bad= range"
 wait_for 30 "raid1: a healed range stays listed: $(cat "$d/mnt/status")" grep -q "m0: .* active (bad blocks: 1, 128 sectors)$" "$d/mnt/status"
-grep -q "read error corrected" "$DAEMON_LOG" || fail "raid1: no 'read error corrected' in the log"
+wait_for 30 "raid1: no 'read error corrected' in the log" grep -q "read error corrected" "$DAEMON_LOG"
 fsvol_umount "$d/mnt"
 "$FSVOL" examine "$d/m0" | grep -q "Bad Block Log : 1 entries (508 available), 128 sectors" ||
 	fail "raid1: examine: $("$FSVOL" examine "$d/m0" | grep -i bad)"
