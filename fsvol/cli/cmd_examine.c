@@ -217,7 +217,7 @@ static int examine_run(const struct cmd *c, int argc, char **argv)
 const struct cmd cmd_examine = {
 	.name = "examine",
 	.operands = "MEMBER...",
-	.summary = "print the superblock and bad-block list of members; --scan lists the volumes found under paths",
+	.summary = "print superblocks and bad-block lists; --scan lists the volumes under paths",
 	.opts = examine_opts,
 	.run = examine_run,
 };
