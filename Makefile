@@ -42,6 +42,7 @@ LIB      := $(BUILD)/libfsvol.a
 
 # Unit tests (Check), sorted and explicit.
 UNIT_TESTS := \
+	test_bbl \
 	test_bench \
 	test_bitmap \
 	test_ctl \
@@ -125,6 +126,7 @@ INTEGRATION_TESTS := \
 	tests/integration/68-bench-diskspd.sh \
 	tests/integration/76-ppl.sh \
 	tests/integration/77-journal.sh \
+	tests/integration/80-bad-blocks.sh \
 	tests/integration/81-device-numbers.sh
 
 BINS := $(BUILD)/bin/fsvol
@@ -266,7 +268,7 @@ clean:
 # regression input there) are replayed first by every run.
 FUZZ_CC      ?= $(shell command -v clang-14 || command -v clang)
 FUZZ_BUILD   := build-fuzz
-FUZZ_TARGETS := fuzz_bench fuzz_ctl fuzz_dsparam fuzz_sb fuzz_size fuzz_spindle fuzz_tracefile
+FUZZ_TARGETS := fuzz_bbl fuzz_bench fuzz_ctl fuzz_dsparam fuzz_sb fuzz_size fuzz_spindle fuzz_tracefile
 FUZZ_RUNS    ?= 50000
 FUZZ_SECONDS ?= 600
 FUZZ_OPT     := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined

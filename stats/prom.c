@@ -221,6 +221,13 @@ static void md_families(FILE *f, const char *volume, const struct stats_view_dev
 			fputs(",role=\"-\"", f);
 		fputs("} 1\n", f);
 	}
+	family(f, "fsvol_member_bad_blocks", "gauge",
+	       "Entries in each member's bad-block list (md's bad block log; 0 without one).");
+	for (size_t i = 1; i < n; i++) {
+		fputs("fsvol_member_bad_blocks{", f);
+		dev_labels(f, volume, &v[i]);
+		fprintf(f, "} %u\n", v[i].bad_blocks);
+	}
 }
 
 int stats_render_prom(FILE *f, const struct stats_view_dev *v, size_t n, const struct stats_prom_md *md)

@@ -111,6 +111,7 @@ struct stats_view_dev {
 	int role;          /* with uuid: the raid role (md's RaidDevice), -1 none (a spare, a failed one) */
 	int not_counted;   /* 1: the stats level leaves this device out (its
 			    * figures are "not counted", not zeros) */
+	unsigned bad_blocks; /* member: entries in its bad-block list (md's bad block log) */
 	struct stats_snap snap;
 };
 /* A view is an array: the volume first, then its members. Each returns 0 or

@@ -33,6 +33,8 @@ static const struct cmd_opt create_opts[] = {
 	  "area, closes the write hole; no bitmap), journal (needs --write-journal)", 0, "bitmap resync ppl journal" },
 	{ "write-journal", 0, "PATH", "raid4/5/6: PATH is the write journal (md's journal device): every stripe "
 	  "write's data and parity go there first; closes the write hole; no bitmap" },
+	{ "bad-block-log", 0, "internal|none", "a bad-block list on each member (md's bad block log: 8K before the "
+	  "data; default internal on redundant levels when the data offset leaves room)", 0, "internal none" },
 	{ 0 },
 };
 
@@ -119,6 +121,11 @@ static int create_opt(int i, const char *arg, void *ctx)
 			return cmd_err(&cmd_create, "--consistency-policy %s: give bitmap, resync, ppl or journal", arg), -1;
 		return 0;
 	case 13: a->journal = arg; return 0;
+	case 14:
+		if (strcmp(arg, "none") && strcmp(arg, "internal"))
+			return cmd_err(&cmd_create, "--bad-block-log %s: give internal or none", arg), -1;
+		a->vc.bbl = strcmp(arg, "none") ? 1 : -1;
+		return 0;
 	}
 	return -1;
 }

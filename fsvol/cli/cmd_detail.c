@@ -47,6 +47,7 @@ struct detail_row {
 	unsigned major, minor;
 	char state[48];
 	const char *device;
+	unsigned bad_blocks; /* entries in the member's bad-block list */
 };
 
 struct detail {
@@ -94,6 +95,7 @@ static void detail_rows(struct detail *d)
 		int number = num && num->t == CMD_JSON_NUM ? (int)num->u64 : (int)slot;
 		struct detail_row r = { .number = number, .raid_device = slot < raid ? (int)slot : -1 };
 		detail_dev(&r, path);
+		r.bad_blocks = (unsigned)cmd_json_u64(m, "bad_blocks", 0);
 		d->total += path != NULL;
 		if (!strcmp(state, "active") && slot < raid) {
 			snprintf(r.state, sizeof(r.state), "active sync");
@@ -253,7 +255,10 @@ static void detail_text(const struct detail *d)
 		}
 		if (r->raid_device >= 0)
 			snprintf(rd, sizeof(rd), "%d", r->raid_device);
-		printf("    %6s   %5s   %5s   %6s     %-16s %s\n", num, maj, min, rd, r->state, r->device ? r->device : "");
+		printf("    %6s   %5s   %5s   %6s     %-16s %s", num, maj, min, rd, r->state, r->device ? r->device : "");
+		if (r->bad_blocks) /* md's bad block log (fsvol examine --examine-badblocks lists it) */
+			printf("   (%u bad blocks)", r->bad_blocks);
+		putchar('\n');
 	}
 }
 
@@ -307,7 +312,7 @@ static void detail_json(const struct detail *d)
 		stats_json_string(stdout, r->state);
 		printf(",\"device\":");
 		stats_json_string(stdout, r->device);
-		putchar('}');
+		printf(",\"bad_blocks\":%u}", r->bad_blocks);
 	}
 	printf("]}\n");
 }

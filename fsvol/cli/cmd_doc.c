@@ -78,7 +78,7 @@ void cmd_man(FILE *f, const char *version)
 	      "the counters above and below the mapping layer: a table, JSON, /proc/diskstats lines\n"
 	      ".TP\n.I MNT/status\nlevel, members and their states, resync progress (like /proc/mdstat); a member "
 	      "is named mN by its Number, which stays with the device (md's), and says its role when that differs\n"
-	      ".TP\n.I MNT/status.json\nthe same for programs: state, each member's Number, UUID, role, path and state, "
+	      ".TP\n.I MNT/status.json\nthe same for programs: state, each member's Number, UUID, role, path, state and bad-block count, "
 	      "the background pass's position, speed and ETA (schema: docs/status.schema.json)\n"
 	      ".TP\n.I MNT/metrics\nthe counters and md-like state in Prometheus text format "
 	      "(node_exporter's names under fsvol_; also served by mount \\-\\-http at /metrics)\n"

@@ -6,19 +6,29 @@
 
 #include "fsvol/cli/cmd.h"
 #include "fsvol/members/member.h"
+#include "fsvol/meta/bbl.h"
 #include "fsvol/meta/sb.h"
 #include "layout/layout.h"
 
 static const struct cmd_opt examine_opts[] = {
+	{ "examine-badblocks", 0, NULL, "print only each member's bad-block list (mdadm --examine-badblocks)" },
 	{ "scan", 0, NULL, "the operands are paths to look under for fsvol members (directories walked, links not followed) and "
 	  "list each volume found: one ARRAY line, its devices in slot order, stale ones apart (mdadm --examine --scan)" },
 	{ 0 },
 };
 
+struct examine_args {
+	int scan, badblocks;
+};
+
 static int examine_opt(int i, const char *arg, void *ctx)
 {
-	(void)i, (void)arg;
-	*(int *)ctx = 1;
+	struct examine_args *a = ctx;
+	(void)arg;
+	if (i == 0)
+		a->badblocks = 1;
+	else
+		a->scan = 1;
 	return 0;
 }
 
@@ -128,7 +138,34 @@ static int examine_scan(const struct cmd *c, char **paths, unsigned n)
 	return bad;
 }
 
-static int examine_one(const struct cmd *c, const char *path)
+/* The member's bad-block list (md's bad block log), mdadm --examine style. */
+static int examine_bbl(const struct cmd *c, struct member *m, const struct sb *s, const char *path, int only)
+{
+	void *buf = NULL;
+	static struct bbl l;
+	char err[256];
+	if (!s->bbl_offset) {
+		if (only)
+			printf("No bad-blocks list configured on %s\n", path);
+		return 0;
+	}
+	int r = posix_memalign(&buf, 4096, BBL_AREA) ? -ENOMEM : member_pread(m, buf, BBL_AREA, s->bbl_offset);
+	if (!r && bbl_area_decode(buf, &l, err, sizeof(err)))
+		r = -EINVAL;
+	else if (r)
+		snprintf(err, sizeof(err), "%s", strerror(-r));
+	free(buf);
+	if (r)
+		return cmd_err(c, "%s: bad-block list: %s", path, err);
+	if (!only)
+		printf("  Bad Block Log : %u entries (%u available), %llu sectors, sequence %llu\n", l.n, BBL_MAX,
+		       (unsigned long long)bbl_sectors(&l), (unsigned long long)l.seq);
+	if (l.n || only)
+		bbl_dump(stdout, &l, path);
+	return 0;
+}
+
+static int examine_one(const struct cmd *c, const char *path, int badblocks)
 {
 	struct member m;
 	char err[512];
@@ -149,16 +186,21 @@ static int examine_one(const struct cmd *c, const char *path)
 	}
 	r = sb_decode(buf, SB_SIZE, &s, err, sizeof(err));
 	free(buf);
-	member_close(&m);
-	if (r)
+	if (r) {
+		member_close(&m);
 		return cmd_err(c, "%s: %s", path, err);
-	sb_dump(stdout, &s, path);
-	return 0;
+	}
+	if (!badblocks)
+		sb_dump(stdout, &s, path);
+	r = examine_bbl(c, &m, &s, path, badblocks);
+	member_close(&m);
+	return r;
 }
 
 static int examine_run(const struct cmd *c, int argc, char **argv)
 {
-	int first, bad = 0, scan = 0, r = cmd_parse(c, argc, argv, &first, examine_opt, &scan);
+	struct examine_args a = { 0 };
+	int first, bad = 0, r = cmd_parse(c, argc, argv, &first, examine_opt, &a), scan = a.scan;
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (first >= argc)
@@ -168,7 +210,7 @@ static int examine_run(const struct cmd *c, int argc, char **argv)
 	for (int i = first; i < argc; i++) {
 		if (i > first)
 			putchar('\n');
-		bad |= examine_one(c, argv[i]);
+		bad |= examine_one(c, argv[i], a.badblocks);
 	}
 	return bad;
 }
@@ -176,7 +218,7 @@ static int examine_run(const struct cmd *c, int argc, char **argv)
 const struct cmd cmd_examine = {
 	.name = "examine",
 	.operands = "MEMBER...",
-	.summary = "print the superblock of members; --scan lists the volumes found under paths",
+	.summary = "print superblocks and bad-block lists; --scan lists the volumes under paths",
 	.opts = examine_opts,
 	.run = examine_run,
 };

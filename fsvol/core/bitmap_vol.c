@@ -90,7 +90,9 @@ int vol_bitmap_open(struct vol *v, char *err, size_t errlen)
 	const struct sb *s = &v->sb;
 	if (!s->bitmap_offset)
 		return 0;
-	int r = bitmap_check(v->geom.capacity, s->bitmap_chunk, s->data_offset - s->bitmap_offset, err, errlen);
+	/* a bad-block list after the bitmap ends its area */
+	uint64_t end = s->bbl_offset > s->bitmap_offset ? s->bbl_offset : s->data_offset;
+	int r = bitmap_check(v->geom.capacity, s->bitmap_chunk, end - s->bitmap_offset, err, errlen);
 	if (r)
 		return r;
 	struct vol_bitmap *b = calloc(1, sizeof(*b));

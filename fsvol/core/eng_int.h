@@ -29,7 +29,8 @@ enum { ENG_DONE = 0, ENG_ISSUE = 1,
 
 /* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
 enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
-		ENG_K_REBUILD, ENG_K_COPY /* a replacement's unit (md's want_replacement) */ };
+		ENG_K_REBUILD, ENG_K_COPY /* a replacement's unit (md's want_replacement) */,
+		ENG_K_FIX /* a listed bad block's unit rewritten on its member (core/bbl_vol.c) */ };
 
 /* One contiguous run of memory for one member range (data-area offsets). */
 struct eng_piece {
@@ -188,6 +189,11 @@ static inline uint64_t eng_failed_at(const struct eng_req *rq, uint64_t off)
 {
 	return vol_failed_at(rq->v, off);
 }
+
+/* engine.c: rewrite slot's part of a unit from redundancy, as a rebuild does,
+ * without waiting: done(arg, res) on a completion (a bad block's fix,
+ * bbl_vol.c). 0 or -errno. */
+int engine_fix(struct vol *v, unsigned slot, uint64_t unit, void (*done)(void *arg, int res), void *arg);
 
 /* locks.c: acquire in bucket order; 0 when rq was queued (it is kicked when
  * a bucket frees), 1 when every bucket is held. */

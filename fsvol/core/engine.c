@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/engine.h"
@@ -524,7 +525,7 @@ static int seg_begin(struct eng_req *rq)
 		/* parity updates and partial-block merges need the region to
 		 * themselves; plain aligned writes only exclude those */
 		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, unaligned || fam->parity);
-	else if (fam->parity && (eng_failed(v) || ppl_reads_lock(v)))
+	else if (fam->parity && (eng_failed(v) || ppl_reads_lock(v) || vol_bbl_any(v)))
 		/* a reconstructing read must not see a half-written stripe; nor
 		 * any read one a write-back journal acknowledged */
 		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, 0);
@@ -615,9 +616,13 @@ static int batch_settle(struct eng_req *rq)
 		rq->res = -EROFS; /* the write journal failed: no write goes on without it */
 		return 0;
 	}
+	/* md's bad-block log: a sector-local error is listed, not the member failed */
+	int listed_end = vol_bbl_settle(rq, &bad);
 	for (unsigned i = 0; i < v->geom.members; i++)
 		if (bad & (1ull << i))
 			vol_fail_slot(v, i, atomic_load(&rq->member_err));
+	if (listed_end)
+		return 0;
 	if (++rq->tries < ENG_MAX_TRIES && layout_survives(&v->geom, eng_failed(v))) {
 		/* replan the whole segment on what survives */
 		eng_scratch_free(rq);
@@ -695,6 +700,7 @@ static int family_step(struct eng_req *rq)
 		return flush_step(rq);
 	case ENG_K_REBUILD:
 	case ENG_K_COPY:
+	case ENG_K_FIX:
 		return fam->rebuild(rq);
 	default:
 		return fam->resync(rq);
@@ -744,7 +750,7 @@ static void req_finish(struct eng_req *rq)
 	int res = rq->res;
 	if (!(rq->flags & ENG_F_INTERNAL))
 		atomic_fetch_sub_explicit(&v->eng->active, 1, memory_order_release);
-	if (background) {
+	if (background && rq->kind != ENG_K_FIX) {
 		/* the waiter reads the counts from the request: hand it over */
 		done(arg, res);
 		return;
@@ -822,6 +828,8 @@ static void eng_step(struct eng_req *rq)
 			break;
 		case ST_FAMILY:
 			r = family_step(rq);
+			if (r == -EIO && rq->kind == ENG_K_REBUILD && !vol_bbl_unit_lost(rq))
+				r = rq->npieces = 0; /* listed on the new member instead: the unit is done */
 			if (r < 0) {
 				rq->npieces = 0;
 				rq->res = r;
@@ -852,6 +860,8 @@ static void eng_step(struct eng_req *rq)
 			 * lock drops, so no write can slip past the target meanwhile */
 			if (rq->kind == ENG_K_REBUILD && !rq->res)
 				vol_rebuild_advance(v, rq->gen, rq->seg_off + rq->seg_len);
+			if (rq->kind == ENG_K_FIX)
+				vol_bbl_fixed(rq); /* its entries go before a write can pass the member by */
 			if (rq->kind == ENG_K_WRITE)
 				vol_bitmap_end(v, rq->seg_off, rq->seg_len);
 			if (rq->lk.want)
@@ -1077,6 +1087,27 @@ int engine_copy(struct vol *v, uint64_t unit)
 	if (atomic_load(&v->replace_slot) < 0)
 		return -EINVAL;
 	return engine_unit(v, ENG_K_COPY, unit, 0, 0, NULL, NULL);
+}
+
+int engine_fix(struct vol *v, unsigned slot, uint64_t unit, engine_done_fn done, void *arg)
+{
+	if (unit >= engine_resync_units(v) || slot >= v->geom.members)
+		return -EINVAL;
+	struct eng_req *rq = req_get(v);
+	if (!rq)
+		return -ENOMEM;
+	atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed);
+	rq->kind = ENG_K_FIX;
+	rq->unit = unit;
+	rq->target = rq->dest = (int)slot;
+	rq->t0 = eng_now(v);
+	if (stats_trace_on(v->trace))
+		rq->trace_parent = stats_trace_id(v->trace);
+	rq->done = done;
+	rq->arg = arg;
+	rq->why = STATS_WHY_DATA;
+	req_start(rq);
+	return 0;
 }
 
 unsigned engine_active(const struct vol *v)

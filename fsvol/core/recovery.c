@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
@@ -30,7 +31,7 @@ uint64_t vol_failed_at(const struct vol *v, uint64_t off)
 	uint64_t failed = atomic_load_explicit(&v->failed, memory_order_acquire);
 	if (slot >= 0 && off < pos)
 		failed &= ~(1ull << slot);
-	return failed;
+	return failed | vol_bbl_failed_at(v, off); /* listed bad blocks: bypassed there */
 }
 
 void vol_rebuild_set(struct vol *v, int slot, uint64_t pos)
@@ -287,6 +288,7 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 	}
 	m->data_offset = v->data_offset;
 	v->nmembers++;
+	vol_bbl_attach(v, m); /* its bad-block list counts from the start */
 	return m;
 }
 

@@ -31,6 +31,7 @@ struct vol_waiter {
 	void (*resume)(struct vol_waiter *w); /* any thread, no lock held */
 };
 struct vol_bitmap;
+struct vol_bbl;
 struct emul;
 struct stats_dev;
 struct stats_trace;
@@ -87,6 +88,7 @@ struct vol {
 	atomic_uint rebuild_gen;
 	pthread_mutex_t rebuild_lock;
 	struct vol_bitmap *bitmap;      /* write-intent bitmap (core/bitmap_vol.c), NULL: none */
+	struct vol_bbl *bbl;            /* the members' bad-block lists (core/bbl_vol.c), NULL: none */
 	/* replace (md's want_replacement): role replace_slot is rebuilt onto the
 	 * member in spare slot replace_with while the role keeps serving; every
 	 * write to the role goes to both. -1: none. */
@@ -112,6 +114,7 @@ enum {
 	VOL_MD_RECOVERY = 1u << 1,  /* a member failed or came: a spare may take over */
 	VOL_MD_BITMAP = 1u << 2,    /* writes wait for write-intent bits */
 	VOL_MD_TICK = 1u << 3,      /* internal: the bitmap's lazy clearing is due */
+	VOL_MD_BBL = 1u << 4,       /* bad blocks listed: probe their members, fix them (core/bbl_vol.c) */
 };
 
 /* core/vol_md.c */

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
@@ -124,6 +125,12 @@ static void md_write_sbs(struct vol *v)
 	pthread_mutex_lock(&v->state_lock);
 	uint64_t want = atomic_load(&v->sb_seq_want);
 	md_apply_fails(v); /* after want: what it applies is at most what want covers, or the next round's */
+	/* bad-block lists first: a superblock never trusts a block its list lacks;
+	 * a member whose list cannot be written fails in this very round */
+	if (vol_bbl_write(v)) {
+		want = atomic_load(&v->sb_seq_want);
+		md_apply_fails(v);
+	}
 	if (atomic_load(&v->sb_seq_done) < want && !v->opts.readonly)
 		vol_write_sbs(v); /* an unwritable member shows on its next I/O */
 	atomic_store(&v->sb_seq_done, want);
@@ -150,6 +157,8 @@ static void md_work(struct vol *v, unsigned f, int stopping)
 		md_write_sbs(v);
 	if (f & VOL_MD_BITMAP)
 		vol_bitmap_run(v); /* may fail members: their change is the next round's */
+	if ((f & VOL_MD_BBL) && !stopping)
+		vol_bbl_run(v); /* probe the members with new bad blocks, start their fixes */
 	if ((f & VOL_MD_RECOVERY) && !stopping)
 		vol_recovery_kick(v); /* a spare at hand takes over, the pass starts */
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/vol_int.h"
@@ -96,7 +97,9 @@ void vol_status_json(struct vol *v, FILE *f)
 			fprintf(f, "%d", rk);
 		else
 			fputs("null", f);
-		fputc('}', f);
+		uint64_t bad_sectors;
+		unsigned bad = vol_bbl_count(v, i, &bad_sectors);
+		fprintf(f, ",\"bad_blocks\":%u,\"bad_sectors\":%llu}", bad, (unsigned long long)bad_sectors);
 	}
 	fputs("],\"replace\":", f);
 	if (rk >= 0) {

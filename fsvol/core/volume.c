@@ -17,8 +17,10 @@
 #include "fsvol/model/spindle.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
+#include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/ppl.h"
+#include "fsvol/meta/bbl.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
@@ -225,6 +227,10 @@ void vol_status(struct vol *v, FILE *f)
 		vol_status_replace(v, f, i);
 		if (v->sb.slots[i].flags & SB_SLOT_JOURNAL)
 			fputs(" (write journal)", f);
+		uint64_t bad_sectors;
+		unsigned bad = vol_bbl_count(v, i, &bad_sectors);
+		if (bad) /* md's bad block log */
+			fprintf(f, " (bad blocks: %u, %llu sectors)", bad, (unsigned long long)bad_sectors);
 		if (strcmp(faults, "none"))
 			fprintf(f, " (faults: %s)", faults);
 		fputc('\n', f);
@@ -289,6 +295,7 @@ static void vol_free(struct vol *v)
 	emul_destroy(v->emul);
 	vol_bitmap_free(v);
 	ppl_free(v);
+	vol_bbl_close(v);
 	engine_fini(v);
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
@@ -453,6 +460,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	}
 	if ((r = vol_bitmap_open(v, err, errlen)))
 		goto fail;
+	if ((r = vol_bbl_open(v))) {
+		snprintf(err, errlen, "reading the bad-block lists: %s", strerror(-r));
+		goto fail;
+	}
 	/* Counters exist at every level so the level can change at run time. */
 	atomic_store(&v->stats_level, opts->stats);
 	if (!(v->vstats = stats_dev_create())) {
@@ -504,6 +515,7 @@ void vol_close(struct vol *v)
 		return;
 	void *pump = vol_model_pump_start(v); /* virtual time: someone must run the clock */
 	vol_sync_stop(v);
+	vol_bbl_quiesce(v); /* no fix starts any more */
 	engine_drain(v);
 	if (!v->opts.readonly) {
 		engine_flush(v);
@@ -673,7 +685,7 @@ static int create_bitmap(const struct vol_create *c, const struct layout_geom *g
 			 char *err, size_t errlen)
 {
 	int redundant = layout_copies(g) > 1 || layout_parity_count(g) > 0;
-	uint64_t area = doff - SB_SIZE;
+	uint64_t area = (s->bbl_offset ? s->bbl_offset : doff) - SB_SIZE; /* the bad-block list ends the area */
 	if (c->bitmap < 0 || (c->bitmap == 0 && !c->bitmap_chunk && (!redundant || area < BITMAP_BLOCK)))
 		return 0; /* none asked, or (by default) nothing it could serve or no room */
 	if (!redundant) {
@@ -695,7 +707,7 @@ static int create_bitmap(const struct vol_create *c, const struct layout_geom *g
 static int create_ppl(const struct vol_create *c, const struct layout_geom *g, uint64_t doff, struct sb *s,
 		      char *err, size_t errlen)
 {
-	uint64_t area = doff - SB_SIZE;
+	uint64_t area = (s->bbl_offset ? s->bbl_offset : doff) - SB_SIZE; /* below the bad-block list */
 	if (g->level != LAYOUT_RAID5) {
 		snprintf(err, errlen, "--consistency-policy ppl: raid5 only (md's partial parity log), not %s",
 			 layout_level_name(g->level));
@@ -743,6 +755,31 @@ static int create_journal(const struct vol_create *c, const struct layout_geom *
 		return -EINVAL;
 	}
 	s->consistency = SB_CONS_JOURNAL;
+	return 0;
+}
+
+/* The bad-block list's area (md's bblog, just before the data), when the
+ * level has redundancy to recover a listed block from. */
+static int create_bbl(const struct vol_create *c, const struct layout_geom *g, uint64_t doff, struct sb *s,
+		      char *err, size_t errlen)
+{
+	int redundant = layout_copies(g) > 1 || layout_parity_count(g) > 0;
+	/* the bitmap keeps its block when both would not fit */
+	uint64_t room = doff - SB_SIZE, bitmap = c->bitmap >= 0 && redundant ? BITMAP_BLOCK : 0;
+	if (c->bbl < 0 || (c->bbl == 0 && (!redundant || room < BBL_AREA + bitmap)))
+		return 0;
+	if (!redundant) {
+		snprintf(err, errlen, "%s has no redundancy: a listed block could not be recovered "
+			 "(use --bad-block-log none)", layout_level_name(g->level));
+		return -EINVAL;
+	}
+	if (room < BBL_AREA + bitmap) {
+		snprintf(err, errlen, "--bad-block-log: no room for its %u bytes below data offset %llu%s", BBL_AREA,
+			 (unsigned long long)doff, bitmap ? " beside the bitmap" : "");
+		return -EINVAL;
+	}
+	s->bbl_offset = doff - BBL_AREA;
+	s->bbl_size = BBL_AREA;
 	return 0;
 }
 
@@ -830,9 +867,10 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.volume_size = g.capacity;
 	s.events = 1;
 	s.clean = 1;
-	if (c->consistency == SB_CONS_PPL ? (r = create_ppl(c, &g, doff, &s, err, errlen))
-	    : journal ? (r = create_journal(c, &g, pr[n - 1].size, doff, &s, paths[n - 1], err, errlen))
-		      : (r = create_bitmap(c, &g, doff, &s, err, errlen)))
+	if ((r = create_bbl(c, &g, doff, &s, err, errlen)) ||
+	    (c->consistency == SB_CONS_PPL ? (r = create_ppl(c, &g, doff, &s, err, errlen))
+	     : journal ? (r = create_journal(c, &g, pr[n - 1].size, doff, &s, paths[n - 1], err, errlen))
+		       : (r = create_bitmap(c, &g, doff, &s, err, errlen))))
 		goto out;
 	if (c->name)
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
@@ -873,6 +911,11 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 			snprintf(err, errlen, "%s: cannot zero the PPL area: %s", paths[i], strerror(-r));
 			goto out;
 		}
+		/* nor a bad-block list */
+		if (s.bbl_offset && pr[i].exists && (r = ms[i].ops->zero(&ms[i], s.bbl_offset, s.bbl_size))) {
+			snprintf(err, errlen, "%s: cannot zero the bad-block list: %s", paths[i], strerror(-r));
+			goto out;
+		}
 		s.index = i;
 		memcpy(s.member_uuid, s.slots[i].uuid, 16);
 		if ((r = write_sb(&ms[i], &s))) {
@@ -893,6 +936,7 @@ out:
 /* ---- what front ends may read (volume.h) ---- */
 
 const struct layout_geom *vol_geom(const struct vol *v) { return &v->geom; }
+unsigned vol_bad_blocks(const struct vol *v, unsigned slot, uint64_t *sectors) { return vol_bbl_count(v, slot, sectors); }
 unsigned vol_nslots(const struct vol *v) { return v->nslots; }
 struct member *vol_member(const struct vol *v, unsigned slot) { return slot < v->nslots ? v->slot[slot] : NULL; }
 uint64_t vol_failed_mask(const struct vol *v) { return atomic_load(&v->failed); }

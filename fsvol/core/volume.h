@@ -114,6 +114,9 @@ int vol_rotational(const struct vol *v);
 
 int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen); /* vol_fail.c: md's policy */
 const char *vol_slot_state(const struct vol *v, unsigned slot);
+/* Entries (and, when sectors is set, 512-byte sectors) in the bad-block list
+ * of slot's member (md's bad block log); 0 without a member or a list. */
+unsigned vol_bad_blocks(const struct vol *v, unsigned slot, uint64_t *sectors);
 /* Render MNT/status (mdstat-like) into f. */
 void vol_status(struct vol *v, FILE *f);
 /* Render MNT/status.json (docs/status.schema.json) into f. */
@@ -135,6 +138,7 @@ struct vol_create {
 	uint64_t bitmap_chunk;         /* 0: md's default (bitmap_default_chunk) */
 	int consistency;               /* SB_CONS_*: ppl puts a log where the bitmap would be;
 					* journal: the last device given is the write journal */
+	int bbl;                       /* bad-block list: -1 none, 0 default (when redundant and room), 1 internal */
 };
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
 /* md's journal_mode of a volume with a write journal: "write-through" (a

@@ -63,6 +63,7 @@ static struct stats_view_dev *view_build(struct vol *v, size_t *n, char names[][
 		e->state = vol_slot_state(v, (unsigned)i);
 		e->index = (int)num;
 		/* a role is played by a member in it, not by one failed out of it */
+		e->bad_blocks = vol_bad_blocks(v, (unsigned)i, NULL);
 		e->role = (unsigned)i < vol_geom(v)->members && strcmp(e->state, "failed") && strcmp(e->state, "missing")
 			  ? i : -1;
 		e->not_counted = level != VOL_STATS_ALL || !m || !m->stats;

@@ -6,6 +6,7 @@
  *   after=N                ... after the first N of them succeeded
  *   errno=eio|enospc|edquot|enodev   the error returned (default eio)
  *   bad=OFF+LEN            reads touching it fail until a write covers it (dm-dust);
+ *   badw=OFF+LEN           reads and writes touching it fail (a sector the disk cannot remap);
  *                          OFF is in the member's data area, as `fsvol map` prints
  *   flaky=UP/DOWN          up for UP, then every I/O fails for DOWN, repeating
  *                          (dm-flakey); times (5ms, 2s) or I/O counts (100io)
@@ -88,10 +89,10 @@ int fault_spec_parse(const char *spec, struct fault_spec *s, char *err, size_t e
 			s->err = !strcasecmp(v, "eio") ? EIO : !strcasecmp(v, "enospc") ? ENOSPC
 				 : !strcasecmp(v, "edquot") ? EDQUOT : !strcasecmp(v, "enodev") ? ENODEV : 0;
 			bad = !s->err;
-		} else if (!strcmp(kv, "bad")) {
+		} else if (!strcmp(kv, "bad") || !strcmp(kv, "badw")) {
 			char *plus = strchr(v, '+');
 			if (s->nbad == FAULT_MAX_BAD) {
-				snprintf(err, errlen, "fault bad=%s: at most %d bad ranges", v, FAULT_MAX_BAD);
+				snprintf(err, errlen, "fault %s=%s: at most %d bad ranges", kv, v, FAULT_MAX_BAD);
 				return -EINVAL;
 			}
 			if (plus)
@@ -100,7 +101,7 @@ int fault_spec_parse(const char *spec, struct fault_spec *s, char *err, size_t e
 			      !s->bad[s->nbad].len;
 			if (plus)
 				*plus = '+';
-			s->nbad++;
+			s->bad[s->nbad++].sticky = kv[3] == 'w';
 		} else if (!strcmp(kv, "flaky")) {
 			char *slash = strchr(v, '/');
 			int io_up = 0, io_down = 0;
@@ -130,7 +131,7 @@ int fault_spec_parse(const char *spec, struct fault_spec *s, char *err, size_t e
 			s->seed = strtoull(v, &end, 10);
 			bad = *end || *v == '-';
 		} else {
-			snprintf(err, errlen, "fault: unknown key '%s' (error, rate, after, errno, bad, flaky, "
+			snprintf(err, errlen, "fault: unknown key '%s' (error, rate, after, errno, bad, badw, flaky, "
 				 "delay, rdelay, wdelay, corrupt, seed, cache, cache_size)", kv);
 			return -EINVAL;
 		}
@@ -163,7 +164,8 @@ void fault_spec_format(const struct fault_spec *s, char *buf, size_t len)
 	if (s->error_ops || s->up)
 		PUT(",errno=%s", s->err == ENOSPC ? "enospc" : s->err == EDQUOT ? "edquot" : s->err == ENODEV ? "enodev" : "eio");
 	for (unsigned i = 0; i < s->nbad; i++)
-		PUT(",bad=%llu+%llu", (unsigned long long)s->bad[i].off, (unsigned long long)s->bad[i].len);
+		PUT(",%s=%llu+%llu", s->bad[i].sticky ? "badw" : "bad", (unsigned long long)s->bad[i].off,
+		    (unsigned long long)s->bad[i].len);
 	if (s->up && s->flaky_io)
 		PUT(",flaky=%lluio/%lluio", (unsigned long long)s->up, (unsigned long long)s->down);
 	else if (s->up)

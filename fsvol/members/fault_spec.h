@@ -19,7 +19,7 @@ struct fault_spec {
 	uint64_t after;
 	int err;                   /* positive errno */
 	unsigned nbad;
-	struct { uint64_t off, len; } bad[FAULT_MAX_BAD];
+	struct { uint64_t off, len; int sticky; } bad[FAULT_MAX_BAD]; /* sticky (badw=): writes fail too */
 	uint64_t up, down;         /* flaky periods, 0: not flaky */
 	int flaky_io;              /* periods counted in I/Os, not ns */
 	double corrupt;

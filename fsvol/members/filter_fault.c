@@ -64,6 +64,7 @@ static void ffault_heal(struct fault_spec *s, uint64_t off, uint64_t len)
 		}
 		if (off > b && off + len < e && s->nbad < FAULT_MAX_BAD) { /* a hole in the middle */
 			s->bad[s->nbad].off = off + len;
+			s->bad[s->nbad].sticky = s->bad[i].sticky;
 			s->bad[s->nbad++].len = e - (off + len);
 			s->bad[i].len = off - b;
 		} else if (off <= b) {
@@ -96,13 +97,12 @@ static int ffault_decide(struct ffault *ff, const struct member_io *io, int *cor
 	if (!e && (s->error_ops & kind) && ff->nerr_ops++ >= s->after && ffault_chance(ff, s->rate))
 		e = s->err;
 	if (!e && in_data && s->nbad) {
-		if (kind == FAULT_WRITE) {
+		/* a write fails on a sticky range (badw=), else heals what it covers */
+		for (unsigned i = 0; i < s->nbad && !e; i++)
+			if ((kind == FAULT_READ || s->bad[i].sticky) && overlaps(doff, io->len, s->bad[i].off, s->bad[i].len))
+				e = EIO;
+		if (!e && kind == FAULT_WRITE)
 			ffault_heal(s, doff, io->len);
-		} else {
-			for (unsigned i = 0; i < s->nbad && !e; i++)
-				if (overlaps(doff, io->len, s->bad[i].off, s->bad[i].len))
-					e = EIO;
-		}
 	}
 	if (!e && io->op == MEMBER_READ && ffault_chance(ff, s->corrupt))
 		*corrupt = 1;

@@ -231,8 +231,35 @@ START_TEST(test_retry_read_error)
 	set_fault(v, 1, "error=read");
 	ck_assert_int_eq(engine_read(v, b, 0, sizeof(b)), 0);
 	ck_assert(!memcmp(a, b, sizeof(a)));
+	/* the member cannot read its superblock either: not sector-local, so the
+	 * metadata thread fails it instead of listing bad blocks (bbl_vol.c) */
+	for (int i = 0; i < 10000 && strcmp(vol_slot_state(v, 1), "failed"); i++)
+		usleep(1000);
 	ck_assert_str_eq(vol_slot_state(v, 1), "failed");
 	ck_assert(layout_survives(&v->geom, atomic_load(&v->failed)));
+	vol_close(v);
+}
+END_TEST
+
+/* A sector-local error is listed (md's bad block log): the member stays, the
+ * data comes from parity, writes go around it, the list holds the block. */
+START_TEST(test_read_error_listed)
+{
+	struct vol *v = mkvol("raid5", 4, 64 * K);
+	static uint8_t a[512 * K], b[512 * K];
+	fill(a, sizeof(a), 9);
+	ck_assert_int_eq(engine_write(v, a, 0, sizeof(a)), 0);
+	set_fault(v, 1, "badw=0+4K"); /* member 1's first block: data of stripe 0 */
+	ck_assert_int_eq(engine_read(v, b, 0, sizeof(b)), 0);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	ck_assert_str_eq(vol_slot_state(v, 1), "active");
+	ck_assert_uint_ge(vol_bad_blocks(v, 1, NULL), 1);
+	fill(a, sizeof(a), 10);
+	ck_assert_int_eq(engine_write(v, a, 0, sizeof(a)), 0);
+	memset(b, 0, sizeof(b));
+	ck_assert_int_eq(engine_read(v, b, 0, sizeof(b)), 0);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	ck_assert_str_eq(vol_slot_state(v, 1), "active");
 	vol_close(v);
 }
 END_TEST
@@ -332,6 +359,7 @@ static Suite *engine_suite(void)
 	t = tcase_create("data");
 	tcase_add_loop_test(t, test_roundtrip, 0, sizeof(levels) / sizeof(levels[0]));
 	tcase_add_test(t, test_retry_read_error);
+	tcase_add_test(t, test_read_error_listed);
 	tcase_add_test(t, test_beyond_redundancy);
 	tcase_add_test(t, test_ack_after_failure_superblock);
 	tcase_add_test(t, test_resync_counts_and_repairs);

@@ -113,6 +113,30 @@ START_TEST(test_powercut_after)
 END_TEST
 
 /* A filter cannot be opened by name: it wraps an open member. */
+/* badw= fails reads and writes for good; bad= heals on a write. */
+START_TEST(test_bad_sticky)
+{
+	struct member m;
+	char err[256], fmt[256];
+	static uint8_t buf[4 * K];
+	struct fault_spec s;
+	ck_assert_int_eq(member_open(&m, "mem:badw:1M", 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(push(&m, 'f'), 0);
+	ck_assert_msg(fault_spec_parse("badw=8K+4K,bad=16K+4K", &s, err, sizeof(err)) == 0, "%s", err);
+	fault_spec_format(&s, fmt, sizeof(fmt));
+	ck_assert_msg(strstr(fmt, "badw=8192+4096") && strstr(fmt, ",bad=16384+4096"), "%s", fmt);
+	filter_fault_set(filter_find(&m, &filter_fault_ops), &s);
+	ck_assert_int_eq(member_pread(&m, buf, sizeof(buf), 8 * K), -EIO);
+	ck_assert_int_eq(member_pwrite(&m, buf, sizeof(buf), 8 * K), -EIO);
+	ck_assert_int_eq(member_pread(&m, buf, sizeof(buf), 8 * K), -EIO); /* still bad */
+	ck_assert_int_eq(member_pread(&m, buf, sizeof(buf), 16 * K), -EIO);
+	ck_assert_int_eq(member_pwrite(&m, buf, sizeof(buf), 16 * K), 0);
+	ck_assert_int_eq(member_pread(&m, buf, sizeof(buf), 16 * K), 0);  /* healed */
+	ck_assert_int_eq(member_pwrite(&m, buf, sizeof(buf), 0), 0);      /* elsewhere: fine */
+	member_close(&m);
+}
+END_TEST
+
 START_TEST(test_filter_not_openable)
 {
 	char err[256];
@@ -128,6 +152,7 @@ int main(void)
 	TCase *t = tcase_create("stack");
 	tcase_add_loop_test(t, test_filter_orders, 0, sizeof(orders) / sizeof(orders[0]));
 	tcase_add_test(t, test_filter_not_openable);
+	tcase_add_test(t, test_bad_sticky);
 	tcase_add_test(t, test_powercut_after);
 	suite_add_tcase(s, t);
 	SRunner *r = srunner_create(s);
