@@ -23,8 +23,9 @@
 #define ENG_ROUND_BUDGET (4u << 20)   /* scratch bytes a parity round may take */
 #define ENG_LOCKS 1024u               /* hashed stripe/region locks */
 
-/* A family's step: pieces were added and must be issued, or the segment is done. */
-enum { ENG_DONE = 0, ENG_ISSUE = 1 };
+/* A family's step: pieces were added and must be issued, or the segment is
+ * done, or rq queued itself (rq->wait) and is kicked back into the step. */
+enum { ENG_DONE = 0, ENG_ISSUE = 1, ENG_WAIT = 4 };
 
 /* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
 enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
@@ -110,10 +111,12 @@ struct eng_req {
 	unsigned gen;            /* rebuild: the target's generation (vol_int.h rebuild_gen) */
 	int repair;
 	struct eng_req *parent;  /* a child (edge reads of an unaligned write) */
+	uint64_t wb_seg;         /* write-behind: seg_off + 1 of the segment whose slow legs went behind */
 };
 
 #define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */
 #define ENG_F_NOLOCK 0x2u        /* the parent holds the locks */
+#define ENG_F_BEHIND 0x4u        /* a write-behind: only the write-mostly legs (write_behind.c) */
 
 /* A RAID family's I/O: one file per family, one const table each. */
 struct eng_family {
@@ -164,6 +167,12 @@ int eng_window_loop(struct eng_req *rq, const struct eng_window_ops *ops, void *
 const struct eng_family *eng_family_of(const struct layout_geom *g);
 
 /* engine.c, for the families */
+/* Start a write-behind of [off, off+len) (aligned, one segment) from buf
+ * (write_behind.c): the write-mostly legs only, counted by the members, not
+ * the volume; its bitmap bits are taken now. 0 (done(arg, res) follows) or
+ * -ENOMEM. */
+int eng_behind_submit(struct vol *v, void *buf, uint64_t off, uint64_t len, void (*done)(void *arg, int res),
+		      void *arg);
 int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, uint64_t len, void *buf);
 void *eng_alloc(struct eng_req *rq, size_t len);
 void eng_scratch_free(struct eng_req *rq);

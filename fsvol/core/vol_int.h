@@ -101,6 +101,10 @@ struct vol {
 	atomic_uint_fast64_t sb_seq_want, sb_seq_done; /* superblock changes made / on the members */
 	atomic_uint_fast64_t fail_pending; /* slots failed on a completion, not yet in v->sb */
 	struct vol_waiter *sb_waiters;  /* acknowledgements waiting for sb_seq_done */
+	/* md's per-device flags at run time (core/vol_flags.c, write_behind.c, failfast.c) */
+	atomic_uint failfast_ms;        /* the failfast deadline; 0: VOL_FAILFAST_MS_DEFAULT */
+	struct vol_wb *wb;              /* write-behind (core/write_behind.c), NULL: none */
+	struct vol_ff *ff;              /* failfast watchdog (core/failfast.c), NULL: none */
 };
 
 /* md_flags (md's MD_SB_CHANGE_PENDING, MD_RECOVERY_NEEDED, the bitmap daemon) */

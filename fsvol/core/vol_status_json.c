@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/write_behind.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "stats/stats.h"
@@ -78,6 +79,10 @@ void vol_status_json(struct vol *v, FILE *f)
 			fprintf(f, "%d", rk);
 		else
 			fputs("null", f);
+		/* md's per-device flags (mdadm --detail's writemostly, failfast) */
+		fprintf(f, ",\"write_mostly\":%s,\"failfast\":%s",
+			vol_slot_flags(v, i) & SB_SLOT_WRITE_MOSTLY ? "true" : "false",
+			vol_slot_flags(v, i) & SB_SLOT_FAILFAST ? "true" : "false");
 		fputc('}', f);
 	}
 	fputs("],\"replace\":", f);
@@ -117,5 +122,7 @@ void vol_status_json(struct vol *v, FILE *f)
 	} else {
 		fputs("null", f);
 	}
+	wb_status_json(v, f);
+	fprintf(f, ",\"failfast_ms\":%u", vol_failfast_ms(v));
 	fputs("}\n", f);
 }

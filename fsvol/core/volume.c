@@ -18,6 +18,7 @@
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/write_behind.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
@@ -177,6 +178,16 @@ static void vol_status_replace(const struct vol *v, FILE *f, unsigned i)
 		fprintf(f, " (replacing m%d)", other);
 }
 
+/* md's per-device flags: mdstat's "(W)" for write-mostly, sysfs' "failfast". */
+static void vol_status_flags(const struct vol *v, FILE *f, unsigned i)
+{
+	unsigned fl = vol_slot_flags(v, i);
+	if (fl & SB_SLOT_WRITE_MOSTLY)
+		fputs(" (W)", f);
+	if (fl & SB_SLOT_FAILFAST)
+		fputs(" (failfast)", f);
+}
+
 int vol_replace_pair(const struct vol *v, unsigned slot, int *other)
 {
 	int k = atomic_load(&v->replace_slot), w = atomic_load(&v->replace_with);
@@ -213,6 +224,7 @@ void vol_status(struct vol *v, FILE *f)
 			member_fault_describe(v->slot[i], faults, sizeof(faults));
 		fprintf(f, "      m%u: %s %s", i, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
 		vol_status_replace(v, f, i);
+		vol_status_flags(v, f, i);
 		if (strcmp(faults, "none"))
 			fprintf(f, " (faults: %s)", faults);
 		fputc('\n', f);
@@ -245,6 +257,7 @@ void vol_status(struct vol *v, FILE *f)
 			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000);
 	}
 	vol_bitmap_status(v, f);
+	wb_status(v, f);
 	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
@@ -275,6 +288,7 @@ static void vol_free(struct vol *v)
 		return;
 	emul_destroy(v->emul);
 	vol_bitmap_free(v);
+	wb_close(v);
 	engine_fini(v);
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
@@ -434,6 +448,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	}
 	if ((r = vol_bitmap_open(v, err, errlen)))
 		goto fail;
+	if ((r = wb_open(v))) {
+		snprintf(err, errlen, "write-behind: out of memory");
+		goto fail;
+	}
 	/* Counters exist at every level so the level can change at run time. */
 	atomic_store(&v->stats_level, opts->stats);
 	if (!(v->vstats = stats_dev_create())) {
@@ -671,6 +689,36 @@ static int create_bitmap(const struct vol_create *c, const struct layout_geom *g
 	return 0;
 }
 
+/* md's per-device flags and --write-behind, checked against the level. */
+static int create_flags(const struct vol_create *c, const struct layout_geom *g, unsigned n, struct sb *s,
+			char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int r = vol_flags_check(g, c->flags[i], err, errlen);
+		if (r)
+			return r;
+		s->slots[i].flags = c->flags[i];
+	}
+	if (!c->write_behind)
+		return 0;
+	if (g->level != LAYOUT_RAID1) {
+		snprintf(err, errlen, "--write-behind is for raid1 only (md's), not %s", layout_level_name(g->level));
+		return -EINVAL;
+	}
+	if (!s->bitmap_offset) {
+		/* the bitmap is what records the writes a slow leg has yet to get */
+		snprintf(err, errlen, "--write-behind needs the write-intent bitmap (md: \"write-behind mode "
+			 "requires a bitmap\"); drop --bitmap none");
+		return -EINVAL;
+	}
+	if (c->write_behind > 16383) {
+		snprintf(err, errlen, "--write-behind %u: at most 16383 (md's limit)", c->write_behind);
+		return -EINVAL;
+	}
+	s->write_behind = c->write_behind;
+	return 0;
+}
+
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen)
 {
 	struct layout_geom g = c->geom;
@@ -755,6 +803,8 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.events = 1;
 	s.clean = 1;
 	if ((r = create_bitmap(c, &g, doff, &s, err, errlen)))
+		goto out;
+	if ((r = create_flags(c, &g, n, &s, err, errlen)))
 		goto out;
 	if (c->name)
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
