@@ -121,7 +121,8 @@ INTEGRATION_TESTS := \
 	tests/integration/66-prometheus.sh \
 	tests/integration/67-dashboard-history.sh \
 	tests/integration/68-bench-diskspd.sh \
-	tests/integration/78-write-mostly.sh
+	tests/integration/78-write-mostly.sh \
+	tests/integration/79-failfast.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

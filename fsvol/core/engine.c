@@ -26,6 +26,7 @@
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/engine.h"
+#include "fsvol/core/failfast.h"
 #include "fsvol/core/write_behind.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
@@ -464,7 +465,10 @@ static int batch_issue(struct eng_req *rq)
 				emul_submit(emul, &s->eio);
 		}
 		used[s->slot / 64] |= 1ull << (s->slot % 64);
-		m->ops->queue(m, &s->io);
+		if (!s->virt && ff_wanted(v, s->slot))
+			ff_queue(v, m, s->slot, &s->io); /* under the failfast deadline */
+		else
+			m->ops->queue(m, &s->io);
 	}
 	for (unsigned w = 0; w < sizeof(used) / sizeof(used[0]); w++)
 		for (uint64_t b = used[w]; b; b &= b - 1) {

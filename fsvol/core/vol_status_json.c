@@ -6,6 +6,7 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/write_behind.h"
+#include "fsvol/core/failfast.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "stats/stats.h"
@@ -123,6 +124,6 @@ void vol_status_json(struct vol *v, FILE *f)
 		fputs("null", f);
 	}
 	wb_status_json(v, f);
-	fprintf(f, ",\"failfast_ms\":%u", vol_failfast_ms(v));
+	fprintf(f, ",\"failfast_ms\":%u,\"failfast_timeouts\":%lu", vol_failfast_ms(v), ff_timeouts(v));
 	fputs("}\n", f);
 }

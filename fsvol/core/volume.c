@@ -19,6 +19,7 @@
 #include "fsvol/core/volume.h"
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/write_behind.h"
+#include "fsvol/core/failfast.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
@@ -328,6 +329,9 @@ int vol_start(struct vol *v)
 	 * now, or after the recovery (status shows it pending meanwhile). */
 	if (!r && vol_resync_owed(v) && atomic_load(&v->rebuild_slot) < 0)
 		r = vol_pass_start(v, VOL_PASS_RESYNC);
+	/* raid1/raid10: the failfast watchdog (idle until a failfast member's I/O) */
+	if (!r && !v->opts.readonly && ff_start(v))
+		fsvol_log(LOG_WARNING, "failfast: no watchdog thread; failfast members wait for their I/O");
 	return r;
 }
 
@@ -504,6 +508,7 @@ void vol_close(struct vol *v)
 	void *pump = vol_model_pump_start(v); /* virtual time: someone must run the clock */
 	vol_sync_stop(v);
 	engine_drain(v);
+	ff_stop(v); /* nothing in flight: no I/O waits on the watchdog */
 	if (!v->opts.readonly) {
 		engine_flush(v);
 		vol_md_stop(v); /* after the last write: it writes what is pending */

@@ -20,6 +20,7 @@ requires fio
 requires jq
 requires nbdkit
 cd "$T" # fio may leave state files in the working directory
+jq_true() { jq -e "$@" >/dev/null; }
 
 reads_of() { member_stat "$1" "$2" reads; }
 check_clean() { # MNT WHAT
@@ -80,7 +81,7 @@ cmp -n $((16 * MiB)) "$T/mnt/volume" "$T/ref" || fail "data read from the write-
 truncate -s 40M "$T/c"
 "$FSVOL" remove "$T/mnt" 0 >/dev/null || fail "remove the failed member"
 "$FSVOL" add "$T/mnt" --write-mostly "$T/c" >/dev/null || fail "add --write-mostly"
-wait_for 120 "recovery onto the added member" jq -e '.state == "healthy"' "$T/mnt/status.json"
+wait_for 120 "recovery onto the added member" jq_true '.state == "healthy"' "$T/mnt/status.json"
 jq -e '.members[0].path == "'"$T/c"'" and .members[0].write_mostly == true' "$T/mnt/status.json" >/dev/null ||
 	fail "the added member lost its flag: $(jq -c .members "$T/mnt/status.json")"
 fsvol_umount "$T/mnt"
@@ -150,14 +151,14 @@ fio --name=k --filename="$T/wb/volume" --rw=randwrite --bs=64k --direct=1 --ioen
 	--size=4M --time_based --runtime=60 --output="$T/fio-k.out" &
 fpid=$!
 track_pid "$fpid"
-wait_for 60 "write-behinds in flight" jq -e '.write_behind.inflight > 0' "$T/wb/status.json"
+wait_for 60 "write-behinds in flight" jq_true '.write_behind.inflight > 0' "$T/wb/status.json"
 pid=$(daemon_pid "$T/wb")
 kill -KILL "$pid"
 wait "$fpid" || true
 umount -l "$T/wb" 2>/dev/null || true
 _drop_cleanup fsvol "$T/wb" "$pid"
 fsvol_mount "$T/wb" "$T/f1" "$(uri slow1)"
-wait_for 300 "the resync after the crash" jq -e '.sync.action == "resync" and .sync.state == "done"' \
+wait_for 300 "the resync after the crash" jq_true '.sync.action == "resync" and .sync.state == "done"' \
 	"$T/wb/status.json"
 check_clean "$T/wb" "after kill -9 with write-behinds in flight"
 fsvol_umount_all "$T/wb" "$T/ww" "$T/alone"
