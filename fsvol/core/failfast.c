@@ -19,6 +19,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -220,9 +222,12 @@ static void *ff_main(void *arg)
 			fsvol_log(LOG_ERR, "member %u (%s) is failfast and an I/O of it took over %llu ms (failfast_ms %u): "
 				  "failing it, the I/O goes to another copy", slot, m ? m->path : "?",
 				  (unsigned long long)took, vol_failfast_ms(ff->v));
-			vol_fail_slot(ff->v, slot, -ETIMEDOUT); /* md_error first: the replan sees it failed */
+			/* the I/O first: a metadata-thread write may wait for it, and
+			 * vol_fail_slot below waits for that thread (the engine fails
+			 * the member itself on this completion, before it replans) */
 			o->res = -ETIMEDOUT;
 			o->done(o);
+			vol_fail_slot(ff->v, slot, -ETIMEDOUT);
 		}
 		pthread_mutex_lock(&ff->lock);
 	}
@@ -278,6 +283,45 @@ int ff_wanted(const struct vol *v, unsigned slot)
 {
 	return v->ff && slot < v->geom.members && atomic_load_explicit(&v->ff->running, memory_order_relaxed) &&
 	       (vol_slot_flags(v, slot) & SB_SLOT_FAILFAST);
+}
+
+struct ff_waiter {
+	sem_t sem;
+};
+
+static void ff_sync_done(struct member_io *io)
+{
+	sem_post(&((struct ff_waiter *)io->owner)->sem);
+}
+
+/* member_io_sync under the deadline when slot is failfast. */
+static int ff_sync(struct vol *v, unsigned slot, struct member *m, struct member_io *io)
+{
+	if (!ff_wanted(v, slot))
+		return member_io_sync(m, io);
+	struct ff_waiter w;
+	sem_init(&w.sem, 0, 0);
+	io->done = ff_sync_done;
+	io->owner = &w;
+	ff_queue(v, m, slot, io);
+	m->ops->commit(m);
+	while (sem_wait(&w.sem) < 0 && errno == EINTR)
+		;
+	sem_destroy(&w.sem);
+	return io->res;
+}
+
+int ff_pwrite(struct vol *v, unsigned slot, struct member *m, const void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = { (void *)buf, len };
+	struct member_io io = { .op = MEMBER_WRITE, .off = off, .len = len, .iov = &iov, .niov = 1 };
+	return ff_sync(v, slot, m, &io);
+}
+
+int ff_flush(struct vol *v, unsigned slot, struct member *m)
+{
+	struct member_io io = { .op = MEMBER_FLUSH };
+	return ff_sync(v, slot, m, &io);
 }
 
 unsigned long ff_timeouts(const struct vol *v)

@@ -24,6 +24,13 @@ int ff_wanted(const struct vol *v, unsigned slot);
  * its own, so a late completion touches nothing of the caller's. Falls back
  * to a plain queue when out of memory. */
 void ff_queue(struct vol *v, struct member *m, unsigned slot, struct member_io *io);
+/* member_pwrite and member_flush of the metadata thread (superblocks, the
+ * bitmap) to slot's member, under the deadline when it is failfast: a timed
+ * out one returns -ETIMEDOUT and fails the member. */
+#include <stddef.h>
+#include <stdint.h>
+int ff_pwrite(struct vol *v, unsigned slot, struct member *m, const void *buf, size_t len, uint64_t off);
+int ff_flush(struct vol *v, unsigned slot, struct member *m);
 /* I/Os timed out since mount (status.json's failfast_timeouts). */
 unsigned long ff_timeouts(const struct vol *v);
 

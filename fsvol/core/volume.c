@@ -48,15 +48,16 @@ int vol_read_sb(struct member *m, struct sb_candidate *c)
 	return 0;
 }
 
-static int write_sb(struct member *m, const struct sb *s)
+/* v: a running volume's slot (failfast: under its deadline), or NULL (create). */
+static int write_sb(struct member *m, const struct sb *s, struct vol *v, unsigned slot)
 {
 	uint8_t *buf = aligned_block();
 	if (!buf)
 		return -ENOMEM;
 	sb_encode(s, buf);
-	int r = member_pwrite(m, buf, SB_SIZE, 0);
+	int r = v ? ff_pwrite(v, slot, m, buf, SB_SIZE, 0) : member_pwrite(m, buf, SB_SIZE, 0);
 	if (!r)
-		r = member_flush(m);
+		r = v ? ff_flush(v, slot, m) : member_flush(m);
 	free(buf);
 	return r;
 }
@@ -82,7 +83,7 @@ static int write_slot(struct vol *v, unsigned i)
 	struct sb s = v->sb;
 	s.index = i;
 	memcpy(s.member_uuid, v->sb.slots[i].uuid, 16);
-	return write_sb(v->slot[i], &s);
+	return write_sb(v->slot[i], &s, v, i);
 }
 
 int vol_write_sb_slot(struct vol *v, unsigned slot)
@@ -508,7 +509,6 @@ void vol_close(struct vol *v)
 	void *pump = vol_model_pump_start(v); /* virtual time: someone must run the clock */
 	vol_sync_stop(v);
 	engine_drain(v);
-	ff_stop(v); /* nothing in flight: no I/O waits on the watchdog */
 	if (!v->opts.readonly) {
 		engine_flush(v);
 		vol_md_stop(v); /* after the last write: it writes what is pending */
@@ -520,6 +520,7 @@ void vol_close(struct vol *v)
 		vol_write_sbs(v);
 		pthread_mutex_unlock(&v->state_lock);
 	}
+	ff_stop(v); /* after the last write: a stalled failfast member never holds up the close */
 	vol_model_pump_stop(pump);
 	vol_free(v);
 }
@@ -843,7 +844,7 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		}
 		s.index = i;
 		memcpy(s.member_uuid, s.slots[i].uuid, 16);
-		if ((r = write_sb(&ms[i], &s))) {
+		if ((r = write_sb(&ms[i], &s, NULL, 0))) {
 			snprintf(err, errlen, "%s: writing the superblock: %s", paths[i], strerror(-r));
 			goto out;
 		}

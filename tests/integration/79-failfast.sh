@@ -8,7 +8,10 @@
 #    (its write counter), and a check is clean;
 #  - never the last working copy: with the other member failed, a stalled
 #    I/O of the failfast one waits and succeeds, the member stays active;
-#  - raid10: the same, the stalled member failed, fio clean.
+#  - raid10: the same, the stalled member failed, fio clean;
+#  - an NBD member behind nbdkit's delay filter (3 s): the deadline covers
+#    the metadata thread's bitmap and superblock writes too, so no write
+#    waits for the slow member.
 . "$(dirname "$0")/../lib.sh"
 requires fio
 requires jq
@@ -92,3 +95,20 @@ jq -e '.members[2].state == "faulty" and ([.members[] | select(.state == "active
 	"$T/r10/status.json" >/dev/null || fail "raid10: $(jq -c .members "$T/r10/status.json")"
 "$FSVOL" ctl "$T/r10" fault 2 none
 fsvol_umount "$T/r10"
+
+# --- a remote leg 3 s away (nbdkit's delay filter): bitmap writes are under the deadline too
+if command -v nbdkit >/dev/null; then
+	nbdkit_start "$T/slow.pid" nbdkit -U "$T/slow.sock" --filter=delay memory 96M wdelay=3000ms rdelay=3000ms
+	S="nbd+unix:///?socket=$T/slow.sock"
+	"$FSVOL" create -l raid1 -s 64M --bitmap-chunk 1M "$T/n0" --failfast "$S" >/dev/null || fail "create with an NBD leg"
+	fsvol_mount "$T/nbd" "$T/n0" "$S"
+	"$FSVOL" ctl "$T/nbd" failfast_ms 200
+	slowest=$(fio_v "$T/nbd" "$T/fio3.json")
+	note "raid1 with a 3 s NBD leg, failfast_ms 200: slowest fio I/O ${slowest} ms"
+	((slowest < 1500)) || fail "NBD leg: an I/O waited ${slowest} ms of the 3 s stall"
+	jq_true '.members[1].state == "faulty" and .failfast_timeouts >= 1' "$T/nbd/status.json" ||
+		fail "NBD leg not failed: $(jq -c '{failfast_timeouts, members}' "$T/nbd/status.json")"
+	fsvol_umount "$T/nbd"
+else
+	note "nbdkit not installed: the NBD part skipped"
+fi
