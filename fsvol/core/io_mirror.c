@@ -128,7 +128,9 @@ static int mirror_wb_plan(struct eng_req *rq, uint64_t *skip, uint64_t *only)
 		*only = mirror_slow(v);
 		return 0;
 	}
-	if (!v->wb || !slow)
+	/* behind only while another copy takes the write now (the caller is
+	 * answered by a copy that has it, never by the slow leg's promise) */
+	if (!v->wb || !slow || !(~(eng_failed_at(rq, rq->seg_off) | mirror_slow(v)) & mirror_roles(v)))
 		return 0;
 	if (rq->wb_seg == rq->seg_off + 1) {
 		*skip = slow; /* a replan: the behind write of this segment is on its way */
