@@ -31,7 +31,7 @@ static const struct cmd_opt create_opts[] = {
 	{ "write-mostly", 0, "PATH", "raid1: PATH (a member given, or one more after them) is write-mostly, md's word: "
 	  "not read from while another copy serves (a slow or remote leg); repeatable" },
 	{ "write-behind", 0, "N", "raid1 with the bitmap: up to N writes may complete before the write-mostly members "
-	  "have them (md's --write-behind; 0..16383, md's default 256 when given)" },
+	  "have them (md's --write-behind, 0..16383; mdadm takes 256 when no N is given)" },
 	{ "failfast", 0, "PATH", "raid1/raid10: PATH (as for --write-mostly) is failfast: an I/O of it that takes "
 	  "longer than failfast_ms (default 1000, fsvol ctl MNT failfast_ms MS) fails it at once and the I/O goes to "
 	  "another copy; repeatable" },
@@ -254,9 +254,15 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 				"members have yet to get); drop --bitmap none");
 	if (a.vc.write_behind && a.vc.geom.level != LAYOUT_RAID1)
 		return cmd_uerr(c, "--write-behind is for raid1 only (md's)");
-	for (unsigned i = 0; i < n; i++)
+	unsigned slow = 0;
+	for (unsigned i = 0; i < n; i++) {
 		if (a.vc.flags[i] && vol_flags_check(&a.vc.geom, a.vc.flags[i], err, sizeof(err)))
 			return cmd_uerr(c, "%s: %s", paths[i], err);
+		slow += !!(a.vc.flags[i] & SB_SLOT_WRITE_MOSTLY);
+	}
+	if (a.vc.write_behind && !slow)
+		fprintf(stderr, "fsvol create: warning: --write-behind with no --write-mostly member does nothing until "
+			"one is flagged (fsvol ctl MNT writemostly M on)\n");
 	if ((r = create_check(c, &a, paths, n)))
 		return r;
 	a.vc.warn = warn;
