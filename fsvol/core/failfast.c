@@ -11,9 +11,11 @@
  *                       caller's done runs with -ETIMEDOUT and the engine
  *                       replans on the other copies; the late completion
  *                       only frees the shadow.
- * The watchdog unlinks a timed-out shadow before it lets go of the lock, and
- * marks it so: a late completion waits for that mark, then frees it, never
- * touching the volume (which may be closing by then).
+ * The watchdog moves a timed-out shadow to a list of the process's (it
+ * belongs to the member below until that answers: a backend closed with it
+ * in flight may never answer, libnbd's nbd_close only frees its callbacks)
+ * and marks it so: a late completion waits for that mark, then takes it off
+ * that list and frees it, never touching the volume (which may be closing).
  *
  * Lock order: ff->lock alone; nothing is called with it held.
  */
@@ -60,6 +62,12 @@ struct vol_ff {
 	atomic_ulong timeouts;
 };
 
+/* Timed-out shadows whose member has not answered yet. */
+static struct {
+	pthread_mutex_t lock;
+	struct ff_io *head;
+} ff_late = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
 static void ff_unlink(struct vol_ff *ff, struct ff_io *s)
 {
 	if (s->prev)
@@ -88,6 +96,14 @@ static void ff_done(struct member_io *io)
 		/* late: the watchdog answered for it already */
 		while (!atomic_load(&s->unlinked))
 			sched_yield();
+		pthread_mutex_lock(&ff_late.lock);
+		if (s->prev)
+			s->prev->next = s->next;
+		else
+			ff_late.head = s->next;
+		if (s->next)
+			s->next->prev = s->prev;
+		pthread_mutex_unlock(&ff_late.lock);
 		ff_free(s);
 		return;
 	}
@@ -216,6 +232,13 @@ static void *ff_main(void *arg)
 			struct member_io *o = s->orig;
 			unsigned slot = s->slot;
 			uint64_t took = (now - s->t0) / 1000000u;
+			pthread_mutex_lock(&ff_late.lock);
+			s->prev = NULL;
+			s->next = ff_late.head;
+			if (ff_late.head)
+				ff_late.head->prev = s;
+			ff_late.head = s;
+			pthread_mutex_unlock(&ff_late.lock);
 			atomic_store(&s->unlinked, 1); /* s is the late completion's from here */
 			atomic_fetch_add(&ff->timeouts, 1);
 			struct member *m = vol_member(ff->v, slot);
