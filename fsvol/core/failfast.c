@@ -30,7 +30,6 @@
 #include "fsvol/core/bufpool.h"
 #include "fsvol/core/failfast.h"
 #include "fsvol/core/vol_int.h"
-#include "fsvol/core/volume.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
@@ -175,7 +174,7 @@ void ff_queue(struct vol *v, struct member *m, unsigned slot, struct member_io *
 static unsigned ff_collect(struct vol_ff *ff, uint64_t now, struct ff_io **out, uint64_t *next)
 {
 	struct vol *v = ff->v;
-	uint64_t failed = vol_failed_mask(v);
+	uint64_t failed = atomic_load(&v->failed);
 	unsigned n = 0;
 	*next = UINT64_MAX;
 	for (struct ff_io *s = ff->head, *nx; s; s = nx) {
@@ -241,7 +240,7 @@ static void *ff_main(void *arg)
 			pthread_mutex_unlock(&ff_late.lock);
 			atomic_store(&s->unlinked, 1); /* s is the late completion's from here */
 			atomic_fetch_add(&ff->timeouts, 1);
-			struct member *m = vol_member(ff->v, slot);
+			struct member *m = slot < ff->v->nslots ? ff->v->slot[slot] : NULL;
 			fsvol_log(LOG_ERR, "member %u (%s) is failfast and an I/O of it took over %llu ms (failfast_ms %u): "
 				  "failing it, the I/O goes to another copy", slot, m ? m->path : "?",
 				  (unsigned long long)took, vol_failfast_ms(ff->v));

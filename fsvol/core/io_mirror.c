@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "fsvol/core/eng_int.h"
-#include "fsvol/core/volume.h"
 #include "fsvol/core/write_behind.h"
 
 #define MIRROR_WINDOW (256u << 10) /* resync compares this much at a time */

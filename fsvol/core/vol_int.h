@@ -115,6 +115,12 @@ enum {
 	VOL_MD_TICK = 1u << 3,      /* internal: the bitmap's lazy clearing is due */
 };
 
+/* core/vol_flags.c (also in volume.h): a slot's SB_SLOT_* read without a
+ * lock; the failfast deadline in ms */
+unsigned vol_slot_flags(const struct vol *v, unsigned slot);
+#define VOL_FAILFAST_MS_DEFAULT 1000u
+unsigned vol_failfast_ms(const struct vol *v);
+
 /* core/vol_md.c */
 void vol_md_init(struct vol *v);
 void vol_md_destroy(struct vol *v);

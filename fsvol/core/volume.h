@@ -111,7 +111,6 @@ const char *vol_flag_name(unsigned flag); /* md's sysfs word: "writemostly", "fa
 int vol_flags_check(const struct layout_geom *g, unsigned flags, char *err, size_t errlen);
 /* Set or clear flag on a member (slot or path), written to every superblock. */
 int vol_set_flag(struct vol *v, const char *which, unsigned flag, int on, char *err, size_t errlen);
-#define VOL_FAILFAST_MS_DEFAULT 1000u
 unsigned vol_failfast_ms(const struct vol *v);
 void vol_set_failfast_ms(struct vol *v, unsigned ms);
 /* vol_add with md's device flags for the new member (SB_SLOT_*). */
