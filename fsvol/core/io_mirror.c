@@ -114,9 +114,9 @@ static int mirror_read(struct eng_req *rq)
 	return ENG_ISSUE;
 }
 
-/* Write-behind (write_behind.c): which write-mostly legs rq leaves to a
- * behind write (*behind), which it writes itself (*only, for a behind write:
- * the write-mostly legs alone). ENG_WAIT when rq was queued. */
+/* Write-behind (write_behind.c): the write-mostly legs rq leaves to its
+ * behind write (*skip), and the legs it may write (*only: a behind write
+ * itself writes the write-mostly legs alone). ENG_WAIT when rq was queued. */
 static int mirror_wb_plan(struct eng_req *rq, uint64_t *skip, uint64_t *only)
 {
 	struct vol *v = rq->v;
