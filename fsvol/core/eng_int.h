@@ -167,12 +167,13 @@ int eng_window_loop(struct eng_req *rq, const struct eng_window_ops *ops, void *
 const struct eng_family *eng_family_of(const struct layout_geom *g);
 
 /* engine.c, for the families */
-/* Start a write-behind of [off, off+len) (aligned, one segment) from buf
+/* A write-behind of [off, off+len) (aligned, one segment) from buf
  * (write_behind.c): the write-mostly legs only, counted by the members, not
- * the volume; its bitmap bits are taken now. 0 (done(arg, res) follows) or
- * -ENOMEM. */
-int eng_behind_submit(struct vol *v, void *buf, uint64_t off, uint64_t len, void (*done)(void *arg, int res),
-		      void *arg);
+ * the volume; its bitmap bits are taken now: *held 1, start it with eng_kick;
+ * 0, the bitmap starts it once they are durable. done(arg, res) at its end.
+ * NULL: no memory. */
+struct eng_req *eng_behind_new(struct vol *v, void *buf, uint64_t off, uint64_t len,
+			       void (*done)(void *arg, int res), void *arg, int *held);
 int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, uint64_t len, void *buf);
 void *eng_alloc(struct eng_req *rq, size_t len);
 void eng_scratch_free(struct eng_req *rq);

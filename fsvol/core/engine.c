@@ -950,11 +950,12 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 	return 0;
 }
 
-int eng_behind_submit(struct vol *v, void *buf, uint64_t off, uint64_t len, engine_done_fn done, void *arg)
+struct eng_req *eng_behind_new(struct vol *v, void *buf, uint64_t off, uint64_t len, engine_done_fn done, void *arg,
+			       int *held)
 {
 	struct eng_req *rq = req_get(v);
 	if (!rq)
-		return -ENOMEM;
+		return NULL;
 	atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed); /* vol_close drains it too */
 	rq->kind = ENG_K_WRITE;
 	rq->flags = ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_BEHIND;
@@ -967,10 +968,9 @@ int eng_behind_submit(struct vol *v, void *buf, uint64_t off, uint64_t len, engi
 	rq->t0 = eng_now(v);
 	rq->state = ST_START;
 	/* the parent holds these bits (durable): taken now, so they stay set
-	 * until the slow leg has the data; else the bitmap kicks us later */
-	if (vol_bitmap_begin(v, off, len, &rq->wait))
-		eng_kick(rq);
-	return 0;
+	 * until the slow leg has the data; else the bitmap kicks it later */
+	*held = vol_bitmap_begin(v, off, len, &rq->wait);
+	return rq;
 }
 
 struct eng_waiter {

@@ -333,6 +333,8 @@ int vol_start(struct vol *v)
 	/* raid1/raid10: the failfast watchdog (idle until a failfast member's I/O) */
 	if (!r && !v->opts.readonly && ff_start(v))
 		fsvol_log(LOG_WARNING, "failfast: no watchdog thread; failfast members wait for their I/O");
+	if (!r && wb_thread_start(v))
+		fsvol_log(LOG_WARNING, "write-behind: no thread of its own; write-behinds start on the writer's");
 	return r;
 }
 

@@ -9,6 +9,15 @@
  * and its write-intent bits (taken before the parent drops its own), so the
  * bitmap keeps its regions dirty until the slow leg has them.
  *
+ * The child starts on the volume's write-behind thread ("fsvol-wbehind"),
+ * not on the caller's: the front end's reply (a FUSE ring's commit goes out
+ * when its thread is back in its loop) never waits for the slow leg's
+ * submission. While writes come, that thread looks for children every
+ * WB_POLL_NS instead of being woken for each (a wake-up on this 2-CPU class of
+ * machine costs the writer tens of microseconds); idle for WB_IDLE_NS, it
+ * sleeps until a writer wakes it. A child waits at most WB_POLL_NS more on
+ * its way to a leg that takes milliseconds.
+ *
  * Order on the slow leg: a write (behind or not) or a read that must use a
  * write-mostly leg waits, queued, while a write-behind overlapping it is in
  * flight; a flush waits until none is, and new writes wait for their slow
@@ -17,11 +26,16 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fsvol/core/bufpool.h"
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/write_behind.h"
 #include "fsvol/util/log.h"
+#include "stats/stats.h"
+
+#define WB_POLL_NS 1000000ull    /* 1 ms */
+#define WB_IDLE_NS 100000000ull  /* 100 ms */
 
 struct wb_ent {
 	struct vol_wb *wb;
@@ -39,6 +53,11 @@ struct vol_wb {
 	struct vol_waiter *ovl;  /* writes and reads waiting for an overlapping write-behind */
 	struct vol_waiter *flush; /* flushes waiting for none in flight */
 	uint64_t peak, behind, full;
+	/* the thread that starts children (wb_thread_start), queue under lock */
+	pthread_t thread;
+	pthread_cond_t cond;
+	int running, stop, deep;  /* deep: asleep until woken */
+	struct eng_req *q_head, *q_tail;
 };
 
 int wb_open(struct vol *v)
@@ -61,9 +80,95 @@ int wb_open(struct vol *v)
 		wb->ents[i].wb = wb;
 		wb->free[wb->nfree++] = wb->limit - 1 - i;
 	}
+	pthread_condattr_t ca;
 	pthread_mutex_init(&wb->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* stats_now's clock */
+	pthread_cond_init(&wb->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	v->wb = wb;
 	return 0;
+}
+
+static void *wb_main(void *arg)
+{
+	struct vol_wb *wb = arg;
+	pthread_setname_np(pthread_self(), "fsvol-wbehind"); /* top -H, ps -L */
+	uint64_t last = 0;
+	pthread_mutex_lock(&wb->lock);
+	while (!wb->stop || wb->q_head) {
+		struct eng_req *rq = wb->q_head;
+		if (!rq) {
+			uint64_t now = stats_now();
+			if (now - last < WB_IDLE_NS) {
+				uint64_t t = now + WB_POLL_NS;
+				struct timespec ts = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) };
+				pthread_cond_timedwait(&wb->cond, &wb->lock, &ts);
+			} else {
+				wb->deep = 1;
+				pthread_cond_wait(&wb->cond, &wb->lock);
+				wb->deep = 0;
+			}
+			continue;
+		}
+		last = stats_now();
+		wb->q_head = wb->q_tail = NULL;
+		pthread_mutex_unlock(&wb->lock);
+		while (rq) {
+			struct eng_req *n = rq->next;
+			eng_kick(rq); /* its member I/O is queued from here */
+			rq = n;
+		}
+		pthread_mutex_lock(&wb->lock);
+	}
+	pthread_mutex_unlock(&wb->lock);
+	return NULL;
+}
+
+int wb_thread_start(struct vol *v)
+{
+	struct vol_wb *wb = v->wb;
+	if (!wb || wb->running)
+		return 0;
+	if (pthread_create(&wb->thread, NULL, wb_main, wb))
+		return -EAGAIN;
+	pthread_mutex_lock(&wb->lock);
+	wb->running = 1;
+	pthread_mutex_unlock(&wb->lock);
+	return 0;
+}
+
+void wb_thread_stop(struct vol *v)
+{
+	struct vol_wb *wb = v->wb;
+	if (!wb || !wb->running)
+		return;
+	pthread_mutex_lock(&wb->lock);
+	wb->stop = 1;
+	wb->running = 0; /* children from now on start on their parent's thread */
+	pthread_cond_signal(&wb->cond);
+	pthread_mutex_unlock(&wb->lock);
+	pthread_join(wb->thread, NULL);
+}
+
+/* Start a child: on the thread when it runs, else here. */
+static void wb_kick(struct vol_wb *wb, struct eng_req *rq)
+{
+	pthread_mutex_lock(&wb->lock);
+	int queued = wb->running;
+	if (queued) {
+		rq->next = NULL;
+		if (wb->q_tail)
+			wb->q_tail->next = rq;
+		else
+			wb->q_head = rq;
+		wb->q_tail = rq;
+		if (wb->deep)
+			pthread_cond_signal(&wb->cond); /* else it looks within WB_POLL_NS */
+	}
+	pthread_mutex_unlock(&wb->lock);
+	if (!queued)
+		eng_kick(rq);
 }
 
 void wb_close(struct vol *v)
@@ -72,6 +177,8 @@ void wb_close(struct vol *v)
 	if (!wb)
 		return;
 	/* vol_close drained the engine: every child has finished */
+	wb_thread_stop(v);
+	pthread_cond_destroy(&wb->cond);
 	pthread_mutex_destroy(&wb->lock);
 	free(wb->ents);
 	free(wb->free);
@@ -172,7 +279,11 @@ int wb_start(struct eng_req *rq, uint64_t off, uint64_t len, const void *data)
 	if (wb->inflight > wb->peak)
 		wb->peak = wb->inflight;
 	pthread_mutex_unlock(&wb->lock);
-	int r = eng_behind_submit(rq->v, buf, off, len, wb_done, e);
+	int held = 0;
+	struct eng_req *child = eng_behind_new(rq->v, buf, off, len, wb_done, e, &held);
+	if (child && held)
+		wb_kick(wb, child);
+	int r = child ? 0 : -ENOMEM;
 	if (r) {
 		pthread_mutex_lock(&wb->lock);
 		e->used = 0;

@@ -16,6 +16,10 @@ struct eng_req;
  * (v->wb stays NULL otherwise). 0 or -ENOMEM. */
 int wb_open(struct vol *v);
 void wb_close(struct vol *v);
+/* The thread that starts write-behinds (vol_start: after any fork; never on
+ * a completion); stopped by wb_close, or after the engine drained. */
+int wb_thread_start(struct vol *v);
+void wb_thread_stop(struct vol *v);
 
 /* A write segment [off, off+len) of rq whose write-mostly legs wm are
  * present: 1 when those legs may be written behind (call wb_start), 0 when rq

@@ -58,7 +58,7 @@ dd if="$T/ref" of="$T/mnt/volume" bs=1M oflag=direct conv=notrunc status=none ||
 randread "$T/mnt" 2
 r0=$(reads_of "$T/mnt" 0) r1=$(reads_of "$T/mnt" 1)
 note "write-mostly m1: reads m0=$r0 m1=$r1"
-((r0 > 1000 && r1 == 0)) || fail "reads with m1 write-mostly: m0=$r0 m1=$r1 (want m1 0)"
+((r0 > 100 && r1 == 0)) || fail "reads with m1 write-mostly: m0=$r0 m1=$r1 (want m1 0)"
 "$FSVOL" ctl "$T/mnt" writemostly 1 off || fail "ctl writemostly 1 off"
 jq -e '.members[1].write_mostly == false' "$T/mnt/status.json" >/dev/null || fail "the flag stayed on"
 "$FSVOL" ctl "$T/mnt" reset
@@ -110,17 +110,17 @@ p50w() { # MNT SECONDS: fio random 4K writes at QD1 (500/s), the median completi
 		fail "fio randwrite on $1"
 	jq '.jobs[0].write.clat_ns.percentile["50.000000"] / 1000 | floor' "$T/fio-w.json"
 }
-median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+median() { printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
 wb=() al=()
-for i in 1 2 3; do
+for i in 1 2 3 4 5; do
 	wb+=("$(p50w "$T/wb" 2)")
 	al+=("$(p50w "$T/alone" 2)")
 done
 ww=$(p50w "$T/ww" 1)
-mwb=$(median3 "${wb[@]}") mal=$(median3 "${al[@]}")
+mwb=$(median "${wb[@]}") mal=$(median "${al[@]}")
 note "write p50 (us): write-behind ${wb[*]} (median $mwb), fast leg alone ${al[*]} (median $mal), write-mostly without write-behind $ww"
 ((mwb * 2 <= mal * 3)) || fail "write-behind p50 ${mwb}us is over 1.5x the fast leg alone (${mal}us)"
-((ww >= 10 * mal)) || fail "without write-behind p50 ${ww}us: the 20 ms leg should show (fast leg ${mal}us)"
+((ww >= 5 * mal)) || fail "without write-behind p50 ${ww}us: the 20 ms leg should show (fast leg ${mal}us)"
 jq -e '.write_behind.limit == 256 and .write_behind.behind > 1000 and .write_behind.peak >= 1' \
 	"$T/wb/status.json" >/dev/null || fail "status.json write_behind: $(jq -c .write_behind "$T/wb/status.json")"
 grep -q "write-behind: .*/256 in flight" "$T/wb/status" || fail "status lacks the write-behind line"
