@@ -126,6 +126,8 @@ INTEGRATION_TESTS := \
 	tests/integration/68-bench-diskspd.sh \
 	tests/integration/76-ppl.sh \
 	tests/integration/77-journal.sh \
+	tests/integration/78-write-mostly.sh \
+	tests/integration/79-failfast.sh \
 	tests/integration/80-bad-blocks.sh \
 	tests/integration/81-device-numbers.sh
 

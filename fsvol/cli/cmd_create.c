@@ -35,8 +35,17 @@ static const struct cmd_opt create_opts[] = {
 	  "write's data and parity go there first; closes the write hole; no bitmap" },
 	{ "bad-block-log", 0, "internal|none", "a bad-block list on each member (md's bad block log: 8K before the "
 	  "data; default internal on redundant levels when the data offset leaves room)", 0, "internal none" },
+	{ "write-mostly", 0, "PATH", "raid1: PATH (a member given, or one more after them) is write-mostly, md's word: "
+	  "not read from while another copy serves (a slow or remote leg); repeatable" },
+	{ "write-behind", 0, "N", "raid1 with the bitmap: up to N writes may complete before the write-mostly members "
+	  "have them (md's --write-behind, 0..16383; mdadm takes 256 when no N is given)" },
+	{ "failfast", 0, "PATH", "raid1/raid10: PATH (as for --write-mostly) is failfast: an I/O of it that takes "
+	  "longer than failfast_ms (default 1000, fsvol ctl MNT failfast_ms MS) fails it at once and the I/O goes to "
+	  "another copy; repeatable" },
 	{ 0 },
 };
+
+#define CREATE_MAX_FLAGGED SB_MAX_SLOTS
 
 struct create_args {
 	struct vol_create vc;
@@ -46,7 +55,25 @@ struct create_args {
 	int policy_bitmap;               /* --consistency-policy bitmap (1) or resync (-1) */
 	int policy_journal;              /* --consistency-policy journal */
 	const char *journal;             /* --write-journal */
+	const char *flagged[CREATE_MAX_FLAGGED]; /* --write-mostly / --failfast paths, in order */
+	unsigned flag_of[CREATE_MAX_FLAGGED], nflagged;
 };
+
+/* --write-mostly PATH, --failfast PATH: remembered until the members are known. */
+static int create_flag(struct create_args *a, const char *path, unsigned flag)
+{
+	for (unsigned i = 0; i < a->nflagged; i++)
+		if (!strcmp(a->flagged[i], path)) {
+			a->flag_of[i] |= flag;
+			return 0;
+		}
+	if (a->nflagged == CREATE_MAX_FLAGGED)
+		return cmd_err(&cmd_create, "--%s %s: too many flagged members", flag == SB_SLOT_FAILFAST ? "failfast"
+			       : "write-mostly", path), -1;
+	a->flagged[a->nflagged] = path;
+	a->flag_of[a->nflagged++] = flag;
+	return 0;
+}
 
 static int create_opt(int i, const char *arg, void *ctx)
 {
@@ -126,6 +153,14 @@ static int create_opt(int i, const char *arg, void *ctx)
 			return cmd_err(&cmd_create, "--bad-block-log %s: give internal or none", arg), -1;
 		a->vc.bbl = strcmp(arg, "none") ? 1 : -1;
 		return 0;
+	case 15: return create_flag(a, arg, SB_SLOT_WRITE_MOSTLY);
+	case 16:
+		v = strtoull(arg, &end, 10);
+		if (!*arg || *end || v > 16383)
+			return cmd_err(&cmd_create, "--write-behind %s: a count from 0 to 16383 (md's limit)", arg), -1;
+		a->vc.write_behind = (unsigned)v;
+		return 0;
+	case 17: return create_flag(a, arg, SB_SLOT_FAILFAST);
 	}
 	return -1;
 }
@@ -216,7 +251,27 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		return cmd_uerr(c, "%s", err);
 	if (!a.chunk_set)
 		a.vc.geom.chunk = 512 << 10;
-	if (first >= argc)
+	/* members: the operands, then flagged paths not among them (mdadm's
+	 * "--write-mostly DEV" flags the device that follows) */
+	char *paths[SB_MAX_SLOTS];
+	unsigned n = 0;
+	for (int i = first; i < argc; i++) {
+		if (n == SB_MAX_SLOTS)
+			return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
+		paths[n++] = argv[i];
+	}
+	for (unsigned k = 0; k < a.nflagged; k++) {
+		unsigned i = 0;
+		while (i < n && strcmp(paths[i], a.flagged[k]))
+			i++;
+		if (i == n) {
+			if (n == SB_MAX_SLOTS)
+				return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
+			paths[n++] = (char *)a.flagged[k];
+		}
+		a.vc.flags[i] |= (uint8_t)a.flag_of[k];
+	}
+	if (!n)
 		return cmd_uerr(c, "no members given");
 	if (a.vc.bitmap < 0 && a.vc.bitmap_chunk)
 		return cmd_uerr(c, "--bitmap-chunk with --bitmap none: choose one");
@@ -245,19 +300,30 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		a.vc.consistency = SB_CONS_JOURNAL;
 		a.vc.bitmap = -1;
 	}
-	unsigned n = (unsigned)(argc - first);
-	if ((r = create_check(c, &a, argv + first, n)))
+	if (a.vc.bitmap < 0 && a.vc.write_behind)
+		return cmd_uerr(c, "--write-behind needs the write-intent bitmap (it records the writes the write-mostly "
+				"members have yet to get); drop --bitmap none");
+	if (a.vc.write_behind && a.vc.geom.level != LAYOUT_RAID1)
+		return cmd_uerr(c, "--write-behind is for raid1 only (md's)");
+	unsigned slow = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (a.vc.flags[i] && vol_flags_check(&a.vc.geom, a.vc.flags[i], err, sizeof(err)))
+			return cmd_uerr(c, "%s: %s", paths[i], err);
+		slow += !!(a.vc.flags[i] & SB_SLOT_WRITE_MOSTLY);
+	}
+	if (a.vc.write_behind && !slow)
+		fprintf(stderr, "fsvol create: warning: --write-behind with no --write-mostly member does nothing until "
+			"one is flagged (fsvol ctl MNT writemostly M on)\n");
+	if ((r = create_check(c, &a, paths, n)))
 		return r;
 	a.vc.warn = warn;
 	a.vc.warnlen = sizeof(warn);
-	char *devs[SB_MAX_SLOTS + 1];
-	if (n + !!a.journal > SB_MAX_SLOTS)
-		return cmd_uerr(c, "%u devices: at most %u", n + !!a.journal, SB_MAX_SLOTS);
-	for (unsigned i = 0; i < n; i++)
-		devs[i] = argv[first + i];
-	if (a.journal)
-		devs[n++] = (char *)a.journal; /* the last slot: vol_create knows it */
-	r = vol_create(&a.vc, devs, n, err, sizeof(err));
+	if (a.journal) {
+		if (n == SB_MAX_SLOTS)
+			return cmd_uerr(c, "%u devices and a journal: at most %u", n, SB_MAX_SLOTS);
+		paths[n++] = (char *)a.journal; /* the last slot: vol_create knows it */
+	}
+	r = vol_create(&a.vc, paths, n, err, sizeof(err));
 	if (r)
 		return cmd_err(c, "%s", err);
 	if (warn[0])
@@ -265,7 +331,7 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 	/* Report what was built, from the geometry as assembled. */
 	struct vol *v;
 	struct vol_opts o = { .readonly = 1, .stats = VOL_STATS_OFF };
-	if (vol_open(&v, devs, n, &o, err, sizeof(err)))
+	if (vol_open(&v, paths, n, &o, err, sizeof(err)))
 		return cmd_err(c, "created, but cannot read it back: %s", err);
 	size_format(vol_geom(v)->capacity, cap, sizeof(cap));
 	size_format(vol_geom(v)->chunk, chunk, sizeof(chunk));

@@ -114,6 +114,12 @@ static void detail_rows(struct detail *d)
 		} else {
 			snprintf(r.state, sizeof(r.state), "%s", state);
 		}
+		/* md's per-device flags after the state words, as mdadm --detail */
+		const struct cmd_json *wm = cmd_json_get(m, "write_mostly"), *ff = cmd_json_get(m, "failfast");
+		if (wm && wm->t == CMD_JSON_BOOL && wm->num)
+			strncat(r.state, " writemostly", sizeof(r.state) - strlen(r.state) - 1);
+		if (ff && ff->t == CMD_JSON_BOOL && ff->num)
+			strncat(r.state, " failfast", sizeof(r.state) - strlen(r.state) - 1);
 		/* a replace under way: md shows the new device as "replacement" */
 		const struct cmd_json *rep = cmd_json_get(m, "replacing");
 		if (rep && rep->t == CMD_JSON_NUM) {

@@ -15,6 +15,13 @@ static const struct cmd_opt replace_opts[] = {
 	{ "with", 0, "PATH", "the new member (added as a spare first); default: a spare already there" },
 	{ 0 },
 };
+static const struct cmd_opt add_opts[] = {
+	{ "write-mostly", 0, "PATH", "add PATH write-mostly (raid1, md's word: not read from while another copy "
+	  "serves); repeatable" },
+	{ "failfast", 0, "PATH", "add PATH failfast (raid1/raid10: failed at once when an I/O takes longer than "
+	  "failfast_ms); repeatable" },
+	{ 0 },
+};
 static const struct cmd_opt fail_opts[] = {
 	{ "force", 0, NULL, "fail it even when the volume cannot run without it (it stops serving)" },
 	{ 0 },
@@ -86,6 +93,59 @@ static int manage_run(const struct cmd *c, int argc, char **argv)
 	return bad;
 }
 
+/* add's flagged members: the operands, then those given with a flag only */
+struct add_args {
+	const char *path[64];
+	unsigned flags[64], n;
+};
+
+static int add_opt(int i, const char *arg, void *ctx)
+{
+	struct add_args *a = ctx;
+	unsigned k = 0;
+	while (k < a->n && strcmp(a->path[k], arg))
+		k++;
+	if (k == 64)
+		return cmd_err(&cmd_add, "too many members"), -1;
+	if (k == a->n)
+		a->path[a->n++] = arg;
+	a->flags[k] |= i == 0 ? 1u : 2u; /* SB_SLOT_WRITE_MOSTLY, SB_SLOT_FAILFAST */
+	return 0;
+}
+
+/* fsvol add MNT [--write-mostly PATH] [--failfast PATH] PATH...: one
+ * "add PATH [writemostly] [failfast]" per member, so the flag is there
+ * before a recovery can start on it. */
+static int add_run(const struct cmd *c, int argc, char **argv)
+{
+	struct add_args a = { .n = 0 };
+	int first, r = cmd_parse(c, argc, argv, &first, add_opt, &a), bad = 0;
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (argc - first < 1 || (argc - first < 2 && !a.n))
+		return cmd_uerr(c, "need a mount point and a member");
+	const char *mnt = argv[first];
+	for (int i = first + 1; i < argc; i++) {
+		unsigned k = 0;
+		while (k < a.n && strcmp(a.path[k], argv[i]))
+			k++;
+		if (k == a.n && k < 64)
+			a.path[a.n++] = argv[i];
+	}
+	for (unsigned k = 0; k < a.n; k++) {
+		char buf[PATH_MAX + 2], line[PATH_MAX + 64], reason[512];
+		snprintf(line, sizeof(line), "add %s%s%s", member_arg(a.path[k], buf, sizeof(buf)),
+			 a.flags[k] & 1 ? " writemostly" : "", a.flags[k] & 2 ? " failfast" : "");
+		if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) {
+			cmd_err(c, "%s", reason);
+			bad = 1;
+		} else {
+			manage_confirm(c, mnt, a.path[k]);
+		}
+	}
+	return bad;
+}
+
 static int replace_opt(int i, const char *arg, void *ctx)
 {
 	(void)i;
@@ -132,8 +192,8 @@ const struct cmd cmd_add = {
 	.name = "add",
 	.operands = "MNT PATH...",
 	.summary = "add spares; a degraded volume starts rebuilding onto one at once",
-	.opts = no_opts,
-	.run = manage_run,
+	.opts = add_opts,
+	.run = add_run,
 };
 
 const struct cmd cmd_readd = {

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/failfast.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/meta/bitmap.h"
 #include "fsvol/model/emul.h"
@@ -163,12 +164,12 @@ static void bm_write(struct vol *v, struct vol_bitmap *b, int *res)
 		int r = 0, wrote = 0, whole = b->whole[slots[k]] != m;
 		for (uint64_t o = 0; o < b->bytes && !r; o += BITMAP_BLOCK)
 			if (whole || memcmp(b->snap + o, b->ondisk + o, BITMAP_BLOCK)) {
-				r = member_pwrite(m, b->snap + o, BITMAP_BLOCK, b->offset + o);
+				r = ff_pwrite(v, slots[k], m, b->snap + o, BITMAP_BLOCK, b->offset + o);
 				wrote = 1;
 				atomic_fetch_add(&b->writes, 1);
 			}
 		if (!r && wrote && (m->caps & MEMBER_CAN_FLUSH))
-			r = member_flush(m);
+			r = ff_flush(v, slots[k], m); /* both under the failfast deadline */
 		res[slots[k]] = r;
 		if (!r)
 			b->whole[slots[k]] = m;

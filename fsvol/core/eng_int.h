@@ -23,9 +23,10 @@
 #define ENG_ROUND_BUDGET (4u << 20)   /* scratch bytes a parity round may take */
 #define ENG_LOCKS 1024u               /* hashed stripe/region locks */
 
-/* A family's step: pieces were added and must be issued, or the segment is done. */
-enum { ENG_DONE = 0, ENG_ISSUE = 1,
-       ENG_QUEUED = 4 /* the family queued rq on something that kicks it (ppl.c) */ };
+/* A family's step: pieces were added and must be issued, or the segment is
+ * done, or rq queued itself on something (the log's room, ppl.c; a
+ * write-behind, write_behind.c) that kicks it back into the step. */
+enum { ENG_DONE = 0, ENG_ISSUE = 1, ENG_WAIT = 4 };
 
 /* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
 enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
@@ -113,6 +114,7 @@ struct eng_req {
 	int repair;
 	struct eng_req *parent;  /* a child (edge reads of an unaligned write) */
 	void *ppl;               /* ppl.c's hold on the round's log records (in scratch) */
+	uint64_t wb_seg;         /* write-behind: seg_off + 1 of the segment whose slow legs went behind */
 };
 
 /* Pieces at member offsets of their own (log records in the metadata area),
@@ -125,6 +127,7 @@ static inline int eng_why_meta(int why)
 #define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */
 #define ENG_F_NOLOCK 0x2u        /* the parent holds the locks */
 #define ENG_F_ACKED 0x4u         /* acknowledged early (a write-back journal has it) */
+#define ENG_F_BEHIND 0x8u        /* a write-behind: only the write-mostly legs (write_behind.c) */
 
 /* A RAID family's I/O: one file per family, one const table each. */
 struct eng_family {
@@ -178,6 +181,13 @@ const struct eng_family *eng_family_of(const struct layout_geom *g);
 /* Acknowledge rq now (done(arg, 0), the volume counters) and go on with its
  * member writes: a write-back journal holds what it wrote. */
 void eng_ack_early(struct eng_req *rq);
+/* A write-behind of [off, off+len) (aligned, one segment) from buf
+ * (write_behind.c): the write-mostly legs only, counted by the members, not
+ * the volume; its bitmap bits are taken now: *held 1, start it with eng_kick;
+ * 0, the bitmap starts it once they are durable. done(arg, res) at its end.
+ * NULL: no memory. */
+struct eng_req *eng_behind_new(struct vol *v, void *buf, uint64_t off, uint64_t len,
+			       void (*done)(void *arg, int res), void *arg, int *held);
 int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, uint64_t len, void *buf);
 void *eng_alloc(struct eng_req *rq, size_t len);
 void eng_scratch_free(struct eng_req *rq);

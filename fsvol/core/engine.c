@@ -28,6 +28,8 @@
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/engine.h"
 #include "fsvol/core/ppl.h"
+#include "fsvol/core/failfast.h"
+#include "fsvol/core/write_behind.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
@@ -467,7 +469,10 @@ static int batch_issue(struct eng_req *rq)
 				emul_submit(emul, &s->eio);
 		}
 		used[s->slot / 64] |= 1ull << (s->slot % 64);
-		m->ops->queue(m, &s->io);
+		if (!s->virt && ff_wanted(v, s->slot))
+			ff_queue(v, m, s->slot, &s->io); /* under the failfast deadline */
+		else
+			m->ops->queue(m, &s->io);
 	}
 	for (unsigned w = 0; w < sizeof(used) / sizeof(used[0]); w++)
 		for (uint64_t b = used[w]; b; b &= b - 1) {
@@ -637,6 +642,10 @@ static int batch_settle(struct eng_req *rq)
 static int flush_step(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
+	/* a flush covers the writes acknowledged before it, those still going to
+	 * a write-mostly leg (write-behind) too */
+	if (rq->phase == ENG_ONCE_ISSUE && v->wb && !wb_flush_ok(rq))
+		return ENG_WAIT;
 	if (!eng_once(rq))
 		return ENG_DONE;
 	/* a member being rebuilt holds what was written below its checkpoint */
@@ -748,7 +757,7 @@ static void req_finish(struct eng_req *rq)
 	engine_done_fn done = rq->done;
 	void *arg = rq->arg;
 	int res = rq->res;
-	if (!(rq->flags & ENG_F_INTERNAL))
+	if (!(rq->flags & ENG_F_INTERNAL) || (rq->flags & ENG_F_BEHIND))
 		atomic_fetch_sub_explicit(&v->eng->active, 1, memory_order_release);
 	if (background && rq->kind != ENG_K_FIX) {
 		/* the waiter reads the counts from the request: hand it over */
@@ -802,7 +811,9 @@ static void eng_step(struct eng_req *rq)
 			if (rq->lk.want && !eng_locks_take(v->eng->locks, rq))
 				return; /* queued on a bucket: its release kicks us */
 			rq->state = ST_BITMAP;
-			if (rq->kind == ENG_K_WRITE && !vol_bitmap_begin(v, rq->seg_off, rq->seg_len, &rq->wait))
+			/* a write-behind's bits were taken for it by its parent (eng_behind_submit) */
+			if (rq->kind == ENG_K_WRITE && !(rq->flags & ENG_F_BEHIND) &&
+			    !vol_bitmap_begin(v, rq->seg_off, rq->seg_len, &rq->wait))
 				return; /* its bits are being written: the metadata thread kicks us */
 			break;
 		case ST_BITMAP:
@@ -840,8 +851,8 @@ static void eng_step(struct eng_req *rq)
 				rq->state = ST_SEG_END;
 				break;
 			}
-			if (r == ENG_QUEUED)
-				return; /* still ST_FAMILY: whoever queued it kicks it */
+			if (r == ENG_WAIT)
+				return; /* still ST_FAMILY: whoever queued it (ppl.c, write_behind.c) kicks it */
 			rq->state = ST_WAIT;
 			r = batch_issue(rq);
 			if (r < 0) {
@@ -977,6 +988,29 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 	}
 	req_start(rq);
 	return 0;
+}
+
+struct eng_req *eng_behind_new(struct vol *v, void *buf, uint64_t off, uint64_t len, engine_done_fn done, void *arg,
+			       int *held)
+{
+	struct eng_req *rq = req_get(v);
+	if (!rq)
+		return NULL;
+	atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed); /* vol_close drains it too */
+	rq->kind = ENG_K_WRITE;
+	rq->flags = ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_BEHIND;
+	rq->buf = buf;
+	rq->off = off;
+	rq->len = len;
+	rq->done = done;
+	rq->arg = arg;
+	rq->why = STATS_WHY_DATA;
+	rq->t0 = eng_now(v);
+	rq->state = ST_START;
+	/* the parent holds these bits (durable): taken now, so they stay set
+	 * until the slow leg has the data; else the bitmap kicks it later */
+	*held = vol_bitmap_begin(v, off, len, &rq->wait);
+	return rq;
 }
 
 struct eng_waiter {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/write_behind.h"
 
 #define MIRROR_WINDOW (256u << 10) /* resync compares this much at a time */
 
@@ -68,15 +69,40 @@ static unsigned pick_copy(struct vol *v, uint64_t off, uint64_t len, uint64_t fa
 	return best;
 }
 
+/* The write-mostly roles (md's WriteMostly, raid1 only): read from only
+ * when no other copy can serve. */
+static uint64_t mirror_slow(const struct vol *v)
+{
+	uint64_t m = 0;
+	if (v->geom.level == LAYOUT_RAID1)
+		for (unsigned i = 0; i < v->geom.members; i++)
+			if (vol_slot_flags(v, i) & SB_SLOT_WRITE_MOSTLY)
+				m |= 1ull << i;
+	return m;
+}
+
+static uint64_t mirror_roles(const struct vol *v)
+{
+	return v->geom.members >= 64 ? ~0ull : (1ull << v->geom.members) - 1;
+}
+
 static int mirror_read(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
-	uint64_t end = rq->seg_off + rq->seg_len;
-	if (!eng_once(rq))
+	uint64_t end = rq->seg_off + rq->seg_len, slow = mirror_slow(v);
+	if (rq->phase == ENG_ONCE_DONE)
 		return ENG_DONE;
+	/* only a write-mostly leg can serve: it must not overtake a write-behind
+	 * still on its way to it (md waits for behind writes here too) */
+	if (slow && v->wb && !(~(eng_failed_at(rq, rq->seg_off) | slow) & mirror_roles(v)) &&
+	    !wb_read_ok(rq, rq->seg_off, rq->seg_len))
+		return ENG_WAIT;
+	rq->phase = ENG_ONCE_DONE;
 	for (uint64_t pos = rq->seg_off; pos < end;) {
 		struct layout_extent e;
-		if (pick_copy(v, pos, end - pos, eng_failed_at(rq, pos), &e) == layout_copies(&v->geom))
+		uint64_t failed = eng_failed_at(rq, pos);
+		if (pick_copy(v, pos, end - pos, failed | slow, &e) == layout_copies(&v->geom) &&
+		    pick_copy(v, pos, end - pos, failed, &e) == layout_copies(&v->geom))
 			return -EIO;
 		if (v->opts.read_policy == VOL_READ_SPLIT && v->opts.split && e.length > v->opts.split)
 			e.length = v->opts.split; /* gmirror split: big reads spread over the copies */
@@ -88,13 +114,47 @@ static int mirror_read(struct eng_req *rq)
 	return ENG_ISSUE;
 }
 
+/* Write-behind (write_behind.c): the write-mostly legs rq leaves to its
+ * behind write (*skip), and the legs it may write (*only: a behind write
+ * itself writes the write-mostly legs alone). ENG_WAIT when rq was queued. */
+static int mirror_wb_plan(struct eng_req *rq, uint64_t *skip, uint64_t *only)
+{
+	struct vol *v = rq->v;
+	uint64_t slow = mirror_slow(v) & ~eng_failed_at(rq, rq->seg_off);
+	*skip = 0;
+	*only = ~0ull;
+	if (rq->flags & ENG_F_BEHIND) {
+		*only = mirror_slow(v);
+		return 0;
+	}
+	/* behind only while another copy takes the write now (the caller is
+	 * answered by a copy that has it, never by the slow leg's promise) */
+	if (!v->wb || !slow || !(~(eng_failed_at(rq, rq->seg_off) | mirror_slow(v)) & mirror_roles(v)))
+		return 0;
+	if (rq->wb_seg == rq->seg_off + 1) {
+		*skip = slow; /* a replan: the behind write of this segment is on its way */
+		return 0;
+	}
+	int r = wb_admit(rq, rq->seg_off, rq->seg_len);
+	if (r == ENG_WAIT)
+		return r;
+	if (r == 1 && !wb_start(rq, rq->seg_off, rq->seg_len, rq->seg_buf)) {
+		rq->wb_seg = rq->seg_off + 1;
+		*skip = slow;
+	}
+	return 0;
+}
+
 static int mirror_write(struct eng_req *rq)
 {
 	const struct layout_geom *g = &rq->v->geom;
-	uint64_t end = rq->seg_off + rq->seg_len;
+	uint64_t end = rq->seg_off + rq->seg_len, skip, only;
 	unsigned copies = layout_copies(g);
-	if (!eng_once(rq))
+	if (rq->phase == ENG_ONCE_DONE)
 		return ENG_DONE;
+	if (mirror_wb_plan(rq, &skip, &only) == ENG_WAIT)
+		return ENG_WAIT;
+	rq->phase = ENG_ONCE_DONE;
 	for (uint64_t pos = rq->seg_off; pos < end;) {
 		uint64_t step = end - pos, failed = eng_failed_at(rq, pos);
 		unsigned written = 0;
@@ -108,7 +168,11 @@ static int mirror_write(struct eng_req *rq)
 		}
 		for (unsigned cp = 0; cp < copies; cp++) {
 			layout_locate(g, pos, cp, &e);
-			if (failed & (1ull << e.member))
+			if (skip & (1ull << e.member)) {
+				written++; /* its behind write has it */
+				continue;
+			}
+			if ((failed & (1ull << e.member)) || !(only & (1ull << e.member)))
 				continue;
 			int r = eng_piece(rq, e.member, MEMBER_WRITE, cp ? STATS_WHY_MIRROR : STATS_WHY_DATA, e.offset,
 					  step, rq->seg_buf + (pos - rq->seg_off));
@@ -116,11 +180,11 @@ static int mirror_write(struct eng_req *rq)
 				return r;
 			written++;
 		}
-		if (!written)
-			return -EIO;
+		if (!written && !(rq->flags & ENG_F_BEHIND))
+			return -EIO; /* a behind write whose legs failed: the other copies have it */
 		pos += step;
 	}
-	return ENG_ISSUE;
+	return rq->npieces ? ENG_ISSUE : ENG_DONE;
 }
 
 /* A window of a chunk: every copy's extent, and which of them are present. */
@@ -142,6 +206,7 @@ static int mirror_window(struct eng_req *rq, struct mirror_win *w, uint64_t *win
 	w->first = w->src = w->dst = w->copies;
 	w->present = 0;
 	w->failed = failed;
+	uint64_t slow = mirror_slow(rq->v);
 	for (unsigned k = 0; k < w->copies; k++) {
 		layout_locate(g, rq->rpos, k, &w->e[k]);
 		if (w->e[k].length < *win)
@@ -150,7 +215,9 @@ static int mirror_window(struct eng_req *rq, struct mirror_win *w, uint64_t *win
 			w->dst = k;
 		else if (!(failed & (1ull << w->e[k].member))) {
 			w->present++;
-			if (w->first == w->copies)
+			/* md reads a resync or rebuild from a copy that is not
+			 * write-mostly when it can: the write-mostly one may lag */
+			if (w->first == w->copies || ((slow >> w->e[w->first].member) & 1 && !((slow >> w->e[k].member) & 1)))
 				w->first = k;
 		}
 	}
@@ -168,6 +235,9 @@ static int resync_window(struct eng_req *rq, void *wp, uint64_t *win)
 		return r;
 	if (w->first == w->copies)
 		return -EIO;
+	/* a write-behind still on its way is no mismatch: let it land first */
+	if (rq->phase == ENG_WIN_READ && rq->v->wb && !wb_read_ok(rq, rq->rpos, *win))
+		return ENG_WAIT;
 	if (rq->phase == ENG_WIN_READ && w->present < 2) {
 		/* nothing to compare this window with: say so */
 		rq->skipped++;
@@ -204,13 +274,13 @@ static int resync_write(struct eng_req *rq, void *wp, uint64_t win)
 	struct mirror_win *w = wp;
 	/* the copies read (the failed mask may have moved since) */
 	uint8_t **buf = rq->fam_priv;
-	unsigned f = 0;
+	unsigned f = w->first < w->copies && buf[w->first] ? w->first : 0;
 	while (!buf[f])
 		f++;
 	uint8_t *ref = buf[f];
 	int differs = 0;
-	for (unsigned k = f + 1; k < w->copies; k++) {
-		if (!buf[k] || !memcmp(buf[k], ref, win))
+	for (unsigned k = 0; k < w->copies; k++) {
+		if (k == f || !buf[k] || !memcmp(buf[k], ref, win))
 			continue;
 		differs = 1;
 		if (rq->repair) {

@@ -384,7 +384,7 @@ static int parity_write(struct eng_req *rq)
 			/* the log records before the data and parity (md's PPL) */
 			rq->phase = ROUND_DATA;
 			if ((r = ppl_log(rq, ROUND_LOG)) != ENG_DONE)
-				return r; /* ENG_ISSUE, ENG_QUEUED (retried here) or -errno */
+				return r; /* ENG_ISSUE, ENG_WAIT (retried here) or -errno */
 			__attribute__((fallthrough)); /* nothing logged: write at once */
 		case ROUND_DATA:
 			ppl_release_writes(rq);

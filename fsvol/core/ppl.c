@@ -322,7 +322,7 @@ int ppl_log(struct eng_req *rq, int retry_phase)
 		rq->wait.next = l->waiters;
 		l->waiters = &rq->wait;
 		pthread_mutex_unlock(&l->lock);
-		return ENG_QUEUED;
+		return ENG_WAIT;
 	}
 	pthread_mutex_unlock(&l->lock);
 	for (unsigned i = 0; i < h->n; i++) {

@@ -65,7 +65,7 @@ int ppl_member_errors(struct vol *v, uint64_t *bad);
 int ppl_round_full(const struct eng_req *rq, const struct layout_plan *p);
 /* After the round's writes were computed: hold them back and queue the
  * records instead. ENG_ISSUE (records queued), ENG_DONE (none to write),
- * ENG_QUEUED (no room in the log yet: rq resumes in retry_phase when there
+ * ENG_WAIT (no room in the log yet: rq resumes in retry_phase when there
  * is; nothing of rq may be touched after) or -errno. */
 int ppl_log(struct eng_req *rq, int retry_phase);
 /* The records are durable: queue the held data and parity writes. */

@@ -327,6 +327,13 @@ static int free_slot(struct vol *v)
 
 int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
 {
+	return vol_add_flags(v, path, 0, err, errlen);
+}
+
+int vol_add_flags(struct vol *v, const char *path, unsigned flags, char *err, size_t errlen)
+{
+	if (flags && vol_flags_check(&v->geom, flags, err, errlen))
+		return -EINVAL;
 	if (!redundant(v)) {
 		snprintf(err, errlen, "%s has no redundancy: a spare could never be used", layout_level_name(v->geom.level));
 		return -EINVAL;
@@ -359,6 +366,7 @@ int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
 	sb_uuid_generate(v->sb.slots[s].uuid);
 	v->sb.slots[s].data_size = v->sb.slots[0].data_size;
 	v->sb.slots[s].rebuild_pos = 0;
+	v->sb.slots[s].flags = (uint8_t)flags; /* md's per-device flags go with it when it takes a role */
 	v->sb.events++;
 	/* the new member first: one that cannot hold a superblock is no spare */
 	r = vol_write_sb_slot(v, (unsigned)s);

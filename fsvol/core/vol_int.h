@@ -106,6 +106,10 @@ struct vol {
 	struct vol_waiter *sb_waiters;  /* acknowledgements waiting for sb_seq_done */
 	pthread_cond_t sb_done_cond;    /* md_lock: sb_seq_done moved (vol_md_sync waits on it) */
 	struct ppl_log *ppl;            /* partial parity log (core/ppl.c), NULL: none */
+	/* md's per-device flags at run time (core/vol_flags.c, write_behind.c, failfast.c) */
+	atomic_uint failfast_ms;        /* the failfast deadline; 0: VOL_FAILFAST_MS_DEFAULT */
+	struct vol_wb *wb;              /* write-behind (core/write_behind.c), NULL: none */
+	struct vol_ff *ff;              /* failfast watchdog (core/failfast.c), NULL: none */
 };
 
 /* md_flags (md's MD_SB_CHANGE_PENDING, MD_RECOVERY_NEEDED, the bitmap daemon) */
@@ -116,6 +120,12 @@ enum {
 	VOL_MD_TICK = 1u << 3,      /* internal: the bitmap's lazy clearing is due */
 	VOL_MD_BBL = 1u << 4,       /* bad blocks listed: probe their members, fix them (core/bbl_vol.c) */
 };
+
+/* core/vol_flags.c (also in volume.h): a slot's SB_SLOT_* read without a
+ * lock; the failfast deadline in ms */
+unsigned vol_slot_flags(const struct vol *v, unsigned slot);
+#define VOL_FAILFAST_MS_DEFAULT 1000u
+unsigned vol_failfast_ms(const struct vol *v);
 
 /* core/vol_md.c */
 void vol_md_init(struct vol *v);

@@ -7,6 +7,8 @@
 #include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/ppl.h"
+#include "fsvol/core/write_behind.h"
+#include "fsvol/core/failfast.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "stats/stats.h"
@@ -99,7 +101,12 @@ void vol_status_json(struct vol *v, FILE *f)
 			fputs("null", f);
 		uint64_t bad_sectors;
 		unsigned bad = vol_bbl_count(v, i, &bad_sectors);
-		fprintf(f, ",\"bad_blocks\":%u,\"bad_sectors\":%llu}", bad, (unsigned long long)bad_sectors);
+		fprintf(f, ",\"bad_blocks\":%u,\"bad_sectors\":%llu", bad, (unsigned long long)bad_sectors);
+		/* md's per-device flags (mdadm --detail's writemostly, failfast) */
+		fprintf(f, ",\"write_mostly\":%s,\"failfast\":%s",
+			vol_slot_flags(v, i) & SB_SLOT_WRITE_MOSTLY ? "true" : "false",
+			vol_slot_flags(v, i) & SB_SLOT_FAILFAST ? "true" : "false");
+		fputc('}', f);
 	}
 	fputs("],\"replace\":", f);
 	if (rk >= 0) {
@@ -147,5 +154,7 @@ void vol_status_json(struct vol *v, FILE *f)
 	} else {
 		fputs("null", f);
 	}
+	wb_status_json(v, f);
+	fprintf(f, ",\"failfast_ms\":%u,\"failfast_timeouts\":%lu", vol_failfast_ms(v), ff_timeouts(v));
 	fputs("}\n", f);
 }

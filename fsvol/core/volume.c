@@ -21,6 +21,8 @@
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/ppl.h"
 #include "fsvol/meta/bbl.h"
+#include "fsvol/core/write_behind.h"
+#include "fsvol/core/failfast.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
@@ -49,15 +51,16 @@ int vol_read_sb(struct member *m, struct sb_candidate *c)
 	return 0;
 }
 
-static int write_sb(struct member *m, const struct sb *s)
+/* v: a running volume's slot (failfast: under its deadline), or NULL (create). */
+static int write_sb(struct member *m, const struct sb *s, struct vol *v, unsigned slot)
 {
 	uint8_t *buf = aligned_block();
 	if (!buf)
 		return -ENOMEM;
 	sb_encode(s, buf);
-	int r = member_pwrite(m, buf, SB_SIZE, 0);
+	int r = v ? ff_pwrite(v, slot, m, buf, SB_SIZE, 0) : member_pwrite(m, buf, SB_SIZE, 0);
 	if (!r)
-		r = member_flush(m);
+		r = v ? ff_flush(v, slot, m) : member_flush(m);
 	free(buf);
 	return r;
 }
@@ -83,7 +86,7 @@ static int write_slot(struct vol *v, unsigned i)
 	struct sb s = v->sb;
 	s.index = i;
 	memcpy(s.member_uuid, v->sb.slots[i].uuid, 16);
-	return write_sb(v->slot[i], &s);
+	return write_sb(v->slot[i], &s, v, i);
 }
 
 int vol_write_sb_slot(struct vol *v, unsigned slot)
@@ -183,6 +186,16 @@ static void vol_status_replace(const struct vol *v, FILE *f, unsigned i)
 		fprintf(f, " (replacing %s)", name);
 }
 
+/* md's per-device flags: mdstat's "(W)" for write-mostly, sysfs' "failfast". */
+static void vol_status_flags(const struct vol *v, FILE *f, unsigned i)
+{
+	unsigned fl = vol_slot_flags(v, i);
+	if (fl & SB_SLOT_WRITE_MOSTLY)
+		fputs(" (W)", f);
+	if (fl & SB_SLOT_FAILFAST)
+		fputs(" (failfast)", f);
+}
+
 int vol_replace_pair(const struct vol *v, unsigned slot, int *other)
 {
 	int k = atomic_load(&v->replace_slot), w = atomic_load(&v->replace_with);
@@ -231,6 +244,7 @@ void vol_status(struct vol *v, FILE *f)
 		unsigned bad = vol_bbl_count(v, i, &bad_sectors);
 		if (bad) /* md's bad block log */
 			fprintf(f, " (bad blocks: %u, %llu sectors)", bad, (unsigned long long)bad_sectors);
+		vol_status_flags(v, f, i);
 		if (strcmp(faults, "none"))
 			fprintf(f, " (faults: %s)", faults);
 		fputc('\n', f);
@@ -264,6 +278,7 @@ void vol_status(struct vol *v, FILE *f)
 	}
 	vol_bitmap_status(v, f);
 	ppl_status(v, f);
+	wb_status(v, f);
 	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
@@ -296,6 +311,7 @@ static void vol_free(struct vol *v)
 	vol_bitmap_free(v);
 	ppl_free(v);
 	vol_bbl_close(v);
+	wb_close(v);
 	engine_fini(v);
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
@@ -335,6 +351,11 @@ int vol_start(struct vol *v)
 	 * now, or after the recovery (status shows it pending meanwhile). */
 	if (!r && vol_resync_owed(v) && atomic_load(&v->rebuild_slot) < 0)
 		r = vol_pass_start(v, VOL_PASS_RESYNC);
+	/* raid1/raid10: the failfast watchdog (idle until a failfast member's I/O) */
+	if (!r && !v->opts.readonly && ff_start(v))
+		fsvol_log(LOG_WARNING, "failfast: no watchdog thread; failfast members wait for their I/O");
+	if (!r && wb_thread_start(v))
+		fsvol_log(LOG_WARNING, "write-behind: no thread of its own; write-behinds start on the writer's");
 	return r;
 }
 
@@ -464,6 +485,10 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		snprintf(err, errlen, "reading the bad-block lists: %s", strerror(-r));
 		goto fail;
 	}
+	if ((r = wb_open(v))) {
+		snprintf(err, errlen, "write-behind: out of memory");
+		goto fail;
+	}
 	/* Counters exist at every level so the level can change at run time. */
 	atomic_store(&v->stats_level, opts->stats);
 	if (!(v->vstats = stats_dev_create())) {
@@ -528,6 +553,7 @@ void vol_close(struct vol *v)
 		vol_write_sbs(v);
 		pthread_mutex_unlock(&v->state_lock);
 	}
+	ff_stop(v); /* after the last write: a stalled failfast member never holds up the close */
 	vol_model_pump_stop(pump);
 	vol_free(v);
 }
@@ -783,6 +809,36 @@ static int create_bbl(const struct vol_create *c, const struct layout_geom *g, u
 	return 0;
 }
 
+/* md's per-device flags and --write-behind, checked against the level. */
+static int create_flags(const struct vol_create *c, const struct layout_geom *g, unsigned n, struct sb *s,
+			char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int r = vol_flags_check(g, c->flags[i], err, errlen);
+		if (r)
+			return r;
+		s->slots[i].flags = c->flags[i];
+	}
+	if (!c->write_behind)
+		return 0;
+	if (g->level != LAYOUT_RAID1) {
+		snprintf(err, errlen, "--write-behind is for raid1 only (md's), not %s", layout_level_name(g->level));
+		return -EINVAL;
+	}
+	if (!s->bitmap_offset) {
+		/* the bitmap is what records the writes a slow leg has yet to get */
+		snprintf(err, errlen, "--write-behind needs the write-intent bitmap (md: \"write-behind mode "
+			 "requires a bitmap\"); drop --bitmap none");
+		return -EINVAL;
+	}
+	if (c->write_behind > 16383) {
+		snprintf(err, errlen, "--write-behind %u: at most 16383 (md's limit)", c->write_behind);
+		return -EINVAL;
+	}
+	s->write_behind = c->write_behind;
+	return 0;
+}
+
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen)
 {
 	struct layout_geom g = c->geom;
@@ -872,6 +928,8 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	     : journal ? (r = create_journal(c, &g, pr[n - 1].size, doff, &s, paths[n - 1], err, errlen))
 		       : (r = create_bitmap(c, &g, doff, &s, err, errlen))))
 		goto out;
+	if ((r = create_flags(c, &g, n, &s, err, errlen)))
+		goto out;
 	if (c->name)
 		snprintf(s.name, sizeof(s.name), "%s", c->name);
 	else
@@ -918,7 +976,7 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		}
 		s.index = i;
 		memcpy(s.member_uuid, s.slots[i].uuid, 16);
-		if ((r = write_sb(&ms[i], &s))) {
+		if ((r = write_sb(&ms[i], &s, NULL, 0))) {
 			snprintf(err, errlen, "%s: writing the superblock: %s", paths[i], strerror(-r));
 			goto out;
 		}

@@ -112,6 +112,20 @@ void vol_close(struct vol *v);
  * the NBD client). */
 int vol_rotational(const struct vol *v);
 
+/* md's per-device flags (core/vol_flags.c): SB_SLOT_WRITE_MOSTLY (raid1: not
+ * read from while another copy serves) and SB_SLOT_FAILFAST (raid1/raid10:
+ * failed at once when an I/O overruns the failfast deadline). */
+unsigned vol_slot_flags(const struct vol *v, unsigned slot);
+const char *vol_flag_name(unsigned flag); /* md's sysfs word: "writemostly", "failfast" */
+/* The levels a flag is for: 0, or -EINVAL with why in err. */
+int vol_flags_check(const struct layout_geom *g, unsigned flags, char *err, size_t errlen);
+/* Set or clear flag on a member (slot or path), written to every superblock. */
+int vol_set_flag(struct vol *v, const char *which, unsigned flag, int on, char *err, size_t errlen);
+unsigned vol_failfast_ms(const struct vol *v);
+void vol_set_failfast_ms(struct vol *v, unsigned ms);
+/* vol_add with md's device flags for the new member (SB_SLOT_*). */
+int vol_add_flags(struct vol *v, const char *path, unsigned flags, char *err, size_t errlen);
+
 int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen); /* vol_fail.c: md's policy */
 const char *vol_slot_state(const struct vol *v, unsigned slot);
 /* Entries (and, when sectors is set, 512-byte sectors) in the bad-block list
@@ -139,6 +153,8 @@ struct vol_create {
 	int consistency;               /* SB_CONS_*: ppl puts a log where the bitmap would be;
 					* journal: the last device given is the write journal */
 	int bbl;                       /* bad-block list: -1 none, 0 default (when redundant and room), 1 internal */
+	uint8_t flags[SB_MAX_SLOTS];   /* each device's SB_SLOT_* (write-mostly, failfast) */
+	unsigned write_behind;         /* raid1 with a bitmap: md's --write-behind */
 };
 int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen);
 /* md's journal_mode of a volume with a write journal: "write-through" (a

@@ -39,7 +39,7 @@ static const struct ctl_verb_def {
 	{ "fail", CTL_FAIL, 0, 2, "M [force]" },
 	{ "error", CTL_ERROR, 0, 1, "N" },
 	{ "fault", CTL_FAULT, 2, 2, "N SPEC" },
-	{ "add", CTL_ADD, 1, 1, "PATH" },
+	{ "add", CTL_ADD, 1, 3, "PATH" }, /* [writemostly] [failfast] */
 	{ "re-add", CTL_READD, 1, 1, "PATH" },
 	{ "remove", CTL_REMOVE, 1, 1, "M" },
 	{ "sync_speed_min", CTL_SPEED_MIN, 1, 1, "KIBS" },
@@ -48,11 +48,14 @@ static const struct ctl_verb_def {
 	{ "powercut-after", CTL_POWERCUT_AFTER, 1, 1, "K" },
 	{ "replace", CTL_REPLACE, 1, 2, "M [PATH]" },
 	{ "journal_mode", CTL_JOURNAL_MODE, 1, 1, "write-through|write-back" },
+	{ "writemostly", CTL_WRITEMOSTLY, 2, 2, "M on|off" },
+	{ "failfast", CTL_FAILFAST, 2, 2, "M on|off" },
+	{ "failfast_ms", CTL_FAILFAST_MS, 1, 1, "MS" },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
 		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH], " \
-		      "journal_mode write-through|write-back"
+		      "journal_mode write-through|write-back, writemostly M on|off, failfast M on|off, failfast_ms MS"
 
 /* A member's Number ("N" or "mN", as status names it) below SB_MAX_SLOTS,
  * or CTL_NO_INDEX. */
@@ -140,6 +143,37 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 		unsigned long k = strtoul(w[1], &end, 10);
 		if (!isdigit((unsigned char)w[1][0]) || *end || !k || k > 100000000) {
 			snprintf(err, errlen, "ctl: %s %s: expected KiB/s from 1 to 100000000", w[0], w[1]);
+			return -EINVAL;
+		}
+		c->number = (unsigned)k;
+		break;
+	}
+	case CTL_ADD:
+		/* md's device flags for the new member: "add PATH writemostly failfast" */
+		for (unsigned k = 2; k < n; k++) {
+			if (!strcmp(w[k], "writemostly"))
+				c->number |= SB_SLOT_WRITE_MOSTLY;
+			else if (!strcmp(w[k], "failfast"))
+				c->number |= SB_SLOT_FAILFAST;
+			else {
+				snprintf(err, errlen, "ctl: add %s %s: expected writemostly or failfast", w[1], w[k]);
+				return -EINVAL;
+			}
+		}
+		break;
+	case CTL_WRITEMOSTLY:
+	case CTL_FAILFAST:
+		if (strcmp(w[2], "on") && strcmp(w[2], "off")) {
+			snprintf(err, errlen, "ctl: %s %s %s: expected on or off", w[0], w[1], w[2]);
+			return -EINVAL;
+		}
+		c->number = !strcmp(w[2], "on");
+		break;
+	case CTL_FAILFAST_MS: {
+		char *end;
+		unsigned long k = strtoul(w[1], &end, 10);
+		if (!isdigit((unsigned char)w[1][0]) || *end || !k || k > 3600000) {
+			snprintf(err, errlen, "ctl: failfast_ms %s: expected milliseconds from 1 to 3600000", w[1]);
 			return -EINVAL;
 		}
 		c->number = (unsigned)k;
@@ -237,7 +271,7 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 	case CTL_ADD:
 	case CTL_READD:
 	case CTL_REMOVE:
-		r = c.verb == CTL_ADD ? vol_add(v, c.arg, why, sizeof(why))
+		r = c.verb == CTL_ADD ? vol_add_flags(v, c.arg, c.number, why, sizeof(why))
 		    : c.verb == CTL_READD ? vol_readd(v, c.arg, why, sizeof(why)) : vol_remove(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
@@ -256,6 +290,16 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 	case CTL_SPEED_MAX:
 		/* md's knobs, KiB/s, live */
 		vol_set_sync_speed(v, c.verb == CTL_SPEED_MAX, c.number);
+		return 0;
+	case CTL_WRITEMOSTLY:
+	case CTL_FAILFAST:
+		r = vol_set_flag(v, c.arg, c.verb == CTL_WRITEMOSTLY ? SB_SLOT_WRITE_MOSTLY : SB_SLOT_FAILFAST, (int)c.number,
+				 why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_FAILFAST_MS:
+		vol_set_failfast_ms(v, c.number);
 		return 0;
 	case CTL_POWERCUT:
 		ctl_powercut(v);

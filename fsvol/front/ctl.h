@@ -14,6 +14,7 @@ enum ctl_verb {
 	CTL_MODEL, CTL_CHECK, CTL_REPAIR, CTL_FAULT,
 	CTL_ADD, CTL_READD, CTL_REMOVE, CTL_SPEED_MIN, CTL_SPEED_MAX,
 	CTL_POWERCUT, CTL_POWERCUT_AFTER, CTL_REPLACE, CTL_JOURNAL_MODE,
+	CTL_WRITEMOSTLY, CTL_FAILFAST, CTL_FAILFAST_MS, /* md's per-device flags */
 };
 #define CTL_NO_INDEX (~0u)
 #define CTL_MAX 1100 /* bytes of one command: a path, a fault spec */
@@ -23,7 +24,8 @@ struct ctl_cmd {
 	unsigned index;         /* fail, error, fault, remove: a member's Number ("N" or "mN"),
 				 * below SB_MAX_SLOTS, not yet checked against the volume, or
 				 * CTL_NO_INDEX (missing, not a number) */
-	unsigned number;        /* sync_speed_min/max: KiB/s; powercut-after: K */
+	unsigned number;        /* sync_speed_min/max: KiB/s; powercut-after: K; failfast_ms: ms;
+				 * writemostly/failfast: 1 on, 0 off; add: the new member's SB_SLOT_* */
 	int force;              /* fail M force */
 	char arg[CTL_MAX + 1];  /* the first argument as written (model: the spec) */
 	char arg2[CTL_MAX + 1]; /* the second (fault: the spec) */

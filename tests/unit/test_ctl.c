@@ -63,6 +63,15 @@ static const struct {
 	{ "sync_speed_min x", 0, -EINVAL, 0, 0, NULL, "sync_speed_min x" },
 	{ "replace 2 /var/tmp/s0", 0, 0, CTL_REPLACE, 0, "2", NULL },
 	{ "replace", 0, -EINVAL, 0, 0, NULL, "replace M [PATH]: the argument is missing" },
+	/* md's per-device flags */
+	{ "add /var/tmp/s0 writemostly failfast", 0, 0, CTL_ADD, 0, "/var/tmp/s0", NULL },
+	{ "add /var/tmp/s0 slow", 0, -EINVAL, 0, 0, NULL, "expected writemostly or failfast" },
+	{ "writemostly 1 on", 0, 0, CTL_WRITEMOSTLY, 0, "1", NULL },
+	{ "writemostly 1", 0, -EINVAL, 0, 0, NULL, "writemostly M on|off: the argument is missing" },
+	{ "writemostly 1 yes", 0, -EINVAL, 0, 0, NULL, "expected on or off" },
+	{ "failfast /m/x off", 0, 0, CTL_FAILFAST, 0, "/m/x", NULL },
+	{ "failfast_ms 250", 0, 0, CTL_FAILFAST_MS, 0, "250", NULL },
+	{ "failfast_ms 0", 0, -EINVAL, 0, 0, NULL, "expected milliseconds from 1" },
 };
 
 START_TEST(test_parse)

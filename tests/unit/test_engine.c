@@ -4,7 +4,8 @@
  * exactly the member operations (op, member, offset, length, why) the
  * mapping promises, healthy and degraded; data round trips on every level;
  * a member error is retried on what survives; a resync counts and repairs;
- * a fail asked for keeps the last copy unless forced.
+ * a fail asked for keeps the last copy unless forced; write-mostly, write-behind
+ * and failfast (md's slow-leg answers).
  * The members themselves (fault filters, NBD) are test_members.c's.
  */
 #include <check.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include "stats/stats.h"
+#include "fsvol/core/failfast.h"
+#include "fsvol/core/write_behind.h"
 #include "tests/unit/unit_vol.h"
 
 /* A member operation as the trace records it. */
@@ -350,6 +353,127 @@ START_TEST(test_fail_request_keeps_last_copy)
 }
 END_TEST
 
+/* ---- md's slow legs: write-mostly, write-behind, failfast ---- */
+
+/* A raid1 of n memory members with md's device flags and write-behind. */
+static struct vol *mkvol_flags(const char *level, unsigned n, const uint8_t *flags, unsigned write_behind)
+{
+	char names[4][64], *paths[4], err[512];
+	struct vol_create c = { 0 };
+	struct vol *v = NULL;
+	ck_assert(layout_parse_level_msg(level, &c.geom.level, err, sizeof(err)) == 0);
+	c.geom.alg = layout_default_alg(c.geom.level);
+	c.geom.chunk = 64 * K;
+	c.write_behind = write_behind;
+	vol_serial++;
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "mem:f%u_%u:%llu", vol_serial, i, (unsigned long long)MEMBER_SIZE);
+		paths[i] = names[i];
+		c.flags[i] = flags[i];
+	}
+	ck_assert_msg(vol_create(&c, paths, n, err, sizeof(err)) == 0, "create: %s", err);
+	struct vol_opts o = { .stats = VOL_STATS_ALL };
+	ck_assert_msg(vol_open(&v, paths, n, &o, err, sizeof(err)) == 0, "open: %s", err);
+	ck_assert_int_eq(vol_start(v), 0);
+	return v;
+}
+
+static int read_256k(struct vol *v, void *arg)
+{
+	(void)arg;
+	static uint8_t b[256 * K] __attribute__((aligned(4096)));
+	int r = 0;
+	for (uint64_t off = 0; off < 2048 * K && !r; off += sizeof(b))
+		r = engine_read(v, b, off, sizeof(b));
+	return r;
+}
+
+START_TEST(test_write_mostly_reads)
+{
+	static const uint8_t fl[2] = { 0, SB_SLOT_WRITE_MOSTLY };
+	struct vol *v = mkvol_flags("raid1", 2, fl, 0);
+	static struct op ops[256];
+	static uint8_t a[256 * K], b[256 * K];
+	int res;
+	fill(a, sizeof(a), 11);
+	ck_assert_int_eq(engine_write(v, a, 0, sizeof(a)), 0);
+	size_t n = traced(v, read_256k, NULL, ops, 256, &res);
+	ck_assert_int_eq(res, 0);
+	ck_assert(n > 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(ops[i].dev == 0, "a read went to the write-mostly member %d", ops[i].dev);
+	/* the flag off: the balancing uses both */
+	char err[256];
+	ck_assert_int_eq(vol_set_flag(v, "1", SB_SLOT_WRITE_MOSTLY, 0, err, sizeof(err)), 0);
+	ck_assert_uint_eq(vol_slot_flags(v, 1), 0);
+	/* on again, the other copy failed: the write-mostly one serves, right */
+	ck_assert_int_eq(vol_set_flag(v, "1", SB_SLOT_WRITE_MOSTLY, 1, err, sizeof(err)), 0);
+	vol_fail_slot(v, 0, -EIO);
+	ck_assert_int_eq(engine_read(v, b, 0, sizeof(b)), 0);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	/* refused off raid1, naming the rule */
+	struct vol *r5 = mkvol("raid5", 3, 64 * K);
+	ck_assert_int_eq(vol_set_flag(r5, "0", SB_SLOT_WRITE_MOSTLY, 1, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "raid1 only"));
+	vol_close(r5);
+	vol_close(v);
+}
+END_TEST
+
+/* A write is acknowledged while its copy to the slow leg is still out; a
+ * flush returns only once it has landed; both copies then agree. */
+START_TEST(test_write_behind_flush)
+{
+	static const uint8_t fl[2] = { 0, SB_SLOT_WRITE_MOSTLY };
+	struct vol *v = mkvol_flags("raid1", 2, fl, 16);
+	static uint8_t a[64 * K], c0[64 * K], c1[64 * K];
+	ck_assert_ptr_nonnull(v->wb);
+	set_fault(v, 1, "wdelay=2s");
+	fill(a, sizeof(a), 13);
+	ck_assert_int_eq(engine_write(v, a, 0, sizeof(a)), 0);
+	struct wb_counts wc;
+	wb_counts(v, &wc);
+	ck_assert_uint_eq(wc.behind, 1);
+	ck_assert_uint_eq(wc.inflight, 1); /* acknowledged 2 s before the slow leg has it */
+	ck_assert_int_eq(engine_flush(v), 0);
+	wb_counts(v, &wc);
+	ck_assert_uint_eq(wc.inflight, 0);
+	ck_assert_int_eq(member_pread(v->slot[0], c0, sizeof(c0), v->data_offset), 0);
+	ck_assert_int_eq(member_pread(v->slot[1], c1, sizeof(c1), v->data_offset), 0);
+	ck_assert(!memcmp(a, c0, sizeof(a)) && !memcmp(a, c1, sizeof(a)));
+	vol_close(v);
+}
+END_TEST
+
+/* A stalled failfast member is failed at the deadline and the write goes on
+ * without it; the last working copy is never failed that way. */
+START_TEST(test_failfast_deadline)
+{
+	static const uint8_t fl[2] = { 0, SB_SLOT_FAILFAST };
+	struct vol *v = mkvol_flags("raid1", 2, fl, 0);
+	static uint8_t a[64 * K], b[64 * K];
+	vol_set_failfast_ms(v, 50);
+	set_fault(v, 1, "delay=3s");
+	fill(a, sizeof(a), 17);
+	ck_assert_int_eq(engine_write(v, a, 0, sizeof(a)), 0);
+	ck_assert_str_eq(vol_slot_state(v, 1), "failed");
+	ck_assert_uint_ge(ff_timeouts(v), 1);
+	vol_close(v);
+
+	static const uint8_t both[2] = { SB_SLOT_FAILFAST, SB_SLOT_FAILFAST };
+	v = mkvol_flags("raid1", 2, both, 0);
+	vol_set_failfast_ms(v, 50);
+	ck_assert_int_eq(engine_write(v, a, 0, sizeof(a)), 0);
+	vol_fail_slot(v, 0, -EIO);
+	set_fault(v, 1, "delay=300ms");
+	ck_assert_int_eq(engine_read(v, b, 0, sizeof(b)), 0);
+	ck_assert(!memcmp(a, b, sizeof(a)));
+	ck_assert_str_eq(vol_slot_state(v, 1), "active");
+	ck_assert_uint_eq(ff_timeouts(v), 0);
+	vol_close(v);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -364,6 +488,9 @@ static Suite *engine_suite(void)
 	tcase_add_test(t, test_ack_after_failure_superblock);
 	tcase_add_test(t, test_resync_counts_and_repairs);
 	tcase_add_test(t, test_fail_request_keeps_last_copy);
+	tcase_add_test(t, test_write_mostly_reads);
+	tcase_add_test(t, test_write_behind_flush);
+	tcase_add_test(t, test_failfast_deadline);
 	tcase_add_loop_test(t, test_checkpoint_units, 0, sizeof(ckpt_cases) / sizeof(ckpt_cases[0]));
 	suite_add_tcase(s, t);
 	return s;
