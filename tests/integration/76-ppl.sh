@@ -78,7 +78,7 @@ d=$T/words
 mkdir -p "$d"
 "$FSVOL" create -l raid5 -c 16K -s 768K --consistency-policy ppl "$d"/m{0,1,2} >/dev/null || fail "create"
 "$FSVOL" examine "$d/m0" | grep -q "Consistency Policy : ppl" || fail "examine: $("$FSVOL" examine "$d/m0")"
-"$FSVOL" examine "$d/m0" | grep -q "PPL : 1044480 bytes at offset 4096" || fail "examine shows no PPL area"
+"$FSVOL" examine "$d/m0" | grep -q "PPL : 1036288 bytes at offset 4096" || fail "examine shows no PPL area"
 fsvol_mount "$d/mnt" "$d"/m{0,1,2}
 "$FSVOL" detail "$d/mnt" | grep -q "Consistency Policy : ppl" || fail "detail: $("$FSVOL" detail "$d/mnt")"
 grep -q "consistency policy: ppl" "$d/mnt/status" || fail "status: $(cat "$d/mnt/status")"
