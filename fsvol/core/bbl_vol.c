@@ -268,7 +268,8 @@ int vol_bbl_settle(struct eng_req *rq, uint64_t *bad)
 		struct eng_mio *s = &rq->mio[k];
 		int res = s->io.res;
 		uint64_t bit = 1ull << s->slot;
-		if (res >= 0 || host_errno(res) || !(*bad & bit))
+		/* a failfast timeout (failfast.c) is no media error: the member fails */
+		if (res >= 0 || host_errno(res) || res == -ETIMEDOUT || !(*bad & bit))
 			continue;
 		if (rq->kind == ENG_K_FIX && (int)s->slot == rq->dest) {
 			/* the rewrite failed: the blocks stay listed, the member serves on */

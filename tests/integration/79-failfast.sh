@@ -51,7 +51,7 @@ jq -e '.failfast_ms == 200' "$T/mnt/status.json" >/dev/null || fail "failfast_ms
 slowest=$(fio_v "$T/mnt" "$T/fio1.json")
 note "raid1, member 1 stalled ${STALL}s, failfast_ms 200: slowest fio I/O ${slowest} ms"
 ((slowest < STALL * 1000 / 2)) || fail "an I/O waited ${slowest} ms: the stall reached the caller"
-jq -e '.members[1].state == "faulty" and .failfast_timeouts >= 1 and .state == "degraded"' "$T/mnt/status.json" \
+jq -e '.members[1].state == "failed" and .failfast_timeouts >= 1 and .state == "degraded"' "$T/mnt/status.json" \
 	>/dev/null || fail "the stalled member is not failed: $(jq -c '{state, failfast_timeouts, members}' "$T/mnt/status.json")"
 grep -q "is failfast and an I/O of it took over" "$DAEMON_LOG" || fail "the log does not say why member 1 failed"
 
@@ -91,7 +91,7 @@ fsvol_mount "$T/r10" "$T"/t{0,1,2,3}
 slowest=$(fio_v "$T/r10" "$T/fio2.json")
 note "raid10, member 2 stalled: slowest fio I/O ${slowest} ms"
 ((slowest < STALL * 1000 / 2)) || fail "raid10: an I/O waited ${slowest} ms"
-jq -e '.members[2].state == "faulty" and ([.members[] | select(.state == "active")] | length) == 3' \
+jq -e '.members[2].state == "failed" and ([.members[] | select(.state == "active")] | length) == 3' \
 	"$T/r10/status.json" >/dev/null || fail "raid10: $(jq -c .members "$T/r10/status.json")"
 "$FSVOL" ctl "$T/r10" fault 2 none
 fsvol_umount "$T/r10"
@@ -106,7 +106,7 @@ if command -v nbdkit >/dev/null; then
 	slowest=$(fio_v "$T/nbd" "$T/fio3.json")
 	note "raid1 with a 3 s NBD leg, failfast_ms 200: slowest fio I/O ${slowest} ms"
 	((slowest < 2500)) || fail "NBD leg: an I/O waited ${slowest} ms of the 3 s stall"
-	jq_true '.members[1].state == "faulty" and .failfast_timeouts >= 1' "$T/nbd/status.json" ||
+	jq_true '.members[1].state == "failed" and .failfast_timeouts >= 1' "$T/nbd/status.json" ||
 		fail "NBD leg not failed: $(jq -c '{failfast_timeouts, members}' "$T/nbd/status.json")"
 	fsvol_umount "$T/nbd"
 else

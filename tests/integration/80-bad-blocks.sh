@@ -54,7 +54,7 @@ listed() {
 	grep -q "m$slot: .* active (bad blocks: 1, 128 sectors)" "$mnt/status" ||
 		fail "$level: status does not show the list: $(grep "m$slot:" "$mnt/status")"
 	valid_status "$mnt"
-	grep -q "^fsvol_member_bad_blocks{.*member=\"$slot\"} 1$" "$mnt/metrics" ||
+	grep -q "^fsvol_member_bad_blocks{.*member=\"$slot\"[,}].*} 1$" "$mnt/metrics" ||
 		fail "$level: metrics: $(grep fsvol_member_bad_blocks "$mnt/metrics")"
 	"$FSVOL" detail "$mnt" | grep -q "active sync .*m$slot   (1 bad blocks)" ||
 		fail "$level: detail: $("$FSVOL" detail "$mnt")"
@@ -129,7 +129,7 @@ truncate -s 9M "$d/s0"
 "$FSVOL" fail "$d/mnt" 1 >/dev/null || fail "raid5: fail 1"
 wait_for 120 "raid5: the recovery did not complete: $(cat "$d/mnt/status")" recovered "$d/mnt"
 [[ $(slot_state "$d/mnt" 0) == active ]] || fail "raid5: m0 failed during the rebuild"
-grep -q "m1: .*s0 active (bad blocks: 1, 128 sectors)" "$d/mnt/status" ||
+grep -q "m[0-9]*: .*s0 active (role 1) (bad blocks: 1, 128 sectors)" "$d/mnt/status" ||
 	fail "raid5: the unit no member could recover is not listed on the new member: $(cat "$d/mnt/status")"
 # stripe 16 (logical 3M, 192K) is lost on two members: its reads fail, the rest is right
 ! dd if="$d/mnt/volume" of=/dev/null bs=64K skip=48 count=1 iflag=direct status=none 2>/dev/null ||
