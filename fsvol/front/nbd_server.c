@@ -27,6 +27,8 @@
  */
 #include <arpa/inet.h>
 #include <endian.h>
+#include <liburing.h>
+#include <poll.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -44,12 +46,14 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fsvol/core/engine.h"
 #include "fsvol/front/nbd_server.h"
+#include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
 
 /* protocol constants (NBD's doc/proto.md) */
@@ -153,6 +157,8 @@ struct nbds_conn {
 	size_t pending;
 	int throttled;          /* EPOLLIN off for a budget */
 	int kicked;             /* on the kick list */
+	int batched;            /* on the event thread's batch (nbds_queue) */
+	struct nbds_conn *batch_next;
 	struct nbds_conn *kick_next;
 };
 
@@ -406,35 +412,53 @@ static void nbds_release(struct nbds_conn *c, size_t acct)
 	atomic_fetch_sub(&c->s->total, acct);
 }
 
-/* Send what the socket takes now, under c->lock. 0, or -errno (the client
- * is gone or broke the connection). */
+/* Send what the socket takes now, under c->lock: many replies in one
+ * sendmsg. 0, or -errno (the client is gone or broke the connection). */
+#define NBDS_IOV 64
 static int nbds_flush_out(struct nbds_conn *c)
 {
 	while (c->out_head) {
-		struct nbds_out *o = c->out_head;
-		ssize_t n = send(c->fd, o->p, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		struct iovec iov[NBDS_IOV];
+		int k = 0;
+		for (struct nbds_out *o = c->out_head; o && k < NBDS_IOV; o = o->next)
+			iov[k++] = (struct iovec){ (void *)o->p, o->len };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)k };
+		ssize_t n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 		}
 		c->out_since = time(NULL);
-		o->p += n;
-		o->len -= (size_t)n;
-		if (o->len)
-			continue;
-		c->out_head = o->next;
-		if (!c->out_head)
-			c->out_tail = NULL;
-		nbds_release(c, o->acct);
-		nbds_buf_put(c->s, o->mem, o->memsize);
-		free(o);
+		while (c->out_head) {
+			struct nbds_out *o = c->out_head;
+			size_t m = (size_t)n < o->len ? (size_t)n : o->len;
+			o->p += m;
+			o->len -= m;
+			n -= (ssize_t)m;
+			if (o->len)
+				break; /* the socket took part of it: try again, EAGAIN likely */
+			c->out_head = o->next;
+			if (!c->out_head)
+				c->out_tail = NULL;
+			nbds_release(c, o->acct);
+			nbds_buf_put(c->s, o->mem, o->memsize);
+			free(o);
+		}
 	}
 	return 0;
 }
 
+/* The event thread batches its sends: a reply made on it (a completion in
+ * its ring, a memory member's inline one, a handshake message) waits on the
+ * out queue until the end of the loop's turn, then each connection's
+ * replies go out in one sendmsg (nbds_batch_flush). */
+static __thread int tl_batching;
+static __thread struct nbds_conn *tl_batch;
+
 /* Queue len bytes at p (mem freed once sent, acct released) and send what
- * the socket takes; under c->lock. A dead connection drops it. */
+ * the socket takes, or leave it to the batch; under c->lock. A dead
+ * connection drops it. */
 static void nbds_queue(struct nbds_conn *c, void *mem, size_t memsize, const void *p, size_t len, size_t acct)
 {
 	struct nbds_out *o = c->dead ? NULL : malloc(sizeof(*o));
@@ -453,8 +477,18 @@ static void nbds_queue(struct nbds_conn *c, void *mem, size_t memsize, const voi
 	else
 		c->out_head = o;
 	c->out_tail = o;
-	if (c->out_head == o && nbds_flush_out(c))
+	if (c->out_head != o)
+		return; /* sent after what is queued already (EPOLLOUT, or the batch) */
+	if (tl_batching) {
+		if (!c->batched) {
+			c->batched = 1;
+			atomic_fetch_add(&c->refs, 1);
+			c->batch_next = tl_batch;
+			tl_batch = c;
+		}
+	} else if (nbds_flush_out(c)) {
 		c->broken = 1;
+	}
 }
 
 /* Copy a small message to the out queue (handshake, error replies). */
@@ -930,11 +964,12 @@ static void nbds_update(struct nbds_conn *c)
 {
 	struct nbd_server *s = c->s;
 	pthread_mutex_lock(&c->lock);
-	int broken = c->broken, out = c->out_head != NULL;
+	/* batched output goes at the end of the turn (nbds_batch_flush), no EPOLLOUT for it */
+	int broken = c->broken, out = c->out_head != NULL && !c->batched, batched = c->batched;
 	unsigned inflight = c->inflight;
 	size_t pending = c->pending;
 	pthread_mutex_unlock(&c->lock);
-	if (broken || (c->ending && !inflight && !out && !c->job)) {
+	if (broken || (c->ending && !inflight && !out && !batched && !c->job)) {
 		nbds_close(c);
 		return;
 	}
@@ -1133,6 +1168,26 @@ static void nbds_tick(struct nbd_server *s)
 	}
 }
 
+/* The end of the event thread's turn: the batched replies go out, one
+ * sendmsg per connection; a connection whose socket did not take them all,
+ * or that now has to end or be throttled, is looked at again. */
+static void nbds_batch_flush(void)
+{
+	while (tl_batch) {
+		struct nbds_conn *c = tl_batch;
+		tl_batch = c->batch_next;
+		pthread_mutex_lock(&c->lock);
+		c->batched = 0;
+		if (!c->dead && nbds_flush_out(c))
+			c->broken = 1;
+		int look = !c->dead && (c->out_head || c->broken || c->throttled || c->ending || (c->events & EPOLLOUT));
+		pthread_mutex_unlock(&c->lock);
+		if (look)
+			nbds_update(c);
+		nbds_conn_unref(c);
+	}
+}
+
 static void nbds_bury(struct nbd_server *s)
 {
 	while (s->closed) {
@@ -1142,15 +1197,99 @@ static void nbds_bury(struct nbd_server *s)
 	}
 }
 
+/* The event thread's own ring (NULL: none, member I/O goes to the ring
+ * threads). File members' I/O submitted on this thread goes on it
+ * (member_file_lend_ring) and completes in this loop: no hand-off to another
+ * thread and back. The epoll set is watched through it (a multishot poll),
+ * so one wait covers sockets and member I/O. */
+#define NBDS_RING 1024u
+#define NBDS_EP_TAG ((void *)2)
+
+static struct io_uring *nbds_ring_setup(struct nbd_server *s, struct io_uring *ring)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
+					      IORING_SETUP_SINGLE_ISSUER,
+				     .cq_entries = 8 * NBDS_RING };
+	int r = io_uring_queue_init_params(NBDS_RING, ring, &p);
+	if (r == -EINVAL) { /* an older kernel: no COOP_TASKRUN or SINGLE_ISSUER */
+		p = (struct io_uring_params){ .flags = IORING_SETUP_CQSIZE, .cq_entries = 8 * NBDS_RING };
+		r = io_uring_queue_init_params(NBDS_RING, ring, &p);
+	}
+	if (r < 0) {
+		fsvol_log(LOG_WARNING, "nbd: io_uring: %s; member I/O goes through the ring threads", strerror(-r));
+		return NULL;
+	}
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	io_uring_prep_poll_multishot(sqe, s->ep, POLLIN);
+	io_uring_sqe_set_data(sqe, NBDS_EP_TAG);
+	member_file_lend_ring(ring);
+	return ring;
+}
+
+/* Submit what this thread queued; wait (at most timeout_ms) for a member
+ * completion or an epoll event unless wait is 0; run the member completions
+ * (their replies go out from here). */
+static void nbds_ring_turn(struct nbd_server *s, struct io_uring *ring, int wait, unsigned timeout_ms)
+{
+	struct io_uring_cqe *cqe;
+	if (wait) {
+		struct __kernel_timespec ts = { timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000 };
+		io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
+	} else {
+		io_uring_submit(ring);
+	}
+	void *tags[64];
+	int res[64];
+	for (;;) {
+		unsigned head, n = 0;
+		io_uring_for_each_cqe(ring, head, cqe) {
+			if (n == 64)
+				break;
+			tags[n] = io_uring_cqe_get_data(cqe);
+			res[n] = cqe->res;
+			if (tags[n] == NBDS_EP_TAG && !(cqe->flags & IORING_CQE_F_MORE))
+				tags[n] = NULL; /* the poll ended (overflow, an error): armed again below */
+			n++;
+		}
+		if (!n)
+			return;
+		io_uring_cq_advance(ring, n);
+		/* completions may queue more I/O on this ring: after the CQ is free */
+		for (unsigned i = 0; i < n; i++) {
+			if (!tags[i]) {
+				struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+				if (!sqe) {
+					io_uring_submit(ring);
+					sqe = io_uring_get_sqe(ring);
+				}
+				if (sqe) {
+					io_uring_prep_poll_multishot(sqe, s->ep, POLLIN);
+					io_uring_sqe_set_data(sqe, NBDS_EP_TAG);
+				}
+			} else if ((uintptr_t)tags[i] & 1) {
+				member_file_complete(tags[i], res[i]);
+			}
+		}
+		io_uring_submit(ring);
+	}
+}
+
 static void *nbds_event_main(void *arg)
 {
 	struct nbd_server *s = arg;
 	struct epoll_event ev[64];
 	time_t last = time(NULL);
+	struct io_uring ring_mem, *ring;
 	pthread_setname_np(pthread_self(), "fsvol-export-ev"); /* top -H, ps -L */
-	engine_thread_may_block(0); /* member I/O goes to rings: this thread only reads and answers */
+	engine_thread_may_block(0); /* no waiting on members: this thread reads, submits and answers */
+	ring = nbds_ring_setup(s, &ring_mem);
+	tl_batching = 1;
 	while (!atomic_load(&s->stopping)) {
-		int n = epoll_wait(s->ep, ev, 64, 1000);
+		int n = epoll_wait(s->ep, ev, 64, ring ? 0 : 1000);
+		if (ring && n <= 0) { /* nothing ready: sleep in the ring (member I/O, the epoll set) */
+			nbds_ring_turn(s, ring, 1, 1000);
+			n = epoll_wait(s->ep, ev, 64, 0);
+		}
 		for (int i = 0; i < n; i++) {
 			struct nbds_conn *c = ev[i].data.ptr;
 			if (c == NULL) {
@@ -1170,7 +1309,7 @@ static void *nbds_event_main(void *arg)
 					nbds_readable(c);
 			}
 		}
-		/* connections the workers asked about */
+		/* connections the completions asked about */
 		pthread_mutex_lock(&s->kick_lock);
 		struct nbds_conn *k = s->kicks;
 		s->kicks = NULL;
@@ -1186,6 +1325,9 @@ static void *nbds_event_main(void *arg)
 			nbds_conn_unref(k);
 			k = next;
 		}
+		if (ring) /* the requests just read go out; what completed is answered */
+			nbds_ring_turn(s, ring, 0, 0);
+		nbds_batch_flush();
 		time_t now = time(NULL);
 		if (now != last || s->any_throttled) {
 			last = now;
@@ -1193,9 +1335,21 @@ static void *nbds_event_main(void *arg)
 		}
 		nbds_bury(s);
 	}
+	nbds_batch_flush();
 	while (s->conns)
 		nbds_close(s->conns);
 	nbds_bury(s);
+	if (ring) {
+		/* member I/O still on this ring (requests of closed connections, or
+		 * of another front end that a completion here moved on) completes
+		 * here before the ring goes */
+		while (member_file_lent_inflight())
+			nbds_ring_turn(s, ring, 1, 10);
+		member_file_lend_ring(NULL);
+		io_uring_queue_exit(ring);
+	}
+	nbds_batch_flush(); /* the connections are dead: only references to drop */
+	tl_batching = 0;
 	return NULL;
 }
 
@@ -1226,7 +1380,7 @@ static void nbds_finish(struct nbds_job *j, int r)
 	}
 	/* the event thread looks again when there is output left, the budgets
 	 * held the reading back, or the connection ends once this was answered */
-	if (!c->dead && (c->out_head || c->broken || c->throttled || c->ending))
+	if (!c->dead && !c->batched && (c->out_head || c->broken || c->throttled || c->ending))
 		nbds_kick(c);
 	pthread_mutex_unlock(&c->lock);
 	nbds_buf_put(s, j->buf, j->bufsize);

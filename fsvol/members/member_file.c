@@ -544,15 +544,22 @@ static void file_queue(struct member *m, struct member_io *io)
  * hands the completions back (member_file_complete). No hand-off, no wake-up:
  * what the kernel completes inline is done by the next turn of that loop. */
 static __thread struct io_uring *tl_lent;
+static __thread unsigned tl_lent_inflight; /* I/Os on it not yet completed */
 
 void member_file_lend_ring(struct io_uring *ring)
 {
 	tl_lent = ring;
 }
 
+unsigned member_file_lent_inflight(void)
+{
+	return tl_lent_inflight;
+}
+
 void member_file_complete(void *tag, int res)
 {
 	struct member_io *io = (struct member_io *)((uintptr_t)tag & ~(uintptr_t)1);
+	tl_lent_inflight--;
 	io->res = file_result(io, res);
 	io->done(io);
 }
@@ -572,6 +579,7 @@ static void file_run_lent(struct member_io *list)
 		}
 		file_prep(sqe, io);
 		io_uring_sqe_set_data(sqe, (void *)((uintptr_t)io | 1));
+		tl_lent_inflight++;
 	}
 }
 
