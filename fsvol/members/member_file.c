@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <liburing.h>
@@ -200,7 +201,12 @@ static int file_result(const struct member_io *io, int res)
 static void file_prep(struct io_uring_sqe *sqe, struct member_io *io)
 {
 	int fd = file_fd(io->bpriv[0]);
-	if (io->op == MEMBER_READ)
+	/* one buffer: the plain op, no iovec for the kernel to copy in and check */
+	if (io->op == MEMBER_READ && io->niov == 1 && io->iov[0].iov_len <= UINT_MAX)
+		io_uring_prep_read(sqe, fd, io->iov[0].iov_base, (unsigned)io->iov[0].iov_len, io->off);
+	else if (io->op == MEMBER_WRITE && io->niov == 1 && io->iov[0].iov_len <= UINT_MAX)
+		io_uring_prep_write(sqe, fd, io->iov[0].iov_base, (unsigned)io->iov[0].iov_len, io->off);
+	else if (io->op == MEMBER_READ)
 		io_uring_prep_readv(sqe, fd, io->iov, io->niov, io->off);
 	else if (io->op == MEMBER_WRITE)
 		io_uring_prep_writev(sqe, fd, io->iov, io->niov, io->off);
