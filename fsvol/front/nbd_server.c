@@ -168,6 +168,8 @@ struct nbd_server {
 	int any_name, readonly;
 	int lfd, ep, wake;
 	int listening;          /* lfd in the epoll set */
+	int ring_poll_off;      /* the event thread's ring cannot watch the epoll set */
+	int ring_poll_armed;    /* a poll of the epoll set is on the ring */
 	char sockpath[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t event;
 	int event_running;
@@ -1200,12 +1202,13 @@ static void nbds_bury(struct nbd_server *s)
 /* The event thread's own ring (NULL: none, member I/O goes to the ring
  * threads). File members' I/O submitted on this thread goes on it
  * (member_file_lend_ring) and completes in this loop: no hand-off to another
- * thread and back. The epoll set is watched through it (a multishot poll),
+ * thread and back. The epoll set is watched through it (a one-shot poll,
+ * armed before each sleep),
  * so one wait covers sockets and member I/O. */
 #define NBDS_RING 1024u
 #define NBDS_EP_TAG ((void *)2)
 
-static struct io_uring *nbds_ring_setup(struct nbd_server *s, struct io_uring *ring)
+static struct io_uring *nbds_ring_setup(struct io_uring *ring)
 {
 	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
 					      IORING_SETUP_SINGLE_ISSUER,
@@ -1219,9 +1222,6 @@ static struct io_uring *nbds_ring_setup(struct nbd_server *s, struct io_uring *r
 		fsvol_log(LOG_WARNING, "nbd: io_uring: %s; member I/O goes through the ring threads", strerror(-r));
 		return NULL;
 	}
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-	io_uring_prep_poll_multishot(sqe, s->ep, POLLIN);
-	io_uring_sqe_set_data(sqe, NBDS_EP_TAG);
 	member_file_lend_ring(ring);
 	return ring;
 }
@@ -1232,6 +1232,20 @@ static struct io_uring *nbds_ring_setup(struct nbd_server *s, struct io_uring *r
 static void nbds_ring_turn(struct nbd_server *s, struct io_uring *ring, int wait, unsigned timeout_ms)
 {
 	struct io_uring_cqe *cqe;
+	if (wait && !s->ring_poll_armed) {
+		/* armed only now, when the epoll set was just found empty: armed
+		 * on a ready set it would fire at once, again and again */
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+		if (!sqe) {
+			io_uring_submit(ring);
+			sqe = io_uring_get_sqe(ring);
+		}
+		if (sqe) {
+			io_uring_prep_poll_add(sqe, s->ep, POLLIN);
+			io_uring_sqe_set_data(sqe, NBDS_EP_TAG);
+			s->ring_poll_armed = 1;
+		}
+	}
 	if (wait) {
 		struct __kernel_timespec ts = { timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000 };
 		io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
@@ -1247,8 +1261,6 @@ static void nbds_ring_turn(struct nbd_server *s, struct io_uring *ring, int wait
 				break;
 			tags[n] = io_uring_cqe_get_data(cqe);
 			res[n] = cqe->res;
-			if (tags[n] == NBDS_EP_TAG && !(cqe->flags & IORING_CQE_F_MORE))
-				tags[n] = NULL; /* the poll ended (overflow, an error): armed again below */
 			n++;
 		}
 		if (!n)
@@ -1256,16 +1268,12 @@ static void nbds_ring_turn(struct nbd_server *s, struct io_uring *ring, int wait
 		io_uring_cq_advance(ring, n);
 		/* completions may queue more I/O on this ring: after the CQ is free */
 		for (unsigned i = 0; i < n; i++) {
-			if (!tags[i]) {
-				struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-				if (!sqe) {
-					io_uring_submit(ring);
-					sqe = io_uring_get_sqe(ring);
-				}
-				if (sqe) {
-					io_uring_prep_poll_multishot(sqe, s->ep, POLLIN);
-					io_uring_sqe_set_data(sqe, NBDS_EP_TAG);
-				}
+			if (tags[i] == NBDS_EP_TAG && res[i] < 0 && res[i] != -ECANCELED) {
+				/* cannot happen on a live epoll set; never spin on it: poll it instead */
+				fsvol_log(LOG_WARNING, "nbd: io_uring poll: %s; polling every 10 ms", strerror(-res[i]));
+				s->ring_poll_off = 1;
+			} else if (tags[i] == NBDS_EP_TAG) { /* one-shot: armed again before the next sleep */
+				s->ring_poll_armed = 0;
 			} else if ((uintptr_t)tags[i] & 1) {
 				member_file_complete(tags[i], res[i]);
 			}
@@ -1282,11 +1290,11 @@ static void *nbds_event_main(void *arg)
 	struct io_uring ring_mem, *ring;
 	pthread_setname_np(pthread_self(), "fsvol-export-ev"); /* top -H, ps -L */
 	engine_thread_may_block(0); /* no waiting on members: this thread reads, submits and answers */
-	ring = nbds_ring_setup(s, &ring_mem);
+	ring = nbds_ring_setup(&ring_mem);
 	tl_batching = 1;
 	while (!atomic_load(&s->stopping)) {
-		int n = epoll_wait(s->ep, ev, 64, ring ? 0 : 1000);
-		if (ring && n <= 0) { /* nothing ready: sleep in the ring (member I/O, the epoll set) */
+		int n = epoll_wait(s->ep, ev, 64, !ring ? 1000 : s->ring_poll_off ? 10 : 0);
+		if (ring && !s->ring_poll_off && n <= 0) { /* nothing ready: sleep in the ring (member I/O, the epoll set) */
 			nbds_ring_turn(s, ring, 1, 1000);
 			n = epoll_wait(s->ep, ev, 64, 0);
 		}
