@@ -39,9 +39,9 @@ wait_for 30 "the volume counted $fua FUA flushes and 4 flushes" flushes_at_least
 /usr/bin/python3 "$PROBE" "$S" multiconn || fail "multi-conn flush"
 note "mixed requests in flight: each answered once, data equal, $fua FUA requests flushed, multi-conn flush"
 
-# --- a slow member: member 0 answers reads a second late
-printf 'fault 0 rdelay=1s' >"$T/ctl/ctl"
-wait_for 30 "ctl: fault 0 rdelay=1s" logged "$T/ctl" "fault 0"
+# --- a slow member: member 0 answers reads 2 s late (far longer than the event thread takes to read 64 headers)
+printf 'fault 0 rdelay=2s' >"$T/ctl/ctl"
+wait_for 30 "ctl: fault 0 rdelay=2s" logged "$T/ctl" "fault 0"
 /usr/bin/python3 "$ASYNC" "$S" overtake 0 $((64 * 1024)) || fail "a fast read waited behind slow ones"
 note "a read on the fast member overtakes 63 on the slow one"
 
