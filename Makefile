@@ -124,6 +124,7 @@ INTEGRATION_TESTS := \
 	tests/integration/66-prometheus.sh \
 	tests/integration/67-dashboard-history.sh \
 	tests/integration/68-bench-diskspd.sh \
+	tests/integration/70-nbd-async.sh \
 	tests/integration/76-ppl.sh \
 	tests/integration/77-journal.sh \
 	tests/integration/78-write-mostly.sh \

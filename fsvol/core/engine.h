@@ -5,7 +5,7 @@
  * the request (the submitter's own, a backend's, the model's clock). No
  * thread waits for a request: a request waiting for a stripe lock, a member
  * or an emulated disk is a queued object. Synchronous wrappers serve simple
- * callers (the CLI, tools, the NBD export's workers).
+ * callers (the CLI, tools).
  */
 #ifndef FSVOL_ENGINE_H
 #define FSVOL_ENGINE_H

@@ -5,23 +5,30 @@
  * replies, commands READ WRITE FLUSH TRIM WRITE_ZEROES DISC.
  *
  * Threads: one event thread owns every socket's reading side and the
- * connection list; NBD_SERVER_WORKERS workers take whole requests from one
- * queue, run them through the engine's synchronous calls and send the reply
- * themselves when the socket takes it at once; what it does not take waits
- * on the connection's out queue, which the event thread drains (EPOLLOUT).
+ * connection list. It hands each whole request to engine_submit and goes
+ * back to reading: no thread waits on the volume. The completion, on
+ * whichever thread finished the request (often a member's ring thread),
+ * builds the reply and sends it when the socket takes it at once; what it
+ * does not take waits on the connection's out queue, which the event thread
+ * drains (EPOLLOUT). Replies go out in the order requests complete (simple
+ * replies carry the client's cookie).
  *
  * Locks: a connection's lock covers its out queue, socket writes, dead,
- * inflight and pending; the queue lock covers the job queue; the kick lock
- * the kick list. Never two at once, except a connection's lock then the kick
- * lock (nbds_kick).
+ * inflight, pending and a trim's progress; the job lock the server's count
+ * of requests in the engine; the kick lock the kick list. Never two at once,
+ * except a connection's lock then the kick lock (nbds_kick). No engine call
+ * is made under a lock: a completion may run inside engine_submit.
  *
  * Lifetime: the event thread holds one reference to a connection until it
- * closes it, each queued or running job one more, a kick one more. The
- * socket is closed under the connection's lock with dead set, so a worker
- * never writes to a descriptor number that was reused.
+ * closes it, each request in the engine one more, a kick one more. The
+ * socket is closed under the connection's lock with dead set, so a
+ * completion never writes to a descriptor number that was reused. Stopping
+ * waits until every request handed to the engine has completed.
  */
 #include <arpa/inet.h>
 #include <endian.h>
+#include <liburing.h>
+#include <poll.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,12 +46,14 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fsvol/core/engine.h"
 #include "fsvol/front/nbd_server.h"
+#include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
 
 /* protocol constants (NBD's doc/proto.md) */
@@ -89,8 +98,7 @@ enum { CMD_READ = 0, CMD_WRITE = 1, CMD_DISC = 2, CMD_FLUSH = 3, CMD_TRIM = 4, C
 #define NBDS_POOL_MIN (64u << 10)
 #define NBDS_POOL_CLASSES 10
 #define NBDS_POOL_BYTES (64u << 20)
-#define NBDS_WAKE_PER_CPU 2u              /* workers kept awake per CPU while requests are fast */
-#define NBDS_WAKE_AGE_NS (1000ull * 1000) /* a job queued this long: wake another worker */
+#define NBDS_ZERO_WINDOW 4u /* pieces of one trim or zero in the engine at once */
 
 enum nbds_state { ST_FLAGS, ST_OPT_HDR, ST_OPT_DATA, ST_REQ_HDR, ST_REQ_DATA, ST_DISCARD };
 
@@ -104,15 +112,19 @@ struct nbds_out {
 };
 
 struct nbds_job {
-	struct nbds_job *next;
 	struct nbds_conn *c;
 	uint16_t flags, type;
 	uint64_t cookie, off;
 	uint32_t len;
 	void *buf;        /* a write's payload */
 	size_t bufsize;   /* its pool size */
-	uint64_t queued_ns;
+	void *reply;      /* a read's reply: header room, then the data */
+	size_t reply_size;
 	size_t acct;
+	/* a trim or zero, under c->lock: what is left, pieces in the engine */
+	uint64_t zoff, zleft;
+	unsigned zinflight;
+	int zerr, zdriving, zagain;
 };
 
 struct nbds_conn {
@@ -145,6 +157,8 @@ struct nbds_conn {
 	size_t pending;
 	int throttled;          /* EPOLLIN off for a budget */
 	int kicked;             /* on the kick list */
+	int batched;            /* on the event thread's batch (nbds_queue) */
+	struct nbds_conn *batch_next;
 	struct nbds_conn *kick_next;
 };
 
@@ -154,17 +168,14 @@ struct nbd_server {
 	int any_name, readonly;
 	int lfd, ep, wake;
 	int listening;          /* lfd in the epoll set */
+	int ring_poll_off;      /* the event thread's ring cannot watch the epoll set */
+	int ring_poll_armed;    /* a poll of the epoll set is on the ring */
 	char sockpath[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t event;
-	pthread_t workers[NBD_SERVER_WORKERS];
-	unsigned nworkers;
 	int event_running;
-	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
-	struct nbds_job *qhead, *qtail;
-	int qstop;
-	unsigned queued, idle, running, wakes; /* jobs waiting; workers asleep, on a job, woken */
-	unsigned wake_cap;      /* workers awake at most, unless jobs wait (NBDS_WAKE_PER_CPU) */
+	pthread_mutex_t jlock;
+	pthread_cond_t jcond;
+	unsigned jobs;          /* requests handed to the engine, not yet completed */
 	pthread_mutex_t kick_lock;
 	struct nbds_conn *kicks;
 	atomic_size_t total;    /* pending bytes of every connection */
@@ -179,13 +190,6 @@ struct nbd_server {
 	void *pool[NBDS_POOL_CLASSES]; /* free buffers, linked through their first word */
 	size_t pool_bytes;
 };
-
-static uint64_t nbds_now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 static size_t nbds_class_size(unsigned k)
 {
@@ -410,35 +414,53 @@ static void nbds_release(struct nbds_conn *c, size_t acct)
 	atomic_fetch_sub(&c->s->total, acct);
 }
 
-/* Send what the socket takes now, under c->lock. 0, or -errno (the client
- * is gone or broke the connection). */
+/* Send what the socket takes now, under c->lock: many replies in one
+ * sendmsg. 0, or -errno (the client is gone or broke the connection). */
+#define NBDS_IOV 64
 static int nbds_flush_out(struct nbds_conn *c)
 {
 	while (c->out_head) {
-		struct nbds_out *o = c->out_head;
-		ssize_t n = send(c->fd, o->p, o->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		struct iovec iov[NBDS_IOV];
+		int k = 0;
+		for (struct nbds_out *o = c->out_head; o && k < NBDS_IOV; o = o->next)
+			iov[k++] = (struct iovec){ (void *)o->p, o->len };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)k };
+		ssize_t n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 		}
 		c->out_since = time(NULL);
-		o->p += n;
-		o->len -= (size_t)n;
-		if (o->len)
-			continue;
-		c->out_head = o->next;
-		if (!c->out_head)
-			c->out_tail = NULL;
-		nbds_release(c, o->acct);
-		nbds_buf_put(c->s, o->mem, o->memsize);
-		free(o);
+		while (c->out_head) {
+			struct nbds_out *o = c->out_head;
+			size_t m = (size_t)n < o->len ? (size_t)n : o->len;
+			o->p += m;
+			o->len -= m;
+			n -= (ssize_t)m;
+			if (o->len)
+				break; /* the socket took part of it: try again, EAGAIN likely */
+			c->out_head = o->next;
+			if (!c->out_head)
+				c->out_tail = NULL;
+			nbds_release(c, o->acct);
+			nbds_buf_put(c->s, o->mem, o->memsize);
+			free(o);
+		}
 	}
 	return 0;
 }
 
+/* The event thread batches its sends: a reply made on it (a completion in
+ * its ring, a memory member's inline one, a handshake message) waits on the
+ * out queue until the end of the loop's turn, then each connection's
+ * replies go out in one sendmsg (nbds_batch_flush). */
+static __thread int tl_batching;
+static __thread struct nbds_conn *tl_batch;
+
 /* Queue len bytes at p (mem freed once sent, acct released) and send what
- * the socket takes; under c->lock. A dead connection drops it. */
+ * the socket takes, or leave it to the batch; under c->lock. A dead
+ * connection drops it. */
 static void nbds_queue(struct nbds_conn *c, void *mem, size_t memsize, const void *p, size_t len, size_t acct)
 {
 	struct nbds_out *o = c->dead ? NULL : malloc(sizeof(*o));
@@ -457,8 +479,18 @@ static void nbds_queue(struct nbds_conn *c, void *mem, size_t memsize, const voi
 	else
 		c->out_head = o;
 	c->out_tail = o;
-	if (c->out_head == o && nbds_flush_out(c))
+	if (c->out_head != o)
+		return; /* sent after what is queued already (EPOLLOUT, or the batch) */
+	if (tl_batching) {
+		if (!c->batched) {
+			c->batched = 1;
+			atomic_fetch_add(&c->refs, 1);
+			c->batch_next = tl_batch;
+			tl_batch = c;
+		}
+	} else if (nbds_flush_out(c)) {
 		c->broken = 1;
+	}
 }
 
 /* Copy a small message to the out queue (handshake, error replies). */
@@ -475,7 +507,7 @@ static void nbds_send_copy(struct nbds_conn *c, const void *p, size_t len)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Ask the event thread to look at c again (from a worker, under c->lock). */
+/* Ask the event thread to look at c again (from a completion, under c->lock). */
 static void nbds_kick(struct nbds_conn *c)
 {
 	struct nbd_server *s = c->s;
@@ -492,7 +524,7 @@ static void nbds_kick(struct nbds_conn *c)
 	(void)w;
 }
 
-/* Event thread: close the socket; jobs in flight finish and drop their replies. */
+/* Event thread: close the socket; requests in flight finish and drop their replies. */
 static void nbds_close(struct nbds_conn *c)
 {
 	struct nbd_server *s = c->s;
@@ -531,7 +563,7 @@ static void nbds_close(struct nbds_conn *c)
 }
 
 /* Read no more from c; close it once what it has in flight is answered. Under
- * the lock: a worker finishing the last request must see it (and kick). */
+ * the lock: a completion answering the last request must see it (and kick). */
 static void nbds_end(struct nbds_conn *c)
 {
 	pthread_mutex_lock(&c->lock);
@@ -791,30 +823,7 @@ static int nbds_check(const struct nbd_server *s, uint16_t type, uint16_t flags,
 	}
 }
 
-static void nbds_enqueue(struct nbd_server *s, struct nbds_job *j)
-{
-	pthread_mutex_lock(&s->qlock);
-	if (s->qtail)
-		s->qtail->next = j;
-	else
-		s->qhead = j;
-	s->qtail = j;
-	s->queued++;
-	j->queued_ns = nbds_now_ns();
-	/* Wake a sleeping worker only when the jobs outnumber the workers awake
-	 * and free (finishing a job, or woken already), and fewer than
-	 * NBDS_WAKE_PER_CPU per CPU are awake: on fast requests a few workers
-	 * keep up, and waking more only adds context switches (measured on 2
-	 * CPUs: 16 workers always woken cost 1.5x the CPU per 4K read of 4).
-	 * Requests that block (a disk, an emulated one) make jobs wait: a worker
-	 * that takes a job older than NBDS_WAKE_AGE_NS wakes one more (below). */
-	unsigned awake = s->nworkers - s->idle + s->wakes;
-	if (s->idle > s->wakes && s->queued > awake - s->running && awake < s->wake_cap) {
-		s->wakes++;
-		pthread_cond_signal(&s->qcond);
-	}
-	pthread_mutex_unlock(&s->qlock);
-}
+static void nbds_start(struct nbd_server *s, struct nbds_job *j);
 
 /* A request header is in c->hdr. 0, or -1 to end the connection. */
 static int nbds_request(struct nbds_conn *c)
@@ -880,8 +889,7 @@ static int nbds_request(struct nbds_conn *c)
 		c->need = len;
 		return 0;
 	}
-	atomic_fetch_add(&c->refs, 1);
-	nbds_enqueue(s, j);
+	nbds_start(s, j);
 	return 0;
 }
 
@@ -934,8 +942,7 @@ static int nbds_got(struct nbds_conn *c)
 		struct nbds_job *j = c->job;
 		c->job = NULL;
 		nbds_enter_transmission(c);
-		atomic_fetch_add(&c->refs, 1);
-		nbds_enqueue(s, j);
+		nbds_start(s, j);
 		return 0;
 	}
 	case ST_DISCARD:
@@ -946,20 +953,29 @@ static int nbds_got(struct nbds_conn *c)
 
 static void nbds_readable(struct nbds_conn *c);
 
+static unsigned nbds_jobs(struct nbd_server *s)
+{
+	pthread_mutex_lock(&s->jlock);
+	unsigned n = s->jobs;
+	pthread_mutex_unlock(&s->jlock);
+	return n;
+}
+
 /* Work a connection's socket may need now, from its state and budgets. */
 static void nbds_update(struct nbds_conn *c)
 {
 	struct nbd_server *s = c->s;
 	pthread_mutex_lock(&c->lock);
-	int broken = c->broken, out = c->out_head != NULL;
+	/* batched output goes at the end of the turn (nbds_batch_flush), no EPOLLOUT for it */
+	int broken = c->broken, out = c->out_head != NULL && !c->batched, batched = c->batched;
 	unsigned inflight = c->inflight;
 	size_t pending = c->pending;
 	pthread_mutex_unlock(&c->lock);
-	if (broken || (c->ending && !inflight && !out && !c->job)) {
+	if (broken || (c->ending && !inflight && !out && !batched && !c->job)) {
 		nbds_close(c);
 		return;
 	}
-	int over_total = atomic_load(&s->total) >= NBD_SERVER_TOTAL_BYTES;
+	int over_total = atomic_load(&s->total) >= NBD_SERVER_TOTAL_BYTES || nbds_jobs(s) >= NBD_SERVER_INFLIGHT;
 	int in = !c->ending && inflight < NBD_SERVER_CONN_INFLIGHT && pending < NBD_SERVER_CONN_BYTES && !over_total;
 	/* a payload being read is taken whole: its bytes are counted already */
 	if (c->state == ST_REQ_DATA || c->state == ST_DISCARD)
@@ -1046,7 +1062,8 @@ static void nbds_readable(struct nbds_conn *c)
 			pthread_mutex_lock(&c->lock);
 			int full = c->inflight >= NBD_SERVER_CONN_INFLIGHT || c->pending >= NBD_SERVER_CONN_BYTES;
 			pthread_mutex_unlock(&c->lock);
-			if (full || atomic_load(&c->s->total) >= NBD_SERVER_TOTAL_BYTES)
+			if (full || atomic_load(&c->s->total) >= NBD_SERVER_TOTAL_BYTES ||
+			    nbds_jobs(c->s) >= NBD_SERVER_INFLIGHT)
 				break;
 		}
 	}
@@ -1153,6 +1170,26 @@ static void nbds_tick(struct nbd_server *s)
 	}
 }
 
+/* The end of the event thread's turn: the batched replies go out, one
+ * sendmsg per connection; a connection whose socket did not take them all,
+ * or that now has to end or be throttled, is looked at again. */
+static void nbds_batch_flush(void)
+{
+	while (tl_batch) {
+		struct nbds_conn *c = tl_batch;
+		tl_batch = c->batch_next;
+		pthread_mutex_lock(&c->lock);
+		c->batched = 0;
+		if (!c->dead && nbds_flush_out(c))
+			c->broken = 1;
+		int look = !c->dead && (c->out_head || c->broken || c->throttled || c->ending || (c->events & EPOLLOUT));
+		pthread_mutex_unlock(&c->lock);
+		if (look)
+			nbds_update(c);
+		nbds_conn_unref(c);
+	}
+}
+
 static void nbds_bury(struct nbd_server *s)
 {
 	while (s->closed) {
@@ -1162,14 +1199,105 @@ static void nbds_bury(struct nbd_server *s)
 	}
 }
 
+/* The event thread's own ring (NULL: none, member I/O goes to the ring
+ * threads). File members' I/O submitted on this thread goes on it
+ * (member_file_lend_ring) and completes in this loop: no hand-off to another
+ * thread and back. The epoll set is watched through it (a one-shot poll,
+ * armed before each sleep),
+ * so one wait covers sockets and member I/O. */
+#define NBDS_RING 1024u
+#define NBDS_EP_TAG ((void *)2)
+
+static struct io_uring *nbds_ring_setup(struct io_uring *ring)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
+					      IORING_SETUP_SINGLE_ISSUER,
+				     .cq_entries = 8 * NBDS_RING };
+	int r = io_uring_queue_init_params(NBDS_RING, ring, &p);
+	if (r == -EINVAL) { /* an older kernel: no COOP_TASKRUN or SINGLE_ISSUER */
+		p = (struct io_uring_params){ .flags = IORING_SETUP_CQSIZE, .cq_entries = 8 * NBDS_RING };
+		r = io_uring_queue_init_params(NBDS_RING, ring, &p);
+	}
+	if (r < 0) {
+		fsvol_log(LOG_WARNING, "nbd: io_uring: %s; member I/O goes through the ring threads", strerror(-r));
+		return NULL;
+	}
+	member_file_lend_ring(ring);
+	return ring;
+}
+
+/* Submit what this thread queued; wait (at most timeout_ms) for a member
+ * completion or an epoll event unless wait is 0; run the member completions
+ * (their replies go out from here). */
+static void nbds_ring_turn(struct nbd_server *s, struct io_uring *ring, int wait, unsigned timeout_ms)
+{
+	struct io_uring_cqe *cqe;
+	if (wait && !s->ring_poll_armed) {
+		/* armed only now, when the epoll set was just found empty: armed
+		 * on a ready set it would fire at once, again and again */
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+		if (!sqe) {
+			io_uring_submit(ring);
+			sqe = io_uring_get_sqe(ring);
+		}
+		if (sqe) {
+			io_uring_prep_poll_add(sqe, s->ep, POLLIN);
+			io_uring_sqe_set_data(sqe, NBDS_EP_TAG);
+			s->ring_poll_armed = 1;
+		}
+	}
+	if (wait) {
+		struct __kernel_timespec ts = { timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000 };
+		io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
+	} else {
+		io_uring_submit(ring);
+	}
+	void *tags[64];
+	int res[64];
+	for (;;) {
+		unsigned head, n = 0;
+		io_uring_for_each_cqe(ring, head, cqe) {
+			if (n == 64)
+				break;
+			tags[n] = io_uring_cqe_get_data(cqe);
+			res[n] = cqe->res;
+			n++;
+		}
+		if (!n)
+			return;
+		io_uring_cq_advance(ring, n);
+		/* completions may queue more I/O on this ring: after the CQ is free */
+		for (unsigned i = 0; i < n; i++) {
+			if (tags[i] == NBDS_EP_TAG && res[i] < 0 && res[i] != -ECANCELED) {
+				/* cannot happen on a live epoll set; never spin on it: poll it instead */
+				fsvol_log(LOG_WARNING, "nbd: io_uring poll: %s; polling every 10 ms", strerror(-res[i]));
+				s->ring_poll_off = 1;
+			} else if (tags[i] == NBDS_EP_TAG) { /* one-shot: armed again before the next sleep */
+				s->ring_poll_armed = 0;
+			} else if ((uintptr_t)tags[i] & 1) {
+				member_file_complete(tags[i], res[i]);
+			}
+		}
+		io_uring_submit(ring);
+	}
+}
+
 static void *nbds_event_main(void *arg)
 {
 	struct nbd_server *s = arg;
 	struct epoll_event ev[64];
 	time_t last = time(NULL);
+	struct io_uring ring_mem, *ring;
 	pthread_setname_np(pthread_self(), "fsvol-export-ev"); /* top -H, ps -L */
+	engine_thread_may_block(0); /* no waiting on members: this thread reads, submits and answers */
+	ring = nbds_ring_setup(&ring_mem);
+	tl_batching = 1;
 	while (!atomic_load(&s->stopping)) {
-		int n = epoll_wait(s->ep, ev, 64, 1000);
+		int n = epoll_wait(s->ep, ev, 64, !ring ? 1000 : s->ring_poll_off ? 10 : 0);
+		if (ring && !s->ring_poll_off && n <= 0) { /* nothing ready: sleep in the ring (member I/O, the epoll set) */
+			nbds_ring_turn(s, ring, 1, 1000);
+			n = epoll_wait(s->ep, ev, 64, 0);
+		}
 		for (int i = 0; i < n; i++) {
 			struct nbds_conn *c = ev[i].data.ptr;
 			if (c == NULL) {
@@ -1189,7 +1317,7 @@ static void *nbds_event_main(void *arg)
 					nbds_readable(c);
 			}
 		}
-		/* connections the workers asked about */
+		/* connections the completions asked about */
 		pthread_mutex_lock(&s->kick_lock);
 		struct nbds_conn *k = s->kicks;
 		s->kicks = NULL;
@@ -1205,6 +1333,9 @@ static void *nbds_event_main(void *arg)
 			nbds_conn_unref(k);
 			k = next;
 		}
+		if (ring) /* the requests just read go out; what completed is answered */
+			nbds_ring_turn(s, ring, 0, 0);
+		nbds_batch_flush();
 		time_t now = time(NULL);
 		if (now != last || s->any_throttled) {
 			last = now;
@@ -1212,62 +1343,41 @@ static void *nbds_event_main(void *arg)
 		}
 		nbds_bury(s);
 	}
+	nbds_batch_flush();
 	while (s->conns)
 		nbds_close(s->conns);
 	nbds_bury(s);
+	if (ring) {
+		/* member I/O still on this ring (requests of closed connections, or
+		 * of another front end that a completion here moved on) completes
+		 * here before the ring goes */
+		while (member_file_lent_inflight())
+			nbds_ring_turn(s, ring, 1, 10);
+		member_file_lend_ring(NULL);
+		io_uring_queue_exit(ring);
+	}
+	nbds_batch_flush(); /* the connections are dead: only references to drop */
+	tl_batching = 0;
 	return NULL;
 }
 
-/* ---- workers */
+/* ---- requests in the engine */
 
-static int nbds_run(struct nbd_server *s, struct nbds_job *j, void **reply, size_t *reply_size)
-{
-	int r = 0;
-	switch (j->type) {
-	case CMD_READ: {
-		void *b = nbds_buf_get(s, NBDS_REPLY_ROOM + (size_t)j->len, reply_size);
-		if (!b)
-			return -ENOMEM;
-		*reply = b;
-		return engine_read(s->v, (char *)b + NBDS_REPLY_ROOM, j->off, j->len);
-	}
-	case CMD_WRITE:
-		r = engine_write(s->v, j->buf, j->off, j->len);
-		break;
-	case CMD_FLUSH:
-		return engine_flush(s->v);
-	case CMD_TRIM:
-	case CMD_WRITE_ZEROES: {
-		/* zeros written through the engine: counted, and every level's
-		 * redundancy stays consistent (a hole punched below would not);
-		 * a trim leaves zeros too, so reads after it are defined */
-		uint64_t off = j->off, left = j->len;
-		while (!r && left) {
-			uint32_t n = left < NBDS_ZERO_BUF ? (uint32_t)left : NBDS_ZERO_BUF;
-			r = engine_write(s->v, s->zeros, off, n);
-			off += n;
-			left -= n;
-		}
-		break;
-	}
-	}
-	if (!r && (j->flags & CMD_FLAG_FUA))
-		r = engine_flush(s->v); /* a write with FUA is the write, then a volume flush */
-	return r;
-}
-
-static void nbds_finish(struct nbd_server *s, struct nbds_job *j, int r, void *reply, size_t reply_size)
+/* The request's reply goes out (or is dropped on a dead connection), its
+ * budgets are released: the last thing done with j, exactly once. */
+static void nbds_finish(struct nbds_job *j, int r)
 {
 	struct nbds_conn *c = j->c;
+	struct nbd_server *s = c->s;
 	pthread_mutex_lock(&c->lock);
 	c->inflight--;
 	if (j->type == CMD_READ && !r) {
-		char *h = (char *)reply + NBDS_REPLY_ROOM - 16;
+		char *h = (char *)j->reply + NBDS_REPLY_ROOM - 16;
 		nbds_reply_hdr((unsigned char *)h, 0, j->cookie);
-		nbds_queue(c, reply, reply_size, h, 16 + (size_t)j->len, j->acct);
+		nbds_queue(c, j->reply, j->reply_size, h, 16 + (size_t)j->len, j->acct);
 	} else {
 		unsigned char *b = malloc(16);
-		nbds_buf_put(s, reply, reply_size);
+		nbds_buf_put(s, j->reply, j->reply_size);
 		if (b) {
 			nbds_reply_hdr(b, (uint32_t)-r, j->cookie);
 			nbds_queue(c, b, 0, b, 16, 0);
@@ -1278,50 +1388,134 @@ static void nbds_finish(struct nbd_server *s, struct nbds_job *j, int r, void *r
 	}
 	/* the event thread looks again when there is output left, the budgets
 	 * held the reading back, or the connection ends once this was answered */
-	if (!c->dead && (c->out_head || c->broken || c->throttled || c->ending))
+	if (!c->dead && !c->batched && (c->out_head || c->broken || c->throttled || c->ending))
 		nbds_kick(c);
 	pthread_mutex_unlock(&c->lock);
 	nbds_buf_put(s, j->buf, j->bufsize);
 	free(j);
 	nbds_conn_unref(c);
+	/* last: nbd_server_stop may free s once the count is 0 */
+	pthread_mutex_lock(&s->jlock);
+	if (--s->jobs == NBD_SERVER_INFLIGHT - 1) {
+		/* below the limit again: the event thread looks at throttled connections */
+		uint64_t one = 1;
+		ssize_t w = write(s->wake, &one, sizeof(one));
+		(void)w;
+	}
+	if (!s->jobs)
+		pthread_cond_broadcast(&s->jcond);
+	pthread_mutex_unlock(&s->jlock);
 }
 
-static void *nbds_worker_main(void *arg)
+static void nbds_fua_done(void *arg, int r)
 {
-	struct nbd_server *s = arg;
-	pthread_setname_np(pthread_self(), "fsvol-export"); /* top -H, ps -L */
-	engine_thread_may_block(1);
-	pthread_mutex_lock(&s->qlock);
-	for (;;) {
-		while (!s->qhead && !s->qstop) {
-			s->idle++;
-			pthread_cond_wait(&s->qcond, &s->qlock);
-			s->idle--;
-			if (s->wakes)
-				s->wakes--;
-		}
-		struct nbds_job *j = s->qhead;
-		if (j) {
-			s->qhead = j->next;
-			if (!s->qhead)
-				s->qtail = NULL;
-			s->queued--;
-			s->running++;
-			if (s->qhead && s->idle > s->wakes && nbds_now_ns() - j->queued_ns > NBDS_WAKE_AGE_NS) {
-				s->wakes++; /* the queue is backed up: requests block */
-				pthread_cond_signal(&s->qcond);
+	nbds_finish(arg, r);
+}
+
+/* The data part is done: a write with FUA is the write, then a volume flush. */
+static void nbds_data_done(struct nbds_job *j, int r)
+{
+	if (!r && (j->flags & CMD_FLAG_FUA) && j->type != CMD_READ) {
+		r = engine_submit(j->c->s->v, ENGINE_FLUSH, NULL, 0, 0, nbds_fua_done, j);
+		if (!r)
+			return;
+	}
+	nbds_finish(j, r);
+}
+
+static void nbds_io_done(void *arg, int r)
+{
+	nbds_data_done(arg, r);
+}
+
+/* A trim or zero: zeros written through the engine, NBDS_ZERO_BUF at a
+ * time, up to NBDS_ZERO_WINDOW pieces at once (counted, and every level's
+ * redundancy stays consistent, which a hole punched below would not; a
+ * trim leaves zeros too, so reads after it are defined). Whoever finds no
+ * one driving drives: submits what the window allows, with c->lock
+ * dropped (a piece may complete inside engine_submit and only note that
+ * the driver must look again), and finishes the job once nothing is left
+ * in flight. A completion touches j only under the lock, so the driver may
+ * free it as soon as it decides. done: a piece completed with r. */
+static void nbds_zero_piece_done(void *arg, int r);
+
+static void nbds_zero_pump(struct nbds_job *j, int done, int r)
+{
+	struct nbds_conn *c = j->c;
+	struct vol *v = c->s->v;
+	pthread_mutex_lock(&c->lock);
+	if (done) {
+		j->zinflight--;
+		if (r && !j->zerr)
+			j->zerr = r;
+	}
+	if (j->zdriving) {
+		j->zagain = 1;
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	j->zdriving = 1;
+	do {
+		j->zagain = 0;
+		while (!j->zerr && j->zleft && j->zinflight < NBDS_ZERO_WINDOW) {
+			uint64_t off = j->zoff, n = j->zleft < NBDS_ZERO_BUF ? j->zleft : NBDS_ZERO_BUF;
+			j->zoff += n;
+			j->zleft -= n;
+			j->zinflight++;
+			pthread_mutex_unlock(&c->lock);
+			int e = engine_submit(v, ENGINE_WRITE, c->s->zeros, off, n, nbds_zero_piece_done, j);
+			pthread_mutex_lock(&c->lock);
+			if (e) {
+				j->zinflight--;
+				if (!j->zerr)
+					j->zerr = e;
 			}
 		}
-		pthread_mutex_unlock(&s->qlock);
-		if (!j)
-			return NULL;
-		void *reply = NULL;
-		size_t reply_size = 0;
-		int r = nbds_run(s, j, &reply, &reply_size);
-		nbds_finish(s, j, r, reply, reply_size);
-		pthread_mutex_lock(&s->qlock);
-		s->running--;
+	} while (j->zagain);
+	j->zdriving = 0;
+	int end = !j->zinflight && (j->zerr || !j->zleft);
+	r = j->zerr;
+	pthread_mutex_unlock(&c->lock);
+	if (end)
+		nbds_data_done(j, r);
+}
+
+static void nbds_zero_piece_done(void *arg, int r)
+{
+	nbds_zero_pump(arg, 1, r);
+}
+
+/* Hand a whole request (c->inflight and the budgets counted) to the engine;
+ * its completion answers. From the event thread, which goes back to reading. */
+static void nbds_start(struct nbd_server *s, struct nbds_job *j)
+{
+	int r = 0;
+	atomic_fetch_add(&j->c->refs, 1);
+	pthread_mutex_lock(&s->jlock);
+	s->jobs++;
+	pthread_mutex_unlock(&s->jlock);
+	switch (j->type) {
+	case CMD_READ:
+		if (!(j->reply = nbds_buf_get(s, NBDS_REPLY_ROOM + (size_t)j->len, &j->reply_size)))
+			r = -ENOMEM;
+		else
+			r = engine_submit(s->v, ENGINE_READ, (char *)j->reply + NBDS_REPLY_ROOM, j->off, j->len,
+					  nbds_io_done, j);
+		break;
+	case CMD_WRITE:
+		r = engine_submit(s->v, ENGINE_WRITE, j->buf, j->off, j->len, nbds_io_done, j);
+		break;
+	case CMD_FLUSH:
+		r = engine_submit(s->v, ENGINE_FLUSH, NULL, 0, 0, nbds_io_done, j);
+		break;
+	default: /* CMD_TRIM, CMD_WRITE_ZEROES */
+		j->zoff = j->off;
+		j->zleft = j->len;
+		nbds_zero_pump(j, 0, 0);
+		return;
 	}
+	if (r) /* refused: done is not called */
+		nbds_finish(j, r);
 }
 
 /* ---- start, stop */
@@ -1363,12 +1557,10 @@ struct nbd_server *nbd_server_start(struct vol *v, int fd, const struct nbd_serv
 	socklen_t salen = sizeof(sa);
 	if (getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 && sa.sun_family == AF_UNIX)
 		snprintf(s->sockpath, sizeof(s->sockpath), "%s", sa.sun_path);
-	pthread_mutex_init(&s->qlock, NULL);
-	pthread_cond_init(&s->qcond, NULL);
+	pthread_mutex_init(&s->jlock, NULL);
+	pthread_cond_init(&s->jcond, NULL);
 	pthread_mutex_init(&s->kick_lock, NULL);
 	pthread_mutex_init(&s->pool_lock, NULL);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	s->wake_cap = NBDS_WAKE_PER_CPU * (unsigned)(ncpu > 0 ? ncpu : 1);
 	s->ep = epoll_create1(EPOLL_CLOEXEC);
 	s->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	struct epoll_event el = { .events = EPOLLIN, .data.ptr = NULL };
@@ -1379,13 +1571,8 @@ struct nbd_server *nbd_server_start(struct vol *v, int fd, const struct nbd_serv
 		goto fail;
 	}
 	s->listening = 1;
-	for (; s->nworkers < NBD_SERVER_WORKERS; s->nworkers++)
-		if (pthread_create(&s->workers[s->nworkers], NULL, nbds_worker_main, s)) {
-			snprintf(err, errlen, "--nbd: cannot start its threads");
-			goto fail;
-		}
 	if (pthread_create(&s->event, NULL, nbds_event_main, s)) {
-		snprintf(err, errlen, "--nbd: cannot start its threads");
+		snprintf(err, errlen, "--nbd: cannot start its thread");
 		goto fail;
 	}
 	s->event_running = 1;
@@ -1406,14 +1593,12 @@ void nbd_server_stop(struct nbd_server *s)
 		(void)w;
 		pthread_join(s->event, NULL);
 	}
-	/* requests already read finish (their replies are dropped), then the workers end */
-	pthread_mutex_lock(&s->qlock);
-	s->qstop = 1;
-	pthread_cond_broadcast(&s->qcond);
-	pthread_mutex_unlock(&s->qlock);
-	for (unsigned i = 0; i < s->nworkers; i++)
-		pthread_join(s->workers[i], NULL);
-	/* kicks left by the last jobs hold references */
+	/* requests in the engine finish (their replies are dropped) */
+	pthread_mutex_lock(&s->jlock);
+	while (s->jobs)
+		pthread_cond_wait(&s->jcond, &s->jlock);
+	pthread_mutex_unlock(&s->jlock);
+	/* kicks left by the last requests hold references */
 	while (s->kicks) {
 		struct nbds_conn *k = s->kicks;
 		s->kicks = k->kick_next;
@@ -1427,8 +1612,8 @@ void nbd_server_stop(struct nbd_server *s)
 		close(s->ep);
 	if (s->wake >= 0)
 		close(s->wake);
-	pthread_mutex_destroy(&s->qlock);
-	pthread_cond_destroy(&s->qcond);
+	pthread_mutex_destroy(&s->jlock);
+	pthread_cond_destroy(&s->jcond);
 	pthread_mutex_destroy(&s->kick_lock);
 	for (unsigned k = 0; k < NBDS_POOL_CLASSES; k++)
 		while (s->pool[k]) {

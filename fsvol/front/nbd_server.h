@@ -1,11 +1,12 @@
 /* nbd_server: fsvol's own NBD server (fixed newstyle, simple replies), run
  * inside the daemon by `fsvol serve` and `fsvol mount --nbd`.
  *
- * Threads are fixed whatever the number of clients: one event thread
- * (epoll: accepts, handshakes, reads requests, writes replies that could not
- * be sent at once) and NBD_SERVER_WORKERS workers that run each request as
- * one synchronous engine call and send its reply. An idle connection costs
- * a socket and about 17 KiB (its read-ahead), no thread. */
+ * One thread whatever the number of clients: the event thread (epoll:
+ * accepts, handshakes, reads requests and hands each to engine_submit,
+ * writes replies that could not be sent at once). A request's completion
+ * sends its reply from whichever thread finished it (a member's ring
+ * thread, say); no thread waits on the volume. An idle connection costs a
+ * socket and about 17 KiB (its read-ahead), no thread. */
 #ifndef FSVOL_NBD_SERVER_H
 #define FSVOL_NBD_SERVER_H
 
@@ -13,7 +14,7 @@
 
 #include "fsvol/core/volume.h"
 
-#define NBD_SERVER_WORKERS 32u       /* engine calls at once, all connections together */
+#define NBD_SERVER_INFLIGHT 4096u    /* requests in the engine at once, all connections together */
 #define NBD_SERVER_MAX_CONNS 4096u   /* connections at once (fewer if the fd limit is lower) */
 #define NBD_SERVER_CONN_INFLIGHT 64u /* requests read but not yet answered, per connection */
 #define NBD_SERVER_CONN_BYTES (64u << 20)   /* their payload and reply bytes, per connection */

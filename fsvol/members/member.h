@@ -116,9 +116,12 @@ int member_io_sync(struct member *m, struct member_io *io);
  * lend that ring; the file I/O it must not wait for then goes on it, its
  * user_data the member_io's address with bit 0 set, and the loop passes each
  * such completion (user_data, cqe->res) to member_file_complete. The loop
- * must submit before it sleeps (io_uring_submit_and_wait does). NULL ends it. */
+ * must submit before it sleeps (io_uring_submit_and_wait does). NULL ends it;
+ * member_file_lent_inflight says how many of this thread's I/Os are still
+ * on the ring (a loop that ends waits for them first). */
 struct io_uring;
 void member_file_lend_ring(struct io_uring *ring);
 void member_file_complete(void *tag, int res);
+unsigned member_file_lent_inflight(void);
 
 #endif

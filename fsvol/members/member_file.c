@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <liburing.h>
@@ -200,7 +201,12 @@ static int file_result(const struct member_io *io, int res)
 static void file_prep(struct io_uring_sqe *sqe, struct member_io *io)
 {
 	int fd = file_fd(io->bpriv[0]);
-	if (io->op == MEMBER_READ)
+	/* one buffer: the plain op, no iovec for the kernel to copy in and check */
+	if (io->op == MEMBER_READ && io->niov == 1 && io->iov[0].iov_len <= UINT_MAX)
+		io_uring_prep_read(sqe, fd, io->iov[0].iov_base, (unsigned)io->iov[0].iov_len, io->off);
+	else if (io->op == MEMBER_WRITE && io->niov == 1 && io->iov[0].iov_len <= UINT_MAX)
+		io_uring_prep_write(sqe, fd, io->iov[0].iov_base, (unsigned)io->iov[0].iov_len, io->off);
+	else if (io->op == MEMBER_READ)
 		io_uring_prep_readv(sqe, fd, io->iov, io->niov, io->off);
 	else if (io->op == MEMBER_WRITE)
 		io_uring_prep_writev(sqe, fd, io->iov, io->niov, io->off);
@@ -544,15 +550,22 @@ static void file_queue(struct member *m, struct member_io *io)
  * hands the completions back (member_file_complete). No hand-off, no wake-up:
  * what the kernel completes inline is done by the next turn of that loop. */
 static __thread struct io_uring *tl_lent;
+static __thread unsigned tl_lent_inflight; /* I/Os on it not yet completed */
 
 void member_file_lend_ring(struct io_uring *ring)
 {
 	tl_lent = ring;
 }
 
+unsigned member_file_lent_inflight(void)
+{
+	return tl_lent_inflight;
+}
+
 void member_file_complete(void *tag, int res)
 {
 	struct member_io *io = (struct member_io *)((uintptr_t)tag & ~(uintptr_t)1);
+	tl_lent_inflight--;
 	io->res = file_result(io, res);
 	io->done(io);
 }
@@ -572,6 +585,7 @@ static void file_run_lent(struct member_io *list)
 		}
 		file_prep(sqe, io);
 		io_uring_sqe_set_data(sqe, (void *)((uintptr_t)io | 1));
+		tl_lent_inflight++;
 	}
 }
 

@@ -11,12 +11,13 @@ requires nbdcopy
 requires nbdinfo
 requires jq
 PROBE=$(cd "$(dirname "$0")/../tools" && pwd)/nbd_probe.py
-# fsvol's own threads: 32 export workers (NBD_SERVER_WORKERS), the event
-# thread, the volume's few
-MAX_OWN=48
-# the kernel's io_uring workers (iou-wrk-*): per ring (one per thread that
-# does member I/O) at most 4 per CPU for file I/O
-MAX_IOWQ=$((33 * 4 * $(nproc)))
+# fsvol's own threads: the export's event thread (no worker: requests go to
+# the engine asynchronously), the member ring threads (one per CPU, at most 4),
+# the volume's few
+MAX_OWN=16
+# the kernel's io_uring workers (iou-wrk-*): per ring (the ring threads', and
+# a synchronous caller's own) at most 4 per CPU for file I/O
+MAX_IOWQ=$((8 * 4 * $(nproc)))
 
 uri() { echo "nbd+unix:///?socket=$1"; }
 own() { cat /proc/"$1"/task/*/comm 2>/dev/null | grep -vc '^iou-wrk'; }
