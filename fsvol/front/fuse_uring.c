@@ -45,6 +45,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsvol/front/fuse_uring.h"
@@ -99,11 +100,17 @@ static struct {
 	pthread_mutex_t why_lock;
 	unsigned nq;
 	struct fu_queue *q;
-	atomic_uint registered;     /* entries the kernel took */
+	atomic_uint registered;     /* queues whose entries the kernel took */
+	atomic_uint settled;        /* queues that registered or failed */
+	pthread_mutex_t settle_lock;
+	pthread_cond_t settle_cond;
+	atomic_int closing;         /* the session ended: requests are no longer dispatched */
+	atomic_int dispatching;     /* ring threads inside a dispatch */
 	atomic_int stopping;
 	pthread_mutex_t hlock;
 	struct fu_ent *hash[FU_HASH];
-} fu = { .why_lock = PTHREAD_MUTEX_INITIALIZER, .hlock = PTHREAD_MUTEX_INITIALIZER };
+} fu = { .why_lock = PTHREAD_MUTEX_INITIALIZER, .hlock = PTHREAD_MUTEX_INITIALIZER,
+	  .settle_lock = PTHREAD_MUTEX_INITIALIZER, .settle_cond = PTHREAD_COND_INITIALIZER };
 
 static __thread struct fu_queue *tl_queue; /* set on a queue's own thread */
 static __thread struct fu_ent *tl_dispatching; /* the entry whose request is being dispatched */
@@ -111,6 +118,11 @@ static __thread struct fu_ent *tl_dispatching; /* the entry whose request is bei
 void *fu_request_buffer(size_t len)
 {
 	return tl_dispatching && len <= FU_PAYLOAD ? tl_dispatching->payload : NULL;
+}
+
+int fu_on_ring_thread(void)
+{
+	return tl_queue != NULL;
 }
 
 int fu_transport_parse(const char *s)
@@ -147,7 +159,7 @@ void fu_describe(char *buf, size_t len)
 	pthread_mutex_lock(&fu.why_lock);
 	if (st == FU_READY)
 		snprintf(buf, len, "uring (%u queues x %u entries)", fu.nq, FU_DEPTH);
-	else if (st == FU_STARTED)
+	else if (st == FU_STARTED || st == FU_WAITING_INIT)
 		snprintf(buf, len, "dev (the ring is being registered)");
 	else if (fu.why[0])
 		snprintf(buf, len, "dev (%s)", fu.why);
@@ -265,11 +277,50 @@ static void fu_request(struct fu_ent *e)
 	memcpy(start, &h, sizeof(h));
 	memcpy(start + sizeof(h), e->hdr->op_in, oplen);
 	e->unique = h.unique;
+	/* the session has ended (fu_quiesce): leave the request unanswered, as
+	 * the stopped /dev/fuse loop leaves its own; the kernel fails it with
+	 * ENOTCONN when the device closes */
+	atomic_fetch_add_explicit(&fu.dispatching, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&fu.closing, memory_order_seq_cst)) {
+		atomic_fetch_sub_explicit(&fu.dispatching, 1, memory_order_release);
+		return;
+	}
 	fu_hash_put(e);
 	struct fuse_buf fb = { .size = h.len, .mem = start };
 	tl_dispatching = e;
 	fuse_session_process_buf(fu.se, &fb);
 	tl_dispatching = NULL;
+	atomic_fetch_sub_explicit(&fu.dispatching, 1, memory_order_release);
+}
+
+/* This queue's registration is known (ok or not): fu_start waits for all. */
+static void fu_settle(int ok)
+{
+	pthread_mutex_lock(&fu.settle_lock);
+	/* every queue holds entries: the kernel serves through the ring from now */
+	if (ok && atomic_fetch_add(&fu.registered, 1) + 1 == fu.nq) {
+		int was = FU_STARTED;
+		if (atomic_compare_exchange_strong(&fu.state, &was, FU_READY) && !fu.quiet)
+			fsvol_log(LOG_INFO, "FUSE transport: io_uring, %u queues x %u entries", fu.nq, FU_DEPTH);
+	}
+	atomic_fetch_add(&fu.settled, 1);
+	pthread_cond_broadcast(&fu.settle_cond);
+	pthread_mutex_unlock(&fu.settle_lock);
+}
+
+/* A completion for entry e failed with res. */
+static void fu_ent_failed(struct fu_queue *q, struct fu_ent *e, int res)
+{
+	if (res == -ENOTCONN || res == -ECANCELED || res == -ENODEV || res == -ECONNABORTED)
+		return; /* the mount went away */
+	if (atomic_load(&fu.state) == FU_READY)
+		fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: entry %u: %s (unique %llu)", q->qid,
+			  (unsigned)(e - q->ents), strerror(-res), (unsigned long long)e->unique);
+	if (atomic_load(&fu.state) != FU_READY && atomic_load(&fu.state) != FU_REFUSED) {
+		fu_set_why(FU_REFUSED, "the kernel refused the ring: %s", strerror(-res));
+		fsvol_log(LOG_WARNING, "FUSE over io_uring: the kernel refused queue %u: %s; "
+			  "serving through /dev/fuse", q->qid, strerror(-res));
+	}
 }
 
 static int fu_ring_init(struct fu_queue *q)
@@ -299,6 +350,7 @@ static void *fu_queue_main(void *arg)
 		fu_set_why(FU_REFUSED, "io_uring setup with SQE128: %s", strerror(-r));
 		fsvol_log(LOG_WARNING, "FUSE over io_uring: queue %u: io_uring setup: %s; serving through /dev/fuse",
 			  q->qid, strerror(-r));
+		fu_settle(0);
 		return NULL;
 	}
 	q->ring_ok = 1;
@@ -307,8 +359,21 @@ static void *fu_queue_main(void *arg)
 	for (unsigned i = 0; i < FU_DEPTH; i++)
 		fu_prep_cmd(q, &q->ents[i], FU_IO_URING_CMD_REGISTER);
 	fu_arm_wake(q);
-	unsigned live = FU_DEPTH; /* entries the kernel still holds or we serve */
-	while (!atomic_load(&fu.stopping) && live) {
+	/* A REGISTER the kernel takes stays pending (its completion is the first
+	 * request); a refused one completes at once, within the submit. */
+	r = io_uring_submit(&q->ring);
+	int refused = r < 0 ? r : 0;
+	struct io_uring_cqe *cqe;
+	unsigned head;
+	io_uring_for_each_cqe(&q->ring, head, cqe) /* looked at only: the loop below reaps them */
+		if (cqe->res < 0 && io_uring_cqe_get_data(cqe) != FU_WAKE_TAG && !refused)
+			refused = cqe->res;
+	if (refused)
+		fu_ent_failed(q, q->ents, refused);
+	fu_settle(!refused);
+	/* Runs until fu_stop, even once every entry is gone (the mount ended):
+	 * file members' I/O lent to this ring completes here. */
+	while (!atomic_load(&fu.stopping)) {
 		fu_take_commits(q);
 		/* say we sleep, then look again: a reply pushed after this either
 		 * is seen here or wakes us; sleep only when there was none */
@@ -341,25 +406,8 @@ static void *fu_queue_main(void *arg)
 			}
 			struct fu_ent *e = d;
 			if (res < 0) {
-				live--;
-				if (res == -ENOTCONN || res == -ECANCELED || res == -ENODEV || res == -ECONNABORTED)
-					continue; /* the mount went away */
-				if (atomic_load(&fu.state) == FU_READY)
-					fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: entry %u: %s (unique %llu)", q->qid,
-						  (unsigned)(e - q->ents), strerror(-res), (unsigned long long)e->unique);
-				if (atomic_load(&fu.state) != FU_READY && atomic_load(&fu.state) != FU_REFUSED) {
-					fu_set_why(FU_REFUSED, "the kernel refused the ring: %s", strerror(-res));
-					fsvol_log(LOG_WARNING, "FUSE over io_uring: the kernel refused queue %u: %s; "
-						  "serving through /dev/fuse", q->qid, strerror(-res));
-				}
+				fu_ent_failed(q, e, res);
 				continue;
-			}
-			/* the first request on any queue means the ring is ready */
-			if (atomic_load(&fu.state) == FU_STARTED) {
-				int was = FU_STARTED;
-				if (atomic_compare_exchange_strong(&fu.state, &was, FU_READY) && !fu.quiet)
-					fsvol_log(LOG_INFO, "FUSE transport: io_uring, %u queues x %u entries", fu.nq,
-						  FU_DEPTH);
 			}
 			fu_request(e);
 		}
@@ -453,8 +501,25 @@ static void fu_start(void)
 	fu.q = q;
 	fu.nq = n;
 	atomic_store(&fu.state, FU_STARTED);
+	unsigned want = 0;
 	for (unsigned i = 0; i < n; i++)
-		q[i].started = pthread_create(&q[i].tid, NULL, fu_queue_main, &q[i]) == 0;
+		if ((q[i].started = pthread_create(&q[i].tid, NULL, fu_queue_main, &q[i]) == 0))
+			want++;
+	if (want < n) {
+		fu_set_why(FU_REFUSED, "cannot start the ring threads");
+		fsvol_log(LOG_WARNING, "FUSE over io_uring: %s; serving through /dev/fuse", fu.why);
+	}
+	/* Wait (briefly) until every queue has registered or failed, so the
+	 * transport told right after the mount is the one that serves. Requests
+	 * meanwhile go through /dev/fuse, served by the other workers. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	pthread_mutex_lock(&fu.settle_lock);
+	while (atomic_load(&fu.settled) < want)
+		if (pthread_cond_timedwait(&fu.settle_cond, &fu.settle_lock, &until) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&fu.settle_lock);
 }
 
 /* ---- libfuse's device I/O ---- */
@@ -559,6 +624,14 @@ int fu_attach(struct fuse_session *se, int want, int quiet, char *err, size_t er
 		return -EIO;
 	}
 	return 0;
+}
+
+void fu_quiesce(void)
+{
+	atomic_store_explicit(&fu.closing, 1, memory_order_seq_cst);
+	/* a thread that saw closing unset finishes handing its request over */
+	while (atomic_load_explicit(&fu.dispatching, memory_order_seq_cst))
+		sched_yield();
 }
 
 void fu_stop(void)
