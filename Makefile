@@ -219,10 +219,16 @@ unit: $(UNIT_BINS)
 FUSE_TESTS := \
 	tests/integration/02-roundtrip.sh \
 	tests/integration/03-ext4.sh \
+	tests/integration/04-degraded.sh \
 	tests/integration/05-concurrency.sh \
 	tests/integration/07-counters.sh \
 	tests/integration/09-bench.sh \
+	tests/integration/10-faults.sh \
 	tests/integration/20-inflight.sh \
+	tests/integration/21-recovery.sh \
+	tests/integration/29-defects.sh \
+	tests/integration/31-crash.sh \
+	tests/integration/50-trace-record.sh \
 	tests/integration/58-no-wait.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 
@@ -235,7 +241,7 @@ integration: $(BINS) $(TEST_TOOLS)
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse
-	@FSVOL_BUILD=$(BUILD) bench/run.sh
+	@FSVOL_BUILD=$(BUILD) tests/tools/with_fuse_uring.sh bench/run.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BINS)
