@@ -94,8 +94,12 @@ echo "  (targets: >= 0.85 each)"
 
 # ---- 2. members on a real disk (the root filesystem), O_DIRECT ----
 D=$(mktemp -d "${BENCH_DISK_DIR:-/var/tmp}/fsvol-bench-disk.XXXXXX")
-disk_cleanup() { rm -rf "$D"; }
-trap 'cleanup; disk_cleanup' EXIT INT TERM
+disk_cleanup() { # passthrough_ll's mount first: the rest lies under and beside it
+	mountpoint -q "$T/dpll_mnt" 2>/dev/null && { fusermount3 -u "$T/dpll_mnt" 2>/dev/null || umount -l "$T/dpll_mnt"; }
+	cleanup
+	rm -rf "$D"
+}
+trap disk_cleanup EXIT INT TERM
 echo
 echo "device-backed members ($(df --output=source,fstype "$D" | tail -1 | tr -s ' '), O_DIRECT, 4K random reads QD32):"
 for t in "${transports[@]}"; do
@@ -136,7 +140,7 @@ for rep in 1 2 3; do
 done
 for t in "${transports[@]}"; do "$FSVOL" umount "$T/mnt4_$t"; done
 for rep in 1 2 3; do # the members are free of the mount now
-	"$BENCH" -q -b4K -r -o32 -d"$secs" -W1 -Sh --json --members "$d_list" | jq '.results.total.read.iops' >>"$T/d_inp"
+	"$BENCH" -q -b4K -r -o32 -d"$secs" -W1 -Su --json --members "$d_list" | jq '.results.total.read.iops' >>"$T/d_inp"
 done
 for t in "${transports[@]}"; do "$FSVOL" umount "$T/mnt1_$t"; done
 mounted=()

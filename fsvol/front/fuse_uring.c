@@ -410,6 +410,11 @@ static void *fu_queue_main(void *arg)
 				continue;
 			}
 			fu_request(e);
+			/* the member I/O it started goes out now, not after the whole
+			 * batch: on a disk each request's wait starts sooner (replies
+			 * still go out together, at the top of the loop) */
+			if (io_uring_sq_ready(&q->ring))
+				io_uring_submit(&q->ring);
 		}
 	}
 	return NULL;
