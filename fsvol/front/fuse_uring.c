@@ -7,9 +7,9 @@
  *      (with FUSE_INIT_EXT). libfuse builds that reply: our writev hook adds
  *      the bit.
  *   2. Once the reply is written (REGISTER before it answers -EAGAIN), one
- *      thread per possible CPU (two on a small machine: FU_THREADS_PER_QUEUE),
- *      with its own IORING_SETUP_SQE128 ring, registers its share of
- *      FU_DEPTH entries on queue qid = that CPU: an
+ *      thread per possible CPU (FU_THREADS_PER_QUEUE), with its own
+ *      IORING_SETUP_SQE128 ring, registers its share of FU_DEPTH entries
+ *      on queue qid = that CPU: an
  *      IORING_OP_URING_CMD on /dev/fuse, cmd_op REGISTER, addr = iovec[2]
  *      (the 288-byte header, a payload buffer of max_write). The kernel
  *      serves through the ring only when every queue holds an entry; a
@@ -63,14 +63,13 @@
 #define FU_PAYLOAD (1u << 20)     /* >= max_write and max_pages x 4K (fuse_front: 1 MiB) */
 #define FU_STAGE 4096u            /* header and staging area before each payload */
 #define FU_MAX_QUEUES 256u
-/* Ring threads per queue on a machine of at most FU_SMALL CPUs: a request
- * goes to the queue of the CPU that issued it, so one application thread
- * fills one queue; a second thread on the next CPU serves that queue too
- * (half the entries each), as /dev/fuse's workers spread over the CPUs
- * (measured on 2 vCPUs, 5 alternated pairs: a device-backed single volume
- * 38.4k vs 34.1k IOPS, tmpfs 155k vs 140k). Larger machines have a queue
- * thread on every CPU already. */
-#define FU_THREADS_PER_QUEUE 2u
+/* Ring threads per queue (on a machine of at most FU_SMALL CPUs; larger ones
+ * have a queue thread on every CPU already). A request goes to the queue of
+ * the CPU that issued it, so one application thread fills one queue; more
+ * threads serve it from other CPUs too (the entries shared). Measured on 2
+ * vCPUs, 7 alternated pairs, one thread against two: tmpfs 96k vs 69k IOPS,
+ * a device-backed volume 63k vs 61k; so one. */
+#define FU_THREADS_PER_QUEUE 1u
 #define FU_SMALL 4u
 #define FU_HASH 1024u
 #define FU_WAKE_TAG ((void *)1)

@@ -20,12 +20,12 @@ pid=$(daemon_pid "$T/mnt")
 fio --name=w --filename="$T/mnt/volume" --rw=write --bs=1M --iodepth=4 --ioengine=io_uring --direct=1 \
 	--size=200M --verify=crc32c --do_verify=0 --output="$T/w.txt" || fail "fio write failed"
 
-# the bound: main, 2 FUSE workers per CPU, up to two ring queue threads per
-# possible CPU, at most 4 member ring threads, and a few spare for the
-# volume's own (bitmap, model, a background pass)
+# the bound: main, 2 FUSE workers per CPU, one ring queue thread per possible
+# CPU, at most 4 member ring threads, and a few spare for the volume's own
+# (bitmap, model, a background pass)
 cpus=$(nproc)
 possible=$(($(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1))
-bound=$((1 + 2 * cpus + 2 * possible + 4 + 4))
+bound=$((1 + 2 * cpus + possible + 4 + 4))
 fio --name=r --filename="$T/mnt/volume" --rw=randread --bs=4k --iodepth=128 --ioengine=io_uring --direct=1 \
 	--size=200M --time_based --runtime=3 --output-format=json --output="$T/r.json" &
 fio_pid=$!
