@@ -35,7 +35,7 @@ enter() {
 	# nobody holds it and no run died holding it: the present value is the
 	# machine's own
 	[[ -n $users || -s $state/saved ]] || cat "$param" >"$state/saved"
-	printf '%s\n' $users $$ >"$state/users"
+	printf '%s\n' "$users" $$ >"$state/users"
 	echo Y >"$param"
 }
 
@@ -43,7 +43,7 @@ leave() {
 	local users
 	users=$(live_users | grep -vx "$$")
 	if [[ -n $users ]]; then
-		printf '%s\n' $users >"$state/users"
+		printf '%s\n' "$users" >"$state/users"
 		return 0
 	fi
 	rm -f "$state/users"
