@@ -69,7 +69,7 @@ mounted=()
 list=$(IFS=,; echo "${members[*]}")
 : >"$T/i_vol" && : >"$T/i_uring" && : >"$T/i_psync"
 for rep in 1 2 3; do
-	"$BENCH" -q -b4K -r -o32 -t1 -d"$secs" -W1 -Sh --json --members "$list" | jq '.results.total.read.iops' >>"$T/i_vol"
+	"$BENCH" -q -b4K -r -o32 -t1 -d"$secs" -W1 -Su --json --members "$list" | jq '.results.total.read.iops' >>"$T/i_vol"
 	fio_read "iuring$rep" --filename="$raw_files" --rw=randread --bs=4k --iodepth=8 --numjobs=4 --offset=1M --size=200M |
 		awk '{ print $1 }' >>"$T/i_uring"
 	fio --name="ipsync$rep" --output-format=json --time_based --runtime="$secs" --ramp_time=1 --direct=1 \

@@ -21,20 +21,37 @@ null_up() {
 }
 null_down() { umount "$1" 2>/dev/null || umount -l "$1"; wait "$(cat "$T/null.pid")" 2>/dev/null || true; }
 
+# The FUSE rows run under each transport the kernel offers, side by side:
+# io_uring (when enable_uring is Y; `make bench` turns it on for the run)
+# and /dev/fuse. Each transport's volume has members of its own (a member
+# serves one mount at a time).
+transports=(dev)
+[ "$uring_on" = Y ] && transports=(uring dev)
+
+# fuse_up MNT MEMBER...: a mount under $t (the caller's loop variable)
+fuse_up() {
+	local mnt=$1
+	shift
+	mkdir -p "$mnt"
+	"$FSVOL" mount --fuse-transport "$t" --log "$T/daemon.log" "$mnt" "$@" && mounted+=("$mnt")
+}
+
 # ---- 1. tmpfs: fsvol's FUSE volume against the FUSE path's own ceiling ----
 echo
 echo "FUSE ceiling (tmpfs members; null servers answer every read with zeros; enable_uring=$uring_on):"
-"$FSVOL" create -l single -s 1G "$T/c1" >/dev/null
-c4=()
-for i in 0 1 2 3; do c4+=("$T/c4m$i"); done
-"$FSVOL" create -l raid0 -c 64K -s 256M "${c4[@]}" >/dev/null
-for f in n_dev n_uring n_dev1m n_uring1m f_one f_r0 f_r01m; do : >"$T/$f"; done
-mkdir -p "$T/mnt1" "$T/mnt4"
-"$FSVOL" mount --log "$T/daemon.log" "$T/mnt1" "$T/c1" && mounted+=("$T/mnt1")
-"$FSVOL" mount --log "$T/daemon.log" "$T/mnt4" "${c4[@]}" && mounted+=("$T/mnt4")
-dd if=/dev/zero of="$T/mnt1/volume" bs=1M count=1024 oflag=direct conv=notrunc status=none
-dd if=/dev/zero of="$T/mnt4/volume" bs=64K count=$(($(stat -c %s "$T/mnt4/volume") >> 16)) oflag=direct conv=notrunc status=none
-echo "  fsvol transport: $(sed -n 's/^fuse transport: //p' "$T/mnt1/status")"
+for f in n_dev n_uring n_dev1m n_uring1m; do : >"$T/$f"; done
+for t in "${transports[@]}"; do
+	"$FSVOL" create -l single -s 1G "$T/c1_$t" >/dev/null
+	c4=()
+	for i in 0 1 2 3; do c4+=("$T/c4m${i}_$t"); done
+	"$FSVOL" create -l raid0 -c 64K -s 256M "${c4[@]}" >/dev/null
+	fuse_up "$T/mnt1_$t" "$T/c1_$t"
+	fuse_up "$T/mnt4_$t" "${c4[@]}"
+	dd if=/dev/zero of="$T/mnt1_$t/volume" bs=1M count=1024 oflag=direct conv=notrunc status=none
+	dd if=/dev/zero of="$T/mnt4_$t/volume" bs=64K count=$(($(stat -c %s "$T/mnt4_$t/volume") >> 16)) oflag=direct conv=notrunc status=none
+	echo "  fsvol --fuse-transport $t: $(sed -n 's/^fuse transport: //p' "$T/mnt1_$t/status")"
+	for f in f_one f_r0 f_r01m; do : >"$T/${f}_$t"; done
+done
 for rep in 1 2 3; do
 	for t in dev uring; do
 		[ "$t" = uring ] && [ "$uring_on" != Y ] && continue
@@ -43,12 +60,17 @@ for rep in 1 2 3; do
 		fio_read "n${t}1m$rep" --filename="$T/null/file" --rw=read --bs=1M --iodepth=8 --size=900M | awk '{ print $2 }' >>"$T/n_${t}1m"
 		null_down "$T/null"
 	done
-	fio_read "fone$rep" --filename="$T/mnt1/volume" --rw=randread --bs=4k --iodepth=32 --size=900M | awk '{ print $1 }' >>"$T/f_one"
-	fio_read "fr0$rep" --filename="$T/mnt4/volume" --rw=randread --bs=4k --iodepth=32 --size=900M | awk '{ print $1 }' >>"$T/f_r0"
-	fio_read "fr01m$rep" --filename="$T/mnt4/volume" --rw=read --bs=1M --iodepth=8 --size=900M | awk '{ print $2 }' >>"$T/f_r01m"
+	for t in "${transports[@]}"; do
+		fio_read "fone$t$rep" --filename="$T/mnt1_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=900M | awk '{ print $1 }' >>"$T/f_one_$t"
+		fio_read "fr0$t$rep" --filename="$T/mnt4_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=900M | awk '{ print $1 }' >>"$T/f_r0_$t"
+		fio_read "fr01m$t$rep" --filename="$T/mnt4_$t/volume" --rw=read --bs=1M --iodepth=8 --size=900M | awk '{ print $2 }' >>"$T/f_r01m_$t"
+	done
 done
-"$FSVOL" umount "$T/mnt1"
-"$FSVOL" umount "$T/mnt4"
+for t in "${transports[@]}"; do
+	"$FSVOL" umount "$T/mnt1_$t"
+	"$FSVOL" umount "$T/mnt4_$t"
+	rm -f "$T/c1_$t" "$T"/c4m*_"$t"
+done
 mounted=()
 nd=$(median <"$T/n_dev") nd1=$(median <"$T/n_dev1m")
 best=$nd best1=$nd1 bestname="null /dev/fuse"
@@ -58,47 +80,65 @@ if [ -s "$T/n_uring" ]; then
 	row "null server: io_uring vs /dev/fuse, 1M QD8" "$(mbs_ "$nu1")" "$(mbs_ "$nd1")" "$(ratio "$nu1" "$nd1")"
 	best=$(awk -v x="$nu" -v y="$nd" 'BEGIN { print (x > y ? x : y) }')
 	best1=$(awk -v x="$nu1" -v y="$nd1" 'BEGIN { print (x > y ? x : y) }')
-	bestname="the faster null server"
+	bestname="faster null"
 fi
-a=$(median <"$T/f_one")
-row "FUSE single vs $bestname, 4K" "$(iops "$a")" "$(iops "$best")" "$(ratio "$a" "$best")"
-a=$(median <"$T/f_r0")
-row "FUSE raid0 x4 vs $bestname, 4K" "$(iops "$a")" "$(iops "$best")" "$(ratio "$a" "$best")"
-a=$(median <"$T/f_r01m")
-row "FUSE raid0 x4 vs $bestname, 1M" "$(mbs_ "$a")" "$(mbs_ "$best1")" "$(ratio "$a" "$best1")"
+for t in "${transports[@]}"; do
+	a=$(median <"$T/f_one_$t")
+	row "FUSE ($t) single vs $bestname, 4K" "$(iops "$a")" "$(iops "$best")" "$(ratio "$a" "$best")"
+	a=$(median <"$T/f_r0_$t")
+	row "FUSE ($t) raid0 x4 vs $bestname, 4K" "$(iops "$a")" "$(iops "$best")" "$(ratio "$a" "$best")"
+	a=$(median <"$T/f_r01m_$t")
+	row "FUSE ($t) raid0 x4 vs $bestname, 1M" "$(mbs_ "$a")" "$(mbs_ "$best1")" "$(ratio "$a" "$best1")"
+done
 echo "  (targets: >= 0.85 each)"
 
 # ---- 2. members on a real disk (the root filesystem), O_DIRECT ----
 D=$(mktemp -d "${BENCH_DISK_DIR:-/var/tmp}/fsvol-bench-disk.XXXXXX")
-disk_cleanup() { rm -rf "$D"; }
-trap 'cleanup; disk_cleanup' EXIT INT TERM
+disk_cleanup() { # passthrough_ll's mount first: the rest lies under and beside it
+	mountpoint -q "$T/dpll_mnt" 2>/dev/null && { fusermount3 -u "$T/dpll_mnt" 2>/dev/null || umount -l "$T/dpll_mnt"; }
+	cleanup
+	rm -rf "$D"
+}
+trap disk_cleanup EXIT INT TERM
 echo
 echo "device-backed members ($(df --output=source,fstype "$D" | tail -1 | tr -s ' '), O_DIRECT, 4K random reads QD32):"
-"$FSVOL" create -l single -s 512M "$D/s0" >/dev/null
+for t in "${transports[@]}"; do
+	"$FSVOL" create -l single -s 512M "$D/s0_$t" >/dev/null
+	d4=()
+	for i in 0 1 2 3; do d4+=("$D/d${i}_$t"); done
+	"$FSVOL" create -l raid0 -c 64K -s 256M "${d4[@]}" >/dev/null
+	fuse_up "$T/mnt1_$t" "$D/s0_$t"
+	fuse_up "$T/mnt4_$t" "${d4[@]}"
+	dd if=/dev/urandom of="$T/mnt1_$t/volume" bs=1M count=512 oflag=direct conv=notrunc status=none
+	dd if=/dev/urandom of="$T/mnt4_$t/volume" bs=64K count=$(($(stat -c %s "$T/mnt4_$t/volume") >> 16)) oflag=direct conv=notrunc status=none
+	for f in d_one d_r0; do : >"$T/${f}_$t"; done
+done
+# the raw references: the first transport's members, written the same way
+t0=${transports[0]}
 d4=()
-for i in 0 1 2 3; do d4+=("$D/d$i"); done
-"$FSVOL" create -l raid0 -c 64K -s 256M "${d4[@]}" >/dev/null
-"$FSVOL" mount --log "$T/daemon.log" "$T/mnt1" "$D/s0" && mounted+=("$T/mnt1")
-"$FSVOL" mount --log "$T/daemon.log" "$T/mnt4" "${d4[@]}" && mounted+=("$T/mnt4")
-dd if=/dev/urandom of="$T/mnt1/volume" bs=1M count=512 oflag=direct conv=notrunc status=none
-dd if=/dev/urandom of="$T/mnt4/volume" bs=64K count=$(($(stat -c %s "$T/mnt4/volume") >> 16)) oflag=direct conv=notrunc status=none
+for i in 0 1 2 3; do d4+=("$D/d${i}_$t0"); done
 dpll=0
 mkdir -p "$D/pll_src" "$T/dpll_mnt"
-ln "$D/s0" "$D/pll_src/s0"
+ln "$D/s0_$t0" "$D/pll_src/s0"
+ln "$D/s0_$t0" "$D/s0" # the NBD rows' member
 ((have_pll)) && "$pll" -o source="$D/pll_src",cache=never "$T/dpll_mnt" && dpll=1
 d_files=$(IFS=:; echo "${d4[*]}")
 d_list=$(IFS=,; echo "${d4[*]}")
-for f in d_raw d_one d_pll d_raw4 d_r0 d_inp d_raw4b d_raw1 d_inp1; do : >"$T/$f"; done
+for f in d_raw d_pll d_raw4 d_inp d_raw4b d_raw1 d_inp1; do : >"$T/$f"; done
 for rep in 1 2 3; do
-	fio_read "draw$rep" --filename="$D/s0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M | awk '{ print $1 }' >>"$T/d_raw"
-	fio_read "done$rep" --filename="$T/mnt1/volume" --rw=randread --bs=4k --iodepth=32 --size=500M | awk '{ print $1 }' >>"$T/d_one"
+	fio_read "draw$rep" --filename="$D/s0_$t0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M | awk '{ print $1 }' >>"$T/d_raw"
+	for t in "${transports[@]}"; do
+		fio_read "done$t$rep" --filename="$T/mnt1_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=500M | awk '{ print $1 }' >>"$T/d_one_$t"
+	done
 	((dpll)) && fio_read "dpll$rep" --filename="$T/dpll_mnt/s0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M |
 		awk '{ print $1 }' >>"$T/d_pll"
 	fio_read "draw4$rep" --filename="$d_files" --rw=randread --bs=4k --iodepth=8 --numjobs=4 --offset=1M --size=250M |
 		awk '{ print $1 }' >>"$T/d_raw4"
-	fio_read "dr0$rep" --filename="$T/mnt4/volume" --rw=randread --bs=4k --iodepth=32 --size=1000M | awk '{ print $1 }' >>"$T/d_r0"
+	for t in "${transports[@]}"; do
+		fio_read "dr0$t$rep" --filename="$T/mnt4_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=1000M | awk '{ print $1 }' >>"$T/d_r0_$t"
+	done
 done
-"$FSVOL" umount "$T/mnt4"
+for t in "${transports[@]}"; do "$FSVOL" umount "$T/mnt4_$t"; done
 # In-process: the same threads and depths as fio's (4 x QD8), alternated with
 # it; and one thread at QD32 against fio's one job at QD32. On a loaded
 # machine each thread gets a share of the CPUs: a single thread against
@@ -111,18 +151,22 @@ for rep in 1 2 3; do # the members are free of the mount now
 		awk '{ print $1 }' >>"$T/d_raw1"
 	"$BENCH" -q -b4K -r -t1 -o32 -d"$secs" -W1 -Su --json --members "$d_list" | jq '.results.total.read.iops' >>"$T/d_inp1"
 done
-"$FSVOL" umount "$T/mnt1"
+for t in "${transports[@]}"; do "$FSVOL" umount "$T/mnt1_$t"; done
 mounted=()
 ((dpll)) && { fusermount3 -u "$T/dpll_mnt" 2>/dev/null || umount -l "$T/dpll_mnt"; }
 r=$(median <"$T/d_raw") r4=$(median <"$T/d_raw4")
-a=$(median <"$T/d_one")
-row "FUSE single vs raw file" "$(iops "$a")" "$(iops "$r")" "$(ratio "$a" "$r")"
+for t in "${transports[@]}"; do
+	a=$(median <"$T/d_one_$t")
+	row "FUSE ($t) single vs raw file" "$(iops "$a")" "$(iops "$r")" "$(ratio "$a" "$r")"
+done
 if ((dpll)); then
 	p=$(median <"$T/d_pll")
 	row "passthrough_ll vs raw file" "$(iops "$p")" "$(iops "$r")" "$(ratio "$p" "$r")"
 fi
-a=$(median <"$T/d_r0")
-row "FUSE raid0 x4 vs 4 raw files (4 x QD8)" "$(iops "$a")" "$(iops "$r4")" "$(ratio "$a" "$r4")"
+for t in "${transports[@]}"; do
+	a=$(median <"$T/d_r0_$t")
+	row "FUSE ($t) raid0 x4 vs 4 raw files (4 x QD8)" "$(iops "$a")" "$(iops "$r4")" "$(ratio "$a" "$r4")"
+done
 a=$(median <"$T/d_inp") b=$(median <"$T/d_raw4b")
 row "in-process raid0 x4 vs 4 raw files (4 x QD8)" "$(iops "$a")" "$(iops "$b")" "$(ratio "$a" "$b")"
 a=$(median <"$T/d_inp1") b=$(median <"$T/d_raw1")

@@ -192,7 +192,7 @@ if command -v nbdkit >/dev/null && fio --enghelp=nbd >/dev/null 2>&1; then
 		list=$(IFS=,; echo "${nu[*]}")
 		: >"$T/nbdm_i" && : >"$T/nbdm_d2"
 		for rep in 1 2 3 4 5; do
-			"$here/$build/bin/fsvol-bench" -q -b4K -r -o32 -t1 -d"$secs" -W1 -Sh --json --members "$list" |
+			"$here/$build/bin/fsvol-bench" -q -b4K -r -o32 -t1 -d"$secs" -W1 -Su --json --members "$list" |
 				jq '.results.total.read.iops' >>"$T/nbdm_i"
 			fio_direct "$T/nbdm_d2"
 		done

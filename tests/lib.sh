@@ -170,7 +170,15 @@ fsvol_mount() {
 	[[ -e $mnt/volume ]] || fail "$mnt/volume missing after mount"
 	[[ -n $pid ]] || fail "$mnt/status has no 'pid:' line"
 	kill -0 "$pid" 2>/dev/null || fail "daemon pid $pid of $mnt not running"
+	# a run over io_uring that quietly fell back to /dev/fuse would test the wrong path
+	if [[ ${FSVOL_FUSE_TRANSPORT:-} == uring && " ${opts[*]} " != *" --nbd"* ]]; then
+		wait_for 10 "$mnt's ring registered" _not_registering "$mnt"
+		[[ $(_fuse_transport "$mnt") == uring* ]] ||
+			fail "FSVOL_FUSE_TRANSPORT=uring, but $mnt is served by: $(_fuse_transport "$mnt")"
+	fi
 }
+_fuse_transport() { sed -n 's/^fuse transport: //p' "$1/status"; }
+_not_registering() { [[ $(_fuse_transport "$1") != *"being registered"* ]]; }
 
 # fsvol_umount MNT: fsvol umount must succeed and leave no daemon behind.
 fsvol_umount() {

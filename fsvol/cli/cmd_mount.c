@@ -1,8 +1,10 @@
 /* fsvol mount / umount / status: assemble a volume and serve it through FUSE. */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <pthread.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -285,14 +287,28 @@ static int umount_opt(int i, const char *arg, void *ctx)
 }
 
 /* A stopped or wedged daemon leaves every access to its mount waiting in
- * the kernel, where no timer reaches it: a watchdog thread gives up for the
- * whole process (exiting kills the waiting thread too). */
+ * the kernel, where no timer reaches it; over FUSE over io_uring the wait is
+ * even unkillable (the kernel hands a request to the daemon's ring at once,
+ * and a request the daemon holds is waited out). So the command runs in a
+ * child whose output comes through pipes, and this process watches it:
+ * after the timeout it kills the child (which dies as soon as its wait
+ * ends, before doing anything more) and exits with the message. A thread
+ * watches instead when no child can be made. */
 static struct {
 	const struct cmd *c;
 	const char *mnt;
 	long secs;
 	atomic_int done;
-} wd;
+	int ctl; /* the child's end: a byte says "disarmed" */
+} wd = { .ctl = -1 };
+
+static void watchdog_give_up(void)
+{
+	cmd_err(wd.c, "%s: the daemon did not answer within %ld s (stopped or hung? "
+		      "see 'ps' for its state; --timeout SEC waits longer)", wd.mnt, wd.secs);
+	fflush(stdout);
+	_exit(1);
+}
 
 static void *watchdog_run(void *arg)
 {
@@ -305,19 +321,96 @@ static void *watchdog_run(void *arg)
 	}
 	if (atomic_load(&wd.done))
 		return NULL;
-	cmd_err(wd.c, "%s: the daemon did not answer within %ld s (stopped or hung? "
-		      "see 'ps' for its state; --timeout SEC waits longer)", wd.mnt, wd.secs);
-	fflush(stdout);
-	_exit(1);
+	watchdog_give_up();
+	return NULL;
+}
+
+/* The parent's side: relay the child's output, give up at the deadline
+ * unless it said it is past every access to the mount. Never returns. */
+static void watchdog_parent(pid_t child, int out, int err, int ctl)
+{
+	struct pollfd pf[3] = { { out, POLLIN, 0 }, { err, POLLIN, 0 }, { ctl, POLLIN, 0 } };
+	struct timespec now, end;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += wd.secs;
+	int armed = 1;
+	char buf[4096];
+	while (pf[0].fd >= 0 || pf[1].fd >= 0) {
+		int ms = -1;
+		if (armed) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long long left = (end.tv_sec - now.tv_sec) * 1000LL + (end.tv_nsec - now.tv_nsec) / 1000000;
+			ms = left < 0 ? 0 : (int)left;
+		}
+		int n = poll(pf, 3, ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0) { /* the deadline, and nothing said it was met */
+			kill(child, SIGKILL);
+			watchdog_give_up();
+		}
+		for (int i = 0; i < 3; i++) {
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			ssize_t k = read(pf[i].fd, buf, sizeof(buf));
+			if (k <= 0) {
+				close(pf[i].fd);
+				pf[i].fd = -1;
+			} else if (i == 2) {
+				armed = 0;
+			} else if (write(i == 0 ? 1 : 2, buf, (size_t)k) < 0) {
+				/* our reader went away: the child's output goes nowhere */
+			}
+		}
+	}
+	if (pf[2].fd >= 0)
+		close(pf[2].fd);
+	int st;
+	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+		;
+	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
 static void watchdog_arm(const struct cmd *c, const char *mnt, long secs)
 {
-	pthread_t t;
 	wd.c = c;
 	wd.mnt = mnt;
 	wd.secs = secs;
 	atomic_store(&wd.done, 0);
+	int out[2], err[2], ctl[2];
+	fflush(stdout);
+	fflush(stderr);
+	if (pipe2(out, O_CLOEXEC) == 0) {
+		if (pipe2(err, O_CLOEXEC) == 0) {
+			if (pipe2(ctl, O_CLOEXEC) == 0) {
+				pid_t p = fork();
+				if (p > 0) {
+					close(out[1]);
+					close(err[1]);
+					close(ctl[1]);
+					watchdog_parent(p, out[0], err[0], ctl[0]);
+				}
+				if (p == 0) { /* the command goes on here */
+					dup2(out[1], 1);
+					dup2(err[1], 2);
+					close(out[0]);
+					close(out[1]);
+					close(err[0]);
+					close(err[1]);
+					close(ctl[0]);
+					wd.ctl = ctl[1];
+					return;
+				}
+				close(ctl[0]);
+				close(ctl[1]);
+			}
+			close(err[0]);
+			close(err[1]);
+		}
+		close(out[0]);
+		close(out[1]);
+	}
+	pthread_t t;
 	if (pthread_create(&t, NULL, watchdog_run, NULL) == 0)
 		pthread_detach(t);
 }
@@ -325,6 +418,11 @@ static void watchdog_arm(const struct cmd *c, const char *mnt, long secs)
 static void watchdog_disarm(void)
 {
 	atomic_store(&wd.done, 1);
+	fflush(stdout);
+	if (wd.ctl >= 0 && write(wd.ctl, "d", 1) != 1) {
+		/* the watcher is gone: it gave up, and so does this */
+		_exit(1);
+	}
 }
 
 static int daemon_pid(const char *mnt)

@@ -17,6 +17,7 @@
 #include <fuse_lowlevel.h>
 #include <grp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,6 +100,7 @@ struct ff {
 	pthread_mutex_t trace_lock;
 	unsigned tracers;
 	struct events_log *events; /* MNT/events */
+	atomic_int ctl_jobs;       /* ctl commands on threads of their own (ff_ctl) */
 };
 
 /* A reader of MNT/trace: its cursor into the ring. */
@@ -644,20 +646,69 @@ static void ff_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	ff_handle_put(f, h);
 }
 
+/* A command written to MNT/ctl, run and answered. */
+static void ff_ctl_write(fuse_req_t req, struct ff *f, uint64_t fh, const char *buf, size_t size)
+{
+	char err[256];
+	int r = ctl_exec(f->v, buf, size, err, sizeof(err));
+	ff_ctl_reply(f, fh, r ? err : NULL);
+	if (r) {
+		fsvol_log(LOG_WARNING, "%s", err);
+		fuse_reply_err(req, -r);
+	} else {
+		fuse_reply_write(req, size);
+	}
+}
+
+struct ff_ctl_job {
+	fuse_req_t req;
+	struct ff *f;
+	uint64_t fh;
+	size_t size;
+	char buf[];
+};
+
+static void *ff_ctl_main(void *arg)
+{
+	struct ff_ctl_job *j = arg;
+	pthread_setname_np(pthread_self(), "fsvol-ctl");
+	struct ff *f = j->f;
+	ff_ctl_write(j->req, f, j->fh, j->buf, j->size);
+	free(j);
+	atomic_fetch_sub(&f->ctl_jobs, 1);
+	return NULL;
+}
+
+/* A ctl command may wait (superblocks written, a pass joined, spindles
+ * drained): on a FUSE ring thread, whose loop also completes file members'
+ * I/O, that wait could be for itself. It runs on a thread of its own there. */
+static void ff_ctl(fuse_req_t req, struct ff *f, uint64_t fh, const char *buf, size_t size)
+{
+	struct ff_ctl_job *j = fu_on_ring_thread() ? malloc(sizeof(*j) + size) : NULL;
+	if (j) {
+		*j = (struct ff_ctl_job){ .req = req, .f = f, .fh = fh, .size = size };
+		memcpy(j->buf, buf, size);
+		pthread_attr_t a;
+		pthread_t t;
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		atomic_fetch_add(&f->ctl_jobs, 1);
+		int r = pthread_create(&t, &a, ff_ctl_main, j);
+		pthread_attr_destroy(&a);
+		if (!r)
+			return;
+		atomic_fetch_sub(&f->ctl_jobs, 1);
+		free(j);
+	}
+	ff_ctl_write(req, f, fh, buf, size);
+}
+
 static void ff_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct ff *f = ff_of(req);
 	if (ino == INO_CTL) {
-		char err[256];
-		int r = ctl_exec(f->v, buf, size, err, sizeof(err));
-		ff_ctl_reply(f, fi->fh, r ? err : NULL);
-		if (r) {
-			fsvol_log(LOG_WARNING, "%s", err);
-			fuse_reply_err(req, -r);
-		} else {
-			fuse_reply_write(req, size);
-		}
+		ff_ctl(req, f, fi->fh, buf, size);
 		return;
 	}
 	if (ino != INO_VOLUME) {
@@ -849,6 +900,11 @@ int ff_run(struct ff *f, struct events_log *events, char *err, size_t errlen)
 	 * clean stop, like an unmount */
 	int r = fuse_session_loop_mt(f->se, cfg);
 	fuse_loop_cfg_destroy(cfg);
+	fu_quiesce(); /* no new request from the ring either: the drain sees them all */
+	while (atomic_load(&f->ctl_jobs)) { /* a ctl command still running uses the volume */
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
 	if (r < 0) {
 		snprintf(err, errlen, "serving %s failed: %s", f->o.mountpoint, strerror(-r));
 		return -EIO;

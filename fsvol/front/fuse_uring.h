@@ -31,7 +31,15 @@ int fu_attach(struct fuse_session *se, int want, int quiet, char *err, size_t er
  * made in place (the reply then needs no copy); page-aligned, valid until the
  * reply. NULL otherwise, or when len does not fit. */
 void *fu_request_buffer(size_t len);
-/* Stop the ring threads (the session loop has ended). */
+/* The session loop has ended: requests that still arrive through the ring
+ * are not dispatched (the kernel fails them when the device closes, as it
+ * does those the stopped loop left); returns once no ring thread is handing
+ * one to the engine, so a drain that follows sees every request. */
+void fu_quiesce(void);
+/* 1 on a ring thread: its loop also completes file members' I/O, so what
+ * runs there must not wait for I/O (fuse_front moves such work away). */
+int fu_on_ring_thread(void);
+/* Stop the ring threads (the engine has drained). */
 void fu_stop(void);
 /* The transport in use, for MNT/status and the log: "uring (2 queues x 32
  * entries)" or "dev" with the reason the ring is not used. */
