@@ -202,6 +202,7 @@ enum stats_why {
 	STATS_WHY_MIRROR,      /* extra copy of a mirrored write */
 	STATS_WHY_ALIGN,       /* read for an unaligned write */
 	STATS_WHY_REBUILD,     /* recovery: reading redundancy, writing the new member */
+	STATS_WHY_RESHAPE,     /* reshape: moving data to a new geometry */
 	STATS_WHY_COUNT
 };
 const char *stats_why_name(enum stats_why w);

@@ -33,6 +33,7 @@ static const char *const why_names[STATS_WHY_COUNT] = {
 	[STATS_WHY_MIRROR] = "mirror",
 	[STATS_WHY_ALIGN] = "align",
 	[STATS_WHY_REBUILD] = "rebuild",
+	[STATS_WHY_RESHAPE] = "reshape",
 };
 
 const char *stats_why_name(enum stats_why w)

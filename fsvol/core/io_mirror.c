@@ -90,7 +90,7 @@ static int mirror_read(struct eng_req *rq)
 
 static int mirror_write(struct eng_req *rq)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	uint64_t end = rq->seg_off + rq->seg_len;
 	unsigned copies = layout_copies(g);
 	if (!eng_once(rq))
@@ -133,7 +133,7 @@ struct mirror_win {
 /* The window at rq->rpos: at most MIRROR_WINDOW, within every copy's extent. */
 static int mirror_window(struct eng_req *rq, struct mirror_win *w, uint64_t *win, uint64_t failed)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	uint64_t end = rq->seg_off + rq->seg_len;
 	if (rq->rpos >= end)
 		return ENG_DONE;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/reshape.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/members/fault.h"
@@ -132,7 +133,7 @@ static int redundant(const struct vol *v)
 static int find_spare(const struct vol *v)
 {
 	for (unsigned s = v->geom.members; s < v->nslots; s++)
-		if (v->slot[s] && v->sb.slots[s].state == SB_SPARE)
+		if (v->slot[s] && v->sb.slots[s].state == SB_SPARE && !vol_reshape_new_member(v, s))
 			return (int)s;
 	return -1;
 }

@@ -18,6 +18,7 @@
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/reshape.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
@@ -244,6 +245,7 @@ void vol_status(struct vol *v, FILE *f)
 		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us\n",
 			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000);
 	}
+	vol_reshape_status(v, f);
 	vol_bitmap_status(v, f);
 	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
@@ -291,6 +293,7 @@ static void vol_free(struct vol *v)
 	free(v->mstate);
 	pthread_mutex_destroy(&v->state_lock);
 	vol_sync_destroy(v);
+	vol_reshape_free(v);
 	pthread_mutex_destroy(&v->rebuild_lock);
 	vol_md_destroy(v);
 	free(v);
@@ -305,6 +308,9 @@ int vol_start(struct vol *v)
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
 	int r = v->opts.readonly ? 0 : vol_md_start(v);
+	/* a reshape under way resumes first (the resync a crash owes follows it) */
+	if (!r && vol_reshaping(v) && !v->opts.readonly)
+		return vol_pass_start(v, VOL_PASS_RESHAPE);
 	/* an interrupted recovery, or a spare and a failed member: rebuild
 	 * first (the volume gets its redundancy back soonest) */
 	if (!r)
@@ -432,6 +438,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		r = -EINVAL;
 		goto fail;
 	}
+	if ((r = vol_reshape_load(v, err, errlen)))
+		goto fail;
 	if ((r = vol_bitmap_open(v, err, errlen)))
 		goto fail;
 	/* Counters exist at every level so the level can change at run time. */

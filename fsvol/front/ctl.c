@@ -47,10 +47,11 @@ static const struct ctl_verb_def {
 	{ "powercut", CTL_POWERCUT, 0, 0, "" },
 	{ "powercut-after", CTL_POWERCUT_AFTER, 1, 1, "K" },
 	{ "replace", CTL_REPLACE, 1, 2, "M [PATH]" },
+	{ "grow", CTL_GROW, 1, 1, "raid-devices=N,chunk=BYTES,level=L" },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
-		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH]"
+		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH], grow SPEC"
 
 /* A slot number below SB_MAX_SLOTS, or CTL_NO_INDEX. */
 static unsigned ctl_index(const char *arg)
@@ -237,6 +238,11 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 	case CTL_REMOVE:
 		r = c.verb == CTL_ADD ? vol_add(v, c.arg, why, sizeof(why))
 		    : c.verb == CTL_READD ? vol_readd(v, c.arg, why, sizeof(why)) : vol_remove(v, c.arg, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_GROW:
+		r = vol_grow(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;
