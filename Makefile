@@ -120,7 +120,8 @@ INTEGRATION_TESTS := \
 	tests/integration/65-md-state.sh \
 	tests/integration/66-prometheus.sh \
 	tests/integration/67-dashboard-history.sh \
-	tests/integration/68-bench-diskspd.sh
+	tests/integration/68-bench-diskspd.sh \
+	tests/integration/73-grow-raid5.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
