@@ -121,7 +121,9 @@ INTEGRATION_TESTS := \
 	tests/integration/66-prometheus.sh \
 	tests/integration/67-dashboard-history.sh \
 	tests/integration/68-bench-diskspd.sh \
-	tests/integration/73-grow-raid5.sh
+	tests/integration/73-grow-raid5.sh \
+	tests/integration/74-grow-raid6-chunk.sh \
+	tests/integration/75-grow-raid5-raid6.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

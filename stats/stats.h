@@ -137,6 +137,7 @@ enum stats_md_state {
 	STATS_MD_RECOVERING, /* a recovery or replace rebuilds a member */
 	STATS_MD_RESYNC,     /* resync or repair */
 	STATS_MD_CHECK,
+	STATS_MD_RESHAPE,    /* a reshape moves the data to a new geometry */
 	STATS_MD_NSTATES
 };
 /* The label value of state s ("recovering"); "?" out of range. */

@@ -13,6 +13,9 @@
 # At the end: the reshape completes, the capacity is NEW-CAPACITY (the FUSE
 # file), the writer's blocks and fio's (verify_only) read back, a scrub finds
 # 0 mismatches and the offline checker (fsvol-verify) agrees.
+# RESHAPE_CUT=powercut: every member has a volatile cache (--fault
+# N=cache=volatile) and the daemon dies by `fsvol ctl MNT powercut` (what was
+# not flushed is lost) instead of kill -9.
 requires fio
 requires jq
 
@@ -61,15 +64,34 @@ fio_half() {
 		--direct=1 --ioengine=psync --verify=crc32c --do_verify=1 --output="$T/fio.out" "$@"
 }
 
+# _cut_opts COUNT: mount options for RESHAPE_CUT=powercut (volatile caches on slots 0..COUNT-1)
+_cut_opts() {
+	local i
+	[[ ${RESHAPE_CUT:-kill} == powercut ]] || return 0
+	for ((i = 0; i < $1; i++)); do printf -- '--fault=%d=cache=volatile\n' "$i"; done
+}
+
+# _cut MNT PID: the crash
+_cut() {
+	if [[ ${RESHAPE_CUT:-kill} == powercut ]]; then
+		"$FSVOL" ctl "$1" powercut >/dev/null 2>&1 || true
+		wait_for 30 "the daemon $2 did not die at the power cut" _dead "$2"
+	else
+		kill -KILL "$2"
+	fi
+}
+_dead() { ! _alive "$1"; }
+
 reshape_crash() {
 	local name=$1 n=$2 nadd=$3 create=$4 grow=$5 newcap=$6 d=$T/$1 mem=() add=() i r pid wpid cap half
-	local pct target pos last_pos=0 out
+	local pct target pos last_pos=0 out opts
 	mkdir -p "$d"
 	for ((i = 0; i < n; i++)); do mem+=("$d/m$i"); done
 	for ((i = 0; i < nadd; i++)); do add+=("$d/a$i"); truncate -s 40M "$d/a$i"; done
 	# shellcheck disable=SC2086 # the create arguments are words
 	"$FSVOL" create -s 32M $create "${mem[@]}" >/dev/null || fail "$name: create"
-	fsvol_mount "$d/mnt" "${mem[@]}"
+	mapfile -t opts < <(_cut_opts "$n")
+	fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}"
 	cap=$(size_of "$d/mnt/volume")
 	half=$((cap / 2))
 	fio_half "$d/mnt" "$half" $((cap - half)) || fail "$name: fio before the reshape: $(cat "$T/fio.out")"
@@ -91,20 +113,21 @@ reshape_crash() {
 		[[ -n $pct ]] || fail "$name: round $r: the reshape ended before the kill (too fast): $(cat "$d/mnt/status")"
 		target=$((${pct%.*} + 2 + RANDOM % 8))
 		reshape_wait_past "$d/mnt" "$target"
-		kill -KILL "$pid"
+		_cut "$d/mnt" "$pid"
 		wait "$wpid" || fail "$name: round $r: writer failed: $(cat "$d/w$r.out")"
 		"$FSVOL" umount "$d/mnt" >/dev/null 2>&1 || fail "$name: umount of the dead mount failed"
 		_drop_cleanup fsvol "$d/mnt" "$pid"
-		_alive "$pid" && fail "$name: daemon $pid survived kill -9"
+		_alive "$pid" && fail "$name: daemon $pid survived the ${RESHAPE_CUT:-kill}"
 		# a plain mount resumes it where the superblocks say
 		local lines
 		lines=$(wc -l <"$DAEMON_LOG")
-		fsvol_mount "$d/mnt" "${mem[@]}" "${add[@]}" 2>"$d/mount$r.err"
+		mapfile -t opts < <(_cut_opts $((n + nadd)))
+		fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}" "${add[@]}" 2>"$d/mount$r.err"
 		reshape_speed "$d/mnt" "$RESHAPE_SPEED"
 		wait_for 60 "$name: round $r: the reshape did not resume" _resumed "$lines"
 		pos=$(tail -n +$((lines + 1)) "$DAEMON_LOG" | sed -n 's/.*reshape resumes at window \([0-9]*\) .*/\1/p' | head -1)
 		((pos > 0 && pos >= last_pos)) || fail "$name: round $r: resumed at window $pos (was at $last_pos)"
-		note "$name: round $r: killed past $target%, resumed at window $pos"
+		note "$name: round $r: ${RESHAPE_CUT:-kill} past $target%, resumed at window $pos"
 		last_pos=$pos
 		out=$("$ACKW" verify -L "$half" "$d/mnt/volume" "$d/log") ||
 			fail "$name: round $r: acknowledged writes lost: $out"

@@ -187,10 +187,6 @@ static int backup_io(struct vol *v, struct eng_req *hold, unsigned s, int write,
 		};
 		stats_trace_add(v->trace, &rec);
 	}
-	if (write)
-		atomic_fetch_add(&v->reshape->wr_bytes, len);
-	else
-		atomic_fetch_add(&v->reshape->rd_bytes, len);
 	return r;
 }
 
@@ -287,8 +283,6 @@ int vol_reshape_window(struct vol *v, uint64_t u)
 	if (!r)
 		r = flush_members(v);
 	if (!r) {
-		atomic_fetch_add(&rs->rd_bytes, src);
-		atomic_fetch_add(&rs->wr_bytes, len);
 		advance(v, off + len);
 	}
 	eng_reshape_release(hold, r);
@@ -539,8 +533,6 @@ int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 	v->sb.events++;
 	vol_sb_change_locked(v);
 	atomic_store(&rs->pos, 0);
-	atomic_store(&rs->rd_bytes, 0);
-	atomic_store(&rs->wr_bytes, 0);
 	rs->windows_backed = 0;
 	atomic_store(&rs->active, 1);
 	atomic_fetch_add(&rs->epoch, 1);
@@ -587,12 +579,10 @@ void vol_reshape_json(struct vol *v, FILE *f)
 	}
 	fprintf(f, ",\"reshape\":{\"pos\":%" PRIu64 ",\"end\":%" PRIu64 ",\"percent\":%.2f,\"old_level\":\"%s\","
 		"\"new_level\":\"%s\",\"old_members\":%u,\"new_members\":%u,\"old_chunk\":%llu,\"new_chunk\":%llu,"
-		"\"new_capacity\":%" PRIu64 ",\"window\":%" PRIu64 ",\"backup_windows\":%" PRIu64 ",\"read_bytes\":%"
-		PRIu64 ",\"write_bytes\":%" PRIu64 "}",
+		"\"new_capacity\":%" PRIu64 ",\"window\":%" PRIu64 ",\"backup_windows\":%" PRIu64 "}",
 		atomic_load(&rs->pos), rs->geom.capacity, percent(rs), layout_level_name(v->geom.level),
 		layout_level_name(rs->geom.level), v->geom.members, rs->geom.members, (unsigned long long)v->geom.chunk,
-		(unsigned long long)rs->geom.chunk, rs->geom.capacity, rs->window, rs->windows_backed,
-		(uint64_t)atomic_load(&rs->rd_bytes), (uint64_t)atomic_load(&rs->wr_bytes));
+		(unsigned long long)rs->geom.chunk, rs->geom.capacity, rs->window, rs->windows_backed);
 }
 
 void vol_reshape_free(struct vol *v)

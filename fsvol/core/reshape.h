@@ -28,7 +28,6 @@ struct vol_reshape {
 	uint64_t backup_len;          /* bytes of a window's backup on each member */
 	unsigned old_members;
 	uint64_t windows_backed;      /* windows that needed the backup */
-	atomic_uint_fast64_t rd_bytes, wr_bytes; /* member bytes the pass moved (backup too) */
 	uint8_t *buf;                 /* one window (and its backup), aligned */
 };
 

@@ -228,7 +228,7 @@ void vol_status(struct vol *v, FILE *f)
 		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatch%s", si.what,
 			si.running ? "running" : si.done ? "done" : "stopped",
 			si.total ? 100.0 * (double)si.pos / (double)si.total : 100.0, (unsigned long long)si.pos,
-			(unsigned long long)si.total, layout_is_parity(g) ? "stripes" : "chunks",
+			(unsigned long long)si.total, !strcmp(si.what, "reshape") ? "windows" : layout_is_parity(g) ? "stripes" : "chunks",
 			(unsigned long long)si.mismatches, si.mismatches == 1 ? "" : "es");
 		if (si.skipped) /* honest: these could not be checked at all */
 			fprintf(f, ", %llu skipped (no redundancy to check against)", (unsigned long long)si.skipped);
