@@ -52,6 +52,7 @@ UNIT_TESTS := \
 	test_layout \
 	test_members \
 	test_parity \
+	test_reshape \
 	test_sb \
 	test_size \
 	test_spindle \

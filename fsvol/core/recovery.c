@@ -323,7 +323,8 @@ static int free_slot(struct vol *v)
 
 int vol_add(struct vol *v, const char *path, char *err, size_t errlen)
 {
-	if (!redundant(v)) {
+	/* raid0 and linear: a spare only fsvol grow can use */
+	if (!redundant(v) && v->geom.level != LAYOUT_RAID0 && v->geom.level != LAYOUT_LINEAR) {
 		snprintf(err, errlen, "%s has no redundancy: a spare could never be used", layout_level_name(v->geom.level));
 		return -EINVAL;
 	}

@@ -84,10 +84,10 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 	return a;
 }
 
-/* The window and the backup's bytes per member, from the two geometries. */
-static int plan_window(struct vol_reshape *rs, const struct layout_geom *old, char *err, size_t errlen)
+int vol_reshape_plan(const struct layout_geom *old, const struct layout_geom *new, uint64_t *window,
+		     uint64_t *backup_len, char *err, size_t errlen)
 {
-	uint64_t os = stripe_of(old), ns = stripe_of(&rs->geom);
+	uint64_t os = stripe_of(old), ns = stripe_of(new);
 	/* lcm: both geometries' rows end together at every window's edge */
 	uint64_t w = os / gcd64(os, ns) * ns;
 	if (w < RESHAPE_MIN_WINDOW)
@@ -97,9 +97,9 @@ static int plan_window(struct vol_reshape *rs, const struct layout_geom *old, ch
 			 " bytes, more than %llu", w, RESHAPE_MAX_WINDOW);
 		return -EINVAL;
 	}
-	rs->window = w;
-	unsigned n = rs->geom.members;
-	rs->backup_len = ((w + n - 1) / n + 4095) & ~4095ull;
+	*window = w;
+	unsigned n = new->members;
+	*backup_len = ((w + n - 1) / n + 4095) & ~4095ull;
 	return 0;
 }
 
@@ -149,16 +149,20 @@ uint64_t vol_reshape_first(const struct vol *v)
 	return atomic_load(&v->reshape->pos) / v->reshape->window;
 }
 
-/* The new rows of window [off, off+len) reach old rows that still hold data
- * at or past off: a crash while writing them would lose that data. */
+int vol_reshape_overlap(const struct layout_geom *old, const struct layout_geom *new, uint64_t off, uint64_t len)
+{
+	if (off >= old->capacity)
+		return 0; /* nothing old at or past it */
+	/* the window's new rows end at new_end (member bytes); the old data at
+	 * or past off starts at old_start (off is an old stripe's start) */
+	uint64_t new_end = (off + len) / stripe_of(new) * new->chunk;
+	uint64_t old_start = off / stripe_of(old) * old->chunk;
+	return new_end > old_start;
+}
+
 static int needs_backup(const struct vol *v, uint64_t off, uint64_t len)
 {
-	const struct vol_reshape *rs = v->reshape;
-	if (off >= rs->old_capacity)
-		return 0;
-	uint64_t new_end = (off + len) / stripe_of(&rs->geom) * rs->geom.chunk;
-	uint64_t old_start = off / stripe_of(&v->geom) * v->geom.chunk;
-	return new_end > old_start;
+	return vol_reshape_overlap(&v->geom, &v->reshape->geom, off, len);
 }
 
 static int counted(const struct vol *v)
@@ -379,7 +383,7 @@ static int setup(struct vol *v, char *err, size_t errlen)
 		return r;
 	rs->old_capacity = v->geom.capacity;
 	rs->old_members = v->geom.members;
-	return plan_window(rs, &v->geom, err, errlen);
+	return vol_reshape_plan(&v->geom, &rs->geom, &rs->window, &rs->backup_len, err, errlen);
 }
 
 int vol_reshape_load(struct vol *v, char *err, size_t errlen)
@@ -465,6 +469,55 @@ static int refuse(char *err, size_t errlen, int r, const char *fmt, ...)
 	return r;
 }
 
+/* linear appends a member, raid1 gains a copy: no data moves, so the
+ * geometry changes at once, with the volume still (raid1's new copy is then
+ * rebuilt: md's recovery onto the new mirror leg). */
+static int grow_now(struct vol *v, unsigned n, char *err, size_t errlen)
+{
+	struct layout_geom g = v->geom;
+	int mirror = g.level == LAYOUT_RAID1;
+	if (mirror && n != g.members + 1)
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: raid1 gains one copy at a time (%u -> %u asked)",
+			      g.members, n);
+	g.members = n;
+	g.copies = mirror ? n : g.copies;
+	for (unsigned i = 0; i < n; i++)
+		g.member_size[i] = v->sb.slots[i].data_size;
+	int r = layout_init(&g, err, errlen);
+	if (r)
+		return r;
+	struct eng_req *hold = eng_reshape_hold(v, &g, 0, g.capacity, 1);
+	if (!hold)
+		return -ENOMEM;
+	vol_state_lock(v);
+	struct sb *s = &v->sb;
+	unsigned was = s->members;
+	if (mirror) /* out of the reads before it is in the geometry */
+		atomic_fetch_or(&v->failed, 1ull << was);
+	for (unsigned i = was; i < n; i++) {
+		s->slots[i].state = mirror ? SB_REBUILDING : SB_ACTIVE;
+		s->slots[i].rebuild_pos = 0;
+	}
+	s->spares -= n - was;
+	s->members = n;
+	s->copies = mirror ? n : s->copies;
+	s->volume_size = g.capacity;
+	s->events++;
+	v->geom = g;
+	eng_geom_changed(v);
+	if (mirror)
+		vol_rebuild_set(v, (int)was, 0);
+	vol_sb_change_locked(v);
+	pthread_mutex_unlock(&v->state_lock);
+	vol_md_sync(v);
+	eng_reshape_release(hold, 0);
+	fsvol_log(LOG_NOTICE, "grow: %s now %u members, capacity %" PRIu64 "%s", layout_level_name(g.level), n,
+		  g.capacity, mirror ? ": the new copy is rebuilt" : "");
+	if (mirror)
+		vol_recovery_kick(v);
+	return 0;
+}
+
 int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 {
 	VOL_NOT_ON_COMPLETION("vol_grow");
@@ -479,9 +532,13 @@ int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 		return refuse(err, errlen, -EROFS, "grow: the volume is read-only");
 	if (vol_reshaping(v))
 		return refuse(err, errlen, -EBUSY, "grow: a reshape of this %s is already under way", lname);
+	int now = g->level == LAYOUT_LINEAR || g->level == LAYOUT_RAID1;
 	if (g->level != LAYOUT_RAID4 && g->level != LAYOUT_RAID5 && g->level != LAYOUT_RAID6 &&
-	    g->level != LAYOUT_RAID0)
-		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s cannot be reshaped here (raid0, raid4, raid5, raid6)", lname);
+	    g->level != LAYOUT_RAID0 && !now)
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s cannot be reshaped here (linear, raid0, raid1, raid4, "
+			      "raid5, raid6)", lname);
+	if (now && (chunk || level >= 0))
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s only grows by members (no --chunk, no --level)", lname);
 	if (level >= 0 && level != (int)g->level && !(g->level == LAYOUT_RAID5 && level == LAYOUT_RAID6))
 		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s to another level: only raid5 -> raid6", lname);
 	if (atomic_load(&v->failed))
@@ -502,6 +559,9 @@ int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 		if (s >= v->nslots || !v->slot[s] || v->sb.slots[s].state != SB_SPARE)
 			return refuse(err, errlen, -EINVAL, "grow: %s to %u members needs a spare in slot %u (fsvol grow --add PATH, "
 				      "or fsvol add first)", lname, n, s);
+	if (now)
+		return n == g->members ? refuse(err, errlen, -EINVAL, "grow: nothing to change (%s, %u members)", lname, n)
+				       : grow_now(v, n, err, errlen);
 	vol_state_lock(v);
 	struct sb was = v->sb;
 	struct sb *s = &v->sb;

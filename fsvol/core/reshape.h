@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <stddef.h>
+
 #include "layout/layout.h"
 
 struct vol;
@@ -42,6 +44,17 @@ uint64_t vol_reshape_epoch(const struct vol *v);
 unsigned vol_reshape_members(const struct vol *v);
 /* Slot s is a member the reshape adds (kept from spare takeover). */
 int vol_reshape_new_member(const struct vol *v, unsigned s);
+
+/* The critical section: 1 when the new rows of window [off, off+len) (a
+ * window's edges) reach old rows that still hold data at or past off, so
+ * that a crash while writing them would lose it: the window is backed up
+ * first. Pure (tests). */
+int vol_reshape_overlap(const struct layout_geom *old, const struct layout_geom *new, uint64_t off, uint64_t len);
+/* The window (logical bytes moved at a time: a multiple of both stripes, at
+ * least 1 MiB) and the backup's bytes per member of the new geometry; 0, or
+ * -EINVAL (too large) with a message. Pure (tests). */
+int vol_reshape_plan(const struct layout_geom *old, const struct layout_geom *new, uint64_t *window,
+		     uint64_t *backup_len, char *err, size_t errlen);
 
 /* vol_open: a reshape recorded in the superblock (nothing when none).
  * 0 or -errno with a message. */
