@@ -116,8 +116,9 @@ const struct cmd cmd_grow = {
 	.operands = "MNT [PATH...]",
 	.summary = "reshape a mounted volume onto more members, a new chunk or raid6, while it serves (mdadm --grow)",
 	.more = "The data moves in the background, window by window; fsvol status shows \"reshape = x%\". The new "
-		"capacity appears when it ends. A crash or kill -9 mid-way resumes at the next mount. raid4, raid5 "
-		"and raid6 grow; raid5 goes to raid6 with one more member.",
+		"capacity appears when it ends. A crash or kill -9 mid-way resumes at the next mount. raid0, raid4, "
+		"raid5 and raid6 restripe; raid5 goes to raid6 with one more member; linear appends (nothing moves); "
+		"raid1 gains a copy (rebuilt onto the new member, one at a time). raid10 is not reshaped.",
 	.opts = grow_opts,
 	.run = grow_run,
 };

@@ -249,6 +249,21 @@ static uint8_t *window_buf(struct vol *v)
 	return rs->buf;
 }
 
+/* Write [off, off+len) in the new geometry in whole stripes: the engine
+ * serves a request in segments of ENG_SEG, and a stripe cut by a segment's
+ * edge would be read back to compute its parity. */
+static int write_new(struct eng_req *hold, const struct layout_geom *g, uint8_t *buf, uint64_t off, uint64_t len)
+{
+	uint64_t ns = stripe_of(g), step = ns <= ENG_SEG ? ENG_SEG / ns * ns : ns;
+	for (uint64_t done = 0; done < len; done += step) {
+		uint64_t n = len - done < step ? len - done : step;
+		int r = eng_reshape_io(hold, ENGINE_WRITE, g, buf + done, off + done, n);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 /* The window is in the new geometry: say so, on disk first. */
 static void advance(struct vol *v, uint64_t end)
 {
@@ -283,7 +298,7 @@ int vol_reshape_window(struct vol *v, uint64_t u)
 		}
 	}
 	if (!r)
-		r = eng_reshape_io(hold, ENGINE_WRITE, &rs->geom, buf, off, len);
+		r = write_new(hold, &rs->geom, buf, off, len);
 	if (!r)
 		r = flush_members(v);
 	if (!r) {
@@ -308,7 +323,7 @@ int vol_reshape_restore(struct vol *v)
 		return -ENOMEM;
 	int r = backup_rw(v, hold, buf, len, 0);
 	if (!r)
-		r = eng_reshape_io(hold, ENGINE_WRITE, &rs->geom, buf, off, len);
+		r = write_new(hold, &rs->geom, buf, off, len);
 	if (!r)
 		r = flush_members(v);
 	if (!r) {
