@@ -252,8 +252,11 @@ static void detail_text(const struct detail *d)
 	size_format(cmd_json_u64(d->st, "chunk", 0), chunk, sizeof(chunk));
 	printf("        Chunk Size : %s\n\n", chunk);
 	printf("Consistency Policy : %s\n\n", d->policy);
-	if (d->sync_name[0])
-		printf("%*s Status : %.0f%% complete\n%s", 11, d->sync_name, d->sync_pct, detail_reshape(d) ? "" : "\n");
+	if (d->sync_name[0]) {
+		printf("%*s Status : %.0f%% complete\n", 11, d->sync_name, d->sync_pct);
+		if (!detail_reshape(d))
+			putchar('\n');
+	}
 	printf("              Name : %s\n              UUID : %s\n            Events : %llu\n\n",
 	       or_q(cmd_json_str(d->st, "name")), or_q(cmd_json_str(d->st, "uuid")),
 	       (unsigned long long)cmd_json_u64(d->st, "events", 0));
