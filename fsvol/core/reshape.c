@@ -393,11 +393,12 @@ static int setup(struct vol *v, char *err, size_t errlen)
 	struct vol_reshape *rs = v->reshape;
 	if (!rs && !(rs = v->reshape = calloc(1, sizeof(*rs))))
 		return -ENOMEM;
+	free(rs->buf); /* an earlier reshape's window may have been smaller */
+	rs->buf = NULL;
 	int r = target_geom(&v->sb, &rs->geom, err, errlen);
 	if (r)
 		return r;
 	rs->old_capacity = v->geom.capacity;
-	rs->old_members = v->geom.members;
 	return vol_reshape_plan(&v->geom, &rs->geom, &rs->window, &rs->backup_len, err, errlen);
 }
 

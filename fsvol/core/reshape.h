@@ -28,7 +28,6 @@ struct vol_reshape {
 	uint64_t old_capacity;        /* data to move lies below it; zeros are written above */
 	uint64_t window;              /* logical bytes moved at a time (a multiple of both stripes) */
 	uint64_t backup_len;          /* bytes of a window's backup on each member */
-	unsigned old_members;
 	uint64_t windows_backed;      /* windows that needed the backup */
 	uint8_t *buf;                 /* one window (and its backup), aligned */
 };

@@ -13,6 +13,8 @@
 
 reshape_crash r5to6 4 1 "-l raid5 -c 64K" "--level raid6" $((3 * 32 * MiB))
 d=$T/r5to6
+# how many of the kills landed inside a window's critical section (random; said, not required)
+note "r5to6: windows written back from their backup at a resume: $(grep -c "written back from its backup" "$DAEMON_LOG" || true)"
 out=$("$FSVOL" examine "$d/m0")
 grep -q "Raid Level : raid6" <<<"$out" || fail "not raid6 after the reshape: $out"
 # raid6 for real: two members gone, the data still reads back

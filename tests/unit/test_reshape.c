@@ -206,6 +206,31 @@ START_TEST(test_grow_online)
 }
 END_TEST
 
+/* Two reshapes in one mount, the second with a larger window (its buffer too) */
+START_TEST(test_grow_twice)
+{
+	struct vol *v = mkvol("raid5", 3, 16 * K);
+	uint64_t cap = vol_geom(v)->capacity;
+	uint8_t *data = malloc(cap), *back = malloc(cap);
+	char err[256];
+	fill(data, cap, 42);
+	ck_assert_int_eq(engine_write(v, data, 0, cap), 0);
+	add_mem(v, "t", 0);
+	ck_assert_msg(vol_grow(v, "raid-devices=+1", err, sizeof(err)) == 0, "%s", err);
+	wait_reshape(v);
+	ck_assert_msg(vol_grow(v, "chunk=524288", err, sizeof(err)) == 0, "%s", err);
+	wait_reshape(v);
+	ck_assert_uint_eq(vol_geom(v)->members, 4);
+	ck_assert_uint_eq(vol_geom(v)->chunk, 512 * K);
+	ck_assert_int_eq(engine_read(v, back, 0, cap), 0);
+	ck_assert(!memcmp(back, data, cap));
+	ck_assert_uint_eq(check_mismatches(v), 0);
+	vol_close(v);
+	free(data);
+	free(back);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
 	struct vol *v = mkvol("raid5", 4, 64 * K);
@@ -231,6 +256,7 @@ static Suite *reshape_suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_loop_test(t, test_critical_section, 0, sizeof(rule_cases) / sizeof(rule_cases[0]));
 	tcase_add_loop_test(t, test_grow_online, 0, sizeof(grow_cases) / sizeof(grow_cases[0]));
+	tcase_add_test(t, test_grow_twice);
 	tcase_add_test(t, test_refusals);
 	suite_add_tcase(s, t);
 	return s;
