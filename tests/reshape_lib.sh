@@ -118,8 +118,12 @@ reshape_crash() {
 		"$ACKW" write -j 4 -t 300 -L "$half" "$d/mnt/volume" "$d/log" >"$d/w$r.out" 2>&1 &
 		wpid=$!
 		track_pid "$wpid"
+		# slow while fio runs (a loaded machine makes fio slow, not the
+		# reshape), so that some of the reshape is left for this round's cut
+		reshape_speed "$d/mnt" 500
 		fio_half "$d/mnt" "$half" $((cap - half)) ||
 			fail "$name: round $r: fio during the reshape: $(cat "$T/fio.out")"
+		reshape_speed "$d/mnt" "$RESHAPE_SPEED"
 		# a random point a little ahead of where it is now
 		pct=$(reshape_field "$d/mnt" percent)
 		[[ -n $pct ]] || fail "$name: round $r: the reshape ended before the kill (too fast): $(cat "$d/mnt/status")"
@@ -158,4 +162,53 @@ reshape_crash() {
 	fsvol_umount "$d/mnt"
 	out=$("$FSVOL_VERIFY" "${mem[@]}" "${add[@]}") || fail "$name: fsvol-verify: $out"
 	note "$name: fsvol-verify: $out"
+}
+
+# reshape_cuts NAME NMEMBERS NADD 'CREATE-ARGS' 'GROW-ARGS' K...: power cuts
+# placed inside windows: the members have volatile caches, the new ones are
+# spares from the start, and for each K `powercut-after K` lets K more member
+# writes land (a window's backup, its superblocks, its new stripes) before
+# the power goes; each plain mount resumes, the data reads back the same, and
+# at least one resume restores a window from its backup (its new rows were
+# half written). At the end the reshape completes, the data is the same and a
+# scrub finds 0 mismatches.
+_moved() { [[ $(jq -r '.reshape.pos // 0' "$1/status.json") -gt 0 ]]; }
+
+reshape_cuts() {
+	local name=$1 n=$2 nadd=$3 create=$4 grow=$5 d=$T/$1 mem=() opts=() i k pid cap lines restored
+	shift 5
+	mkdir -p "$d"
+	for ((i = 0; i < n + nadd; i++)); do mem+=("$d/m$i"); opts+=("--fault=$i=cache=volatile"); done
+	# shellcheck disable=SC2086 # the create arguments are words
+	"$FSVOL" create -s 32M $create --spares "$nadd" "${mem[@]}" >/dev/null || fail "$name: create"
+	fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}"
+	cap=$(size_of "$d/mnt/volume")
+	random_file "$d/data" "$cap"
+	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct conv=fsync status=none
+	echo "sync_speed_max 1000" >"$d/mnt/ctl"
+	lines=$(wc -l <"$DAEMON_LOG")
+	# shellcheck disable=SC2086 # the grow arguments are words
+	"$FSVOL" grow "$d/mnt" $grow --raid-devices $((n + nadd)) >/dev/null || fail "$name: grow"
+	for k in "$@"; do
+		pid=$(daemon_pid "$d/mnt")
+		# armed between windows (the pass waits ~1 s after each at 1 MB/s), so
+		# that K counts from a window's start
+		wait_for 60 "$name: the reshape did not move" _moved "$d/mnt"
+		echo "powercut-after $k" >"$d/mnt/ctl"
+		wait_for 60 "$name: no power cut after $k member writes" _dead "$pid"
+		"$FSVOL" umount "$d/mnt" >/dev/null 2>&1 || fail "$name: umount of the dead mount failed"
+		_drop_cleanup fsvol "$d/mnt" "$pid"
+		fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}" 2>/dev/null
+		echo "sync_speed_max 1000" >"$d/mnt/ctl"
+		cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "$name: data differs after a cut $k writes into the reshape"
+	done
+	restored=$(tail -n +$((lines + 1)) "$DAEMON_LOG" | grep -c "written back from its backup" || true)
+	note "$name: $# cuts inside the reshape, $restored window(s) written back from the backup"
+	((restored > 0)) || fail "$name: no cut landed in a critical section (K = $*)"
+	echo "sync_speed_max 200000" >"$d/mnt/ctl"
+	reshape_wait_done "$d/mnt"
+	cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "$name: data differs after the reshape"
+	out=$("$FSVOL" scrub "$d/mnt")
+	[[ $out == *"check done"*", 0 mismatches"* ]] || fail "$name: scrub: $out"
+	fsvol_umount "$d/mnt"
 }

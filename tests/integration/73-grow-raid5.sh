@@ -3,7 +3,8 @@
 # --add), under a verifying fio and an acknowledging writer, with kill -9 three
 # times at random points of the reshape: each plain mount resumes it, nothing
 # acknowledged is lost, fio's data verifies, the capacity grows by a member,
-# a scrub finds 0 mismatches (tests/reshape_lib.sh). Then what the reshape
+# a scrub finds 0 mismatches (tests/reshape_lib.sh); power cuts placed inside
+# the first windows (powercut-after K) resume from the backup. Then what the reshape
 # shows: status (mdstat's "reshape = x%"), status.json, fsvol detail, the trace
 # (member I/O labelled reshape), the member counters, an NBD connection that
 # sees the new size; and what grow refuses.
@@ -11,6 +12,9 @@
 . "$(dirname "$0")/../reshape_lib.sh"
 
 reshape_crash raid5 4 1 "-l raid5 -c 64K" "" $((4 * 32 * MiB))
+# power cuts inside the first windows, the ones backed up (their new rows
+# overlap old rows not yet moved)
+reshape_cuts cuts 4 1 "-l raid5 -c 64K" "" 12 14
 
 # --- what a reshape shows, and what it costs, on a volume exported over NBD too
 d=$T/show

@@ -7,7 +7,9 @@
 # member, one more parity), a scrub finds 0 mismatches, and the volume then
 # survives two failed members (tests/reshape_lib.sh). Every window of this
 # reshape goes through the backup, so the same again with power cuts
-# (volatile member caches, `fsvol ctl MNT powercut`) instead of kill -9.
+# (volatile member caches, `fsvol ctl MNT powercut`) instead of kill -9, and
+# with cuts placed inside windows (`powercut-after K`): a resume then writes
+# the window back from its backup.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../reshape_lib.sh"
 
@@ -24,5 +26,7 @@ note "r5to6 without m1 and m3: $out"
 fsvol_umount "$d/mnt"
 
 RESHAPE_CUT=powercut reshape_crash cut 4 1 "-l raid5 -c 64K" "--level raid6" $((3 * 32 * MiB))
+# and cuts placed inside windows (every window here is backed up first)
+reshape_cuts cuts 4 1 "-l raid5 -c 64K" "--level raid6" 12 7 18 14
 
 echo "PASS"
