@@ -26,7 +26,6 @@
 
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/reshape.h"
-#include "fsvol/core/volume.h"
 #include "fsvol/meta/bitmap.h"
 #include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
@@ -257,7 +256,7 @@ static int write_new(struct eng_req *hold, const struct layout_geom *g, uint8_t 
 	uint64_t ns = stripe_of(g), step = ns <= ENG_SEG ? ENG_SEG / ns * ns : ns;
 	for (uint64_t done = 0; done < len; done += step) {
 		uint64_t n = len - done < step ? len - done : step;
-		int r = eng_reshape_io(hold, ENGINE_WRITE, g, buf + done, off + done, n);
+		int r = eng_reshape_io(hold, ENG_K_WRITE, g, buf + done, off + done, n);
 		if (r)
 			return r;
 	}
@@ -286,7 +285,7 @@ int vol_reshape_window(struct vol *v, uint64_t u)
 	uint64_t src = off < rs->old_capacity ? rs->old_capacity - off : 0;
 	if (src > len)
 		src = len;
-	int r = src ? eng_reshape_io(hold, ENGINE_READ, &v->geom, buf, off, src) : 0;
+	int r = src ? eng_reshape_io(hold, ENG_K_READ, &v->geom, buf, off, src) : 0;
 	memset(buf + src, 0, rs->backup_len * rs->geom.members - src);
 	if (!r && needs_backup(v, off, len)) {
 		r = backup_rw(v, hold, buf, len, 1);
@@ -534,7 +533,7 @@ static int grow_now(struct vol *v, unsigned n, char *err, size_t errlen)
 	return 0;
 }
 
-int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen)
+int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 {
 	VOL_NOT_ON_COMPLETION("vol_grow");
 	const struct layout_geom *g = &v->geom;
@@ -559,10 +558,6 @@ int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s to another level: only raid5 -> raid6", lname);
 	if (atomic_load(&v->failed))
 		return refuse(err, errlen, -EINVAL, "grow: the %s is degraded: recover it first (md refuses too)", lname);
-	struct vol_sync_info si;
-	vol_sync_info(v, &si);
-	if (si.running)
-		return refuse(err, errlen, -EBUSY, "grow: a %s is running: wait for it (or stop it)", si.what);
 	int to6 = level == LAYOUT_RAID6 && g->level == LAYOUT_RAID5;
 	if (plus)
 		n += g->members;

@@ -70,6 +70,9 @@ int vol_reshape_finish(struct vol *v);
 /* A crash left a window's backup recorded: write it back first. 0 or -errno. */
 int vol_reshape_restore(struct vol *v);
 
+/* vol_grow (volume.h) once no other pass runs. */
+int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen);
+
 /* MNT/status lines and status.json's "reshape" member (nothing / null when
  * none). */
 void vol_reshape_status(struct vol *v, FILE *f);

@@ -299,6 +299,17 @@ static void vol_free(struct vol *v)
 	free(v);
 }
 
+int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen)
+{
+	struct vol_sync_info si;
+	vol_sync_info(v, &si);
+	if (si.running && !vol_reshaping(v)) {
+		snprintf(err, errlen, "grow: a %s is running: wait for it", si.what);
+		return -EBUSY;
+	}
+	return vol_reshape_grow(v, spec, err, errlen);
+}
+
 int vol_start(struct vol *v)
 {
 	/* Threads do not survive fork: start them in the process that serves. */
