@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/reshape.h"
 #include "fsvol/meta/bitmap.h"
@@ -360,11 +361,14 @@ int vol_reshape_finish(struct vol *v)
 	vol_sb_change_locked(v);
 	v->geom = rs->geom;
 	eng_geom_changed(v);
+	int rb = vol_bitmap_grow(v); /* checked to fit when the reshape began */
 	atomic_store(&rs->active, 0);
 	atomic_fetch_add(&rs->epoch, 1);
 	pthread_mutex_unlock(&v->state_lock);
 	vol_md_sync(v);
 	eng_reshape_release(hold, 0);
+	if (rb)
+		fsvol_log(LOG_ERR, "reshape: the write-intent bitmap keeps its old regions: %s", strerror(-rb));
 	char cap[32];
 	size_format(v->geom.capacity, cap, sizeof(cap));
 	fsvol_log(LOG_NOTICE, "reshape done: %s, %u members, chunk %llu, capacity %s (%" PRIu64 " windows, %" PRIu64
@@ -520,12 +524,15 @@ static int grow_now(struct vol *v, unsigned n, char *err, size_t errlen)
 	s->events++;
 	v->geom = g;
 	eng_geom_changed(v);
+	int rb = vol_bitmap_grow(v);
 	if (mirror)
 		vol_rebuild_set(v, (int)was, 0);
 	vol_sb_change_locked(v);
 	pthread_mutex_unlock(&v->state_lock);
 	vol_md_sync(v);
 	eng_reshape_release(hold, 0);
+	if (rb)
+		fsvol_log(LOG_ERR, "grow: the write-intent bitmap keeps its old regions: %s", strerror(-rb));
 	fsvol_log(LOG_NOTICE, "grow: %s now %u members, capacity %" PRIu64 "%s", layout_level_name(g.level), n,
 		  g.capacity, mirror ? ": the new copy is rebuilt" : "");
 	if (mirror)
@@ -596,6 +603,9 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 		r = refuse(err, errlen, -EINVAL, "grow: nothing to change (%s, %u members, same chunk)", lname, n);
 	if (!r)
 		r = backup_room(v, err, errlen);
+	if (!r && !vol_bitmap_fits(v, rs->geom.capacity))
+		r = refuse(err, errlen, -EFBIG, "grow: the write-intent bitmap (chunk %llu) has no room for the new "
+			   "capacity's regions", (unsigned long long)v->sb.bitmap_chunk);
 	if (r) {
 		v->sb = was;
 		pthread_mutex_unlock(&v->state_lock);
