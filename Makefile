@@ -55,6 +55,7 @@ UNIT_TESTS := \
 	test_members \
 	test_parity \
 	test_ppl \
+	test_reshape \
 	test_sb \
 	test_size \
 	test_spindle \
@@ -126,6 +127,9 @@ INTEGRATION_TESTS := \
 	tests/integration/68-bench-diskspd.sh \
 	tests/integration/70-nbd-async.sh \
 	tests/integration/72-fuse-uring-edges.sh \
+	tests/integration/73-grow-raid5.sh \
+	tests/integration/74-grow-raid6-chunk.sh \
+	tests/integration/75-grow-raid5-raid6.sh \
 	tests/integration/76-ppl.sh \
 	tests/integration/77-journal.sh \
 	tests/integration/78-write-mostly.sh \

@@ -162,7 +162,7 @@ static void size_histograms(FILE *f, const char *volume, const struct stats_view
 static const char *const md_state_names[STATS_MD_NSTATES] = {
 	[STATS_MD_ACTIVE] = "active",         [STATS_MD_INACTIVE] = "inactive",
 	[STATS_MD_RECOVERING] = "recovering", [STATS_MD_RESYNC] = "resync",
-	[STATS_MD_CHECK] = "check",
+	[STATS_MD_CHECK] = "check",           [STATS_MD_RESHAPE] = "reshape",
 };
 
 const char *stats_md_state_name(enum stats_md_state s)
@@ -202,7 +202,7 @@ static void md_families(FILE *f, const char *volume, const struct stats_view_dev
 	label_value(f, volume);
 	fprintf(f, "} %" PRIu64 "\n", md->blocks);
 	family(f, "fsvol_md_blocks_synced", "gauge",
-	       "1 KiB blocks done by a running resync, check or repair (= fsvol_md_blocks when none runs).");
+	       "1 KiB blocks done by a running resync, check, repair or reshape (= fsvol_md_blocks when none runs).");
 	fputs("fsvol_md_blocks_synced{volume=", f);
 	label_value(f, volume);
 	fprintf(f, "} %" PRIu64 "\n", md->blocks_synced);

@@ -140,6 +140,7 @@ enum stats_md_state {
 	STATS_MD_RECOVERING, /* a recovery or replace rebuilds a member */
 	STATS_MD_RESYNC,     /* resync or repair */
 	STATS_MD_CHECK,
+	STATS_MD_RESHAPE,    /* a reshape moves the data to a new geometry */
 	STATS_MD_NSTATES
 };
 /* The label value of state s ("recovering"); "?" out of range. */
@@ -207,6 +208,7 @@ enum stats_why {
 	STATS_WHY_REBUILD,     /* recovery: reading redundancy, writing the new member */
 	STATS_WHY_PPL,         /* partial parity log record (metadata area, before the stripe write) */
 	STATS_WHY_JOURNAL,     /* write journal record (the journal member) */
+	STATS_WHY_RESHAPE,     /* reshape: moving data to a new geometry */
 	STATS_WHY_COUNT
 };
 const char *stats_why_name(enum stats_why w);

@@ -35,6 +35,7 @@ static const char *const why_names[STATS_WHY_COUNT] = {
 	[STATS_WHY_REBUILD] = "rebuild",
 	[STATS_WHY_PPL] = "ppl",
 	[STATS_WHY_JOURNAL] = "journal",
+	[STATS_WHY_RESHAPE] = "reshape",
 };
 
 const char *stats_why_name(enum stats_why w)

@@ -54,7 +54,7 @@ int cmd_size(const struct cmd *c, const char *opt, const char *s, uint64_t *out)
 
 extern const struct cmd cmd_create, cmd_examine, cmd_mount, cmd_umount, cmd_status, cmd_map,
 	cmd_layout, cmd_model, cmd_stat, cmd_trace, cmd_scrub, cmd_fail, cmd_add, cmd_readd, cmd_remove,
-	cmd_detail, cmd_ctl, cmd_serve, cmd_replace, cmd_monitor;
+	cmd_detail, cmd_ctl, cmd_serve, cmd_replace, cmd_monitor, cmd_grow;
 
 /* Write one command to MNT/ctl. 0, or -errno with the reason in reason:
  * the daemon's own words for a refused command (EINVAL), else the error. */

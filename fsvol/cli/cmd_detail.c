@@ -158,10 +158,10 @@ static void detail_state(struct detail *d)
 	if (d->sync_running && action)
 		snprintf(d->state + n, sizeof(d->state) - n, ", %s",
 			 !strcmp(action, "recovery") ? "recovering" : !strcmp(action, "resync") ? "resyncing"
-			 : !strcmp(action, "check") ? "checking" : "repairing");
+			 : !strcmp(action, "check") ? "checking" : !strcmp(action, "reshape") ? "reshaping" : "repairing");
 	if (d->sync_running && action) {
 		snprintf(d->sync_name, sizeof(d->sync_name), "%s", !strcmp(action, "recovery") ? "Rebuild"
-			 : !strcmp(action, "resync") ? "Resync" : "Check");
+			 : !strcmp(action, "resync") ? "Resync" : !strcmp(action, "reshape") ? "Reshape" : "Check");
 		d->sync_pct = cmd_json_num(sync, "percent", 0);
 	}
 	const struct cmd_json *bm = cmd_json_get(d->st, "bitmap");
@@ -208,6 +208,29 @@ static void fmt_kib(uint64_t bytes, char *out, size_t len)
 	snprintf(out, len, "%llu (%.2f %s %.2f %s)", (unsigned long long)(bytes / 1024), bv, bu, dv, du);
 }
 
+/* mdadm's lines under "Reshape Status" (what the reshape goes to); 1 when
+ * there were some. */
+static int detail_reshape(const struct detail *d)
+{
+	const struct cmd_json *rs = cmd_json_get(d->st, "reshape");
+	if (!rs || rs->t != CMD_JSON_OBJ)
+		return 0;
+	unsigned from = (unsigned)cmd_json_u64(rs, "old_members", 0), to = (unsigned)cmd_json_u64(rs, "new_members", 0);
+	const char *l0 = cmd_json_str(rs, "old_level"), *l1 = cmd_json_str(rs, "new_level");
+	uint64_t c0 = cmd_json_u64(rs, "old_chunk", 0), c1 = cmd_json_u64(rs, "new_chunk", 0);
+	char chunk[32];
+	if (to != from)
+		printf("     Delta Devices : %d, (%u->%u)\n", (int)to - (int)from, from, to);
+	if (l0 && l1 && strcmp(l0, l1))
+		printf("         New Level : %s\n", l1);
+	if (c0 != c1) {
+		size_format(c1, chunk, sizeof(chunk));
+		printf("     New Chunksize : %s\n", chunk);
+	}
+	putchar('\n');
+	return 1;
+}
+
 static void detail_text(const struct detail *d)
 {
 	char t[64], sz[64], chunk[32];
@@ -242,8 +265,11 @@ static void detail_text(const struct detail *d)
 	size_format(cmd_json_u64(d->st, "chunk", 0), chunk, sizeof(chunk));
 	printf("        Chunk Size : %s\n\n", chunk);
 	printf("Consistency Policy : %s\n\n", d->policy);
-	if (d->sync_name[0])
-		printf("%*s Status : %.0f%% complete\n\n", 11, d->sync_name, d->sync_pct);
+	if (d->sync_name[0]) {
+		printf("%*s Status : %.0f%% complete\n", 11, d->sync_name, d->sync_pct);
+		if (!detail_reshape(d))
+			putchar('\n');
+	}
 	printf("              Name : %s\n              UUID : %s\n            Events : %llu\n\n",
 	       or_q(cmd_json_str(d->st, "name")), or_q(cmd_json_str(d->st, "uuid")),
 	       (unsigned long long)cmd_json_u64(d->st, "events", 0));
@@ -299,6 +325,9 @@ static void detail_json(const struct detail *d)
 		printf("{\"action\":\"%s\",\"percent\":%.1f}", d->sync_name, d->sync_pct);
 	else
 		printf("null");
+	const struct cmd_json *rs = cmd_json_get(d->st, "reshape");
+	if (rs && rs->t == CMD_JSON_OBJ)
+		printf(",\"delta_devices\":%d", (int)cmd_json_u64(rs, "new_members", 0) - (int)cmd_json_u64(rs, "old_members", 0));
 	printf(",\"name\":");
 	stats_json_string(stdout, cmd_json_str(d->st, "name"));
 	printf(",\"uuid\":");

@@ -7,7 +7,7 @@
 
 const struct cmd *const cmd_all[] = {
 	&cmd_create, &cmd_examine, &cmd_mount, &cmd_umount, &cmd_status, &cmd_map, &cmd_layout, &cmd_model, &cmd_stat, &cmd_trace, &cmd_scrub,
-	&cmd_fail, &cmd_add, &cmd_readd, &cmd_remove, &cmd_replace, &cmd_detail, &cmd_monitor, &cmd_ctl, &cmd_serve, NULL,
+	&cmd_fail, &cmd_add, &cmd_readd, &cmd_remove, &cmd_replace, &cmd_grow, &cmd_detail, &cmd_monitor, &cmd_ctl, &cmd_serve, NULL,
 };
 
 static void usage(FILE *f)

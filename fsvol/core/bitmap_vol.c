@@ -77,6 +77,47 @@ void vol_bitmap_free(struct vol *v)
 	v->bitmap = NULL;
 }
 
+int vol_bitmap_fits(const struct vol *v, uint64_t capacity)
+{
+	const struct vol_bitmap *b = v->bitmap;
+	return !b || bitmap_image_bytes(bitmap_bits(capacity, b->chunk)) == b->bytes;
+}
+
+int vol_bitmap_grow(struct vol *v)
+{
+	struct vol_bitmap *b = v->bitmap;
+	if (!b)
+		return 0;
+	uint64_t nbits = bitmap_bits(v->geom.capacity, b->chunk);
+	if (nbits <= b->nbits)
+		return 0;
+	if (!vol_bitmap_fits(v, v->geom.capacity))
+		return -EFBIG;
+	/* the images keep their blocks (the new bits are zero padding now);
+	 * the per-region state grows */
+	uint32_t *inflight = calloc(nbits, sizeof(*inflight));
+	uint8_t *age = calloc(nbits, 1), *cand = calloc((nbits + 7) / 8, 1);
+	if (!inflight || !age || !cand) {
+		free(inflight);
+		free(age);
+		free(cand);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&b->lock);
+	memcpy(inflight, b->inflight, b->nbits * sizeof(*inflight));
+	memcpy(age, b->age, b->nbits);
+	memcpy(cand, b->cand, (b->nbits + 7) / 8);
+	free(b->inflight);
+	free(b->age);
+	free(b->cand);
+	b->inflight = inflight;
+	b->age = age;
+	b->cand = cand;
+	b->nbits = nbits;
+	pthread_mutex_unlock(&b->lock);
+	return 0;
+}
+
 /* The members that must hold the image: every present role member, failed
  * ones aside (a member being rebuilt included). */
 static int bm_target(const struct vol *v, unsigned i)

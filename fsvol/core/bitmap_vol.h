@@ -22,6 +22,12 @@ void vol_bitmap_tick(struct vol *v);
 /* At close, after the last write was flushed and the thread stopped: a healthy,
  * clean volume writes an all-clear image. Frees everything. */
 void vol_bitmap_close(struct vol *v);
+/* The capacity grew (a reshape's end, the volume still): regions for the new
+ * space. 0, -EFBIG when the image would need more 4 KiB blocks than it has
+ * (vol_bitmap_fits says so first), -ENOMEM. */
+int vol_bitmap_grow(struct vol *v);
+/* 1 when the image for capacity fits the blocks it has now (or no bitmap). */
+int vol_bitmap_fits(const struct vol *v, uint64_t capacity);
 void vol_bitmap_free(struct vol *v);
 
 /* The engine's ST_BITMAP step for a write segment [off, off+len): 1 when

@@ -31,7 +31,8 @@ enum { ENG_DONE = 0, ENG_ISSUE = 1, ENG_WAIT = 4 };
 /* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
 enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
 		ENG_K_REBUILD, ENG_K_COPY /* a replacement's unit (md's want_replacement) */,
-		ENG_K_FIX /* a listed bad block's unit rewritten on its member (core/bbl_vol.c) */ };
+		ENG_K_FIX, /* a listed bad block's unit rewritten on its member (core/bbl_vol.c) */
+		ENG_K_RESHAPE /* holds a reshape window's locks (reshape.c) */ };
 
 /* One contiguous run of memory for one member range (data-area offsets). */
 struct eng_piece {
@@ -76,6 +77,8 @@ struct eng_lockset {
 
 struct eng_req {
 	struct vol *v;
+	const struct layout_geom *geom; /* the segment's: v->geom, or a reshape's new one */
+	uint64_t epoch;          /* the reshape epoch the segment was mapped in */
 	struct eng_req *next;    /* run queue, lock wait list, free list */
 	struct vol_waiter wait;  /* queued on the bitmap or for superblocks */
 	int kind;
@@ -128,6 +131,9 @@ static inline int eng_why_meta(int why)
 #define ENG_F_NOLOCK 0x2u        /* the parent holds the locks */
 #define ENG_F_ACKED 0x4u         /* acknowledged early (a write-back journal has it) */
 #define ENG_F_BEHIND 0x8u        /* a write-behind: only the write-mostly legs (write_behind.c) */
+#define ENG_F_RESHAPE 0x10u       /* a reshape's I/O: its geometry is set, no bitmap, labelled reshape */
+/* A family step's answer for ENG_K_RESHAPE: the locks are held, park. */
+#define ENG_PARK 3
 
 /* A RAID family's I/O: one file per family, one const table each. */
 struct eng_family {
@@ -214,6 +220,21 @@ void eng_locks_set(struct eng_lockset *l, uint64_t unit, uint64_t off, uint64_t 
 int eng_locks_take(struct eng_locktab *t, struct eng_req *rq);
 void eng_locks_drop(struct eng_locktab *t, struct eng_req *rq);
 void eng_kick(struct eng_req *rq);
+/* The volume's geometry changed (a reshape's end, the volume still). */
+void eng_geom_changed(struct vol *v);
+/* engine.c, for reshape.c (on the sync thread: these wait). Hold the locks
+ * of a window [off, off+len) in the volume's geometry and g (all: every
+ * bucket, the volume stands still); NULL without memory. */
+struct eng_req *eng_reshape_hold(struct vol *v, const struct layout_geom *g, uint64_t off, uint64_t len,
+				 int all);
+/* Drop them; res (0 or -errno) ends the window's trace line. */
+int eng_reshape_release(struct eng_req *hold, int res);
+/* A read or write in geometry g under the hold's locks, counted below the
+ * layer and traced as reshape: 0 or -errno. */
+int eng_reshape_io(struct eng_req *hold, int op, const struct layout_geom *g, void *buf, uint64_t off,
+		   uint64_t len);
+/* Add the units of [off, off+len) to a set (a reshape window: both geometries). */
+void eng_locks_add(struct eng_lockset *l, uint64_t unit, uint64_t off, uint64_t len);
 
 
 #endif

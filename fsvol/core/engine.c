@@ -30,6 +30,7 @@
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/failfast.h"
 #include "fsvol/core/write_behind.h"
+#include "fsvol/core/reshape.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
@@ -154,6 +155,7 @@ static struct eng_req *req_get(struct vol *v)
 	rq->plans = keep.plans;
 	rq->cap_plans = keep.cap_plans;
 	rq->v = v;
+	rq->geom = &v->geom;
 	rq->wait.resume = req_resume;
 	return rq;
 }
@@ -262,6 +264,8 @@ int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, 
 		rq->pieces = p;
 		rq->cap_pieces = cap;
 	}
+	if (rq->flags & ENG_F_RESHAPE)
+		why = STATS_WHY_RESHAPE; /* a reshape's member I/O shows as such in the trace */
 	rq->pieces[rq->npieces++] = (struct eng_piece){
 		.slot = slot, .op = (uint8_t)op, .why = (uint8_t)why, .off = off, .len = len, .buf = buf
 	};
@@ -484,9 +488,9 @@ static int batch_issue(struct eng_req *rq)
 
 /* ---- segments ---- */
 
-static uint64_t lock_unit(const struct vol *v)
+static uint64_t lock_unit(const struct eng_req *rq)
 {
-	return v->eng->fam->lock_unit(&v->geom);
+	return eng_family_of(rq->geom)->lock_unit(rq->geom);
 }
 
 static int is_aligned(const void *buf, uint64_t off, uint64_t len)
@@ -498,16 +502,29 @@ static int is_aligned(const void *buf, uint64_t off, uint64_t len)
 static int seg_begin(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
-	const struct eng_family *fam = v->eng->fam;
+	if (rq->kind == ENG_K_RESHAPE) {
+		/* a reshape window: the units of both geometries over it */
+		rq->seg_off = rq->off;
+		rq->seg_len = rq->seg_n = rq->len;
+		eng_locks_set(&rq->lk, eng_family_of(&v->geom)->lock_unit(&v->geom), rq->off, rq->len, 1);
+		eng_locks_add(&rq->lk, lock_unit(rq), rq->off, rq->len);
+		return 0;
+	}
 	if (rq->kind >= ENG_K_RESYNC) {
-		fam->resync_range(&v->geom, rq->unit, &rq->seg_off, &rq->seg_len);
+		rq->geom = &v->geom;
+		v->eng->fam->resync_range(&v->geom, rq->unit, &rq->seg_off, &rq->seg_len);
 		rq->seg_n = rq->seg_len;
-		eng_locks_set(&rq->lk, lock_unit(v), rq->seg_off, rq->seg_len, 1);
+		eng_locks_set(&rq->lk, lock_unit(rq), rq->seg_off, rq->seg_len, 1);
 		return 0;
 	}
 	uint64_t o = rq->off + rq->progress, n = rq->len - rq->progress;
 	if (n > ENG_SEG)
 		n = ENG_SEG;
+	/* a reshape under way: one geometry per segment (cut at its position) */
+	rq->epoch = vol_reshape_epoch(v);
+	if (!(rq->flags & ENG_F_RESHAPE))
+		rq->geom = vol_reshape_geom(v, o, &n);
+	const struct eng_family *fam = eng_family_of(rq->geom);
 	uint64_t a = o & ~(uint64_t)(ENG_ALIGN - 1), b = (o + n + ENG_ALIGN - 1) & ~(uint64_t)(ENG_ALIGN - 1);
 	uint8_t *mem = rq->buf + rq->progress;
 	rq->seg_n = n;
@@ -529,11 +546,12 @@ static int seg_begin(struct eng_req *rq)
 	else if (rq->kind == ENG_K_WRITE)
 		/* parity updates and partial-block merges need the region to
 		 * themselves; plain aligned writes only exclude those */
-		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, unaligned || fam->parity);
-	else if (fam->parity && (eng_failed(v) || ppl_reads_lock(v) || vol_bbl_any(v)))
+		eng_locks_set(&rq->lk, lock_unit(rq), a, b - a, unaligned || fam->parity);
+	else if ((fam->parity && (eng_failed(v) || ppl_reads_lock(v) || vol_bbl_any(v))) || vol_reshaping(v))
 		/* a reconstructing read must not see a half-written stripe; nor
-		 * any read one a write-back journal acknowledged */
-		eng_locks_set(&rq->lk, lock_unit(v), a, b - a, 0);
+		 * any read one a write-back journal acknowledged, nor a reshape
+		 * window being moved */
+		eng_locks_set(&rq->lk, lock_unit(rq), a, b - a, 0);
 	else
 		rq->lk.want = 0;
 	return 0;
@@ -623,12 +641,12 @@ static int batch_settle(struct eng_req *rq)
 	}
 	/* md's bad-block log: a sector-local error is listed, not the member failed */
 	int listed_end = vol_bbl_settle(rq, &bad);
-	for (unsigned i = 0; i < v->geom.members; i++)
+	for (unsigned i = 0; i < rq->geom->members; i++)
 		if (bad & (1ull << i))
 			vol_fail_slot(v, i, atomic_load(&rq->member_err));
 	if (listed_end)
 		return 0;
-	if (++rq->tries < ENG_MAX_TRIES && layout_survives(&v->geom, eng_failed(v))) {
+	if (++rq->tries < ENG_MAX_TRIES && layout_survives(rq->geom, eng_failed(v))) {
 		/* replan the whole segment on what survives */
 		eng_scratch_free(rq);
 		rq->phase = 0; /* the family's first step */
@@ -654,7 +672,7 @@ static int flush_step(struct eng_req *rq)
 	if (rebuilding >= 0)
 		failed &= ~(1ull << rebuilding);
 	for (unsigned i = 0; i < v->nslots; i++)
-		if (v->slot[i] && (i < v->geom.members ? !(failed & (1ull << i))
+		if (v->slot[i] && (i < vol_reshape_members(v) ? !(failed & (1ull << i))
 				   : (int)i == atomic_load(&v->replace_with) || ppl_is_journal(v, i)) &&
 		    (v->slot[i]->caps & MEMBER_CAN_FLUSH)) {
 			int r = eng_piece(rq, i, MEMBER_FLUSH, STATS_WHY_DATA, 0, 0, NULL);
@@ -699,8 +717,10 @@ int eng_window_loop(struct eng_req *rq, const struct eng_window_ops *ops, void *
 
 static int family_step(struct eng_req *rq)
 {
-	const struct eng_family *fam = rq->v->eng->fam;
+	const struct eng_family *fam = eng_family_of(rq->geom);
 	switch (rq->kind) {
+	case ENG_K_RESHAPE:
+		return ENG_PARK;
 	case ENG_K_READ:
 		return fam->read(rq);
 	case ENG_K_WRITE:
@@ -750,7 +770,9 @@ static void req_finish(struct eng_req *rq)
 			.seq = rq->trace_parent, .parent = 0, .t_start_ns = rq->t0, .latency_ns = now - rq->t0,
 			.offset = rq->seg_off, .length = rq->seg_len, .dev = -1,
 			.op = rq->kind == ENG_K_RESYNC && !rq->repair ? STATS_READ : STATS_WRITE,
-			.why = rq->kind >= ENG_K_REBUILD ? STATS_WHY_REBUILD : STATS_WHY_DATA, .error = (int16_t)rq->res,
+			.why = rq->kind == ENG_K_RESHAPE ? STATS_WHY_RESHAPE
+			       : rq->kind >= ENG_K_REBUILD ? STATS_WHY_REBUILD : STATS_WHY_DATA,
+			.error = (int16_t)rq->res,
 		};
 		stats_trace_add(v->trace, &rec);
 	}
@@ -810,9 +832,16 @@ static void eng_step(struct eng_req *rq)
 		case ST_LOCK:
 			if (rq->lk.want && !eng_locks_take(v->eng->locks, rq))
 				return; /* queued on a bucket: its release kicks us */
+			if (rq->kind < ENG_K_FLUSH && !(rq->flags & (ENG_F_RESHAPE | ENG_F_NOLOCK)) &&
+			    rq->epoch != vol_reshape_epoch(v)) {
+				/* a reshape window moved while we waited: map again */
+				eng_locks_drop(v->eng->locks, rq);
+				rq->state = ST_START;
+				break;
+			}
 			rq->state = ST_BITMAP;
 			/* a write-behind's bits were taken for it by its parent (eng_behind_submit) */
-			if (rq->kind == ENG_K_WRITE && !(rq->flags & ENG_F_BEHIND) &&
+			if (rq->kind == ENG_K_WRITE && !(rq->flags & (ENG_F_BEHIND | ENG_F_RESHAPE)) &&
 			    !vol_bitmap_begin(v, rq->seg_off, rq->seg_len, &rq->wait))
 				return; /* its bits are being written: the metadata thread kicks us */
 			break;
@@ -853,6 +882,12 @@ static void eng_step(struct eng_req *rq)
 			}
 			if (r == ENG_WAIT)
 				return; /* still ST_FAMILY: whoever queued it (ppl.c, write_behind.c) kicks it */
+			if (r == ENG_PARK) {
+				/* a reshape window's locks are held: its thread works, then kicks us */
+				rq->state = ST_SEG_END;
+				rq->done(rq->arg, 1);
+				return;
+			}
 			rq->state = ST_WAIT;
 			r = batch_issue(rq);
 			if (r < 0) {
@@ -873,10 +908,16 @@ static void eng_step(struct eng_req *rq)
 				vol_rebuild_advance(v, rq->gen, rq->seg_off + rq->seg_len);
 			if (rq->kind == ENG_K_FIX)
 				vol_bbl_fixed(rq); /* its entries go before a write can pass the member by */
-			if (rq->kind == ENG_K_WRITE)
+			if (rq->kind == ENG_K_WRITE && !(rq->flags & ENG_F_RESHAPE))
 				vol_bitmap_end(v, rq->seg_off, rq->seg_len);
 			if (rq->lk.want)
 				eng_locks_drop(v->eng->locks, rq);
+			if (rq->kind == ENG_K_READ && !rq->res && !rq->lk.want && !(rq->flags & ENG_F_NOLOCK) &&
+			    rq->epoch != vol_reshape_epoch(v)) {
+				/* read without locks while a reshape began: read it again, locked */
+				rq->state = ST_START;
+				break;
+			}
 			if (!rq->res && rq->kind == ENG_K_READ && rq->seg_buf != rq->buf + rq->progress)
 				memcpy(rq->buf + rq->progress, rq->seg_buf + (rq->off + rq->progress - rq->seg_off),
 				       rq->seg_n);
@@ -1142,6 +1183,108 @@ int engine_fix(struct vol *v, unsigned slot, uint64_t unit, engine_done_fn done,
 	rq->why = STATS_WHY_DATA;
 	req_start(rq);
 	return 0;
+}
+
+/* ---- a reshape's window (reshape.c) ---- */
+
+void eng_geom_changed(struct vol *v)
+{
+	v->eng->fam = eng_family_of(&v->geom);
+}
+
+struct eng_hold {
+	sem_t locked, done;
+	int res;
+};
+
+static void hold_done(void *arg, int res)
+{
+	struct eng_hold *h = arg;
+	if (res == 1) { /* parked: the locks are held */
+		sem_post(&h->locked);
+		return;
+	}
+	h->res = res;
+	sem_post(&h->done);
+}
+
+static void sem_wait_intr(sem_t *s)
+{
+	while (sem_wait(s) < 0 && errno == EINTR)
+		;
+}
+
+struct eng_req *eng_reshape_hold(struct vol *v, const struct layout_geom *g, uint64_t off, uint64_t len,
+				 int all)
+{
+	struct eng_hold *h = malloc(sizeof(*h));
+	struct eng_req *rq = h ? req_get(v) : NULL;
+	if (!rq) {
+		free(h);
+		return NULL;
+	}
+	sem_init(&h->locked, 0, 0);
+	sem_init(&h->done, 0, 0);
+	rq->kind = ENG_K_RESHAPE;
+	rq->flags = ENG_F_INTERNAL | ENG_F_RESHAPE;
+	rq->geom = g;
+	rq->off = off;
+	/* all: every bucket (as many units as buckets), the volume stands still */
+	rq->len = all ? (uint64_t)ENG_LOCKS * lock_unit(rq) : len;
+	rq->t0 = eng_now(v);
+	if (stats_trace_on(v->trace))
+		rq->trace_parent = stats_trace_id(v->trace);
+	rq->done = hold_done;
+	rq->arg = h;
+	rq->why = STATS_WHY_RESHAPE;
+	req_start(rq);
+	sem_wait_intr(&h->locked);
+	if (all)
+		rq->seg_len = rq->len = len; /* the trace shows the volume */
+	return rq;
+}
+
+int eng_reshape_release(struct eng_req *rq, int res)
+{
+	struct eng_hold *h = rq->arg;
+	rq->res = res;
+	eng_kick(rq);
+	sem_wait_intr(&h->done);
+	int r = h->res;
+	sem_destroy(&h->locked);
+	sem_destroy(&h->done);
+	free(h);
+	req_put(rq);
+	return r;
+}
+
+int eng_reshape_io(struct eng_req *hold, int op, const struct layout_geom *g, void *buf, uint64_t off,
+		   uint64_t len)
+{
+	struct vol *v = hold->v;
+	struct eng_req *rq = req_get(v);
+	if (!rq)
+		return -ENOMEM;
+	struct eng_waiter w;
+	int was = tl_may_block;
+	sem_init(&w.sem, 0, 0);
+	rq->kind = op;
+	rq->flags = ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_RESHAPE;
+	rq->geom = g;
+	rq->buf = buf;
+	rq->off = off;
+	rq->len = len;
+	rq->done = waiter_done;
+	rq->arg = &w;
+	rq->why = STATS_WHY_RESHAPE;
+	rq->t0 = eng_now(v);
+	rq->trace_parent = hold->trace_parent;
+	tl_may_block = 1;
+	req_start(rq);
+	tl_may_block = was;
+	sem_wait_intr(&w.sem);
+	sem_destroy(&w.sem);
+	return w.res;
 }
 
 unsigned engine_active(const struct vol *v)

@@ -147,7 +147,7 @@ static int mirror_wb_plan(struct eng_req *rq, uint64_t *skip, uint64_t *only)
 
 static int mirror_write(struct eng_req *rq)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	uint64_t end = rq->seg_off + rq->seg_len, skip, only;
 	unsigned copies = layout_copies(g);
 	if (rq->phase == ENG_ONCE_DONE)
@@ -197,7 +197,7 @@ struct mirror_win {
 /* The window at rq->rpos: at most MIRROR_WINDOW, within every copy's extent. */
 static int mirror_window(struct eng_req *rq, struct mirror_win *w, uint64_t *win, uint64_t failed)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	uint64_t end = rq->seg_off + rq->seg_len;
 	if (rq->rpos >= end)
 		return ENG_DONE;

@@ -41,7 +41,7 @@ static uint64_t stripe_bytes(const struct layout_geom *g)
 static int gather_lost(struct eng_req *rq, const struct eng_plan *pl, void *blocks[], unsigned *nparity,
 		       unsigned lost[], unsigned *nlost, uint64_t span)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	const struct layout_plan *p = &pl->p;
 	unsigned nd = g->data_members, np = layout_parity_count(g);
 	for (unsigned j = 0; j < nd + 2; j++)
@@ -105,7 +105,7 @@ static int plan_reads(struct eng_req *rq, struct eng_plan *pl, int why_override)
 /* Degraded read of one stripe piece: recover the lost columns, copy out. */
 static int read_reconstruct(struct eng_req *rq, struct eng_plan *pl)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	const struct layout_plan *p = &pl->p;
 	uint64_t span = p->span_hi - p->span_lo;
 	void *blocks[LAYOUT_MAX_MEMBERS + 2];
@@ -128,7 +128,7 @@ static int read_reconstruct(struct eng_req *rq, struct eng_plan *pl)
 /* Plan a read round from rq->rpos: healthy stripes straight, lost ones planned. */
 static int read_round(struct eng_req *rq)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	uint64_t sbytes = stripe_bytes(g), end = rq->seg_off + rq->seg_len;
 	uint64_t pos = rq->rpos, budget = 0;
 	while (pos < end) {
@@ -215,7 +215,7 @@ static const uint8_t *col_read(const struct eng_plan *pl, int role, int j, uint6
 /* Compute the new parity of a plan and add its write pieces. */
 static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	const struct layout_plan *p = &pl->p;
 	unsigned nd = g->data_members;
 	uint64_t span = p->span_hi - p->span_lo;
@@ -322,7 +322,7 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 /* Plan a write round from rq->rpos: as many stripes as fit the budget. */
 static int write_round(struct eng_req *rq)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	uint64_t sbytes = stripe_bytes(g), end = rq->seg_off + rq->seg_len;
 	uint64_t pos = rq->rpos, budget = 0;
 	int r;
@@ -419,7 +419,7 @@ struct parity_win {
 
 static void parity_win_init(struct eng_req *rq, struct parity_win *w, uint64_t failed)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	w->nd = g->data_members;
 	w->np = layout_parity_count(g);
 	w->n = w->nd + w->np;
@@ -442,7 +442,7 @@ static uint64_t win_x(const struct eng_req *rq)
 static int resync_window(struct eng_req *rq, void *wp, uint64_t *win)
 {
 	struct parity_win *w = wp;
-	if (win_x(rq) >= rq->v->geom.chunk)
+	if (win_x(rq) >= rq->geom->chunk)
 		return ENG_DONE;
 	*win = w->win;
 	if (rq->phase == ENG_WIN_READ) {
@@ -530,7 +530,7 @@ static int parity_resync(struct eng_req *rq)
 static int rebuild_window(struct eng_req *rq, void *wp, uint64_t *win)
 {
 	struct parity_win *w = wp;
-	if (win_x(rq) >= rq->v->geom.chunk)
+	if (win_x(rq) >= rq->geom->chunk)
 		return ENG_DONE;
 	*win = w->win;
 	return ENG_WIN_GO;

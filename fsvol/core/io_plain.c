@@ -7,7 +7,7 @@
 /* One batch: every extent of the segment. */
 static int plain_rw(struct eng_req *rq, int op)
 {
-	const struct layout_geom *g = &rq->v->geom;
+	const struct layout_geom *g = rq->geom;
 	uint64_t failed = eng_failed(rq->v), end = rq->seg_off + rq->seg_len;
 	if (!eng_once(rq))
 		return ENG_DONE;

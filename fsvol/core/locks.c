@@ -55,6 +55,15 @@ void eng_locks_set(struct eng_lockset *l, uint64_t unit, uint64_t off, uint64_t 
 	}
 }
 
+void eng_locks_add(struct eng_lockset *l, uint64_t unit, uint64_t off, uint64_t len)
+{
+	uint64_t a = off / unit, b = (off + len - 1) / unit;
+	for (uint64_t u = a; u <= b && u - a < ENG_LOCKS; u++) {
+		unsigned h = (unsigned)(u % ENG_LOCKS);
+		l->bits[h / 64] |= 1ull << (h % 64);
+	}
+}
+
 static int bucket_free_for(const struct eng_bucket *b, int excl)
 {
 	return !b->writer && (!excl || !b->readers);

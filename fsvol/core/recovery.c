@@ -15,6 +15,7 @@
 
 #include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/reshape.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/members/fault.h"
@@ -133,7 +134,7 @@ static int redundant(const struct vol *v)
 static int find_spare(const struct vol *v)
 {
 	for (unsigned s = v->geom.members; s < v->nslots; s++)
-		if (v->slot[s] && v->sb.slots[s].state == SB_SPARE)
+		if (v->slot[s] && v->sb.slots[s].state == SB_SPARE && !vol_reshape_new_member(v, s))
 			return (int)s;
 	return -1;
 }
@@ -334,7 +335,8 @@ int vol_add_flags(struct vol *v, const char *path, unsigned flags, char *err, si
 {
 	if (flags && vol_flags_check(&v->geom, flags, err, errlen))
 		return -EINVAL;
-	if (!redundant(v)) {
+	/* raid0 and linear: a spare only fsvol grow can use */
+	if (!redundant(v) && v->geom.level != LAYOUT_RAID0 && v->geom.level != LAYOUT_LINEAR) {
 		snprintf(err, errlen, "%s has no redundancy: a spare could never be used", layout_level_name(v->geom.level));
 		return -EINVAL;
 	}

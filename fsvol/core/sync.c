@@ -2,7 +2,8 @@
  * (md's sync thread and md_do_sync): resync and repair (make the redundancy
  * agree with the data), check (count what disagrees), recovery (rebuild a
  * member from redundancy), replace (build a spare from the role it is to
- * take, md's want_replacement). Room for reshape in enum vol_pass.
+ * take, md's want_replacement), reshape (move the data to a new geometry,
+ * core/reshape.c).
  *
  * One window loop (sync_window) walks the units for every pass; a pass is a
  * const table of callbacks (struct pass_ops): whether it is interrupted,
@@ -25,6 +26,7 @@
 
 #include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/ppl.h"
+#include "fsvol/core/reshape.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/util/log.h"
@@ -173,6 +175,8 @@ struct pass_ops {
 	/* the bytes it covered count skipped units too (the speed of a resumed
 	 * recovery is over its span) */
 	int span;
+	/* the logical range of unit u (NULL: the engine's resync unit) */
+	void (*range)(struct pass_run *p, uint64_t u, uint64_t *off, uint64_t *len);
 };
 
 /* md_do_sync's loop, for every pass: units from p->first to the end. The
@@ -189,7 +193,10 @@ static int sync_window(struct pass_run *p, const struct pass_ops *ops, uint64_t 
 			r = r < 0 ? r : 0;
 			break;
 		}
-		engine_unit_range(v, u, &off, &len);
+		if (ops->range)
+			ops->range(p, u, &off, &len);
+		else
+			engine_unit_range(v, u, &off, &len);
 		if (ops->skip && ops->skip(p, off, len)) {
 			p->clean++;
 			atomic_store(&s->pos, u + 1);
@@ -407,6 +414,52 @@ static int run_replace(struct vol *v)
 	return done;
 }
 
+/* reshape: only umount stops it (it resumes at the next mount) */
+static int reshape_interrupted(struct pass_run *p)
+{
+	return atomic_load(&p->v->sync->intr);
+}
+
+static int reshape_unit(struct pass_run *p, uint64_t u)
+{
+	return vol_reshape_window(p->v, u);
+}
+
+static void reshape_range(struct pass_run *p, uint64_t u, uint64_t *off, uint64_t *len)
+{
+	vol_reshape_window_range(p->v, u, off, len);
+}
+
+static const struct pass_ops reshape_ops = {
+	.interrupted = reshape_interrupted, .unit = reshape_unit, .range = reshape_range, .span = 1,
+};
+
+/* A reshape, from the first window not yet moved (after the one a crash left
+ * in the backup); the new geometry becomes the volume's at the end. */
+static int run_reshape(struct vol *v)
+{
+	struct vol_sync *s = v->sync;
+	if (!vol_reshaping(v))
+		return 1;
+	int r = vol_reshape_restore(v);
+	struct pass_run p = { .v = v, .pass = VOL_PASS_RESHAPE, .first = vol_reshape_first(v) };
+	uint64_t u = p.first, off = 0, len = 0;
+	if (u < s->total)
+		vol_reshape_window_range(v, u, &off, &len);
+	p.base = off;
+	fsvol_log(LOG_NOTICE, "reshape %s at window %llu of %llu", u ? "resumes" : "starts", (unsigned long long)u,
+		  (unsigned long long)s->total);
+	if (!r)
+		r = sync_window(&p, &reshape_ops, &u);
+	int done = !r && u == s->total;
+	if (done)
+		r = vol_reshape_finish(v);
+	fsvol_log(LOG_NOTICE, "reshape %s: %llu of %llu windows%s%s", done && !r ? "done" : "stopped",
+		  (unsigned long long)atomic_load(&s->pos), (unsigned long long)s->total, r ? ": " : "",
+		  r ? strerror(-r) : "");
+	return done && !r;
+}
+
 static int run_pass(struct vol *v, enum vol_pass pass)
 {
 	switch (pass) {
@@ -418,8 +471,10 @@ static int run_pass(struct vol *v, enum vol_pass pass)
 	case VOL_PASS_CHECK:
 	case VOL_PASS_REPAIR:
 		return run_check(v, pass);
+	case VOL_PASS_RESHAPE:
+		return run_reshape(v);
 	default:
-		return 0; /* reshape: not yet */
+		return 0;
 	}
 }
 
@@ -428,7 +483,7 @@ static void sync_pass_begin(struct vol *v, enum vol_pass pass)
 {
 	struct vol_sync *s = v->sync;
 	s->pass = pass;
-	s->total = engine_resync_units(v);
+	s->total = pass == VOL_PASS_RESHAPE ? vol_reshape_windows(v) : engine_resync_units(v);
 	atomic_store(&s->pos, 0);
 	atomic_store(&s->bytes, 0);
 	s->t0 = stats_now();
@@ -454,6 +509,10 @@ static void *sync_main(void *arg)
 			next = VOL_PASS_RECOVERY;
 		else if (go && take_wanted(s, VOL_PASS_REPLACE) && atomic_load(&v->replace_slot) >= 0)
 			next = VOL_PASS_REPLACE;
+		else if (go && take_wanted(s, VOL_PASS_RESHAPE) && vol_reshaping(v))
+			next = VOL_PASS_RESHAPE;
+		else if (go && pass == VOL_PASS_RESHAPE && done && vol_resync_owed(v) && !atomic_load(&v->failed))
+			next = VOL_PASS_RESYNC; /* what a crash left owed, in the new geometry */
 		else if (go && pass == VOL_PASS_RECOVERY && done && vol_resync_owed(v) && !atomic_load(&v->failed))
 			next = VOL_PASS_RESYNC;
 		if (next != VOL_PASS_NONE) {
@@ -472,9 +531,11 @@ int vol_pass_start(struct vol *v, enum vol_pass pass)
 	struct vol_sync *s = v->sync;
 	int r = 0;
 	VOL_NOT_ON_COMPLETION("vol_pass_start");
-	if (pass <= VOL_PASS_NONE || pass >= VOL_PASS_RESHAPE)
+	if (pass <= VOL_PASS_NONE || pass >= VOL_PASS_COUNT || (pass == VOL_PASS_RESHAPE && !vol_reshaping(v)))
 		return -EINVAL;
-	if (!engine_resync_units(v))
+	if (pass != VOL_PASS_RESHAPE && vol_reshaping(v))
+		return -EBUSY; /* one geometry at a time: it runs after the reshape */
+	if (pass != VOL_PASS_RESHAPE && !engine_resync_units(v))
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	if (s->closed) {

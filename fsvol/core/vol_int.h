@@ -76,6 +76,7 @@ struct vol {
 	/* background passes, one at a time (core/sync.c): resync, check, repair,
 	 * recovery, replace; opaque outside sync.c */
 	struct vol_sync *sync;
+	struct vol_reshape *reshape;    /* core/reshape.c; NULL: never reshaped since mount */
 	/* recovery: one slot at a time is rebuilt (md recovers one at a time
 	 * too); below rebuild_pos (logical bytes) it is in sync, above it it
 	 * counts as failed. -1: none. rebuild_gen changes with every new target
@@ -243,7 +244,7 @@ enum vol_pass {
 	VOL_PASS_REPLACE,  /* build a spare from the role it is to take */
 	VOL_PASS_CHECK,    /* count what disagrees */
 	VOL_PASS_REPAIR,   /* rewrite what disagrees */
-	VOL_PASS_RESHAPE,  /* room for it: not yet */
+	VOL_PASS_RESHAPE,  /* move the data to a new geometry (core/reshape.c) */
 	VOL_PASS_COUNT
 };
 const char *vol_pass_name(enum vol_pass p);

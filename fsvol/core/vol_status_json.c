@@ -9,6 +9,7 @@
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/write_behind.h"
 #include "fsvol/core/failfast.h"
+#include "fsvol/core/reshape.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "stats/stats.h"
@@ -133,6 +134,7 @@ void vol_status_json(struct vol *v, FILE *f)
 		fprintf(f, ",\"mismatches\":%llu,\"skipped\":%llu}", (unsigned long long)si.mismatches,
 			(unsigned long long)si.skipped);
 	}
+	vol_reshape_json(v, f);
 	fprintf(f, ",\"resync_pending\":%s", vol_resync_pending(v) ? "true" : "false");
 	fprintf(f, ",\"mismatch_count\":%llu,\"sync_speed_min\":%u,\"sync_speed_max\":%u,\"bitmap\":",
 		(unsigned long long)si.mismatches, si.speed_min, si.speed_max);

@@ -23,6 +23,7 @@
 #include "fsvol/meta/bbl.h"
 #include "fsvol/core/write_behind.h"
 #include "fsvol/core/failfast.h"
+#include "fsvol/core/reshape.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
 
@@ -259,7 +260,7 @@ void vol_status(struct vol *v, FILE *f)
 		fprintf(f, "      %s %s: %.1f%% (%llu/%llu %s), %llu mismatch%s", si.what,
 			si.running ? "running" : si.done ? "done" : "stopped",
 			si.total ? 100.0 * (double)si.pos / (double)si.total : 100.0, (unsigned long long)si.pos,
-			(unsigned long long)si.total, layout_is_parity(g) ? "stripes" : "chunks",
+			(unsigned long long)si.total, !strcmp(si.what, "reshape") ? "windows" : layout_is_parity(g) ? "stripes" : "chunks",
 			(unsigned long long)si.mismatches, si.mismatches == 1 ? "" : "es");
 		if (si.skipped) /* honest: these could not be checked at all */
 			fprintf(f, ", %llu skipped (no redundancy to check against)", (unsigned long long)si.skipped);
@@ -276,6 +277,7 @@ void vol_status(struct vol *v, FILE *f)
 		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us\n",
 			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000);
 	}
+	vol_reshape_status(v, f);
 	vol_bitmap_status(v, f);
 	ppl_status(v, f);
 	wb_status(v, f);
@@ -328,9 +330,35 @@ static void vol_free(struct vol *v)
 	free(v->mstate);
 	pthread_mutex_destroy(&v->state_lock);
 	vol_sync_destroy(v);
+	vol_reshape_free(v);
 	pthread_mutex_destroy(&v->rebuild_lock);
 	vol_md_destroy(v);
 	free(v);
+}
+
+int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen)
+{
+	struct vol_sync_info si;
+	vol_sync_info(v, &si);
+	if (si.running && !vol_reshaping(v)) {
+		snprintf(err, errlen, "grow: a %s is running: wait for it", si.what);
+		return -EBUSY;
+	}
+	/* md refuses these too: the logs and the lists are in the old geometry */
+	if (v->sb.consistency == SB_CONS_PPL || v->sb.consistency == SB_CONS_JOURNAL) {
+		snprintf(err, errlen, "grow: the volume has a %s: md does not reshape with one either",
+			 v->sb.consistency == SB_CONS_PPL ? "partial parity log" : "write journal");
+		return -EOPNOTSUPP;
+	}
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (vol_bad_blocks(v, i, NULL)) {
+			char name[VOL_NAME_LEN];
+			vol_slot_name(v, i, name);
+			snprintf(err, errlen, "grow: %s (%s) has blocks in its bad-block list: replace it first", name,
+				 v->slot[i] ? v->slot[i]->path : "missing");
+			return -EBUSY;
+		}
+	return vol_reshape_grow(v, spec, err, errlen);
 }
 
 int vol_start(struct vol *v)
@@ -342,6 +370,9 @@ int vol_start(struct vol *v)
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
 	int r = v->opts.readonly ? 0 : vol_md_start(v);
+	/* a reshape under way resumes first (the resync a crash owes follows it) */
+	if (!r && vol_reshaping(v) && !v->opts.readonly)
+		return vol_pass_start(v, VOL_PASS_RESHAPE);
 	/* an interrupted recovery, or a spare and a failed member: rebuild
 	 * first (the volume gets its redundancy back soonest) */
 	if (!r)
@@ -479,6 +510,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		r = -EINVAL;
 		goto fail;
 	}
+	if ((r = vol_reshape_load(v, err, errlen)))
+		goto fail;
 	if ((r = vol_bitmap_open(v, err, errlen)))
 		goto fail;
 	if ((r = vol_bbl_open(v))) {

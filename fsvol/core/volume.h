@@ -69,6 +69,12 @@ int vol_start(struct vol *v);
  * -EINVAL when the level has no redundancy or the name is none of these. */
 int vol_sync_start(struct vol *v, const char *what);
 
+/* Reshape (core/reshape.c, md's grow; also the MNT/ctl verb "grow SPEC"):
+ * spec is "raid-devices=N,chunk=BYTES,level=L" (any of them). New members
+ * are the spares in slots members..N-1. Starts the pass: 0, or -errno with a
+ * message in err. */
+int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen);
+
 /* Recovery (core/recovery.c), each also a MNT/ctl verb. 0 or -errno with a
  * message in err. */
 /* Add a spare; it replaces a failed member at once when the volume is degraded. */

@@ -51,11 +51,12 @@ static const struct ctl_verb_def {
 	{ "writemostly", CTL_WRITEMOSTLY, 2, 2, "M on|off" },
 	{ "failfast", CTL_FAILFAST, 2, 2, "M on|off" },
 	{ "failfast_ms", CTL_FAILFAST_MS, 1, 1, "MS" },
+	{ "grow", CTL_GROW, 1, 1, "raid-devices=N,chunk=BYTES,level=L" },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
 		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH], " \
-		      "journal_mode write-through|write-back, writemostly M on|off, failfast M on|off, failfast_ms MS"
+		      "journal_mode write-through|write-back, writemostly M on|off, failfast M on|off, failfast_ms MS, grow SPEC"
 
 /* A member's Number ("N" or "mN", as status names it) below SB_MAX_SLOTS,
  * or CTL_NO_INDEX. */
@@ -273,6 +274,11 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 	case CTL_REMOVE:
 		r = c.verb == CTL_ADD ? vol_add_flags(v, c.arg, c.number, why, sizeof(why))
 		    : c.verb == CTL_READD ? vol_readd(v, c.arg, why, sizeof(why)) : vol_remove(v, c.arg, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_GROW:
+		r = vol_grow(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;

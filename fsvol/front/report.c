@@ -85,7 +85,7 @@ static const struct {
 } md_of_action[] = {
 	{ "recovery", STATS_MD_RECOVERING }, { "replace", STATS_MD_RECOVERING },
 	{ "resync", STATS_MD_RESYNC },       { "repair", STATS_MD_RESYNC },
-	{ "check", STATS_MD_CHECK },
+	{ "check", STATS_MD_CHECK },         { "reshape", STATS_MD_RESHAPE },
 };
 
 /* md-like state for MNT/metrics, read as MNT/status reads it (no lock:

@@ -1,8 +1,11 @@
 /* fsvol-ackwrite: a writer that records which writes were acknowledged, and
  * the checker that holds a volume to them (the crash tests' oracle).
  *
- *   fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] [-F] VOLUME LOG
- *   fsvol-ackwrite verify [-b BLOCK] [-s SEED] VOLUME LOG
+ *   fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] [-F] [-L BYTES] VOLUME LOG
+ *   fsvol-ackwrite verify [-b BLOCK] [-s SEED] [-L BYTES] VOLUME LOG
+ *
+ * -L: only the first BYTES of VOLUME (another tool owns the rest; give the
+ * same -L to verify).
  *
  * The LOG's first record "S seed 0" fixes the seed for later runs (-s only
  * seeds a new LOG).
@@ -298,8 +301,8 @@ static uint64_t parse_size(const char *s, const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] [-F] VOLUME LOG\n"
-			"       fsvol-ackwrite verify [-b BLOCK] [-s SEED] VOLUME LOG\n");
+	fprintf(stderr, "usage: fsvol-ackwrite write [-j THREADS] [-b BLOCK] [-s SEED] [-t SEC] [-n MAX] [-f N] [-F] [-L BYTES] VOLUME LOG\n"
+			"       fsvol-ackwrite verify [-b BLOCK] [-s SEED] [-L BYTES] VOLUME LOG\n");
 	exit(2);
 }
 
@@ -318,7 +321,8 @@ int main(int argc, char **argv)
 	if (!wr && strcmp(argv[1], "verify"))
 		usage();
 	optind = 2;
-	while ((opt = getopt(argc, argv, "j:b:s:t:n:f:F")) != -1) {
+	uint64_t limit = 0;
+	while ((opt = getopt(argc, argv, "j:b:s:t:n:f:FL:")) != -1) {
 		switch (opt) {
 		case 'j': st.threads = (unsigned)parse_size(optarg, "-j"); break;
 		case 'b': st.block = parse_size(optarg, "-b"); break;
@@ -327,6 +331,7 @@ int main(int argc, char **argv)
 		case 'n': st.max_writes = parse_size(optarg, "-n"); break;
 		case 'f': st.flush_every = (unsigned)parse_size(optarg, "-f"); break;
 		case 'F': st.fill = 1; break;
+		case 'L': limit = parse_size(optarg, "-L"); break;
 		default: usage();
 		}
 	}
@@ -342,6 +347,8 @@ int main(int argc, char **argv)
 	if ((st.fd = open(st.volume, (wr ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC)) < 0 || fstat(st.fd, &sb) < 0)
 		die("%s: %s", st.volume, strerror(errno));
 	size = (uint64_t)sb.st_size;
+	if (limit && limit < size)
+		size = limit;
 	st.nblocks = size / st.block;
 	if (!st.nblocks)
 		die("%s: smaller than one block", st.volume);

@@ -1061,6 +1061,7 @@ START_TEST(test_trace_render)
 {
 	struct stats_trace_rec r[4] = {mkrec(8, 7, 0), mkrec(9, 7, 2), mkrec(7, 0, -1),
 				       mkrec(20, 15, 1)};
+	r[1].why = STATS_WHY_PARITY_READ; /* whatever STATS_WHY_COUNT is */
 	char *buf = NULL;
 	size_t len;
 	FILE *f = open_memstream(&buf, &len);

@@ -1,0 +1,685 @@
+/* reshape: grow onto more members, change the chunk or raid5 -> raid6, online
+ * (md's reshape_request; the idea, not the code). Rules on disk:
+ * docs/format.md, "Reshape".
+ *
+ * The pass walks the new geometry's logical space in windows (a multiple of
+ * both geometries' stripes). For each window, under its stripe locks (both
+ * geometries' units, so no foreground request touches it meanwhile):
+ *
+ *   read [L, L+W) in the old geometry (zeros past the old capacity)
+ *   if the new rows overlap old rows still holding data at or past L:
+ *       write the window to the backup area, flush, superblock: backup
+ *   write [L, L+W) in the new geometry (full stripes: parity computed)
+ *   flush; superblock: reshape_pos = L+W, no backup; pos in memory
+ *
+ * So the superblock always tells where each byte is: below reshape_pos in
+ * the new geometry, at or above it in the old one, and the window at
+ * reshape_pos in the backup when one is recorded. A crash anywhere redoes at
+ * most one window, from the backup or from the old rows (intact: the new
+ * rows of a window without backup lie below every old row it reads).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/eng_int.h"
+#include "fsvol/core/reshape.h"
+#include "fsvol/meta/bitmap.h"
+#include "fsvol/util/log.h"
+#include "fsvol/util/size.h"
+
+#define RESHAPE_MIN_WINDOW (1ull << 20)   /* at least this much moved per superblock write */
+#define RESHAPE_MAX_WINDOW (64ull << 20)  /* refused above (memory, backup room) */
+
+int vol_reshaping(const struct vol *v)
+{
+	return v->reshape && atomic_load(&v->reshape->active);
+}
+
+uint64_t vol_reshape_epoch(const struct vol *v)
+{
+	return v->reshape ? atomic_load(&v->reshape->epoch) : 0;
+}
+
+const struct layout_geom *vol_reshape_geom(struct vol *v, uint64_t off, uint64_t *len)
+{
+	struct vol_reshape *rs = v->reshape;
+	if (!rs || !atomic_load(&rs->active))
+		return &v->geom;
+	uint64_t pos = atomic_load(&rs->pos);
+	if (off >= pos)
+		return &v->geom;
+	if (*len > pos - off)
+		*len = pos - off;
+	return &rs->geom;
+}
+
+unsigned vol_reshape_members(const struct vol *v)
+{
+	if (!vol_reshaping(v))
+		return v->geom.members;
+	return v->reshape->geom.members > v->geom.members ? v->reshape->geom.members : v->geom.members;
+}
+
+int vol_reshape_new_member(const struct vol *v, unsigned s)
+{
+	return vol_reshaping(v) && s >= v->geom.members && s < v->reshape->geom.members;
+}
+
+static uint64_t stripe_of(const struct layout_geom *g)
+{
+	return (uint64_t)g->data_members * g->chunk;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+int vol_reshape_plan(const struct layout_geom *old, const struct layout_geom *new, uint64_t *window,
+		     uint64_t *backup_len, char *err, size_t errlen)
+{
+	uint64_t os = stripe_of(old), ns = stripe_of(new);
+	/* lcm: both geometries' rows end together at every window's edge */
+	uint64_t w = os / gcd64(os, ns) * ns;
+	if (w < RESHAPE_MIN_WINDOW)
+		w *= (RESHAPE_MIN_WINDOW + w - 1) / w;
+	if (w > RESHAPE_MAX_WINDOW) {
+		snprintf(err, errlen, "the window of this reshape (the common multiple of both stripes) would be %" PRIu64
+			 " bytes, more than %llu", w, RESHAPE_MAX_WINDOW);
+		return -EINVAL;
+	}
+	*window = w;
+	unsigned n = new->members;
+	*backup_len = ((w + n - 1) / n + 4095) & ~4095ull;
+	return 0;
+}
+
+/* The top of the metadata zone's free part: the bad-block list, when there
+ * is one, lies last in front of the data. */
+static uint64_t backup_top(const struct vol *v)
+{
+	return v->sb.bbl_offset ? v->sb.bbl_offset : v->data_offset;
+}
+
+/* The backup area: the end of the metadata zone's free part, in front of the
+ * data (or of the bad-block list). */
+static uint64_t backup_off(const struct vol *v)
+{
+	return backup_top(v) - v->reshape->backup_len;
+}
+
+static int backup_room(const struct vol *v, char *err, size_t errlen)
+{
+	const struct sb *s = &v->sb;
+	uint64_t hi = backup_top(v), floor = SB_SIZE;
+	if (v->reshape->backup_len > hi - SB_SIZE) {
+		snprintf(err, errlen, "no room for the reshape's backup (%" PRIu64 " bytes per member) in front of the data "
+			 "(data_offset %" PRIu64 ")", v->reshape->backup_len, v->data_offset);
+		return -ENOSPC;
+	}
+	uint64_t lo = backup_off(v);
+	if (s->bitmap_offset) {
+		uint64_t img = bitmap_image_bytes(bitmap_bits(v->reshape->geom.capacity, s->bitmap_chunk));
+		floor = s->bitmap_offset + ((img + 4095) & ~4095ull);
+	}
+	if (lo < floor || (s->ppl_offset && s->ppl_offset < hi && s->ppl_offset + s->ppl_size > lo) ||
+	    (s->bbl_offset && s->bbl_offset < hi && s->bbl_offset + s->bbl_size > lo)) {
+		snprintf(err, errlen, "no room for the reshape's backup (%" PRIu64 " bytes per member at %" PRIu64
+			 ") beside the bitmap, PPL or bad-block areas", v->reshape->backup_len, lo);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+uint64_t vol_reshape_windows(const struct vol *v)
+{
+	const struct vol_reshape *rs = v->reshape;
+	return (rs->geom.capacity + rs->window - 1) / rs->window;
+}
+
+void vol_reshape_window_range(const struct vol *v, uint64_t u, uint64_t *off, uint64_t *len)
+{
+	const struct vol_reshape *rs = v->reshape;
+	*off = u * rs->window;
+	*len = rs->geom.capacity - *off < rs->window ? rs->geom.capacity - *off : rs->window;
+}
+
+uint64_t vol_reshape_first(const struct vol *v)
+{
+	return atomic_load(&v->reshape->pos) / v->reshape->window;
+}
+
+int vol_reshape_overlap(const struct layout_geom *old, const struct layout_geom *new, uint64_t off, uint64_t len)
+{
+	if (off >= old->capacity)
+		return 0; /* nothing old at or past it */
+	/* the window's new rows end at new_end (member bytes); the old data at
+	 * or past off starts at old_start (off is an old stripe's start) */
+	uint64_t new_end = (off + len) / stripe_of(new) * new->chunk;
+	uint64_t old_start = off / stripe_of(old) * old->chunk;
+	return new_end > old_start;
+}
+
+static int needs_backup(const struct vol *v, uint64_t off, uint64_t len)
+{
+	return vol_reshape_overlap(&v->geom, &v->reshape->geom, off, len);
+}
+
+static int counted(const struct vol *v)
+{
+	return atomic_load_explicit(&v->stats_level, memory_order_relaxed) == VOL_STATS_ALL;
+}
+
+/* One backup I/O on slot s, counted below the layer and traced under hold. */
+static int backup_io(struct vol *v, struct eng_req *hold, unsigned s, int write, void *buf, uint64_t len)
+{
+	struct member *m = v->slot[s];
+	uint64_t off = backup_off(v), t0 = stats_now();
+	if (!m)
+		return -ENODEV;
+	if (counted(v))
+		stats_begin(m->stats, t0);
+	int r = write ? member_pwrite(m, buf, len, off) : member_pread(m, buf, len, off);
+	uint64_t t1 = stats_now();
+	if (counted(v))
+		stats_end(m->stats, write ? STATS_WRITE : STATS_READ, off, len, t0, t1, r);
+	if (hold->trace_parent && stats_trace_on(v->trace)) {
+		struct stats_trace_rec rec = {
+			.seq = stats_trace_id(v->trace), .parent = hold->trace_parent, .t_start_ns = t0,
+			.latency_ns = t1 - t0, .offset = off, .length = len, .dev = (int32_t)s,
+			.op = write ? STATS_WRITE : STATS_READ, .why = STATS_WHY_RESHAPE, .error = (int16_t)r,
+		};
+		stats_trace_add(v->trace, &rec);
+	}
+	return r;
+}
+
+/* The window's bytes, spread over the new geometry's members (slot i holds
+ * [i * backup_len, (i+1) * backup_len) of it), written or read back. */
+static int backup_rw(struct vol *v, struct eng_req *hold, uint8_t *buf, uint64_t len, int write)
+{
+	struct vol_reshape *rs = v->reshape;
+	for (unsigned i = 0; i < rs->geom.members && (uint64_t)i * rs->backup_len < len; i++) {
+		int r = backup_io(v, hold, i, write, buf + (uint64_t)i * rs->backup_len, rs->backup_len);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* Every member of the new geometry holds what was written (a power cut). */
+static int flush_members(struct vol *v)
+{
+	for (unsigned i = 0; i < v->reshape->geom.members; i++) {
+		struct member *m = v->slot[i];
+		if (m && !(atomic_load(&v->failed) & (1ull << i)) && (m->caps & MEMBER_CAN_FLUSH)) {
+			int r = member_flush(m);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* The superblocks say pos and backup (through the metadata thread). */
+static void record(struct vol *v, uint64_t pos, uint64_t backup)
+{
+	vol_state_lock(v);
+	v->sb.reshape_pos = pos;
+	v->sb.reshape_backup = backup;
+	vol_sb_change_locked(v);
+	pthread_mutex_unlock(&v->state_lock);
+	vol_md_sync(v);
+}
+
+static uint8_t *window_buf(struct vol *v)
+{
+	struct vol_reshape *rs = v->reshape;
+	if (!rs->buf) {
+		/* room for the backup's last member's whole block too */
+		size_t len = rs->backup_len * rs->geom.members;
+		if (len < rs->window)
+			len = rs->window;
+		void *p = NULL;
+		if (posix_memalign(&p, 4096, len))
+			return NULL;
+		memset(p, 0, len);
+		rs->buf = p;
+	}
+	return rs->buf;
+}
+
+/* Write [off, off+len) in the new geometry in whole stripes: the engine
+ * serves a request in segments of ENG_SEG, and a stripe cut by a segment's
+ * edge would be read back to compute its parity. */
+static int write_new(struct eng_req *hold, const struct layout_geom *g, uint8_t *buf, uint64_t off, uint64_t len)
+{
+	uint64_t ns = stripe_of(g), step = ns <= ENG_SEG ? ENG_SEG / ns * ns : ns;
+	for (uint64_t done = 0; done < len; done += step) {
+		uint64_t n = len - done < step ? len - done : step;
+		int r = eng_reshape_io(hold, ENG_K_WRITE, g, buf + done, off + done, n);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The window is in the new geometry: say so, on disk first. */
+static void advance(struct vol *v, uint64_t end)
+{
+	record(v, end, 0);
+	atomic_store(&v->reshape->pos, end);
+	atomic_fetch_add(&v->reshape->epoch, 1);
+}
+
+int vol_reshape_window(struct vol *v, uint64_t u)
+{
+	struct vol_reshape *rs = v->reshape;
+	uint64_t off, len;
+	vol_reshape_window_range(v, u, &off, &len);
+	uint8_t *buf = window_buf(v);
+	if (!buf)
+		return -ENOMEM;
+	struct eng_req *hold = eng_reshape_hold(v, &rs->geom, off, len, 0);
+	if (!hold)
+		return -ENOMEM;
+	uint64_t src = off < rs->old_capacity ? rs->old_capacity - off : 0;
+	if (src > len)
+		src = len;
+	int r = src ? eng_reshape_io(hold, ENG_K_READ, &v->geom, buf, off, src) : 0;
+	memset(buf + src, 0, rs->backup_len * rs->geom.members - src);
+	if (!r && needs_backup(v, off, len)) {
+		r = backup_rw(v, hold, buf, len, 1);
+		if (!r)
+			r = flush_members(v);
+		if (!r) {
+			record(v, off, backup_off(v));
+			rs->windows_backed++;
+		}
+	}
+	if (!r)
+		r = write_new(hold, &rs->geom, buf, off, len);
+	if (!r)
+		r = flush_members(v);
+	if (!r) {
+		advance(v, off + len);
+	}
+	eng_reshape_release(hold, r);
+	return r;
+}
+
+int vol_reshape_restore(struct vol *v)
+{
+	struct vol_reshape *rs = v->reshape;
+	if (!v->sb.reshape_backup)
+		return 0;
+	uint64_t off = atomic_load(&rs->pos), len;
+	vol_reshape_window_range(v, off / rs->window, &off, &len);
+	uint8_t *buf = window_buf(v);
+	if (!buf)
+		return -ENOMEM;
+	struct eng_req *hold = eng_reshape_hold(v, &rs->geom, off, len, 0);
+	if (!hold)
+		return -ENOMEM;
+	int r = backup_rw(v, hold, buf, len, 0);
+	if (!r)
+		r = write_new(hold, &rs->geom, buf, off, len);
+	if (!r)
+		r = flush_members(v);
+	if (!r) {
+		fsvol_log(LOG_NOTICE, "reshape: window at %" PRIu64 " written back from its backup", off);
+		advance(v, off + len);
+	}
+	eng_reshape_release(hold, r);
+	return r;
+}
+
+int vol_reshape_finish(struct vol *v)
+{
+	struct vol_reshape *rs = v->reshape;
+	/* the volume stands still while its geometry changes */
+	struct eng_req *hold = eng_reshape_hold(v, &rs->geom, 0, rs->geom.capacity, 1);
+	if (!hold)
+		return -ENOMEM;
+	vol_state_lock(v);
+	struct sb *s = &v->sb;
+	unsigned was = s->members;
+	for (unsigned i = was; i < rs->geom.members; i++)
+		s->slots[i].state = SB_ACTIVE;
+	s->spares -= rs->geom.members - was;
+	s->members = rs->geom.members;
+	s->level = rs->geom.level;
+	s->layout = rs->geom.alg;
+	s->chunk = rs->geom.chunk;
+	s->copies = s->new_copies;
+	s->volume_size = rs->geom.capacity;
+	s->reshape_flags = 0;
+	s->reshape_pos = s->reshape_backup = 0;
+	s->new_level = s->new_layout = s->new_members = s->new_copies = 0;
+	s->new_chunk = 0;
+	s->events++;
+	vol_sb_change_locked(v);
+	v->geom = rs->geom;
+	eng_geom_changed(v);
+	int rb = vol_bitmap_grow(v); /* checked to fit when the reshape began */
+	atomic_store(&rs->active, 0);
+	atomic_fetch_add(&rs->epoch, 1);
+	pthread_mutex_unlock(&v->state_lock);
+	vol_md_sync(v);
+	eng_reshape_release(hold, 0);
+	if (rb)
+		fsvol_log(LOG_ERR, "reshape: the write-intent bitmap keeps its old regions: %s", strerror(-rb));
+	char cap[32];
+	size_format(v->geom.capacity, cap, sizeof(cap));
+	fsvol_log(LOG_NOTICE, "reshape done: %s, %u members, chunk %llu, capacity %s (%" PRIu64 " windows, %" PRIu64
+		  " through the backup)", layout_level_name(v->geom.level), v->geom.members,
+		  (unsigned long long)v->geom.chunk, cap, vol_reshape_windows(v), rs->windows_backed);
+	return 0;
+}
+
+/* The geometry a superblock's reshape goes to. */
+static int target_geom(const struct sb *s, struct layout_geom *g, char *err, size_t errlen)
+{
+	memset(g, 0, sizeof(*g));
+	g->level = (enum layout_level)s->new_level;
+	g->alg = s->new_layout;
+	g->copies = s->new_copies;
+	g->members = s->new_members;
+	g->chunk = s->new_chunk;
+	for (unsigned i = 0; i < s->new_members && i < LAYOUT_MAX_MEMBERS; i++)
+		g->member_size[i] = s->slots[i].data_size ? s->slots[i].data_size : s->slots[0].data_size;
+	return layout_init(g, err, errlen);
+}
+
+static int setup(struct vol *v, char *err, size_t errlen)
+{
+	struct vol_reshape *rs = v->reshape;
+	if (!rs && !(rs = v->reshape = calloc(1, sizeof(*rs))))
+		return -ENOMEM;
+	free(rs->buf); /* an earlier reshape's window may have been smaller */
+	rs->buf = NULL;
+	int r = target_geom(&v->sb, &rs->geom, err, errlen);
+	if (r)
+		return r;
+	rs->old_capacity = v->geom.capacity;
+	return vol_reshape_plan(&v->geom, &rs->geom, &rs->window, &rs->backup_len, err, errlen);
+}
+
+int vol_reshape_load(struct vol *v, char *err, size_t errlen)
+{
+	if (!(v->sb.reshape_flags & SB_RESHAPE_ACTIVE))
+		return 0;
+	int r = setup(v, err, errlen);
+	if (r)
+		return r;
+	struct vol_reshape *rs = v->reshape;
+	for (unsigned i = 0; i < rs->geom.members; i++)
+		if (!v->slot[i] || (atomic_load(&v->failed) & (1ull << i))) {
+			snprintf(err, errlen, "a reshape to %u members is under way and member slot %u is missing: give "
+				 "every member (a reshape does not resume degraded)", rs->geom.members, i);
+			return -ENODEV;
+		}
+	if (v->sb.reshape_pos > rs->geom.capacity || v->sb.reshape_pos % rs->window) {
+		snprintf(err, errlen, "reshape_pos %" PRIu64 " is not a window's edge (window %" PRIu64 ", end %" PRIu64 ")",
+			 v->sb.reshape_pos, rs->window, rs->geom.capacity);
+		return -EINVAL;
+	}
+	atomic_store(&rs->pos, v->sb.reshape_pos);
+	atomic_store(&rs->active, 1);
+	atomic_fetch_add(&rs->epoch, 1);
+	fsvol_log(LOG_NOTICE, "reshape to %s, %u members resumes at %" PRIu64 " of %" PRIu64 " bytes%s",
+		  layout_level_name(rs->geom.level), rs->geom.members, v->sb.reshape_pos, rs->geom.capacity,
+		  v->sb.reshape_backup ? " (its window from the backup)" : "");
+	return 0;
+}
+
+/* ---- the request: fsvol grow ---- */
+
+/* "raid-devices=N,chunk=BYTES,level=NAME" (the ctl edge; any subset);
+ * raid-devices=+K: K more than now. */
+static int parse_spec(const char *spec, unsigned *n, int *plus, uint64_t *chunk, int *level, char *err,
+		      size_t errlen)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", spec);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '='), *end;
+		if (!eq) {
+			snprintf(err, errlen, "grow: '%s': expected raid-devices=N, chunk=SIZE or level=L", t);
+			return -EINVAL;
+		}
+		*eq++ = 0;
+		if (!strcmp(t, "raid-devices")) {
+			*plus = *eq == '+';
+			unsigned long x = strtoul(eq + *plus, &end, 10);
+			if (*end || !x || x > SB_MAX_SLOTS) {
+				snprintf(err, errlen, "grow: raid-devices %s: expected 1..%d", eq, SB_MAX_SLOTS);
+				return -EINVAL;
+			}
+			*n = (unsigned)x;
+		} else if (!strcmp(t, "chunk")) {
+			uint64_t c;
+			if (size_parse(eq, &c) || !c) {
+				snprintf(err, errlen, "grow: chunk %s: expected a size (64K, 1M)", eq);
+				return -EINVAL;
+			}
+			*chunk = c;
+		} else if (!strcmp(t, "level")) {
+			enum layout_level l;
+			if (layout_parse_level_msg(eq, &l, err, errlen))
+				return -EINVAL;
+			*level = (int)l;
+		} else {
+			snprintf(err, errlen, "grow: unknown '%s' (raid-devices, chunk, level)", t);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int refuse(char *err, size_t errlen, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int refuse(char *err, size_t errlen, int r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* linear appends a member, raid1 gains a copy: no data moves, so the
+ * geometry changes at once, with the volume still (raid1's new copy is then
+ * rebuilt: md's recovery onto the new mirror leg). */
+static int grow_now(struct vol *v, unsigned n, char *err, size_t errlen)
+{
+	struct layout_geom g = v->geom;
+	int mirror = g.level == LAYOUT_RAID1;
+	if (mirror && n != g.members + 1)
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: raid1 gains one copy at a time (%u -> %u asked)",
+			      g.members, n);
+	g.members = n;
+	g.copies = mirror ? n : g.copies;
+	for (unsigned i = 0; i < n; i++)
+		g.member_size[i] = v->sb.slots[i].data_size;
+	int r = layout_init(&g, err, errlen);
+	if (r)
+		return r;
+	struct eng_req *hold = eng_reshape_hold(v, &g, 0, g.capacity, 1);
+	if (!hold)
+		return -ENOMEM;
+	vol_state_lock(v);
+	struct sb *s = &v->sb;
+	unsigned was = s->members;
+	if (mirror) /* out of the reads before it is in the geometry */
+		atomic_fetch_or(&v->failed, 1ull << was);
+	for (unsigned i = was; i < n; i++) {
+		s->slots[i].state = mirror ? SB_REBUILDING : SB_ACTIVE;
+		s->slots[i].rebuild_pos = 0;
+	}
+	s->spares -= n - was;
+	s->members = n;
+	s->copies = mirror ? n : s->copies;
+	s->volume_size = g.capacity;
+	s->events++;
+	v->geom = g;
+	eng_geom_changed(v);
+	int rb = vol_bitmap_grow(v);
+	if (mirror)
+		vol_rebuild_set(v, (int)was, 0);
+	vol_sb_change_locked(v);
+	pthread_mutex_unlock(&v->state_lock);
+	vol_md_sync(v);
+	eng_reshape_release(hold, 0);
+	if (rb)
+		fsvol_log(LOG_ERR, "grow: the write-intent bitmap keeps its old regions: %s", strerror(-rb));
+	fsvol_log(LOG_NOTICE, "grow: %s now %u members, capacity %" PRIu64 "%s", layout_level_name(g.level), n,
+		  g.capacity, mirror ? ": the new copy is rebuilt" : "");
+	if (mirror)
+		vol_recovery_kick(v);
+	return 0;
+}
+
+int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
+{
+	VOL_NOT_ON_COMPLETION("vol_grow");
+	const struct layout_geom *g = &v->geom;
+	const char *lname = layout_level_name(g->level);
+	unsigned n = 0;
+	uint64_t chunk = 0;
+	int level = -1, plus = 0, r = parse_spec(spec, &n, &plus, &chunk, &level, err, errlen);
+	if (r)
+		return r;
+	if (v->opts.readonly)
+		return refuse(err, errlen, -EROFS, "grow: the volume is read-only");
+	if (vol_reshaping(v))
+		return refuse(err, errlen, -EBUSY, "grow: a reshape of this %s is already under way", lname);
+	int now = g->level == LAYOUT_LINEAR || g->level == LAYOUT_RAID1;
+	if (g->level != LAYOUT_RAID4 && g->level != LAYOUT_RAID5 && g->level != LAYOUT_RAID6 &&
+	    g->level != LAYOUT_RAID0 && !now)
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s cannot be reshaped here (linear, raid0, raid1, raid4, "
+			      "raid5, raid6)", lname);
+	if (now && (chunk || level >= 0))
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s only grows by members (no --chunk, no --level)", lname);
+	if (level >= 0 && level != (int)g->level && !(g->level == LAYOUT_RAID5 && level == LAYOUT_RAID6))
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s to another level: only raid5 -> raid6", lname);
+	if (atomic_load(&v->failed))
+		return refuse(err, errlen, -EINVAL, "grow: the %s is degraded: recover it first (md refuses too)", lname);
+	int to6 = level == LAYOUT_RAID6 && g->level == LAYOUT_RAID5;
+	if (plus)
+		n += g->members;
+	if (!n)
+		n = g->members + (unsigned)to6; /* raid5 -> raid6 takes one more member for Q */
+	if (n < g->members)
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s from %u to %u members: shrinking is not supported", lname,
+			      g->members, n);
+	for (unsigned s = g->members; s < n; s++)
+		if (s >= v->nslots || !v->slot[s] || v->sb.slots[s].state != SB_SPARE)
+			return refuse(err, errlen, -EINVAL, "grow: %s to %u members needs a spare in slot %u (fsvol grow --add PATH, "
+				      "or fsvol add first)", lname, n, s);
+	if (now)
+		return n == g->members ? refuse(err, errlen, -EINVAL, "grow: nothing to change (%s, %u members)", lname, n)
+				       : grow_now(v, n, err, errlen);
+	vol_state_lock(v);
+	struct sb was = v->sb;
+	struct sb *s = &v->sb;
+	s->new_level = to6 ? LAYOUT_RAID6 : g->level;
+	s->new_layout = to6 ? layout_default_alg(LAYOUT_RAID6) : g->alg;
+	s->new_chunk = chunk ? chunk : g->chunk;
+	s->new_members = n;
+	s->new_copies = 1;
+	s->reshape_pos = 0;
+	s->reshape_backup = 0;
+	s->reshape_flags = SB_RESHAPE_ACTIVE;
+	r = setup(v, err, errlen);
+	struct vol_reshape *rs = v->reshape;
+	if (!r && rs->geom.data_members < g->data_members)
+		r = refuse(err, errlen, -EOPNOTSUPP, "grow: %s from %u to %u data members per stripe: fewer is not supported",
+			   lname, g->data_members, rs->geom.data_members);
+	if (!r && rs->geom.capacity < g->capacity)
+		r = refuse(err, errlen, -EOPNOTSUPP, "grow: the new %s would be smaller than this one (members %u, data "
+			   "members %u): not supported", layout_level_name(rs->geom.level), n, rs->geom.data_members);
+	if (!r && rs->geom.members == g->members && rs->geom.chunk == g->chunk && rs->geom.level == g->level)
+		r = refuse(err, errlen, -EINVAL, "grow: nothing to change (%s, %u members, same chunk)", lname, n);
+	if (!r)
+		r = backup_room(v, err, errlen);
+	if (!r && !vol_bitmap_fits(v, rs->geom.capacity))
+		r = refuse(err, errlen, -EFBIG, "grow: the write-intent bitmap (chunk %llu) has no room for the new "
+			   "capacity's regions", (unsigned long long)v->sb.bitmap_chunk);
+	if (r) {
+		v->sb = was;
+		pthread_mutex_unlock(&v->state_lock);
+		return r;
+	}
+	v->sb.events++;
+	vol_sb_change_locked(v);
+	atomic_store(&rs->pos, 0);
+	rs->windows_backed = 0;
+	atomic_store(&rs->active, 1);
+	atomic_fetch_add(&rs->epoch, 1);
+	pthread_mutex_unlock(&v->state_lock);
+	vol_md_sync(v);
+	fsvol_log(LOG_NOTICE, "reshape starts: %s %u -> %s %u members, chunk %llu -> %llu, window %" PRIu64 " bytes",
+		  lname, g->members, layout_level_name(rs->geom.level), n, (unsigned long long)g->chunk,
+		  (unsigned long long)rs->geom.chunk, rs->window);
+	r = vol_pass_start(v, VOL_PASS_RESHAPE);
+	if (r == -EBUSY) {
+		vol_pass_want(v, VOL_PASS_RESHAPE); /* a pass began meanwhile: it gives way */
+		r = 0;
+	}
+	return r;
+}
+
+/* ---- what it shows ---- */
+
+static double percent(const struct vol_reshape *rs)
+{
+	return rs->geom.capacity ? 100.0 * (double)atomic_load(&rs->pos) / (double)rs->geom.capacity : 100.0;
+}
+
+void vol_reshape_status(struct vol *v, FILE *f)
+{
+	struct vol_reshape *rs = v->reshape;
+	if (!vol_reshaping(v))
+		return;
+	char c0[32], c1[32];
+	size_format(v->geom.chunk, c0, sizeof(c0));
+	size_format(rs->geom.chunk, c1, sizeof(c1));
+	fprintf(f, "      reshape = %.1f%% (%" PRIu64 "/%" PRIu64 ") %s %u -> %s %u members, chunk %s -> %s, delta %+d\n",
+		percent(rs), atomic_load(&rs->pos) / 1024, rs->geom.capacity / 1024, layout_level_name(v->geom.level),
+		v->geom.members, layout_level_name(rs->geom.level), rs->geom.members, c0, c1,
+		(int)rs->geom.members - (int)v->geom.members);
+}
+
+void vol_reshape_json(struct vol *v, FILE *f)
+{
+	struct vol_reshape *rs = v->reshape;
+	if (!vol_reshaping(v)) {
+		fputs(",\"reshape\":null", f);
+		return;
+	}
+	fprintf(f, ",\"reshape\":{\"pos\":%" PRIu64 ",\"end\":%" PRIu64 ",\"percent\":%.2f,\"old_level\":\"%s\","
+		"\"new_level\":\"%s\",\"old_members\":%u,\"new_members\":%u,\"old_chunk\":%llu,\"new_chunk\":%llu,"
+		"\"new_capacity\":%" PRIu64 ",\"window\":%" PRIu64 ",\"backup_windows\":%" PRIu64 "}",
+		atomic_load(&rs->pos), rs->geom.capacity, percent(rs), layout_level_name(v->geom.level),
+		layout_level_name(rs->geom.level), v->geom.members, rs->geom.members, (unsigned long long)v->geom.chunk,
+		(unsigned long long)rs->geom.chunk, rs->geom.capacity, rs->window, rs->windows_backed);
+}
+
+void vol_reshape_free(struct vol *v)
+{
+	if (!v->reshape)
+		return;
+	free(v->reshape->buf);
+	free(v->reshape);
+	v->reshape = NULL;
+}

@@ -1,0 +1,272 @@
+/* test_reshape: fsvol grow on memory members (core/reshape.c), and the
+ * critical-section rule against a brute-force map of both geometries. */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "fsvol/core/engine.h"
+#include "fsvol/core/reshape.h"
+#include "unit_vol.h"
+
+/* ---- the rule: a window without backup never overwrites old data it has yet to move ---- */
+
+static struct layout_geom geom(enum layout_level level, unsigned n, uint64_t chunk, uint64_t size)
+{
+	struct layout_geom g = { .level = level, .members = n, .chunk = chunk };
+	char err[256];
+	g.alg = layout_default_alg(level);
+	for (unsigned i = 0; i < n; i++)
+		g.member_size[i] = size;
+	ck_assert_msg(layout_init(&g, err, sizeof(err)) == 0, "%s", err);
+	return g;
+}
+
+/* Brute force: some member byte the new geometry writes for window [off,
+ * off+len) holds, in the old geometry, data at a logical offset >= off. */
+static int overlaps(const struct layout_geom *old, const struct layout_geom *new, uint64_t off, uint64_t len)
+{
+	uint64_t c = old->chunk < new->chunk ? old->chunk : new->chunk;
+	for (uint64_t x = off; x < off + len && x < new->capacity; x += c) {
+		/* the new stripe of x: every member's chunk row (data and parity) */
+		struct layout_extent e;
+		ck_assert_int_eq(layout_locate(new, x, 0, &e), 0);
+		uint64_t row = e.offset / new->chunk * new->chunk;
+		for (unsigned m = 0; m < new->members; m++)
+			for (uint64_t b = row; b < row + new->chunk; b += c) {
+				uint64_t logical;
+				unsigned copy;
+				if (m >= old->members)
+					continue; /* a new member holds nothing old */
+				int role = layout_unmap(old, m, b, &logical, &copy);
+				if (role == LAYOUT_DATA && logical >= off && logical < old->capacity)
+					return 1;
+			}
+	}
+	return 0;
+}
+
+static const struct { enum layout_level l0; unsigned n0; uint64_t c0; enum layout_level l1; unsigned n1; uint64_t c1; }
+	rule_cases[] = {
+		{ LAYOUT_RAID5, 4, 64 * K, LAYOUT_RAID5, 5, 64 * K },   { LAYOUT_RAID6, 5, 64 * K, LAYOUT_RAID6, 6, 64 * K },
+		{ LAYOUT_RAID5, 3, 16 * K, LAYOUT_RAID5, 7, 16 * K },   { LAYOUT_RAID5, 4, 64 * K, LAYOUT_RAID5, 4, 128 * K },
+		{ LAYOUT_RAID5, 4, 128 * K, LAYOUT_RAID5, 4, 32 * K },  { LAYOUT_RAID5, 4, 64 * K, LAYOUT_RAID6, 5, 64 * K },
+		{ LAYOUT_RAID0, 2, 64 * K, LAYOUT_RAID0, 3, 64 * K },   { LAYOUT_RAID4, 4, 32 * K, LAYOUT_RAID4, 6, 64 * K },
+	};
+
+START_TEST(test_critical_section)
+{
+	const __typeof__(rule_cases[0]) *t = &rule_cases[_i];
+	struct layout_geom old = geom(t->l0, t->n0, t->c0, 8 * K * K), new = geom(t->l1, t->n1, t->c1, 8 * K * K);
+	uint64_t w, bl, backed = 0, windows = 0;
+	char err[256];
+	ck_assert_msg(vol_reshape_plan(&old, &new, &w, &bl, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(w % (old.data_members * old.chunk) == 0 && w % (new.data_members * new.chunk) == 0);
+	ck_assert(bl * new.members >= w && bl % 4096 == 0);
+	for (uint64_t off = 0; off < new.capacity; off += w, windows++) {
+		uint64_t len = new.capacity - off < w ? new.capacity - off : w;
+		int rule = vol_reshape_overlap(&old, &new, off, len), brute = overlaps(&old, &new, off, len);
+		/* never without backup where data would be lost; the rule may be
+		 * cautious but not by more than the window's own rows */
+		ck_assert_msg(rule || !brute, "window at %llu: overlap, no backup", (unsigned long long)off);
+		backed += rule;
+	}
+	/* more data members: only the first windows (the new rows run ahead of
+	 * the old ones until the old rows' lead exceeds a window); same: all */
+	if (new.data_members > old.data_members)
+		ck_assert_msg(backed && backed < windows / 2, "%llu of %llu windows backed up", (unsigned long long)backed,
+			      (unsigned long long)windows);
+	else
+		ck_assert_uint_eq(backed, (uint64_t)((old.capacity + w - 1) / w));
+}
+END_TEST
+
+/* ---- online, on memory members ---- */
+
+static void wait_reshape(struct vol *v)
+{
+	struct vol_sync_info si;
+	for (int i = 0; i < 20000; i++) {
+		vol_sync_info(v, &si);
+		if (!vol_reshaping(v) && !si.running)
+			return;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	ck_abort_msg("the reshape did not end");
+}
+
+static void add_mem(struct vol *v, const char *tag, unsigned i)
+{
+	char path[64], err[256];
+	snprintf(path, sizeof(path), "mem:grow%s%u_%u:%llu", tag, vol_serial, i, (unsigned long long)MEMBER_SIZE);
+	ck_assert_msg(vol_add(v, path, err, sizeof(err)) == 0, "add: %s", err);
+}
+
+static uint64_t check_mismatches(struct vol *v)
+{
+	struct vol_sync_info si;
+	ck_assert_int_eq(vol_sync_start(v, "check"), 0);
+	wait_reshape(v);
+	vol_sync_info(v, &si);
+	ck_assert(si.done);
+	return si.mismatches;
+}
+
+struct writer {
+	struct vol *v;
+	uint8_t *model; /* what each block holds, once acknowledged */
+	uint64_t span, block;
+	volatile int stop;
+	unsigned writes;
+};
+
+/* Foreground writes of random blocks while the reshape runs: the model
+ * holds what each acknowledged write put there. */
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint8_t *buf = malloc(w->block);
+	uint64_t seed = 99;
+	while (!w->stop) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t b = (seed >> 33) % (w->span / w->block);
+		fill(buf, w->block, seed);
+		ck_assert_int_eq(engine_write(w->v, buf, b * w->block, w->block), 0);
+		memcpy(w->model + b * w->block, buf, w->block);
+		w->writes++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static const struct {
+	const char *level;
+	unsigned n, add;
+	uint64_t chunk;
+	const char *spec;
+	const char *new_level;
+	unsigned new_n;
+	uint64_t new_chunk;
+} grow_cases[] = {
+	{ "raid5", 4, 1, 64 * K, "raid-devices=+1", "raid5", 5, 64 * K },
+	{ "raid6", 5, 1, 64 * K, "raid-devices=+1", "raid6", 6, 64 * K },
+	{ "raid4", 3, 2, 32 * K, "raid-devices=5", "raid4", 5, 32 * K },
+	{ "raid0", 2, 1, 64 * K, "raid-devices=+1", "raid0", 3, 64 * K },
+	{ "raid5", 4, 0, 64 * K, "chunk=131072", "raid5", 4, 128 * K },
+	{ "raid5", 4, 0, 128 * K, "chunk=16384", "raid5", 4, 16 * K },
+	{ "raid5", 4, 1, 64 * K, "level=raid6,raid-devices=+1", "raid6", 5, 64 * K },
+	{ "linear", 2, 1, 64 * K, "raid-devices=+1", "linear", 3, 64 * K },
+	{ "raid1", 2, 1, 64 * K, "raid-devices=+1", "raid1", 3, 64 * K },
+};
+
+START_TEST(test_grow_online)
+{
+	const __typeof__(grow_cases[0]) *t = &grow_cases[_i];
+	struct vol *v = mkvol(t->level, t->n, t->chunk);
+	uint64_t cap = vol_geom(v)->capacity;
+	uint8_t *data = malloc(cap), *back = malloc(cap);
+	char err[256];
+	fill(data, cap, 7 + _i);
+	ck_assert_int_eq(engine_write(v, data, 0, cap), 0);
+	for (unsigned i = 0; i < t->add; i++)
+		add_mem(v, "o", i);
+	struct writer w = { .v = v, .model = data, .span = cap, .block = 12 * K };
+	vol_set_sync_speed(v, 1, 50000); /* slow enough for the writer to meet it */
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, writer_main, &w), 0);
+	ck_assert_msg(vol_grow(v, t->spec, err, sizeof(err)) == 0, "%s %s: %s", t->level, t->spec, err);
+	wait_reshape(v);
+	w.stop = 1;
+	pthread_join(th, NULL);
+	const struct layout_geom *g = vol_geom(v);
+	ck_assert_str_eq(layout_level_name(g->level), t->new_level);
+	ck_assert_uint_eq(g->members, t->new_n);
+	ck_assert_uint_eq(g->chunk, t->new_chunk);
+	ck_assert_uint_ge(g->capacity, cap);
+	ck_assert_int_eq(engine_read(v, back, 0, cap), 0);
+	ck_assert_msg(!memcmp(back, data, cap), "%s %s: data differs after the reshape (%u writes during it)", t->level,
+		      t->spec, w.writes);
+	if (g->capacity > cap && g->level != LAYOUT_LINEAR) { /* the new space reads as zeros */
+		uint8_t *z = calloc(1, g->capacity - cap), *zb = malloc(g->capacity - cap);
+		ck_assert_int_eq(engine_read(v, zb, cap, g->capacity - cap), 0);
+		ck_assert(!memcmp(z, zb, g->capacity - cap));
+		free(z);
+		free(zb);
+	}
+	if (layout_is_parity(g) || g->level == LAYOUT_RAID1)
+		ck_assert_uint_eq(check_mismatches(v), 0);
+	ck_assert_uint_eq(v->sb.members, t->new_n);
+	ck_assert_uint_eq(v->sb.reshape_flags, 0);
+	ck_assert_uint_eq(v->sb.volume_size, g->capacity);
+	vol_close(v);
+	free(data);
+	free(back);
+}
+END_TEST
+
+/* Two reshapes in one mount, the second with a larger window (its buffer too) */
+START_TEST(test_grow_twice)
+{
+	struct vol *v = mkvol("raid5", 3, 16 * K);
+	uint64_t cap = vol_geom(v)->capacity;
+	uint8_t *data = malloc(cap), *back = malloc(cap);
+	char err[256];
+	fill(data, cap, 42);
+	ck_assert_int_eq(engine_write(v, data, 0, cap), 0);
+	add_mem(v, "t", 0);
+	ck_assert_msg(vol_grow(v, "raid-devices=+1", err, sizeof(err)) == 0, "%s", err);
+	wait_reshape(v);
+	ck_assert_msg(vol_grow(v, "chunk=524288", err, sizeof(err)) == 0, "%s", err);
+	wait_reshape(v);
+	ck_assert_uint_eq(vol_geom(v)->members, 4);
+	ck_assert_uint_eq(vol_geom(v)->chunk, 512 * K);
+	ck_assert_int_eq(engine_read(v, back, 0, cap), 0);
+	ck_assert(!memcmp(back, data, cap));
+	ck_assert_uint_eq(check_mismatches(v), 0);
+	vol_close(v);
+	free(data);
+	free(back);
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+	struct vol *v = mkvol("raid5", 4, 64 * K);
+	char err[256];
+	ck_assert_int_eq(vol_grow(v, "raid-devices=5", err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "needs a spare in slot 4"), "%s", err);
+	ck_assert_int_eq(vol_grow(v, "chunk=65536", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(vol_grow(v, "level=raid10", err, sizeof(err)), -EOPNOTSUPP);
+	ck_assert_int_eq(vol_grow(v, "raid-devices=3", err, sizeof(err)), -EOPNOTSUPP);
+	ck_assert_int_eq(vol_grow(v, "size=1", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(vol_grow(v, "chunk=1000", err, sizeof(err)), -EINVAL); /* not a power of two */
+	vol_close(v);
+	v = mkvol("raid10", 4, 64 * K);
+	ck_assert_int_eq(vol_grow(v, "raid-devices=+1", err, sizeof(err)), -EOPNOTSUPP);
+	vol_close(v);
+}
+END_TEST
+
+static Suite *reshape_suite(void)
+{
+	Suite *s = suite_create("reshape");
+	TCase *t = tcase_create("reshape");
+	tcase_set_timeout(t, 120);
+	tcase_add_loop_test(t, test_critical_section, 0, sizeof(rule_cases) / sizeof(rule_cases[0]));
+	tcase_add_loop_test(t, test_grow_online, 0, sizeof(grow_cases) / sizeof(grow_cases[0]));
+	tcase_add_test(t, test_grow_twice);
+	tcase_add_test(t, test_refusals);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(reshape_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
