@@ -237,13 +237,9 @@ FUSE_TESTS := \
 	tests/integration/04-degraded.sh \
 	tests/integration/05-concurrency.sh \
 	tests/integration/07-counters.sh \
-	tests/integration/09-bench.sh \
 	tests/integration/10-faults.sh \
 	tests/integration/20-inflight.sh \
-	tests/integration/21-recovery.sh \
 	tests/integration/29-defects.sh \
-	tests/integration/31-crash.sh \
-	tests/integration/50-trace-record.sh \
 	tests/integration/58-no-wait.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 

@@ -163,7 +163,7 @@ fsvol_mount() {
 	local in_ns=() # MOUNT_NETNS=NS: the daemon runs in that network namespace
 	[[ -n ${MOUNT_NETNS:-} ]] && in_ns=(nsenter "--net=/run/netns/$MOUNT_NETNS")
 	"${in_ns[@]}" "$FSVOL" mount --log "$DAEMON_LOG" "${opts[@]}" "$mnt" "$@" ||
-		fail "fsvol mount $mnt $* failed"
+		fail "fsvol mount $mnt $* failed (the daemon log ends: $(tail -n 3 "$DAEMON_LOG" 2>/dev/null))"
 	_is_mounted "$mnt" || fail "fsvol mount returned but $mnt is not a mount point"
 	pid=$(daemon_pid "$mnt")
 	_push_cleanup fsvol "$mnt" "$pid"

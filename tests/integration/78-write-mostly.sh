@@ -88,8 +88,12 @@ fsvol_umount "$T/mnt"
 rm -f "$T"/{a,b,c}
 
 # --- a slow leg: a local file and an NBD member behind a 20 ms delay
+# file, not memory: nbdkit 1.32 may abort when its client is killed with
+# requests in flight (the kill -9 below); it is started again on the same bytes
+slow_up() { nbdkit_start "$T/$1.pid" nbdkit -U "$T/$1.sock" --filter=delay file "$T/$1.img" wdelay=20ms rdelay=20ms; }
 for s in slow1 slow2; do
-	nbdkit_start "$T/$s.pid" nbdkit -U "$T/$s.sock" --filter=delay memory 96M wdelay=20ms rdelay=20ms
+	truncate -s 96M "$T/$s.img"
+	slow_up "$s"
 done
 uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
 # wb: write-behind; ww: write-mostly without it; alone: the fast leg alone
@@ -112,7 +116,7 @@ p50w() { # MNT SECONDS: fio random 4K writes at QD1 (500/s), the median completi
 }
 median() { printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
 wb=() al=()
-for i in 1 2 3 4 5; do
+for i in 1 2 3; do
 	wb+=("$(p50w "$T/wb" 2)")
 	al+=("$(p50w "$T/alone" 2)")
 done
@@ -160,6 +164,11 @@ kill -KILL "$pid"
 wait "$fpid" || true
 umount -l "$T/wb" 2>/dev/null || true
 _drop_cleanup fsvol "$T/wb" "$pid"
+if ! _alive "$(cat "$T/slow1.pid")"; then
+	note "nbdkit died with its client (a known nbdkit 1.32 abort): started again"
+	rm -f "$T/slow1.sock"
+	slow_up slow1
+fi
 fsvol_mount "$T/wb" "$T/f1" "$(uri slow1)"
 wait_for 300 "the resync after the crash" jq_true '.sync.action == "resync" and .sync.state == "done"' \
 	"$T/wb/status.json"

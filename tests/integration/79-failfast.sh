@@ -18,7 +18,7 @@ requires jq
 cd "$T" # fio may leave state files in the working directory
 jq_true() { jq -e "$@" >/dev/null; }
 
-STALL=20 # seconds an I/O of the stalled member takes (the delay filter)
+STALL=6 # seconds an I/O of the stalled member takes (the delay filter)
 check_clean() { # MNT WHAT
 	local out
 	out=$("$FSVOL" scrub "$1") || fail "$2: scrub: $out"
