@@ -18,6 +18,7 @@
 #include "fsvol/core/ppl_int.h"
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/log.h"
+#include "fsvol/util/le.h"
 
 enum {
 	JH_MAGIC = 0, JH_VERSION = 4, JH_CRC = 8, JH_BLOCKS = 12, JH_UUID = 16, JH_SEQ = 32, JH_STRIPE = 40,
@@ -26,73 +27,51 @@ enum {
 #define JNL_VERSION 1u
 #define JNL_BLOCK 4096u
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 void jnl_rec_encode(const struct jnl_rec *r, uint8_t *buf)
 {
 	memset(buf, 0, JNL_BLOCK);
-	put32(buf + JH_MAGIC, JNL_MAGIC);
-	put32(buf + JH_VERSION, JNL_VERSION);
-	put32(buf + JH_BLOCKS, r->blocks);
+	put_le32(buf + JH_MAGIC, JNL_MAGIC);
+	put_le32(buf + JH_VERSION, JNL_VERSION);
+	put_le32(buf + JH_BLOCKS, r->blocks);
 	memcpy(buf + JH_UUID, r->volume_uuid, 16);
-	put64(buf + JH_SEQ, r->seq);
-	put64(buf + JH_STRIPE, r->stripe);
-	put32(buf + JH_PAYLOAD_CRC, r->payload_crc);
-	put32(buf + JH_NWRITES, r->nwrites);
+	put_le64(buf + JH_SEQ, r->seq);
+	put_le64(buf + JH_STRIPE, r->stripe);
+	put_le32(buf + JH_PAYLOAD_CRC, r->payload_crc);
+	put_le32(buf + JH_NWRITES, r->nwrites);
 	for (unsigned i = 0; i < r->nwrites && i < JNL_MAX_WRITES; i++) {
 		uint8_t *w = buf + JH_WRITES + JH_WRITE_SIZE * i;
-		put32(w, r->w[i].slot);
-		put64(w + 8, r->w[i].off);
-		put64(w + 16, r->w[i].len);
+		put_le32(w, r->w[i].slot);
+		put_le64(w + 8, r->w[i].off);
+		put_le64(w + 16, r->w[i].len);
 	}
-	put32(buf + JH_CRC, sb_crc32c(0, buf, JNL_BLOCK));
+	put_le32(buf + JH_CRC, sb_crc32c(0, buf, JNL_BLOCK));
 }
 
 int jnl_rec_decode(const uint8_t *buf, struct jnl_rec *r, char *err, size_t errlen)
 {
-	if (get32(buf + JH_MAGIC) != JNL_MAGIC) {
-		snprintf(err, errlen, "no record (magic 0x%08x)", get32(buf + JH_MAGIC));
+	if (get_le32(buf + JH_MAGIC) != JNL_MAGIC) {
+		snprintf(err, errlen, "no record (magic 0x%08x)", get_le32(buf + JH_MAGIC));
 		return -EINVAL;
 	}
-	if (get32(buf + JH_VERSION) != JNL_VERSION) {
-		snprintf(err, errlen, "unsupported record version %u", get32(buf + JH_VERSION));
+	if (get_le32(buf + JH_VERSION) != JNL_VERSION) {
+		snprintf(err, errlen, "unsupported record version %u", get_le32(buf + JH_VERSION));
 		return -EINVAL;
 	}
 	uint8_t tmp[JNL_BLOCK];
 	memcpy(tmp, buf, JNL_BLOCK);
-	put32(tmp + JH_CRC, 0);
-	uint32_t want = get32(buf + JH_CRC), have = sb_crc32c(0, tmp, JNL_BLOCK);
+	put_le32(tmp + JH_CRC, 0);
+	uint32_t want = get_le32(buf + JH_CRC), have = sb_crc32c(0, tmp, JNL_BLOCK);
 	if (want != have) {
 		snprintf(err, errlen, "checksum mismatch (stored 0x%08x, computed 0x%08x)", want, have);
 		return -EINVAL;
 	}
 	memset(r, 0, sizeof(*r));
-	r->blocks = get32(buf + JH_BLOCKS);
+	r->blocks = get_le32(buf + JH_BLOCKS);
 	memcpy(r->volume_uuid, buf + JH_UUID, 16);
-	r->seq = get64(buf + JH_SEQ);
-	r->stripe = get64(buf + JH_STRIPE);
-	r->payload_crc = get32(buf + JH_PAYLOAD_CRC);
-	r->nwrites = get32(buf + JH_NWRITES);
+	r->seq = get_le64(buf + JH_SEQ);
+	r->stripe = get_le64(buf + JH_STRIPE);
+	r->payload_crc = get_le32(buf + JH_PAYLOAD_CRC);
+	r->nwrites = get_le32(buf + JH_NWRITES);
 	if (!r->nwrites || r->nwrites > JNL_MAX_WRITES) {
 		snprintf(err, errlen, "bad nwrites %u (must be 1..%u)", r->nwrites, JNL_MAX_WRITES);
 		return -EINVAL;
@@ -100,9 +79,9 @@ int jnl_rec_decode(const uint8_t *buf, struct jnl_rec *r, char *err, size_t errl
 	uint64_t sum = 0;
 	for (unsigned i = 0; i < r->nwrites; i++) {
 		const uint8_t *w = buf + JH_WRITES + JH_WRITE_SIZE * i;
-		r->w[i].slot = get32(w);
-		r->w[i].off = get64(w + 8);
-		r->w[i].len = get64(w + 16);
+		r->w[i].slot = get_le32(w);
+		r->w[i].off = get_le64(w + 8);
+		r->w[i].len = get_le64(w + 16);
 		if (r->w[i].slot >= SB_MAX_SLOTS || !r->w[i].len || r->w[i].len % JNL_BLOCK || r->w[i].off % JNL_BLOCK ||
 		    r->w[i].len > (1ull << 40)) {
 			snprintf(err, errlen, "bad write %u (slot %u, offset %llu, %llu bytes)", i, r->w[i].slot,

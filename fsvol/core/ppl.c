@@ -30,6 +30,7 @@
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/log.h"
 #include "layout/parity.h"
+#include "fsvol/util/le.h"
 
 /* header offsets (docs/format.md, "Partial parity log") */
 enum {
@@ -38,75 +39,53 @@ enum {
 };
 #define PPL_VERSION 1u
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 void ppl_rec_encode(const struct ppl_rec *r, uint8_t *buf)
 {
 	memset(buf, 0, PPL_BLOCK);
-	put32(buf + PH_MAGIC, PPL_MAGIC);
-	put32(buf + PH_VERSION, PPL_VERSION);
-	put32(buf + PH_BLOCKS, r->blocks);
+	put_le32(buf + PH_MAGIC, PPL_MAGIC);
+	put_le32(buf + PH_VERSION, PPL_VERSION);
+	put_le32(buf + PH_BLOCKS, r->blocks);
 	memcpy(buf + PH_UUID, r->volume_uuid, 16);
-	put64(buf + PH_SEQ, r->seq);
-	put64(buf + PH_STRIPE, r->stripe);
-	put64(buf + PH_SPAN_LO, r->span_lo);
-	put64(buf + PH_SPAN_HI, r->span_hi);
-	put32(buf + PH_PP_CRC, r->pp_crc);
-	put32(buf + PH_NDATA, r->ndata);
+	put_le64(buf + PH_SEQ, r->seq);
+	put_le64(buf + PH_STRIPE, r->stripe);
+	put_le64(buf + PH_SPAN_LO, r->span_lo);
+	put_le64(buf + PH_SPAN_HI, r->span_hi);
+	put_le32(buf + PH_PP_CRC, r->pp_crc);
+	put_le32(buf + PH_NDATA, r->ndata);
 	for (unsigned j = 0; j < r->ndata && j < LAYOUT_MAX_MEMBERS; j++) {
-		put32(buf + PH_COLS + 8 * j, r->lo[j]);
-		put32(buf + PH_COLS + 8 * j + 4, r->hi[j]);
+		put_le32(buf + PH_COLS + 8 * j, r->lo[j]);
+		put_le32(buf + PH_COLS + 8 * j + 4, r->hi[j]);
 	}
-	put32(buf + PH_CRC, sb_crc32c(0, buf, PPL_BLOCK));
+	put_le32(buf + PH_CRC, sb_crc32c(0, buf, PPL_BLOCK));
 }
 
 int ppl_rec_decode(const uint8_t *buf, struct ppl_rec *r, char *err, size_t errlen)
 {
-	if (get32(buf + PH_MAGIC) != PPL_MAGIC) {
-		snprintf(err, errlen, "no record (magic 0x%08x)", get32(buf + PH_MAGIC));
+	if (get_le32(buf + PH_MAGIC) != PPL_MAGIC) {
+		snprintf(err, errlen, "no record (magic 0x%08x)", get_le32(buf + PH_MAGIC));
 		return -EINVAL;
 	}
-	if (get32(buf + PH_VERSION) != PPL_VERSION) {
-		snprintf(err, errlen, "unsupported record version %u", get32(buf + PH_VERSION));
+	if (get_le32(buf + PH_VERSION) != PPL_VERSION) {
+		snprintf(err, errlen, "unsupported record version %u", get_le32(buf + PH_VERSION));
 		return -EINVAL;
 	}
 	uint8_t tmp[PPL_BLOCK];
 	memcpy(tmp, buf, PPL_BLOCK);
-	put32(tmp + PH_CRC, 0);
-	uint32_t want = get32(buf + PH_CRC), have = sb_crc32c(0, tmp, PPL_BLOCK);
+	put_le32(tmp + PH_CRC, 0);
+	uint32_t want = get_le32(buf + PH_CRC), have = sb_crc32c(0, tmp, PPL_BLOCK);
 	if (want != have) {
 		snprintf(err, errlen, "checksum mismatch (stored 0x%08x, computed 0x%08x)", want, have);
 		return -EINVAL;
 	}
 	memset(r, 0, sizeof(*r));
-	r->blocks = get32(buf + PH_BLOCKS);
+	r->blocks = get_le32(buf + PH_BLOCKS);
 	memcpy(r->volume_uuid, buf + PH_UUID, 16);
-	r->seq = get64(buf + PH_SEQ);
-	r->stripe = get64(buf + PH_STRIPE);
-	r->span_lo = get64(buf + PH_SPAN_LO);
-	r->span_hi = get64(buf + PH_SPAN_HI);
-	r->pp_crc = get32(buf + PH_PP_CRC);
-	r->ndata = get32(buf + PH_NDATA);
+	r->seq = get_le64(buf + PH_SEQ);
+	r->stripe = get_le64(buf + PH_STRIPE);
+	r->span_lo = get_le64(buf + PH_SPAN_LO);
+	r->span_hi = get_le64(buf + PH_SPAN_HI);
+	r->pp_crc = get_le32(buf + PH_PP_CRC);
+	r->ndata = get_le32(buf + PH_NDATA);
 	if (!r->ndata || r->ndata > LAYOUT_MAX_MEMBERS - 1) {
 		snprintf(err, errlen, "bad ndata %u", r->ndata);
 		return -EINVAL;
@@ -123,8 +102,8 @@ int ppl_rec_decode(const uint8_t *buf, struct ppl_rec *r, char *err, size_t errl
 		return -EINVAL;
 	}
 	for (unsigned j = 0; j < r->ndata; j++) {
-		r->lo[j] = get32(buf + PH_COLS + 8 * j);
-		r->hi[j] = get32(buf + PH_COLS + 8 * j + 4);
+		r->lo[j] = get_le32(buf + PH_COLS + 8 * j);
+		r->hi[j] = get_le32(buf + PH_COLS + 8 * j + 4);
 		if (r->lo[j] > r->hi[j] || (r->lo[j] < r->hi[j] && (r->lo[j] < r->span_lo || r->hi[j] > r->span_hi))) {
 			snprintf(err, errlen, "bad column %u range [%u, %u)", j, r->lo[j], r->hi[j]);
 			return -EINVAL;

@@ -5,40 +5,13 @@
 
 #include "fsvol/meta/bbl.h"
 #include "fsvol/meta/sb.h"
+#include "fsvol/util/le.h"
 
 /* A run of sectors while a list is rebuilt: [start, end), not yet cut. */
 struct run {
 	uint64_t start, end;
 	uint8_t ack;
 };
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (unsigned i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (unsigned i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	uint32_t v = 0;
-	for (unsigned i = 0; i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 void bbl_init(struct bbl *l)
 {

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "layout/layout.h"
+#include "fsvol/util/le.h"
 
 /* Byte offsets of the fixed header (versions 1 to 3); docs/format.md has the table. */
 enum {
@@ -141,41 +142,6 @@ static uint32_t block_crc(const uint8_t *buf)
 
 	c = sb_crc32c(c, zero, 4);
 	return sb_crc32c(c, buf + OFF_CSUM + 4, SB_SIZE - OFF_CSUM - 4);
-}
-
-/* ---- little-endian helpers ------------------------------------------- */
-
-static void put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	put_le16(p, (uint16_t)v);
-	put_le16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return get_le16(p) | (uint32_t)get_le16(p + 2) << 16;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
 /* ---- encode / decode ------------------------------------------------- */
