@@ -105,8 +105,8 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 	}
 	char line[300];
 	snprintf(line, sizeof(line), "grow %s", spec);
-	if (cmd_ctl_send(mnt, line, reason, sizeof(reason)))
-		return cmd_err(c, "%s", reason);
+	if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) /* the daemon's reason starts "grow: " */
+		return cmd_err(c, "%s", strncmp(reason, "grow: ", 6) ? reason : reason + 6);
 	printf("fsvol: reshape of %s started (%s; progress: fsvol status %s)\n", mnt, spec, mnt);
 	return 0;
 }
