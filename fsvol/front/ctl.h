@@ -16,6 +16,7 @@ enum ctl_verb {
 	CTL_POWERCUT, CTL_POWERCUT_AFTER, CTL_REPLACE, CTL_JOURNAL_MODE, CTL_GROW,
 	CTL_WRITEMOSTLY, CTL_FAILFAST, CTL_FAILFAST_MS, /* md's per-device flags */
 };
+#define CTL_LAST_VERB CTL_FAILFAST_MS /* a new verb goes after it, and moves this */
 #define CTL_NO_INDEX (~0u)
 #define CTL_MAX 1100 /* bytes of one command: a path, a fault spec */
 struct ctl_cmd {

@@ -22,11 +22,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(memchr(buf, 0, size) == NULL);
 		FUZZ_ASSERT(memchr(c.arg, 0, sizeof(c.arg)) != NULL);
 		FUZZ_ASSERT(memchr(c.arg2, 0, sizeof(c.arg2)) != NULL);
-		FUZZ_ASSERT(c.verb <= CTL_REPLACE); /* the last verb */
+		FUZZ_ASSERT(c.verb <= CTL_LAST_VERB);
 		if (c.verb == CTL_FAIL || c.verb == CTL_ERROR || c.verb == CTL_FAULT ||
 		    c.verb == CTL_REMOVE)
 			FUZZ_ASSERT(c.index < SB_MAX_SLOTS || c.index == CTL_NO_INDEX);
-		if (c.verb == CTL_MODEL || c.verb == CTL_ADD || c.verb == CTL_READD || c.verb == CTL_REPLACE)
+		if (c.verb == CTL_MODEL || c.verb == CTL_ADD || c.verb == CTL_READD || c.verb == CTL_REPLACE ||
+		    c.verb == CTL_GROW || c.verb == CTL_JOURNAL_MODE)
 			FUZZ_ASSERT(c.arg[0] != 0);
 		if (c.verb == CTL_FAULT)
 			FUZZ_ASSERT(c.arg2[0] != 0);
