@@ -18,6 +18,7 @@
 #include "fsvol/core/ppl_int.h"
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/log.h"
+#include "fsvol/meta/rec.h"
 #include "fsvol/util/le.h"
 
 enum {
@@ -44,27 +45,13 @@ void jnl_rec_encode(const struct jnl_rec *r, uint8_t *buf)
 		put_le64(w + 8, r->w[i].off);
 		put_le64(w + 16, r->w[i].len);
 	}
-	put_le32(buf + JH_CRC, sb_crc32c(0, buf, JNL_BLOCK));
+	rec_seal(buf, JNL_BLOCK);
 }
 
 int jnl_rec_decode(const uint8_t *buf, struct jnl_rec *r, char *err, size_t errlen)
 {
-	if (get_le32(buf + JH_MAGIC) != JNL_MAGIC) {
-		snprintf(err, errlen, "no record (magic 0x%08x)", get_le32(buf + JH_MAGIC));
+	if (rec_check(buf, JNL_BLOCK, JNL_MAGIC, JNL_VERSION, err, errlen))
 		return -EINVAL;
-	}
-	if (get_le32(buf + JH_VERSION) != JNL_VERSION) {
-		snprintf(err, errlen, "unsupported record version %u", get_le32(buf + JH_VERSION));
-		return -EINVAL;
-	}
-	uint8_t tmp[JNL_BLOCK];
-	memcpy(tmp, buf, JNL_BLOCK);
-	put_le32(tmp + JH_CRC, 0);
-	uint32_t want = get_le32(buf + JH_CRC), have = sb_crc32c(0, tmp, JNL_BLOCK);
-	if (want != have) {
-		snprintf(err, errlen, "checksum mismatch (stored 0x%08x, computed 0x%08x)", want, have);
-		return -EINVAL;
-	}
 	memset(r, 0, sizeof(*r));
 	r->blocks = get_le32(buf + JH_BLOCKS);
 	memcpy(r->volume_uuid, buf + JH_UUID, 16);

@@ -30,6 +30,7 @@
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/log.h"
 #include "layout/parity.h"
+#include "fsvol/meta/rec.h"
 #include "fsvol/util/le.h"
 
 /* header offsets (docs/format.md, "Partial parity log") */
@@ -56,27 +57,13 @@ void ppl_rec_encode(const struct ppl_rec *r, uint8_t *buf)
 		put_le32(buf + PH_COLS + 8 * j, r->lo[j]);
 		put_le32(buf + PH_COLS + 8 * j + 4, r->hi[j]);
 	}
-	put_le32(buf + PH_CRC, sb_crc32c(0, buf, PPL_BLOCK));
+	rec_seal(buf, PPL_BLOCK);
 }
 
 int ppl_rec_decode(const uint8_t *buf, struct ppl_rec *r, char *err, size_t errlen)
 {
-	if (get_le32(buf + PH_MAGIC) != PPL_MAGIC) {
-		snprintf(err, errlen, "no record (magic 0x%08x)", get_le32(buf + PH_MAGIC));
+	if (rec_check(buf, PPL_BLOCK, PPL_MAGIC, PPL_VERSION, err, errlen))
 		return -EINVAL;
-	}
-	if (get_le32(buf + PH_VERSION) != PPL_VERSION) {
-		snprintf(err, errlen, "unsupported record version %u", get_le32(buf + PH_VERSION));
-		return -EINVAL;
-	}
-	uint8_t tmp[PPL_BLOCK];
-	memcpy(tmp, buf, PPL_BLOCK);
-	put_le32(tmp + PH_CRC, 0);
-	uint32_t want = get_le32(buf + PH_CRC), have = sb_crc32c(0, tmp, PPL_BLOCK);
-	if (want != have) {
-		snprintf(err, errlen, "checksum mismatch (stored 0x%08x, computed 0x%08x)", want, have);
-		return -EINVAL;
-	}
 	memset(r, 0, sizeof(*r));
 	r->blocks = get_le32(buf + PH_BLOCKS);
 	memcpy(r->volume_uuid, buf + PH_UUID, 16);
