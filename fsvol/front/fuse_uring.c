@@ -28,8 +28,7 @@
  *
  * Threads: a queue's ring belongs to its thread (SINGLE_ISSUER); replies
  * from other threads go on the queue's list and, when the thread said it
- * sleeps, an eventfd kept armed on its ring wakes it (member_file.c's ring
- * threads do the same).
+ * sleeps, wake it (util/ring_wake.h, as member_file.c's ring threads).
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
@@ -43,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -53,6 +51,7 @@
 #include "fsvol/front/fuse_uring_abi.h"
 #include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
+#include "fsvol/util/ring_wake.h"
 
 /* Entries per queue: an entry holds its request until the reply, so this
  * bounds the requests in flight from one CPU (as many as an application's
@@ -88,9 +87,7 @@ struct fu_ent {
 
 struct fu_queue {
 	_Alignas(64) _Atomic(struct fu_ent *) commits; /* replies ready, pushed by any thread */
-	atomic_int sleeping;
-	int efd;
-	uint64_t wake_buf;
+	struct ring_wake wake;
 	unsigned qid, cpu, depth; /* the kernel's queue it serves, where it runs, its entries */
 	struct io_uring ring;
 	pthread_t tid;
@@ -232,15 +229,6 @@ static void fu_prep_cmd(struct fu_queue *q, struct fu_ent *e, unsigned op)
 	io_uring_sqe_set_data(sqe, e);
 }
 
-static void fu_arm_wake(struct fu_queue *q)
-{
-	struct io_uring_sqe *sqe = fu_sqe(q);
-	if (!sqe)
-		return;
-	io_uring_prep_read(sqe, q->efd, &q->wake_buf, sizeof(q->wake_buf), 0);
-	io_uring_sqe_set_data(sqe, FU_WAKE_TAG);
-}
-
 /* e's reply is in its buffers: its queue's thread commits it. */
 static void fu_push_commit(struct fu_ent *e)
 {
@@ -250,12 +238,8 @@ static void fu_push_commit(struct fu_ent *e)
 		e->cnext = head;
 	while (!atomic_compare_exchange_weak_explicit(&q->commits, &head, e, memory_order_seq_cst,
 						      memory_order_relaxed));
-	if (tl_queue != q && atomic_exchange_explicit(&q->sleeping, 0, memory_order_seq_cst)) {
-		uint64_t one = 1;
-		if (write(q->efd, &one, sizeof(one)) < 0) {
-			/* only on overflow: the thread is awake anyway */
-		}
-	}
+	if (tl_queue != q)
+		ring_wake_kick(&q->wake);
 }
 
 static void fu_take_commits(struct fu_queue *q)
@@ -371,7 +355,7 @@ static void *fu_queue_main(void *arg)
 	member_file_lend_ring(&q->ring);
 	for (unsigned i = 0; i < q->depth; i++)
 		fu_prep_cmd(q, &q->ents[i], FU_IO_URING_CMD_REGISTER);
-	fu_arm_wake(q);
+	ring_wake_arm(&q->wake, &q->ring);
 	/* A REGISTER the kernel takes stays pending (its completion is the first
 	 * request); a refused one completes at once, within the submit. */
 	r = io_uring_submit(&q->ring);
@@ -390,14 +374,9 @@ static void *fu_queue_main(void *arg)
 		fu_take_commits(q);
 		/* say we sleep, then look again: a reply pushed after this either
 		 * is seen here or wakes us; sleep only when there was none */
-		atomic_store_explicit(&q->sleeping, 1, memory_order_seq_cst);
-		unsigned wait = 1;
-		if (atomic_load_explicit(&q->commits, memory_order_seq_cst)) {
-			atomic_store_explicit(&q->sleeping, 0, memory_order_relaxed);
-			wait = 0; /* submit, reap what is there, come back for it */
-		}
-		r = io_uring_submit_and_wait(&q->ring, wait);
-		atomic_store_explicit(&q->sleeping, 0, memory_order_relaxed);
+		ring_wake_sleepy(&q->wake);
+		r = ring_wake_wait(&q->wake, &q->ring,
+				   atomic_load_explicit(&q->commits, memory_order_seq_cst) != NULL);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
 			fu_set_why(FU_REFUSED, "io_uring_enter: %s", strerror(-r));
 			fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: %s", q->qid, strerror(-r));
@@ -410,7 +389,7 @@ static void *fu_queue_main(void *arg)
 			io_uring_cqe_seen(&q->ring, cqe);
 			if (d == FU_WAKE_TAG) {
 				if (!atomic_load(&fu.stopping))
-					fu_arm_wake(q);
+					ring_wake_arm(&q->wake, &q->ring);
 				continue;
 			}
 			if ((uintptr_t)d & 1) { /* a file member's I/O (member_file_lend_ring) */
@@ -439,8 +418,9 @@ static int fu_queue_alloc(struct fu_queue *q, unsigned qid, unsigned cpu, unsign
 	q->cpu = cpu;
 	q->depth = depth;
 	atomic_init(&q->commits, NULL);
-	if ((q->efd = eventfd(0, EFD_CLOEXEC)) < 0)
-		return -errno;
+	int r = ring_wake_init(&q->wake, FU_WAKE_TAG);
+	if (r)
+		return r;
 	for (unsigned i = 0; i < q->depth; i++) {
 		struct fu_ent *e = &q->ents[i];
 		/* mapped, not touched: the kernel faults in what requests use */
@@ -462,8 +442,8 @@ static void fu_queue_free(struct fu_queue *q)
 	for (unsigned i = 0; i < q->depth; i++)
 		if (q->ents[i].hdr)
 			munmap(q->ents[i].hdr, FU_STAGE + FU_PAYLOAD);
-	if (q->efd > 0)
-		close(q->efd);
+	if (q->wake.efd > 0)
+		ring_wake_close(&q->wake);
 }
 
 /* Possible CPUs: the kernel makes one queue for each, and serves through the
@@ -664,12 +644,9 @@ void fu_stop(void)
 	if (!fu.q)
 		return;
 	atomic_store(&fu.stopping, 1);
-	for (unsigned i = 0; i < fu.nt; i++) {
-		uint64_t one = 1;
-		if (fu.q[i].started && write(fu.q[i].efd, &one, sizeof(one)) < 0) {
-			/* only on overflow: it wakes anyway */
-		}
-	}
+	for (unsigned i = 0; i < fu.nt; i++)
+		if (fu.q[i].started)
+			ring_wake_force(&fu.q[i].wake);
 	for (unsigned i = 0; i < fu.nt; i++)
 		if (fu.q[i].started) {
 			pthread_join(fu.q[i].tid, NULL);

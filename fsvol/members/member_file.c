@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -29,6 +28,7 @@
 #include <unistd.h>
 
 #include "fsvol/members/member.h"
+#include "fsvol/util/ring_wake.h"
 
 #define FILE_RING 256u
 #define FILE_ASYNC_RING 1024u
@@ -322,17 +322,14 @@ static void file_run_batch(struct member_io *list, unsigned n)
  * runs the completions. Its ring completes inline what the kernel can
  * (tmpfs, the page cache: COOP_TASKRUN and SINGLE_ISSUER, as fio sets up its
  * own), and a submit that would block the thread goes to io-wq, not to the
- * caller. An eventfd read kept armed on the ring wakes a sleeping thread;
- * callers write it only when the thread said it sleeps. */
+ * caller. A caller wakes the thread only when it sleeps (util/ring_wake.h). */
 #define FILE_RING_THREADS 4u
 #define FILE_WAKE_TAG ((void *)1)
 
 struct file_rt {
 	_Alignas(64) _Atomic(struct member_io *) in; /* pushed by callers (a stack) */
-	atomic_int sleeping;
-	int efd;
+	struct ring_wake wake;
 	_Alignas(64) struct io_uring ring;
-	uint64_t wake_buf;
 	unsigned inflight;
 	pthread_t tid;
 	sem_t started;
@@ -348,17 +345,6 @@ static struct {
 
 static __thread struct file_rt *tl_rt; /* the ring thread this thread feeds */
 static __thread int tl_is_rt;
-
-static void rt_arm_wake(struct file_rt *t)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
-	if (!sqe) {
-		io_uring_submit(&t->ring);
-		sqe = io_uring_get_sqe(&t->ring);
-	}
-	io_uring_prep_read(sqe, t->efd, &t->wake_buf, sizeof(t->wake_buf), 0);
-	io_uring_sqe_set_data(sqe, FILE_WAKE_TAG);
-}
 
 /* Put what callers pushed on the ring, oldest first. */
 static void rt_take(struct file_rt *t)
@@ -419,19 +405,13 @@ static void *file_ring_thread(void *arg)
 		return NULL;
 	tl_is_rt = 1;
 	tl_rt = t;
-	rt_arm_wake(t);
+	ring_wake_arm(&t->wake, &t->ring);
 	for (;;) {
 		rt_take(t);
 		/* say we sleep, then look again: a batch pushed after this either is
 		 * seen here or wakes us; sleep only when there was none */
-		atomic_store_explicit(&t->sleeping, 1, memory_order_seq_cst);
-		unsigned wait = 1;
-		if (atomic_load_explicit(&t->in, memory_order_seq_cst)) {
-			atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
-			wait = 0; /* submit, reap what is there, come back for it */
-		}
-		r = io_uring_submit_and_wait(&t->ring, wait);
-		atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
+		ring_wake_sleepy(&t->wake);
+		r = ring_wake_wait(&t->wake, &t->ring, atomic_load_explicit(&t->in, memory_order_seq_cst) != NULL);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
 			fprintf(stderr, "fsvol: member ring thread: %s\n", strerror(-r));
 			abort(); /* I/O in flight would never complete: fail loudly */
@@ -443,7 +423,7 @@ static void *file_ring_thread(void *arg)
 			void *d = io_uring_cqe_get_data(cqe);
 			seen++;
 			if (d == FILE_WAKE_TAG) {
-				rt_arm_wake(t);
+				ring_wake_arm(&t->wake, &t->ring);
 				continue;
 			}
 			struct member_io *io = d;
@@ -465,10 +445,11 @@ static void *file_ring_thread(void *arg)
 static int rt_init(struct file_rt *t)
 {
 	atomic_init(&t->in, NULL);
-	if ((t->efd = eventfd(0, EFD_CLOEXEC)) < 0)
-		return -errno;
+	int r = ring_wake_init(&t->wake, FILE_WAKE_TAG);
+	if (r)
+		return r;
 	sem_init(&t->started, 0, 0);
-	int r = -pthread_create(&t->tid, NULL, file_ring_thread, t);
+	r = -pthread_create(&t->tid, NULL, file_ring_thread, t);
 	if (!r) {
 		while (sem_wait(&t->started) < 0 && errno == EINTR)
 			;
@@ -478,7 +459,7 @@ static int rt_init(struct file_rt *t)
 	}
 	sem_destroy(&t->started);
 	if (r)
-		close(t->efd);
+		ring_wake_close(&t->wake);
 	return r;
 }
 
@@ -526,12 +507,7 @@ static void file_run_async(struct member_io *list)
 		last->next = head;
 	while (!atomic_compare_exchange_weak_explicit(&t->in, &head, rev, memory_order_seq_cst, memory_order_relaxed));
 	if (!tl_is_rt || t != tl_rt)
-		if (atomic_exchange_explicit(&t->sleeping, 0, memory_order_seq_cst)) {
-			uint64_t one = 1;
-			if (write(t->efd, &one, sizeof(one)) < 0) {
-				/* an eventfd write fails only on overflow: the thread is awake */
-			}
-		}
+		ring_wake_kick(&t->wake);
 }
 
 static void file_queue(struct member *m, struct member_io *io)
