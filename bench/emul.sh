@@ -6,6 +6,10 @@
 # from MNT/status) and the daemon's CPU (user + system, /proc/PID/stat) per
 # 10k of them. Under hdd the disks, not the CPU, set the pace, so the CPU is
 # the emulator's and the engine's overhead, not a share of a saturated run.
+# Each model runs under every FUSE transport the kernel offers (io_uring when
+# the fuse module's enable_uring is Y, and /dev/fuse; EMUL_TRANSPORTS to pick),
+# one row each: the releases run on the model's thread, and how a reply gets
+# from there to the kernel differs (docs/bench.md, "The emulation row").
 # Run by bench/run.sh (make bench); alone, to compare two builds:
 #   FSVOL_BUILD=build bench/emul.sh hdd      (EMUL_QD=1024 BENCH_SECS=5)
 set -euo pipefail
@@ -18,6 +22,13 @@ qd=${EMUL_QD:-1024}
 base=${BENCH_DIR:-/dev/shm}
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(hdd ssd)
+if [ -n "${EMUL_TRANSPORTS:-}" ]; then
+	read -ra transports <<<"$EMUL_TRANSPORTS"
+elif [ "$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null)" = Y ]; then
+	transports=(uring dev)
+else
+	transports=(dev)
+fi
 T=$(mktemp -d "$base/fsvol-emul.XXXXXX")
 MNT=$T/mnt
 cleanup() {
@@ -32,31 +43,33 @@ emembers=()
 for i in $(seq 0 7); do emembers+=("$T/e$i"); done
 "$FSVOL" create -l raid0 -c 64K -s 64M "${emembers[@]}" >/dev/null
 for model in "${models[@]}"; do
-	"$FSVOL" mount --model "$model" --log "$T/daemon.log" "$MNT" "${emembers[@]}"
-	pid=$(awk '/^pid:/ { print $2 }' "$MNT/status")
-	read -r c0 <"/proc/$pid/stat"
-	# the status line counts releases since the mount: take both ends
-	n0=$(sed -n 's/.*: \([0-9]*\) completions released.*/\1/p' "$MNT/status")
-	fio --name="model_$model" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth="$qd" \
-		--direct=1 --ioengine=io_uring --time_based \
-		--runtime="$secs" --size=500M --output=/dev/null
-	read -r c1 <"/proc/$pid/stat"
-	line=$(grep "completions released" "$MNT/status")
-	"$FSVOL" umount "$MNT"
-	n1=$(sed -n 's/.*: \([0-9]*\) completions released.*/\1/p' <<<"$line")
-	p50=$(sed -n 's/.*p50 \([0-9.]*\) us.*/\1/p' <<<"$line")
-	p99=$(sed -n 's/.*p99 \([0-9.]*\) us.*/\1/p' <<<"$line")
-	# utime + stime are fields 14 and 15 (the comm field has no spaces here)
-	t=$(awk -v a="$c0" -v b="$c1" 'BEGIN { split(a, x, " "); split(b, y, " ");
-		print (y[14] + y[15]) - (x[14] + x[15]) }')
-	n=$((n1 - ${n0:-0}))
-	cpu=$(awk -v t="$t" -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.2f", n ? t / hz / n * 10000 : 0 }')
-	printf '%-44s %s completions, lateness p50 %s us, p99 %s us, daemon CPU %s s per 10k I/Os\n' \
-		"model $model, QD$qd over 8 members:" "$n" "$p50" "$p99" "$cpu"
-	# reference: this machine's timer alone, deadlines as far apart on average
-	if [ -x "$build/bin/timer_probe" ] && [ "$n" -gt 0 ]; then
-		gap=$(awk -v s="$secs" -v n="$n" 'BEGIN { printf "%.1f", s * 1e6 / n }')
-		printf '%-44s %s\n' "  this machine's timer, ${gap} us apart:" \
-			"$("$build/bin/timer_probe" "$gap" "$(( n < 5000 ? (n < 500 ? 500 : n) : 5000 ))")"
-	fi
+	for tr in "${transports[@]}"; do
+		"$FSVOL" mount --model "$model" --fuse-transport "$tr" --log "$T/daemon.log" "$MNT" "${emembers[@]}"
+		pid=$(awk '/^pid:/ { print $2 }' "$MNT/status")
+		read -r c0 <"/proc/$pid/stat"
+		# the status line counts releases since the mount: take both ends
+		n0=$(sed -n 's/.*: \([0-9]*\) completions released.*/\1/p' "$MNT/status")
+		fio --name="model_$model" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth="$qd" \
+			--direct=1 --ioengine=io_uring --time_based \
+			--runtime="$secs" --size=500M --output=/dev/null
+		read -r c1 <"/proc/$pid/stat"
+		line=$(grep "completions released" "$MNT/status")
+		"$FSVOL" umount "$MNT"
+		n1=$(sed -n 's/.*: \([0-9]*\) completions released.*/\1/p' <<<"$line")
+		p50=$(sed -n 's/.*p50 \([0-9.]*\) us.*/\1/p' <<<"$line")
+		p99=$(sed -n 's/.*p99 \([0-9.]*\) us.*/\1/p' <<<"$line")
+		# utime + stime are fields 14 and 15 (the comm field has no spaces here)
+		t=$(awk -v a="$c0" -v b="$c1" 'BEGIN { split(a, x, " "); split(b, y, " ");
+			print (y[14] + y[15]) - (x[14] + x[15]) }')
+		n=$((n1 - ${n0:-0}))
+		cpu=$(awk -v t="$t" -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.2f", n ? t / hz / n * 10000 : 0 }')
+		printf '%-44s %s completions, lateness p50 %s us, p99 %s us, daemon CPU %s s per 10k I/Os\n' \
+			"model $model ($tr), QD$qd over 8 members:" "$n" "$p50" "$p99" "$cpu"
+		# reference: this machine's timer alone, deadlines as far apart on average
+		if [ -x "$build/bin/timer_probe" ] && [ "$n" -gt 0 ]; then
+			gap=$(awk -v s="$secs" -v n="$n" 'BEGIN { printf "%.1f", s * 1e6 / n }')
+			printf '%-44s %s\n' "  this machine's timer, ${gap} us apart:" \
+				"$("$build/bin/timer_probe" "$gap" "$(( n < 5000 ? (n < 500 ? 500 : n) : 5000 ))")"
+		fi
+	done
 done
