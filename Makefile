@@ -52,6 +52,7 @@ UNIT_TESTS := \
 	test_filters \
 	test_http \
 	test_layout \
+	test_member_map \
 	test_members \
 	test_parity \
 	test_ppl \

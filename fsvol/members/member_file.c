@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "fsvol/members/member.h"
+#include "fsvol/members/member_map.h"
 #include "fsvol/util/ring_wake.h"
 
 #define FILE_RING 256u
@@ -36,6 +37,7 @@
 struct file_priv {
 	int fd;
 	int in_memory; /* tmpfs: a read or write is a copy that never waits for a disk */
+	struct member_map *map; /* tmpfs: reads copied from a mapping (member_map.h) */
 };
 
 static int file_fd(const struct member *m)
@@ -117,6 +119,9 @@ static int file_open(struct member *m, const char *path, int direct, char *err, 
 	p->fd = fd;
 	struct statfs sfs;
 	p->in_memory = !S_ISBLK(st.st_mode) && fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+	p->map = NULL;
+	if (p->in_memory)
+		member_map_open(&p->map, fd, m->size);
 	m->priv = p;
 	m->direct = direct;
 	/* 4 KiB covers every logical block size we meet (512e and 4Kn). */
@@ -128,6 +133,7 @@ static void file_close(struct member *m)
 {
 	struct file_priv *p = m->priv;
 	if (p) {
+		member_map_close(p->map);
 		close(p->fd);
 		free(p);
 	}
@@ -181,6 +187,7 @@ static int file_zero(struct member *m, uint64_t off, uint64_t len)
 		uint64_t range[2] = { off, len };
 		return ioctl(fd, BLKZEROOUT, range) < 0 ? -errno : 0;
 	}
+	member_map_punched(((struct file_priv *)m->priv)->map, off, len);
 	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0)
 		return 0;
 	if (errno != EOPNOTSUPP)
@@ -195,6 +202,8 @@ static int file_result(const struct member_io *io, int res)
 {
 	if (res >= 0 && io->op != MEMBER_FLUSH && (uint64_t)res != io->len)
 		return -EIO;
+	if (res >= 0 && io->op == MEMBER_WRITE) /* those pages hold data now */
+		member_map_written(((struct file_priv *)((struct member *)io->bpriv[0])->priv)->map, io->off, io->len);
 	return res < 0 ? res : 0;
 }
 
@@ -218,6 +227,14 @@ static void file_prep(struct io_uring_sqe *sqe, struct member_io *io)
 static void file_sync_one(struct member_io *io)
 {
 	int fd = file_fd(io->bpriv[0]);
+	if (io->op == MEMBER_READ) {
+		int r = member_map_read(((struct file_priv *)((struct member *)io->bpriv[0])->priv)->map, io->iov,
+					io->niov, io->off, io->len);
+		if (r) {
+			io->res = r < 0 ? r : 0;
+			return;
+		}
+	}
 	ssize_t r;
 	do {
 		if (io->op == MEMBER_READ)
