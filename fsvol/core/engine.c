@@ -1078,6 +1078,25 @@ static void waiter_done(void *arg, int res)
 	sem_post(&w->sem);
 }
 
+static void sem_wait_intr(sem_t *s)
+{
+	while (sem_wait(s) < 0 && errno == EINTR)
+		;
+}
+
+/* Start rq, made with waiter_done and w, and wait for it (this thread may block). */
+static int req_run_wait(struct eng_req *rq, struct eng_waiter *w)
+{
+	int was = tl_may_block;
+	sem_init(&w->sem, 0, 0);
+	tl_may_block = 1;
+	req_start(rq);
+	tl_may_block = was;
+	sem_wait_intr(&w->sem);
+	sem_destroy(&w->sem);
+	return w->res;
+}
+
 static int engine_sync(struct vol *v, int op, void *buf, uint64_t off, uint64_t len)
 {
 	struct eng_waiter w;
@@ -1087,8 +1106,7 @@ static int engine_sync(struct vol *v, int op, void *buf, uint64_t off, uint64_t 
 	int r = engine_submit(v, op, buf, off, len, waiter_done, &w);
 	tl_may_block = was;
 	if (!r) {
-		while (sem_wait(&w.sem) < 0 && errno == EINTR)
-			;
+		sem_wait_intr(&w.sem);
 		r = w.res;
 	}
 	sem_destroy(&w.sem);
@@ -1125,24 +1143,16 @@ static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, unsig
 	struct eng_req *rq = req_init(v, kind, 0, STATS_WHY_DATA, waiter_done, &w);
 	if (!rq)
 		return -ENOMEM;
-	int was = tl_may_block;
-	sem_init(&w.sem, 0, 0);
 	rq->unit = unit;
 	rq->repair = repair;
 	rq->gen = gen;
 	rq->target = kind == ENG_K_COPY ? atomic_load(&v->replace_slot) : atomic_load(&v->rebuild_slot);
 	rq->dest = kind == ENG_K_COPY ? atomic_load(&v->replace_with) : rq->target;
-	tl_may_block = 1;
-	req_start(rq);
-	tl_may_block = was;
-	while (sem_wait(&w.sem) < 0 && errno == EINTR)
-		;
-	sem_destroy(&w.sem);
+	int r = req_run_wait(rq, &w);
 	if (mismatches)
 		*mismatches += rq->mismatches;
 	if (skipped)
 		*skipped += rq->skipped;
-	int r = w.res;
 	req_put(rq);
 	return r;
 }
@@ -1204,12 +1214,6 @@ static void hold_done(void *arg, int res)
 	sem_post(&h->done);
 }
 
-static void sem_wait_intr(sem_t *s)
-{
-	while (sem_wait(s) < 0 && errno == EINTR)
-		;
-}
-
 struct eng_req *eng_reshape_hold(struct vol *v, const struct layout_geom *g, uint64_t off, uint64_t len,
 				 int all)
 {
@@ -1255,19 +1259,12 @@ int eng_reshape_io(struct eng_req *hold, int op, const struct layout_geom *g, vo
 				      waiter_done, &w);
 	if (!rq)
 		return -ENOMEM;
-	int was = tl_may_block;
-	sem_init(&w.sem, 0, 0);
 	rq->geom = g;
 	rq->buf = buf;
 	rq->off = off;
 	rq->len = len;
 	rq->trace_parent = hold->trace_parent;
-	tl_may_block = 1;
-	req_start(rq);
-	tl_may_block = was;
-	sem_wait_intr(&w.sem);
-	sem_destroy(&w.sem);
-	return w.res;
+	return req_run_wait(rq, &w);
 }
 
 unsigned engine_active(const struct vol *v)
