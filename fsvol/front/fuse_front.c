@@ -368,29 +368,20 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_open(req, fi);
 		return;
 	}
-	if (ino == INO_CTL) {
-		if (acc == O_RDONLY) {
-			fuse_reply_err(req, EACCES);
-			return;
-		}
-		/* a handle to keep the last refusal's reason in, for a read */
-		struct ff_handle *h = ff_handle_new();
-		if (!h) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		fi->fh = ff_handle_add(f, h);
-		fi->nonseekable = 1;
-		fuse_reply_open(req, fi);
-		return;
-	}
-	if (acc != O_RDONLY) {
+	/* ctl is written (its handle keeps the last refusal's reason, for a read); the rest is read only */
+	if (ino == INO_CTL ? acc == O_RDONLY : acc != O_RDONLY) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
 	struct ff_handle *h = ff_handle_new();
 	if (!h) {
 		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (ino == INO_CTL) {
+		fi->fh = ff_handle_add(f, h);
+		fi->nonseekable = 1;
+		fuse_reply_open(req, fi);
 		return;
 	}
 	if (ino == INO_TRACE || ino == INO_TRACE_JSON) {
