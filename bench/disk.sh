@@ -1,6 +1,6 @@
 # bench/disk.sh: the FUSE path's ceiling, device-backed members, the engine's
 # own cost (sourced by bench/run.sh after core.sh, which give $T, $MNT, $FSVOL,
-# $BENCH, $secs, $here, $build, fio_read, fio_nbd, nbd_uri, nbd_stop, ratio,
+# $BENCH, $secs, $here, $build, fio_read, fio_nbd, nbd_uri, nbd_up, nbd_stop, ratio,
 # row, median, mounted, $pll/$have_pll). Every pair is measured side by side,
 # alternated three times; the rows print medians. docs/bench.md explains each.
 #   BENCH_DISK_DIR=/var/tmp   where the device-backed members live (O_DIRECT)
@@ -8,6 +8,15 @@
 NULLFUSE=$here/$build/bin/null_fuse
 iops() { printf '%.0f IOPS' "$1"; }
 mbs_() { awk -v b="$1" 'BEGIN{printf "%.0f MB/s", b/1e6}'; }
+# pair LABEL FMT A B: a row of A against B, each printed by FMT (iops, mbs_), and A/B
+pair() { row "$1" "$($2 "$3")" "$($2 "$4")" "$(ratio "$3" "$4")"; }
+# fio_add iops|bw FILE NAME ARGS...: fio_read's read IOPS or bytes/s appended to $T/FILE
+fio_add() {
+	local col=1 out=$2
+	[ "$1" = bw ] && col=2
+	shift 2
+	fio_read "$@" | awk -v c="$col" '{ print $c }' >>"$T/$out"
+}
 uring_on=$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null || echo "absent")
 
 # null_up TRANSPORT DIR: a null FUSE server on DIR (its file reads zeros)
@@ -36,19 +45,26 @@ fuse_up() {
 	"$FSVOL" mount --fuse-transport "$t" --log "$T/daemon.log" "$mnt" "$@" && mounted+=("$mnt")
 }
 
+# vols_up DIR SIZE SRC: under $t, a single volume of SIZE (DIR/s0_$t) on
+# $T/mnt1_$t and a raid0 x4 of 256M members (DIR/d0_$t..) on $T/mnt4_$t,
+# both written in full from SRC so that reads hit written blocks
+vols_up() {
+	local dir=$1 r0=() i
+	"$FSVOL" create -l single -s "$2" "$dir/s0_$t" >/dev/null
+	for i in 0 1 2 3; do r0+=("$dir/d${i}_$t"); done
+	"$FSVOL" create -l raid0 -c 64K -s 256M "${r0[@]}" >/dev/null
+	fuse_up "$T/mnt1_$t" "$dir/s0_$t"
+	fuse_up "$T/mnt4_$t" "${r0[@]}"
+	dd if="$3" of="$T/mnt1_$t/volume" bs=1M count=$(($(stat -c %s "$T/mnt1_$t/volume") >> 20)) oflag=direct conv=notrunc status=none
+	dd if="$3" of="$T/mnt4_$t/volume" bs=64K count=$(($(stat -c %s "$T/mnt4_$t/volume") >> 16)) oflag=direct conv=notrunc status=none
+}
+
 # ---- 1. tmpfs: fsvol's FUSE volume against the FUSE path's own ceiling ----
 echo
 echo "FUSE ceiling (tmpfs members; null servers answer every read with zeros; enable_uring=$uring_on):"
 for f in n_dev n_uring n_dev1m n_uring1m; do : >"$T/$f"; done
 for t in "${transports[@]}"; do
-	"$FSVOL" create -l single -s 1G "$T/c1_$t" >/dev/null
-	c4=()
-	for i in 0 1 2 3; do c4+=("$T/c4m${i}_$t"); done
-	"$FSVOL" create -l raid0 -c 64K -s 256M "${c4[@]}" >/dev/null
-	fuse_up "$T/mnt1_$t" "$T/c1_$t"
-	fuse_up "$T/mnt4_$t" "${c4[@]}"
-	dd if=/dev/zero of="$T/mnt1_$t/volume" bs=1M count=1024 oflag=direct conv=notrunc status=none
-	dd if=/dev/zero of="$T/mnt4_$t/volume" bs=64K count=$(($(stat -c %s "$T/mnt4_$t/volume") >> 16)) oflag=direct conv=notrunc status=none
+	vols_up "$T" 1G /dev/zero
 	echo "  fsvol --fuse-transport $t: $(sed -n 's/^fuse transport: //p' "$T/mnt1_$t/status")"
 	for f in f_one f_r0 f_r01m; do : >"$T/${f}_$t"; done
 done
@@ -56,39 +72,36 @@ for rep in 1 2 3; do
 	for t in dev uring; do
 		[ "$t" = uring ] && [ "$uring_on" != Y ] && continue
 		null_up "$t" "$T/null" || continue
-		fio_read "n$t$rep" --filename="$T/null/file" --rw=randread --bs=4k --iodepth=32 --size=900M | awk '{ print $1 }' >>"$T/n_$t"
-		fio_read "n${t}1m$rep" --filename="$T/null/file" --rw=read --bs=1M --iodepth=8 --size=900M | awk '{ print $2 }' >>"$T/n_${t}1m"
+		fio_add iops "n_$t" "n$t$rep" --filename="$T/null/file" --rw=randread --bs=4k --iodepth=32 --size=900M
+		fio_add bw "n_${t}1m" "n${t}1m$rep" --filename="$T/null/file" --rw=read --bs=1M --iodepth=8 --size=900M
 		null_down "$T/null"
 	done
 	for t in "${transports[@]}"; do
-		fio_read "fone$t$rep" --filename="$T/mnt1_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=900M | awk '{ print $1 }' >>"$T/f_one_$t"
-		fio_read "fr0$t$rep" --filename="$T/mnt4_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=900M | awk '{ print $1 }' >>"$T/f_r0_$t"
-		fio_read "fr01m$t$rep" --filename="$T/mnt4_$t/volume" --rw=read --bs=1M --iodepth=8 --size=900M | awk '{ print $2 }' >>"$T/f_r01m_$t"
+		fio_add iops "f_one_$t" "fone$t$rep" --filename="$T/mnt1_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=900M
+		fio_add iops "f_r0_$t" "fr0$t$rep" --filename="$T/mnt4_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=900M
+		fio_add bw "f_r01m_$t" "fr01m$t$rep" --filename="$T/mnt4_$t/volume" --rw=read --bs=1M --iodepth=8 --size=900M
 	done
 done
 for t in "${transports[@]}"; do
 	"$FSVOL" umount "$T/mnt1_$t"
 	"$FSVOL" umount "$T/mnt4_$t"
-	rm -f "$T/c1_$t" "$T"/c4m*_"$t"
+	rm -f "$T/s0_$t" "$T"/d[0-3]_"$t"
 done
 mounted=()
 nd=$(median <"$T/n_dev") nd1=$(median <"$T/n_dev1m")
 best=$nd best1=$nd1 bestname="null /dev/fuse"
 if [ -s "$T/n_uring" ]; then
 	nu=$(median <"$T/n_uring") nu1=$(median <"$T/n_uring1m")
-	row "null server: io_uring vs /dev/fuse, 4K QD32" "$(iops "$nu")" "$(iops "$nd")" "$(ratio "$nu" "$nd")"
-	row "null server: io_uring vs /dev/fuse, 1M QD8" "$(mbs_ "$nu1")" "$(mbs_ "$nd1")" "$(ratio "$nu1" "$nd1")"
+	pair "null server: io_uring vs /dev/fuse, 4K QD32" iops "$nu" "$nd"
+	pair "null server: io_uring vs /dev/fuse, 1M QD8" mbs_ "$nu1" "$nd1"
 	best=$(awk -v x="$nu" -v y="$nd" 'BEGIN { print (x > y ? x : y) }')
 	best1=$(awk -v x="$nu1" -v y="$nd1" 'BEGIN { print (x > y ? x : y) }')
 	bestname="faster null"
 fi
 for t in "${transports[@]}"; do
-	a=$(median <"$T/f_one_$t")
-	row "FUSE ($t) single vs $bestname, 4K" "$(iops "$a")" "$(iops "$best")" "$(ratio "$a" "$best")"
-	a=$(median <"$T/f_r0_$t")
-	row "FUSE ($t) raid0 x4 vs $bestname, 4K" "$(iops "$a")" "$(iops "$best")" "$(ratio "$a" "$best")"
-	a=$(median <"$T/f_r01m_$t")
-	row "FUSE ($t) raid0 x4 vs $bestname, 1M" "$(mbs_ "$a")" "$(mbs_ "$best1")" "$(ratio "$a" "$best1")"
+	pair "FUSE ($t) single vs $bestname, 4K" iops "$(median <"$T/f_one_$t")" "$best"
+	pair "FUSE ($t) raid0 x4 vs $bestname, 4K" iops "$(median <"$T/f_r0_$t")" "$best"
+	pair "FUSE ($t) raid0 x4 vs $bestname, 1M" mbs_ "$(median <"$T/f_r01m_$t")" "$best1"
 done
 echo "  (targets: >= 0.85 each)"
 
@@ -103,14 +116,7 @@ trap disk_cleanup EXIT INT TERM
 echo
 echo "device-backed members ($(df --output=source,fstype "$D" | tail -1 | tr -s ' '), O_DIRECT, 4K random reads QD32):"
 for t in "${transports[@]}"; do
-	"$FSVOL" create -l single -s 512M "$D/s0_$t" >/dev/null
-	d4=()
-	for i in 0 1 2 3; do d4+=("$D/d${i}_$t"); done
-	"$FSVOL" create -l raid0 -c 64K -s 256M "${d4[@]}" >/dev/null
-	fuse_up "$T/mnt1_$t" "$D/s0_$t"
-	fuse_up "$T/mnt4_$t" "${d4[@]}"
-	dd if=/dev/urandom of="$T/mnt1_$t/volume" bs=1M count=512 oflag=direct conv=notrunc status=none
-	dd if=/dev/urandom of="$T/mnt4_$t/volume" bs=64K count=$(($(stat -c %s "$T/mnt4_$t/volume") >> 16)) oflag=direct conv=notrunc status=none
+	vols_up "$D" 512M /dev/urandom
 	for f in d_one d_r0; do : >"$T/${f}_$t"; done
 done
 # the raw references: the first transport's members, written the same way
@@ -126,16 +132,14 @@ d_files=$(IFS=:; echo "${d4[*]}")
 d_list=$(IFS=,; echo "${d4[*]}")
 for f in d_raw d_pll d_raw4 d_inp d_raw4b d_raw1 d_inp1; do : >"$T/$f"; done
 for rep in 1 2 3; do
-	fio_read "draw$rep" --filename="$D/s0_$t0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M | awk '{ print $1 }' >>"$T/d_raw"
+	fio_add iops d_raw "draw$rep" --filename="$D/s0_$t0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M
 	for t in "${transports[@]}"; do
-		fio_read "done$t$rep" --filename="$T/mnt1_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=500M | awk '{ print $1 }' >>"$T/d_one_$t"
+		fio_add iops "d_one_$t" "done$t$rep" --filename="$T/mnt1_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=500M
 	done
-	((dpll)) && fio_read "dpll$rep" --filename="$T/dpll_mnt/s0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M |
-		awk '{ print $1 }' >>"$T/d_pll"
-	fio_read "draw4$rep" --filename="$d_files" --rw=randread --bs=4k --iodepth=8 --numjobs=4 --offset=1M --size=250M |
-		awk '{ print $1 }' >>"$T/d_raw4"
+	((dpll)) && fio_add iops d_pll "dpll$rep" --filename="$T/dpll_mnt/s0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M
+	fio_add iops d_raw4 "draw4$rep" --filename="$d_files" --rw=randread --bs=4k --iodepth=8 --numjobs=4 --offset=1M --size=250M
 	for t in "${transports[@]}"; do
-		fio_read "dr0$t$rep" --filename="$T/mnt4_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=1000M | awk '{ print $1 }' >>"$T/d_r0_$t"
+		fio_add iops "d_r0_$t" "dr0$t$rep" --filename="$T/mnt4_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=1000M
 	done
 done
 for t in "${transports[@]}"; do "$FSVOL" umount "$T/mnt4_$t"; done
@@ -144,11 +148,9 @@ for t in "${transports[@]}"; do "$FSVOL" umount "$T/mnt4_$t"; done
 # machine each thread gets a share of the CPUs: a single thread against
 # fio's four measures the scheduler, not the engine (docs/bench.md).
 for rep in 1 2 3; do # the members are free of the mount now
-	fio_read "draw4b$rep" --filename="$d_files" --rw=randread --bs=4k --iodepth=8 --numjobs=4 --offset=1M --size=250M |
-		awk '{ print $1 }' >>"$T/d_raw4b"
+	fio_add iops d_raw4b "draw4b$rep" --filename="$d_files" --rw=randread --bs=4k --iodepth=8 --numjobs=4 --offset=1M --size=250M
 	"$BENCH" -q -b4K -r -t4 -o8 -d"$secs" -W1 -Su --json --members "$d_list" | jq '.results.total.read.iops' >>"$T/d_inp"
-	fio_read "draw1$rep" --filename="$d_files" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=250M |
-		awk '{ print $1 }' >>"$T/d_raw1"
+	fio_add iops d_raw1 "draw1$rep" --filename="$d_files" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=250M
 	"$BENCH" -q -b4K -r -t1 -o32 -d"$secs" -W1 -Su --json --members "$d_list" | jq '.results.total.read.iops' >>"$T/d_inp1"
 done
 for t in "${transports[@]}"; do "$FSVOL" umount "$T/mnt1_$t"; done
@@ -156,21 +158,14 @@ mounted=()
 ((dpll)) && { fusermount3 -u "$T/dpll_mnt" 2>/dev/null || umount -l "$T/dpll_mnt"; }
 r=$(median <"$T/d_raw") r4=$(median <"$T/d_raw4")
 for t in "${transports[@]}"; do
-	a=$(median <"$T/d_one_$t")
-	row "FUSE ($t) single vs raw file" "$(iops "$a")" "$(iops "$r")" "$(ratio "$a" "$r")"
+	pair "FUSE ($t) single vs raw file" iops "$(median <"$T/d_one_$t")" "$r"
 done
-if ((dpll)); then
-	p=$(median <"$T/d_pll")
-	row "passthrough_ll vs raw file" "$(iops "$p")" "$(iops "$r")" "$(ratio "$p" "$r")"
-fi
+((dpll)) && pair "passthrough_ll vs raw file" iops "$(median <"$T/d_pll")" "$r"
 for t in "${transports[@]}"; do
-	a=$(median <"$T/d_r0_$t")
-	row "FUSE ($t) raid0 x4 vs 4 raw files (4 x QD8)" "$(iops "$a")" "$(iops "$r4")" "$(ratio "$a" "$r4")"
+	pair "FUSE ($t) raid0 x4 vs 4 raw files (4 x QD8)" iops "$(median <"$T/d_r0_$t")" "$r4"
 done
-a=$(median <"$T/d_inp") b=$(median <"$T/d_raw4b")
-row "in-process raid0 x4 vs 4 raw files (4 x QD8)" "$(iops "$a")" "$(iops "$b")" "$(ratio "$a" "$b")"
-a=$(median <"$T/d_inp1") b=$(median <"$T/d_raw1")
-row "  one thread QD32 vs fio one job QD32" "$(iops "$a")" "$(iops "$b")" "$(ratio "$a" "$b")"
+pair "in-process raid0 x4 vs 4 raw files (4 x QD8)" iops "$(median <"$T/d_inp")" "$(median <"$T/d_raw4b")"
+pair "  one thread QD32 vs fio one job QD32" iops "$(median <"$T/d_inp1")" "$(median <"$T/d_raw1")"
 # The NBD export on the same member file: nbdkit 1.32's file plugin has no
 # O_DIRECT, so the like-for-like pair is `fsvol serve --buffered` against
 # `nbdkit file`, both from the page cache; the default O_DIRECT export is
@@ -180,27 +175,19 @@ if command -v nbdkit >/dev/null && fio --enghelp=nbd >/dev/null 2>&1; then
 	for rep in 1 2 3; do
 		for srv in buffered direct nbdkit raw; do
 			if [ "$srv" = raw ]; then
-				fio_read "dnraw$rep" --filename="$D/s0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M |
-					awk '{ print $1 }' >>"$T/d_nr"
+				fio_add iops d_nr "dnraw$rep" --filename="$D/s0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M
 				continue
 			fi
 			sock=$T/dnbd-$srv.sock
-			case $srv in
-			buffered) "$FSVOL" serve --buffered --nbd "unix:$sock" --pidfile "$T/nbd.pid" "$D/s0" ;;
-			direct) "$FSVOL" serve --nbd "unix:$sock" --pidfile "$T/nbd.pid" "$D/s0" ;;
-			nbdkit) nbdkit -U "$sock" -P "$T/nbd.pid" file "$D/s0" ;;
-			esac
-			for ((i = 0; i < 100; i++)); do [ -s "$T/nbd.pid" ] && [ -S "$sock" ] && break; sleep 0.1; done
+			nbd_up "$srv" "$sock" "$D/s0"
 			fio_nbd "dnbd$srv$rep" "$(nbd_uri "$sock")" --rw=randread --bs=4k --iodepth=32 --size=500M |
 				awk '{ print $1 }' >>"$T/d_n${srv:0:1}"
 			nbd_stop "$T/nbd.pid"
 			rm -f "$T/nbd.pid" "$sock"
 		done
 	done
-	a=$(median <"$T/d_nb") b=$(median <"$T/d_nn")
-	row "NBD export --buffered vs nbdkit file" "$(iops "$a")" "$(iops "$b")" "$(ratio "$a" "$b")"
-	a=$(median <"$T/d_nd") b=$(median <"$T/d_nr")
-	row "  NBD export (O_DIRECT) vs fio on the file" "$(iops "$a")" "$(iops "$b")" "$(ratio "$a" "$b")"
+	pair "NBD export --buffered vs nbdkit file" iops "$(median <"$T/d_nb")" "$(median <"$T/d_nn")"
+	pair "  NBD export (O_DIRECT) vs fio on the file" iops "$(median <"$T/d_nd")" "$(median <"$T/d_nr")"
 fi
 echo "  (targets: FUSE single >= 0.7, FUSE raid0 x4 >= 0.6, in-process (4 x QD8) >= 0.9, NBD --buffered >= 0.9)"
 

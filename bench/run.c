@@ -466,6 +466,30 @@ static int cpu_ids_differ(const struct bench_cpu_raw *a, const struct bench_cpu_
 	return 0;
 }
 
+/* What every worker takes: its target t (number `target`), result row `thread`,
+ * the clock, the options, the write source; -D: its I/Os per interval and its
+ * row's (made by the row's first worker). 0 or -ENOMEM. */
+static int worker_init(struct bench_worker *x, struct bench_clock *clk, const struct bench_opts *o,
+		       struct bench_target *t, unsigned target, unsigned thread, const char *wsrc,
+		       struct bench_result *res)
+{
+	x->clk = clk;
+	x->o = o;
+	x->tgt = t;
+	x->thread = thread;
+	x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
+	x->wsrc = wsrc;
+	res->thread[thread].target = target;
+	if (!o->iops_ms)
+		return 0;
+	x->iv_ns = (uint64_t)o->iops_ms * 1000000u;
+	x->niv = res->niv;
+	if (!(x->iv = calloc(2 * (size_t)x->niv, sizeof(*x->iv))) ||
+	    (!res->thread[thread].iv && !(res->thread[thread].iv = calloc(2 * (size_t)x->niv, sizeof(uint64_t)))))
+		return -ENOMEM;
+	return 0;
+}
+
 int bench_run(const struct bench_opts *opts, struct bench_result **out, char *err, size_t errlen)
 {
 	struct bench_opts o = *opts;
@@ -577,22 +601,10 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	for (unsigned f = 0; o.fixed && f < o.fixed; f++)
 		for (unsigned i = 0; i < nt; i++) {
 			struct bench_worker *x = &w[f * nt + i];
-			x->clk = &clk;
-			x->o = &o;
-			x->tgt = &tgt[i];
-			x->thread = f * nt + i;
+			int e = worker_init(x, &clk, &o, &tgt[i], i, f * nt + i, wsrc, res);
+			r = r ? r : e; /* the first error */
 			x->lead = i == 0;
 			x->nstreams = i == 0 ? nt : 0;
-			x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
-			x->wsrc = wsrc;
-			if (o.iops_ms && !r) {
-				x->iv_ns = (uint64_t)o.iops_ms * 1000000u;
-				x->niv = res->niv;
-				if (!(x->iv = calloc(2 * (size_t)x->niv, sizeof(*x->iv))) ||
-				    !(res->thread[x->thread].iv = calloc(2 * (size_t)x->niv, sizeof(uint64_t))))
-					r = -ENOMEM;
-			}
-			res->thread[x->thread].target = i;
 			res->thread[x->thread].id = f;
 			bench_pattern_init(&x->pat, &o, tgt[i].size, f);
 		}
@@ -602,24 +614,11 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 		for (unsigned t = 0; t < o.threads; t++)
 			for (unsigned s = 0; s < per; s++, k++) {
 				struct bench_worker *x = &w[k];
-				x->clk = &clk;
-				x->o = &o;
-				x->tgt = &tgt[i];
-				x->thread = i * o.threads + t;
+				int e = worker_init(x, &clk, &o, &tgt[i], i, i * o.threads + t, wsrc, res);
+				r = r ? r : e;
 				x->lead = 1;
 				res->thread[x->thread].id = x->thread;
 				x->slot = s;
-				x->op[0].lat_min = x->op[1].lat_min = UINT64_MAX;
-				x->wsrc = wsrc;
-				if (o.iops_ms && !r) {
-					x->iv_ns = (uint64_t)o.iops_ms * 1000000u;
-					x->niv = res->niv;
-					if (!(x->iv = calloc(2 * (size_t)x->niv, sizeof(*x->iv))) ||
-					    (!res->thread[x->thread].iv &&
-					     !(res->thread[x->thread].iv = calloc(2 * (size_t)x->niv, sizeof(uint64_t)))))
-						r = -ENOMEM;
-				}
-				res->thread[x->thread].target = i;
 				if (!o.trace)
 					bench_pattern_init(&x->pat, &o, tgt[i].size, t);
 			}

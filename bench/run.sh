@@ -119,19 +119,25 @@ nbd_stop() { # pidfile: SIGTERM, wait (bounded) for the server to go
 	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
 	kill -9 "$pid" 2>/dev/null || true
 }
+# nbd_up buffered|direct|nbdkit SOCK FILE: FILE exported on SOCK (`fsvol serve`
+# with or without --buffered, or `nbdkit file`), its pid in $T/nbd.pid; waits for both
+nbd_up() {
+	local i
+	case $1 in
+	buffered) "$FSVOL" serve --buffered --nbd "unix:$2" --pidfile "$T/nbd.pid" "$3" ;;
+	direct) "$FSVOL" serve --nbd "unix:$2" --pidfile "$T/nbd.pid" "$3" ;;
+	nbdkit) nbdkit -U "$2" -P "$T/nbd.pid" file "$3" ;;
+	esac
+	for ((i = 0; i < 100; i++)); do [ -s "$T/nbd.pid" ] && [ -S "$2" ] && break; sleep 0.1; done
+}
 if command -v nbdkit >/dev/null && fio --enghelp=nbd >/dev/null 2>&1; then
 	"$FSVOL" create -l single -s 256M "$T/nbdm" >/dev/null
 	dd if=/dev/urandom of="$T/nbdm" bs=1M seek=1 count=256 conv=notrunc status=none
-	for f in nbd_f4k nbd_f1m nbd_n4k nbd_n1m nbd_d4k nbd_d1m; do : >"$T/$f"; done
+	for f in nbd_b4k nbd_b1m nbd_n4k nbd_n1m nbd_d4k nbd_d1m; do : >"$T/$f"; done
 	for rep in 1 2 3; do
-		for srv in fsvol direct nbdkit; do
+		for srv in buffered direct nbdkit; do
 			sock=$T/nbd-$srv.sock
-			case $srv in
-			fsvol) "$FSVOL" serve --buffered --nbd "unix:$sock" --pidfile "$T/nbd.pid" "$T/nbdm" ;;
-			direct) "$FSVOL" serve --nbd "unix:$sock" --pidfile "$T/nbd.pid" "$T/nbdm" ;;
-			nbdkit) nbdkit -U "$sock" -P "$T/nbd.pid" file "$T/nbdm" ;;
-			esac
-			for ((i = 0; i < 100; i++)); do [ -s "$T/nbd.pid" ] && [ -S "$sock" ] && break; sleep 0.1; done
+			nbd_up "$srv" "$sock" "$T/nbdm"
 			k=${srv:0:1}
 			fio_nbd "nbd4k$srv$rep" "$(nbd_uri "$sock")" --rw=randread --bs=4k --iodepth=32 --size=200M |
 				awk '{ print $1 }' >>"$T/nbd_${k}4k"
@@ -142,10 +148,10 @@ if command -v nbdkit >/dev/null && fio --enghelp=nbd >/dev/null 2>&1; then
 		done
 	done
 	mbs() { awk -v b="$1" 'BEGIN{printf "%.0f MB/s", b/1e6}'; }
-	a=$(median <"$T/nbd_f4k") d=$(median <"$T/nbd_d4k") b=$(median <"$T/nbd_n4k")
+	a=$(median <"$T/nbd_b4k") d=$(median <"$T/nbd_d4k") b=$(median <"$T/nbd_n4k")
 	row "NBD export vs nbdkit file, 4K random QD32" "$(printf %.0f "$a") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$a" "$b")"
 	row "  the same, O_DIRECT members (default)" "$(printf %.0f "$d") IOPS" "$(printf %.0f "$b") IOPS" "$(ratio "$d" "$b")"
-	a=$(median <"$T/nbd_f1m") d=$(median <"$T/nbd_d1m") b=$(median <"$T/nbd_n1m")
+	a=$(median <"$T/nbd_b1m") d=$(median <"$T/nbd_d1m") b=$(median <"$T/nbd_n1m")
 	row "NBD export vs nbdkit file, 1M seq QD8" "$(mbs "$a")" "$(mbs "$b")" "$(ratio "$a" "$b")"
 	row "  the same, O_DIRECT members (default)" "$(mbs "$d")" "$(mbs "$b")" "$(ratio "$d" "$b")"
 else

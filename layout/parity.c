@@ -74,6 +74,42 @@ AI uint8_t mulc_byte(uint8_t c, uint8_t x)
 	return gf_nib_lo[c][x & 15] ^ gf_nib_hi[c][x >> 4];
 }
 
+/* Bytewise tails of xor_n, rmw and rec2: bytes i..len that the vector loops leave. */
+AI void xor_tail(uint8_t *dst, const uint8_t *const *src, unsigned n, size_t i, size_t len)
+{
+	for (; i < len; i++) {
+		uint8_t a = src[0][i];
+
+		for (unsigned j = 1; j < n; j++)
+			a ^= src[j][i];
+		dst[i] = a;
+	}
+}
+
+AI void rmw_tail(uint8_t *p, uint8_t *q, const uint8_t *a, const uint8_t *b, uint8_t c, size_t i,
+		 size_t len)
+{
+	for (; i < len; i++) {
+		uint8_t x = a[i] ^ b[i];
+
+		if (p)
+			p[i] ^= x;
+		q[i] ^= mulc_byte(c, x);
+	}
+}
+
+AI void rec2_tail(uint8_t *dx, uint8_t *dy, const uint8_t *p, const uint8_t *q, uint8_t ca,
+		  uint8_t cb, size_t i, size_t len)
+{
+	for (; i < len; i++) {
+		uint8_t a = dx[i] ^ p[i], b = dy[i] ^ q[i];
+		uint8_t x = mulc_byte(ca, a) ^ mulc_byte(cb, b);
+
+		dx[i] = x;
+		dy[i] = x ^ a;
+	}
+}
+
 /* ---- portable: GCC vector extensions, 16 bytes (SSE2 on x86-64, NEON on arm64) ---- */
 
 typedef uint8_t vu8 __attribute__((vector_size(16)));
@@ -121,13 +157,7 @@ AI void xor_body(uint8_t *dst, const uint8_t *const *src, unsigned n, size_t len
 		}
 		ST(dst + i, a);
 	}
-	for (; i < len; i++) {
-		uint8_t a = src[0][i];
-
-		for (unsigned j = 1; j < n; j++)
-			a ^= src[j][i];
-		dst[i] = a;
-	}
+	xor_tail(dst, src, n, i, len);
 }
 
 /* Bytewise tail of gen: same Horner order as the vector loops. */
@@ -281,13 +311,7 @@ static void rmw_portable(uint8_t *p, uint8_t *q, const uint8_t *a, const uint8_t
 			ST(q + i + v * VW, t);
 		}
 	}
-	for (; i < len; i++) {
-		uint8_t x = a[i] ^ b[i];
-
-		if (p)
-			p[i] ^= x;
-		q[i] ^= mulc_byte(c, x);
-	}
+	rmw_tail(p, q, a, b, c, i, len);
 }
 
 static void mul2src_portable(uint8_t *dst, const uint8_t *a, const uint8_t *b, uint8_t c,
@@ -336,13 +360,7 @@ static void rec2_portable(uint8_t *dx, uint8_t *dy, const uint8_t *p, const uint
 			ST(dy + i + v * VW, t);
 		}
 	}
-	for (; i < len; i++) {
-		uint8_t a = dx[i] ^ p[i], b = dy[i] ^ q[i];
-		uint8_t x = mulc_byte(ca, a) ^ mulc_byte(cb, b);
-
-		dx[i] = x;
-		dy[i] = x ^ a;
-	}
+	rec2_tail(dx, dy, p, q, ca, cb, i, len);
 }
 
 static const struct parity_impl impl_portable = {
@@ -388,13 +406,7 @@ AVX2 static void xor_avx2(uint8_t *dst, const uint8_t *const *src, unsigned n, s
 			a = X(a, LDU(src[j] + i));
 		STU(dst + i, a);
 	}
-	for (; i < len; i++) {
-		uint8_t a = src[0][i];
-
-		for (unsigned j = 1; j < n; j++)
-			a ^= src[j][i];
-		dst[i] = a;
-	}
+	xor_tail(dst, src, n, i, len);
 }
 
 /* x * 2 per byte: top bits become 0xff masks (signed compare), add doubles */
@@ -508,13 +520,7 @@ AVX2 static void rmw_avx2(uint8_t *p, uint8_t *q, const uint8_t *a, const uint8_
 			STU(p + i, _mm256_xor_si256(LDU(p + i), d));
 		STU(q + i, _mm256_xor_si256(LDU(q + i), nib_mul(&t, d)));
 	}
-	for (; i < len; i++) {
-		uint8_t x = a[i] ^ b[i];
-
-		if (p)
-			p[i] ^= x;
-		q[i] ^= mulc_byte(c, x);
-	}
+	rmw_tail(p, q, a, b, c, i, len);
 }
 
 AVX2 static void mul2src_avx2(uint8_t *dst, const uint8_t *a, const uint8_t *b, uint8_t c,
@@ -543,13 +549,7 @@ AVX2 static void rec2_avx2(uint8_t *dx, uint8_t *dy, const uint8_t *p, const uin
 		STU(dx + i, x);
 		STU(dy + i, _mm256_xor_si256(x, pxy));
 	}
-	for (; i < len; i++) {
-		uint8_t a = dx[i] ^ p[i], b = dy[i] ^ q[i];
-		uint8_t x = mulc_byte(ca, a) ^ mulc_byte(cb, b);
-
-		dx[i] = x;
-		dy[i] = x ^ a;
-	}
+	rec2_tail(dx, dy, p, q, ca, cb, i, len);
 }
 
 static const struct parity_impl impl_avx2 = {

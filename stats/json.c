@@ -57,6 +57,28 @@ static int expect(struct jp *j, char c)
 	return 0;
 }
 
+/* a list's opening byte: 1 when an item follows, 0 when it closes at once */
+static int list_open(struct jp *j, char open, char close)
+{
+	if (expect(j, open))
+		return -EINVAL;
+	if (peek(j) == (unsigned char)close) {
+		j->p++;
+		return 0;
+	}
+	return 1;
+}
+
+/* after an item: 1 when another follows (','), 0 at the list's close */
+static int list_next(struct jp *j, char close)
+{
+	int c = peek(j);
+	if (c != ',' && c != (unsigned char)close)
+		return fail(j, "expected ',' or '%c'", close);
+	j->p++;
+	return c == ',';
+}
+
 static int is_lit(struct jp *j, const char *w)
 {
 	size_t n = strlen(w);
@@ -214,27 +236,15 @@ typedef int (*field_fn)(struct jp *j, const char *key, void *ctx);
 static int get_object(struct jp *j, field_fn field, void *ctx)
 {
 	char key[32];
-	if (expect(j, '{'))
-		return -EINVAL;
-	if (peek(j) == '}') {
-		j->p++;
-		return 0;
-	}
-	for (;;) {
+	int rc = list_open(j, '{', '}');
+	while (rc > 0) {
 		if (get_str_buf(j, key, sizeof(key)) || expect(j, ':'))
 			return -EINVAL;
-		int rc = field(j, key, ctx);
-		if (rc)
+		if ((rc = field(j, key, ctx)))
 			return rc;
-		int c = peek(j);
-		j->p++;
-		if (c == '}')
-			return 0;
-		if (c != ',') {
-			j->p--;
-			return fail(j, "expected ',' or '}'");
-		}
+		rc = list_next(j, '}');
 	}
+	return rc;
 }
 
 /* each key once: bit i of *seen for names[i]; returns the index or fails */
@@ -328,13 +338,8 @@ static int bucket_field(struct jp *j, const char *key, void *vctx)
 static int get_hist(struct jp *j, uint64_t *h, unsigned nb)
 {
 	long last = -1;
-	if (expect(j, '['))
-		return -EINVAL;
-	if (peek(j) == ']') {
-		j->p++;
-		return 0;
-	}
-	for (;;) {
+	int rc = list_open(j, '[', ']');
+	while (rc > 0) {
 		uint64_t i, c;
 		if (expect(j, '[') || get_u64(j, &i) || expect(j, ',') || get_u64(j, &c) ||
 		    expect(j, ']'))
@@ -344,15 +349,9 @@ static int get_hist(struct jp *j, uint64_t *h, unsigned nb)
 				    (unsigned long long)i);
 		last = (long)i;
 		h[i] = c;
-		int ch = peek(j);
-		j->p++;
-		if (ch == ']')
-			return 0;
-		if (ch != ',') {
-			j->p--;
-			return fail(j, "expected ',' or ']'");
-		}
+		rc = list_next(j, ']');
 	}
+	return rc;
 }
 
 static const char *const hist_keys[] = {"read_lat", "write_lat", "flush_lat", "read_size",
@@ -520,13 +519,8 @@ static int top_field(struct jp *j, const char *key, void *vctx)
 		c->have_volume = 1;
 		return get_dev(j, &c->doc->dev[0], 0);
 	case 3:
-		if (expect(j, '['))
-			return -EINVAL;
-		if (peek(j) == ']') {
-			j->p++;
-			return 0;
-		}
-		for (;;) {
+		rc = list_open(j, '[', ']');
+		while (rc > 0) {
 			if (c->doc->n > MAX_MEMBERS)
 				return fail(j, "more than %d members", MAX_MEMBERS);
 			if ((rc = grow(c)))
@@ -535,15 +529,9 @@ static int top_field(struct jp *j, const char *key, void *vctx)
 			struct stats_view_dev *d = &c->doc->dev[c->doc->n++];
 			if ((rc = get_dev(j, d, 1)))
 				return rc;
-			int ch = peek(j);
-			j->p++;
-			if (ch == ']')
-				return 0;
-			if (ch != ',') {
-				j->p--;
-				return fail(j, "expected ',' or ']'");
-			}
+			rc = list_next(j, ']');
 		}
+		return rc;
 	default:
 		return -EINVAL;
 	}

@@ -424,3 +424,22 @@ wait_acked() {
 	done
 	fail "the writer did not reach $2 acknowledged writes: $(grep -c '^A' "$1")"
 }
+
+# free_port: a loopback TCP port free now (a daemon may take it before it is used: retry)
+free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# fsvol_mount_http MNT MEMBER...: fsvol mount --http on a free loopback port,
+# its cleanup registered; the port in HTTP_PORT (one taken meanwhile is
+# refused by name: another, 5 tries)
+fsvol_mount_http() {
+	local mnt=$1 try
+	shift
+	mkdir -p "$mnt"
+	for try in 1 2 3 4 5; do
+		HTTP_PORT=$(free_port)
+		"$FSVOL" mount --log "$DAEMON_LOG" --http "127.0.0.1:$HTTP_PORT" "$mnt" "$@" 2>"$T/mount.err" && break
+		grep -q "Address already in use" "$T/mount.err" || fail "mount --http $HTTP_PORT: $(cat "$T/mount.err")"
+		[[ $try == 5 ]] && fail "no free port for --http in 5 tries"
+	done
+	_push_cleanup fsvol "$mnt" "$(daemon_pid "$mnt")"
+}

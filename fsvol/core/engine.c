@@ -736,6 +736,12 @@ static int family_step(struct eng_req *rq)
 	}
 }
 
+/* In engine_active, so vol_close drains it: the callers' requests and the write-behinds. */
+static int req_counted(unsigned flags)
+{
+	return !(flags & ENG_F_INTERNAL) || (flags & ENG_F_BEHIND);
+}
+
 static void req_finish(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
@@ -779,7 +785,7 @@ static void req_finish(struct eng_req *rq)
 	engine_done_fn done = rq->done;
 	void *arg = rq->arg;
 	int res = rq->res;
-	if (!(rq->flags & ENG_F_INTERNAL) || (rq->flags & ENG_F_BEHIND))
+	if (req_counted(rq->flags))
 		atomic_fetch_sub_explicit(&v->eng->active, 1, memory_order_release);
 	if (background && rq->kind != ENG_K_FIX) {
 		/* the waiter reads the counts from the request: hand it over */
@@ -991,6 +997,26 @@ static int check_range(const struct vol *v, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* A request from the pool with what every maker sets. A child whose parent
+ * holds the locks takes no trace id: a write-behind has none, a reshape I/O its hold's. */
+static struct eng_req *req_init(struct vol *v, int kind, unsigned flags, int why, engine_done_fn done, void *arg)
+{
+	struct eng_req *rq = req_get(v);
+	if (!rq)
+		return NULL;
+	if (req_counted(flags))
+		atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed);
+	rq->kind = kind;
+	rq->flags = flags;
+	rq->why = why;
+	rq->done = done;
+	rq->arg = arg;
+	rq->t0 = eng_now(v);
+	if (!(flags & ENG_F_NOLOCK) && stats_trace_on(v->trace))
+		rq->trace_parent = stats_trace_id(v->trace);
+	return rq;
+}
+
 int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, engine_done_fn done, void *arg)
 {
 	if (op != ENGINE_READ && op != ENGINE_WRITE && op != ENGINE_FLUSH)
@@ -1006,22 +1032,14 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 		if (r)
 			return r;
 	}
-	struct eng_req *rq = req_get(v);
+	struct eng_req *rq = req_init(v, op, 0, STATS_WHY_DATA, done, arg);
 	if (!rq)
 		return -ENOMEM;
-	atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed);
-	rq->kind = op;
 	rq->buf = buf;
 	rq->off = off;
 	rq->len = len;
-	rq->done = done;
-	rq->arg = arg;
-	rq->why = STATS_WHY_DATA;
-	rq->t0 = eng_now(v);
 	if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
 		stats_begin(v->vstats, rq->t0);
-	if (stats_trace_on(v->trace))
-		rq->trace_parent = stats_trace_id(v->trace);
 	if (op != ENGINE_FLUSH && !len) {
 		rq->state = ST_FINISH;
 		eng_kick(rq);
@@ -1034,19 +1052,13 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 struct eng_req *eng_behind_new(struct vol *v, void *buf, uint64_t off, uint64_t len, engine_done_fn done, void *arg,
 			       int *held)
 {
-	struct eng_req *rq = req_get(v);
+	struct eng_req *rq = req_init(v, ENG_K_WRITE, ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_BEHIND, STATS_WHY_DATA,
+				      done, arg);
 	if (!rq)
 		return NULL;
-	atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed); /* vol_close drains it too */
-	rq->kind = ENG_K_WRITE;
-	rq->flags = ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_BEHIND;
 	rq->buf = buf;
 	rq->off = off;
 	rq->len = len;
-	rq->done = done;
-	rq->arg = arg;
-	rq->why = STATS_WHY_DATA;
-	rq->t0 = eng_now(v);
 	rq->state = ST_START;
 	/* the parent holds these bits (durable): taken now, so they stay set
 	 * until the slow leg has the data; else the bitmap kicks it later */
@@ -1066,6 +1078,25 @@ static void waiter_done(void *arg, int res)
 	sem_post(&w->sem);
 }
 
+static void sem_wait_intr(sem_t *s)
+{
+	while (sem_wait(s) < 0 && errno == EINTR)
+		;
+}
+
+/* Start rq, made with waiter_done and w, and wait for it (this thread may block). */
+static int req_run_wait(struct eng_req *rq, struct eng_waiter *w)
+{
+	int was = tl_may_block;
+	sem_init(&w->sem, 0, 0);
+	tl_may_block = 1;
+	req_start(rq);
+	tl_may_block = was;
+	sem_wait_intr(&w->sem);
+	sem_destroy(&w->sem);
+	return w->res;
+}
+
 static int engine_sync(struct vol *v, int op, void *buf, uint64_t off, uint64_t len)
 {
 	struct eng_waiter w;
@@ -1075,8 +1106,7 @@ static int engine_sync(struct vol *v, int op, void *buf, uint64_t off, uint64_t 
 	int r = engine_submit(v, op, buf, off, len, waiter_done, &w);
 	tl_may_block = was;
 	if (!r) {
-		while (sem_wait(&w.sem) < 0 && errno == EINTR)
-			;
+		sem_wait_intr(&w.sem);
 		r = w.res;
 	}
 	sem_destroy(&w.sem);
@@ -1109,36 +1139,20 @@ static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, unsig
 {
 	if (unit >= engine_resync_units(v))
 		return -EINVAL;
-	struct eng_req *rq = req_get(v);
+	struct eng_waiter w;
+	struct eng_req *rq = req_init(v, kind, 0, STATS_WHY_DATA, waiter_done, &w);
 	if (!rq)
 		return -ENOMEM;
-	struct eng_waiter w;
-	int was = tl_may_block;
-	sem_init(&w.sem, 0, 0);
-	atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed);
-	rq->kind = kind;
 	rq->unit = unit;
 	rq->repair = repair;
 	rq->gen = gen;
 	rq->target = kind == ENG_K_COPY ? atomic_load(&v->replace_slot) : atomic_load(&v->rebuild_slot);
 	rq->dest = kind == ENG_K_COPY ? atomic_load(&v->replace_with) : rq->target;
-	rq->t0 = eng_now(v);
-	if (stats_trace_on(v->trace))
-		rq->trace_parent = stats_trace_id(v->trace);
-	rq->done = waiter_done;
-	rq->arg = &w;
-	rq->why = STATS_WHY_DATA;
-	tl_may_block = 1;
-	req_start(rq);
-	tl_may_block = was;
-	while (sem_wait(&w.sem) < 0 && errno == EINTR)
-		;
-	sem_destroy(&w.sem);
+	int r = req_run_wait(rq, &w);
 	if (mismatches)
 		*mismatches += rq->mismatches;
 	if (skipped)
 		*skipped += rq->skipped;
-	int r = w.res;
 	req_put(rq);
 	return r;
 }
@@ -1168,19 +1182,11 @@ int engine_fix(struct vol *v, unsigned slot, uint64_t unit, engine_done_fn done,
 {
 	if (unit >= engine_resync_units(v) || slot >= v->geom.members)
 		return -EINVAL;
-	struct eng_req *rq = req_get(v);
+	struct eng_req *rq = req_init(v, ENG_K_FIX, 0, STATS_WHY_DATA, done, arg);
 	if (!rq)
 		return -ENOMEM;
-	atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed);
-	rq->kind = ENG_K_FIX;
 	rq->unit = unit;
 	rq->target = rq->dest = (int)slot;
-	rq->t0 = eng_now(v);
-	if (stats_trace_on(v->trace))
-		rq->trace_parent = stats_trace_id(v->trace);
-	rq->done = done;
-	rq->arg = arg;
-	rq->why = STATS_WHY_DATA;
 	req_start(rq);
 	return 0;
 }
@@ -1208,35 +1214,22 @@ static void hold_done(void *arg, int res)
 	sem_post(&h->done);
 }
 
-static void sem_wait_intr(sem_t *s)
-{
-	while (sem_wait(s) < 0 && errno == EINTR)
-		;
-}
-
 struct eng_req *eng_reshape_hold(struct vol *v, const struct layout_geom *g, uint64_t off, uint64_t len,
 				 int all)
 {
 	struct eng_hold *h = malloc(sizeof(*h));
-	struct eng_req *rq = h ? req_get(v) : NULL;
+	struct eng_req *rq = h ? req_init(v, ENG_K_RESHAPE, ENG_F_INTERNAL | ENG_F_RESHAPE, STATS_WHY_RESHAPE,
+					  hold_done, h) : NULL;
 	if (!rq) {
 		free(h);
 		return NULL;
 	}
 	sem_init(&h->locked, 0, 0);
 	sem_init(&h->done, 0, 0);
-	rq->kind = ENG_K_RESHAPE;
-	rq->flags = ENG_F_INTERNAL | ENG_F_RESHAPE;
 	rq->geom = g;
 	rq->off = off;
 	/* all: every bucket (as many units as buckets), the volume stands still */
 	rq->len = all ? (uint64_t)ENG_LOCKS * lock_unit(rq) : len;
-	rq->t0 = eng_now(v);
-	if (stats_trace_on(v->trace))
-		rq->trace_parent = stats_trace_id(v->trace);
-	rq->done = hold_done;
-	rq->arg = h;
-	rq->why = STATS_WHY_RESHAPE;
 	req_start(rq);
 	sem_wait_intr(&h->locked);
 	if (all)
@@ -1261,30 +1254,17 @@ int eng_reshape_release(struct eng_req *rq, int res)
 int eng_reshape_io(struct eng_req *hold, int op, const struct layout_geom *g, void *buf, uint64_t off,
 		   uint64_t len)
 {
-	struct vol *v = hold->v;
-	struct eng_req *rq = req_get(v);
+	struct eng_waiter w;
+	struct eng_req *rq = req_init(hold->v, op, ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_RESHAPE, STATS_WHY_RESHAPE,
+				      waiter_done, &w);
 	if (!rq)
 		return -ENOMEM;
-	struct eng_waiter w;
-	int was = tl_may_block;
-	sem_init(&w.sem, 0, 0);
-	rq->kind = op;
-	rq->flags = ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_RESHAPE;
 	rq->geom = g;
 	rq->buf = buf;
 	rq->off = off;
 	rq->len = len;
-	rq->done = waiter_done;
-	rq->arg = &w;
-	rq->why = STATS_WHY_RESHAPE;
-	rq->t0 = eng_now(v);
 	rq->trace_parent = hold->trace_parent;
-	tl_may_block = 1;
-	req_start(rq);
-	tl_may_block = was;
-	sem_wait_intr(&w.sem);
-	sem_destroy(&w.sem);
-	return w.res;
+	return req_run_wait(rq, &w);
 }
 
 unsigned engine_active(const struct vol *v)

@@ -401,6 +401,14 @@ int vol_slot_of(const struct vol *v, const char *which)
 	return -1;
 }
 
+/* The slot table forgets entry s: empty, its device Number free again. */
+static void slot_forget(struct vol *v, unsigned s)
+{
+	memset(&v->sb.slots[s], 0, sizeof(v->sb.slots[s]));
+	v->sb.slots[s].state = SB_EMPTY;
+	v->sb.slots[s].number = SB_NO_NUMBER;
+}
+
 int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 {
 	vol_state_lock(v);
@@ -410,9 +418,7 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 		/* an entry without its member (failed out of a role, then left
 		 * out at assembly): only the table forgets it */
 		fsvol_log(LOG_NOTICE, "slot %d (%s, no member present) removed", s, st);
-		memset(&v->sb.slots[s], 0, sizeof(v->sb.slots[s]));
-		v->sb.slots[s].state = SB_EMPTY;
-		v->sb.slots[s].number = SB_NO_NUMBER;
+		slot_forget(v, (unsigned)s);
 		v->sb.events++;
 		vol_write_sbs(v);
 		pthread_mutex_unlock(&v->state_lock);
@@ -439,13 +445,10 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 	fsvol_log(LOG_NOTICE, "%s (slot %d, %s) removed", m->path, s, st);
 	/* the struct stays (its counters may be read right now); the backend goes */
 	v->slot[s] = NULL;
-	if ((unsigned)s < v->geom.members) {
+	if ((unsigned)s < v->geom.members)
 		v->sb.slots[s].state = SB_MISSING;
-	} else {
-		memset(&v->sb.slots[s], 0, sizeof(v->sb.slots[s]));
-		v->sb.slots[s].state = SB_EMPTY;
-		v->sb.slots[s].number = SB_NO_NUMBER;
-	}
+	else
+		slot_forget(v, (unsigned)s);
 	v->sb.events++;
 	vol_write_sbs(v);
 	pthread_mutex_unlock(&v->state_lock);

@@ -255,6 +255,17 @@ static void ff_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fuse_reply_buf(req, buf, used);
 }
 
+/* A handle with one reference (the open's); NULL when memory is short. */
+static struct ff_handle *ff_handle_new(void)
+{
+	struct ff_handle *h = calloc(1, sizeof(*h));
+	if (h) {
+		pthread_mutex_init(&h->lock, NULL);
+		h->refs = 1;
+	}
+	return h;
+}
+
 static void ff_handle_free(struct ff_handle *h)
 {
 	pthread_mutex_destroy(&h->lock);
@@ -357,35 +368,22 @@ static void ff_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_open(req, fi);
 		return;
 	}
+	/* ctl is written (its handle keeps the last refusal's reason, for a read); the rest is read only */
+	if (ino == INO_CTL ? acc == O_RDONLY : acc != O_RDONLY) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	struct ff_handle *h = ff_handle_new();
+	if (!h) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
 	if (ino == INO_CTL) {
-		if (acc == O_RDONLY) {
-			fuse_reply_err(req, EACCES);
-			return;
-		}
-		/* a handle to keep the last refusal's reason in, for a read */
-		struct ff_handle *h = calloc(1, sizeof(*h));
-		if (!h) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		pthread_mutex_init(&h->lock, NULL);
-		h->refs = 1;
 		fi->fh = ff_handle_add(f, h);
 		fi->nonseekable = 1;
 		fuse_reply_open(req, fi);
 		return;
 	}
-	if (acc != O_RDONLY) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	struct ff_handle *h = calloc(1, sizeof(*h));
-	if (!h) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	pthread_mutex_init(&h->lock, NULL);
-	h->refs = 1;
 	if (ino == INO_TRACE || ino == INO_TRACE_JSON) {
 		struct ff_tracer *t = calloc(1, sizeof(*t));
 		if (!t) {

@@ -19,18 +19,9 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 DASH=$TOP/docs/grafana/fsvol.json
 DOC=$TOP/docs/counters.md
 
-free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 # --- a raid5 of 4 with its HTTP endpoint on a free loopback port
 "$FSVOL" create -l raid5 -c 64K -s 32M --name prom5 "$T"/m{0,1,2,3} >/dev/null
-mkdir -p "$T/mnt"
-for try in 1 2 3 4 5; do
-	port=$(free_port)
-	"$FSVOL" mount --log "$DAEMON_LOG" --http "127.0.0.1:$port" "$T/mnt" "$T"/m{0,1,2,3} 2>"$T/mount.err" && break
-	grep -q "Address already in use" "$T/mount.err" || fail "mount --http $port: $(cat "$T/mount.err")"
-	[[ $try == 5 ]] && fail "no free port for --http in 5 tries"
-done
-_push_cleanup fsvol "$T/mnt" "$(daemon_pid "$T/mnt")"
+fsvol_mount_http "$T/mnt" "$T"/m{0,1,2,3}
 
 # --- Prometheus: loopback, storage in $T, 1 s scrapes of the mount
 cat >"$T/prometheus.yml" <<YML
@@ -40,7 +31,7 @@ global:
 scrape_configs:
   - job_name: fsvol
     static_configs:
-      - targets: ["127.0.0.1:$port"]
+      - targets: ["127.0.0.1:$HTTP_PORT"]
 YML
 promtool check config "$T/prometheus.yml" >"$T/promtool.out" 2>&1 || fail "promtool check config: $(cat "$T/promtool.out")"
 for try in 1 2 3 4 5; do
@@ -59,7 +50,7 @@ for try in 1 2 3 4 5; do
 	grep -q "address already in use" "$T/prometheus.log" || fail "prometheus exited: $(tail -n 5 "$T/prometheus.log")"
 	[[ $try == 5 ]] && fail "no free port for prometheus in 5 tries"
 done
-note "prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') on $P scraping 127.0.0.1:$port"
+note "prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') on $P scraping 127.0.0.1:$HTTP_PORT"
 
 # --- load: random reads and writes (raid5 small writes: member reads and writes)
 fio --name=prom --filename="$T/mnt/volume" --direct=1 --rw=randrw --bs=4k --ioengine=libaio --iodepth=8 \

@@ -15,17 +15,9 @@ command -v chromium >/dev/null 2>&1 || { echo "SKIP: chromium not installed (scr
 CDP=$(cd "$(dirname "$0")/../tools" && pwd)/cdp.py
 export T
 
-free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 "$FSVOL" create -l raid5 -c 64K -s 32M --name dash "$T"/m{0,1,2,3} >/dev/null
 truncate -s 33M "$T/new"
-mkdir -p "$T/mnt"
-for try in 1 2 3 4 5; do
-	port=$(free_port)
-	"$FSVOL" mount --log "$DAEMON_LOG" --http "127.0.0.1:$port" "$T/mnt" "$T"/m{0,1,2,3} 2>"$T/mount.err" && break
-	grep -q "Address already in use" "$T/mount.err" || fail "mount --http $port: $(cat "$T/mount.err")"
-	[[ $try == 5 ]] && fail "no free port in 5 tries"
-done
-_push_cleanup fsvol "$T/mnt" "$(daemon_pid "$T/mnt")"
+fsvol_mount_http "$T/mnt" "$T"/m{0,1,2,3}
 M=$T/mnt
 
 # the DevTools driver as a coprocess: one command a line, one answer a line
@@ -41,7 +33,7 @@ ds='Object.fromEntries(["vol-iops","vol-mbs","mem-iops","mem-util"].map(k => [k,
 polls='+document.getElementById("polls").textContent'
 last0='+document.getElementById("ch-vol-iops").dataset.last.split(",")'
 
-cdp open "http://127.0.0.1:$port/?heat=chunk" 1600 1000
+cdp open "http://127.0.0.1:$HTTP_PORT/?heat=chunk" 1600 1000
 cdp wait 30 "$polls >= 3"
 cdp eval "$ds"
 idle=$ANS
