@@ -227,9 +227,10 @@ static void file_prep(struct io_uring_sqe *sqe, struct member_io *io)
 static void file_sync_one(struct member_io *io)
 {
 	int fd = file_fd(io->bpriv[0]);
-	if (io->op == MEMBER_READ) {
-		int r = member_map_read(((struct file_priv *)((struct member *)io->bpriv[0])->priv)->map, io->iov,
-					io->niov, io->off, io->len);
+	struct member_map *mm = ((struct file_priv *)((struct member *)io->bpriv[0])->priv)->map;
+	if (mm && io->op != MEMBER_FLUSH) {
+		int r = io->op == MEMBER_READ ? member_map_read(mm, io->iov, io->niov, io->off, io->len)
+					      : member_map_write(mm, io->iov, io->niov, io->off, io->len);
 		if (r) {
 			io->res = r < 0 ? r : 0;
 			return;

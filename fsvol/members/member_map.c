@@ -15,7 +15,7 @@
 #define MAP_MAX_BYTES (64ull << 30)
 
 struct member_map {
-	const uint8_t *base;
+	uint8_t *base;
 	uint64_t size;
 	unsigned shift;            /* log2 of the page size */
 	atomic_int broken;         /* a SIGBUS seen: read as before from now on */
@@ -118,7 +118,7 @@ void member_map_open(struct member_map **out, int fd, uint64_t size)
 	mm->size = size;
 	uint64_t pages = (size + (uint64_t)ps - 1) >> mm->shift;
 	mm->data = calloc((pages + 63) / 64, sizeof(*mm->data));
-	void *m = mm->data ? mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+	void *m = mm->data ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
 	if (m == MAP_FAILED) {
 		free(mm->data);
 		free(mm);
@@ -134,12 +134,14 @@ void member_map_close(struct member_map *mm)
 {
 	if (!mm)
 		return;
-	munmap((void *)mm->base, mm->size);
+	munmap(mm->base, mm->size);
 	free(mm->data);
 	free(mm);
 }
 
-int member_map_read(struct member_map *mm, const struct iovec *iov, unsigned niov, uint64_t off, uint64_t len)
+/* Copy between iov and the mapping at off (write: into it); see member_map_read. */
+static int map_copy(struct member_map *mm, const struct iovec *iov, unsigned niov, uint64_t off, uint64_t len,
+		    int write)
 {
 	if (!mm || !len || off >= mm->size || len > mm->size - off ||
 	    atomic_load_explicit(&mm->broken, memory_order_relaxed))
@@ -153,13 +155,26 @@ int member_map_read(struct member_map *mm, const struct iovec *iov, unsigned nio
 		return -EIO;
 	}
 	tl_guard = &guard;
-	const uint8_t *src = mm->base + off;
+	uint8_t *at = mm->base + off;
 	for (unsigned i = 0; i < niov; i++) {
-		memcpy(iov[i].iov_base, src, iov[i].iov_len);
-		src += iov[i].iov_len;
+		if (write)
+			memcpy(at, iov[i].iov_base, iov[i].iov_len);
+		else
+			memcpy(iov[i].iov_base, at, iov[i].iov_len);
+		at += iov[i].iov_len;
 	}
 	tl_guard = NULL;
 	return 1;
+}
+
+int member_map_read(struct member_map *mm, const struct iovec *iov, unsigned niov, uint64_t off, uint64_t len)
+{
+	return map_copy(mm, iov, niov, off, len, 0);
+}
+
+int member_map_write(struct member_map *mm, const struct iovec *iov, unsigned niov, uint64_t off, uint64_t len)
+{
+	return map_copy(mm, iov, niov, off, len, 1);
 }
 
 void member_map_written(struct member_map *mm, uint64_t off, uint64_t len)

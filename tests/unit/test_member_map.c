@@ -1,5 +1,5 @@
-/* member_map: a tmpfs member read through its mapping reads what was
- * written, never allocates a hole (a sparse member stays sparse however much
+/* member_map: a tmpfs member read or written through its mapping sees what
+ * preadv and pwritev see, never allocates a hole (a sparse member stays sparse however much
  * of it is read), forgets punched pages, and turns a file shrunk under it
  * into -EIO, not a SIGBUS; the same through the file backend's member_pread. */
 #include "fsvol/members/member.h"
@@ -68,6 +68,15 @@ START_TEST(test_map_pages)
 	ck_assert_int_eq(map_read(mm, r, PG, SZ), 0);
 	ck_assert_int_eq(map_read(mm, r, 2 * PG, SZ - PG), 0);
 	ck_assert_int_eq(blocks(fd), PG / 512); /* no hole was touched */
+	/* a write: into pages that hold data only (a hole goes to pwritev) */
+	static uint8_t x[PG];
+	memset(x, 0x3c, sizeof(x));
+	struct iovec xi = { x, PG };
+	ck_assert_int_eq(member_map_write(mm, &xi, 1, 1u << 20, PG), 1);
+	ck_assert_int_eq(pread(fd, r, PG, 1u << 20), PG);
+	ck_assert_mem_eq(r, x, PG);
+	ck_assert_int_eq(member_map_write(mm, &xi, 1, 0, PG), 0);
+	ck_assert_int_eq(blocks(fd), PG / 512);
 	/* a write after the open: its pages are known once it completed */
 	ck_assert_int_eq(pwrite(fd, w, 2 * PG, 2u << 20), 2 * PG);
 	ck_assert_int_eq(map_read(mm, r, 2 * PG, 2u << 20), 0);
@@ -85,6 +94,7 @@ START_TEST(test_map_pages)
 	ck_assert_int_eq(ftruncate(fd, 1u << 19), 0);
 	ck_assert_int_eq(map_read(mm, r, PG, 1u << 20), -EIO);
 	ck_assert_int_eq(map_read(mm, r, PG, 1u << 20), 0);
+	ck_assert_int_eq(member_map_write(mm, &xi, 1, 1u << 20, PG), 0);
 	member_map_close(mm);
 	close(fd);
 	unlink(path);
@@ -118,6 +128,14 @@ START_TEST(test_file_member_sparse)
 		ck_assert_mem_eq(buf, zero, sizeof(buf));
 	}
 	ck_assert_int_eq(blocks(fd), (long)(sizeof(pat) / 512));
+	/* rewritten in place (through the mapping): read back by preadv too */
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] ^= 0x5a;
+	ck_assert_int_eq(member_pwrite(&m, pat, sizeof(pat), 1u << 20), 0);
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 1u << 20), (ssize_t)sizeof(buf));
+	ck_assert_mem_eq(buf, pat, sizeof(buf));
+	ck_assert_int_eq(member_pread(&m, buf, sizeof(buf), 1u << 20), 0);
+	ck_assert_mem_eq(buf, pat, sizeof(buf));
 	ck_assert_int_eq(m.ops->zero(&m, 1u << 20, sizeof(pat)), 0);
 	ck_assert_int_eq(member_pread(&m, buf, sizeof(buf), 1u << 20), 0);
 	ck_assert_mem_eq(buf, zero, sizeof(buf));
