@@ -60,28 +60,32 @@ static void map_install(void)
 
 /* ---- the bitmap ---- */
 
+/* The bits of pages [p, last] in p's word (*w): one word's share of a range. */
+static uint64_t word_mask(uint64_t p, uint64_t last, uint64_t *w)
+{
+	*w = p >> 6;
+	uint64_t lo = p & 63, hi = (last >> 6) == *w ? (last & 63) : 63;
+	return (hi == 63 ? ~0ull : ((1ull << (hi + 1)) - 1)) & ~((1ull << lo) - 1);
+}
+
 /* Set (or clear) the bits of the pages [first, last]. */
 static void bits_change(struct member_map *mm, uint64_t first, uint64_t last, int set)
 {
-	for (uint64_t p = first; p <= last;) {
-		uint64_t w = p >> 6, lo = p & 63, hi = (last >> 6) == w ? (last & 63) : 63;
-		uint64_t mask = (hi == 63 ? ~0ull : ((1ull << (hi + 1)) - 1)) & ~((1ull << lo) - 1);
+	for (uint64_t p = first, w; p <= last; p = (w + 1) << 6) {
+		uint64_t mask = word_mask(p, last, &w);
 		if (set)
 			atomic_fetch_or_explicit(&mm->data[w], mask, memory_order_release);
 		else
 			atomic_fetch_and_explicit(&mm->data[w], ~mask, memory_order_release);
-		p = (w + 1) << 6;
 	}
 }
 
 static int bits_all(struct member_map *mm, uint64_t first, uint64_t last)
 {
-	for (uint64_t p = first; p <= last;) {
-		uint64_t w = p >> 6, lo = p & 63, hi = (last >> 6) == w ? (last & 63) : 63;
-		uint64_t mask = (hi == 63 ? ~0ull : ((1ull << (hi + 1)) - 1)) & ~((1ull << lo) - 1);
+	for (uint64_t p = first, w; p <= last; p = (w + 1) << 6) {
+		uint64_t mask = word_mask(p, last, &w);
 		if ((atomic_load_explicit(&mm->data[w], memory_order_acquire) & mask) != mask)
 			return 0;
-		p = (w + 1) << 6;
 	}
 	return 1;
 }

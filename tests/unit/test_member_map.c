@@ -101,6 +101,48 @@ START_TEST(test_map_pages)
 }
 END_TEST
 
+/* The bitmap against a byte per page: random ranges written and punched,
+ * every read through the mapping taken exactly when all its pages hold data. */
+START_TEST(test_map_bitmap_model)
+{
+	int fd = shm_file();
+	if (fd < 0)
+		return;
+	enum { PAGES = SZ / PG };
+	static uint8_t model[PAGES], buf[64 * PG];
+	memset(buf, 1, sizeof(buf));
+	for (uint64_t off = 0; off < SZ; off += sizeof(buf)) /* dense: any page may be mapped */
+		ck_assert_int_eq(pwrite(fd, buf, sizeof(buf), (off_t)off), (ssize_t)sizeof(buf));
+	struct member_map *mm;
+	member_map_open(&mm, fd, SZ);
+	ck_assert_ptr_nonnull(mm);
+	memset(model, 1, sizeof(model));
+	srand(11);
+	for (int step = 0; step < 2000; step++) {
+		uint64_t first = (uint64_t)rand() % PAGES, n = 1 + (uint64_t)rand() % 200;
+		if (first + n > PAGES)
+			n = PAGES - first;
+		if (rand() % 3 == 0) {
+			member_map_written(mm, first * PG, n * PG);
+			memset(model + first, 1, n);
+		} else if (rand() % 2) {
+			member_map_punched(mm, first * PG, n * PG);
+			memset(model + first, 0, n);
+		}
+		uint64_t rf = (uint64_t)rand() % PAGES, rn = 1 + (uint64_t)rand() % 64;
+		if (rf + rn > PAGES)
+			rn = PAGES - rf;
+		int all = 1;
+		for (uint64_t i = rf; i < rf + rn; i++)
+			all &= model[i];
+		ck_assert_int_eq(map_read(mm, buf, rn * PG, rf * PG), all);
+	}
+	member_map_close(mm);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 /* Through the file backend: what a volume's member reads do. */
 START_TEST(test_file_member_sparse)
 {
@@ -155,6 +197,7 @@ static Suite *map_suite(void)
 	Suite *s = suite_create("member_map");
 	TCase *t = tcase_create("tmpfs");
 	tcase_add_test(t, test_map_pages);
+	tcase_add_test(t, test_map_bitmap_model);
 	tcase_add_test(t, test_file_member_sparse);
 	suite_add_tcase(s, t);
 	return s;
