@@ -117,7 +117,7 @@ echo
 echo "device-backed members ($(df --output=source,fstype "$D" | tail -1 | tr -s ' '), O_DIRECT, 4K random reads QD32):"
 for t in "${transports[@]}"; do
 	vols_up "$D" 512M /dev/urandom
-	for f in d_one d_r0; do : >"$T/${f}_$t"; done
+	for f in d_one d_r0 d_r01; do : >"$T/${f}_$t"; done
 done
 # the raw references: the first transport's members, written the same way
 t0=${transports[0]}
@@ -130,16 +130,22 @@ ln "$D/s0_$t0" "$D/s0" # the NBD rows' member
 ((have_pll)) && "$pll" -o source="$D/pll_src",cache=never "$T/dpll_mnt" && dpll=1
 d_files=$(IFS=:; echo "${d4[*]}")
 d_list=$(IFS=,; echo "${d4[*]}")
-for f in d_raw d_pll d_raw4 d_inp d_raw4b d_raw1 d_inp1; do : >"$T/$f"; done
+for f in d_raw d_pll d_raw4 d_raw1a d_inp d_raw4b d_raw1 d_inp1; do : >"$T/$f"; done
 for rep in 1 2 3; do
 	fio_add iops d_raw "draw$rep" --filename="$D/s0_$t0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M
 	for t in "${transports[@]}"; do
 		fio_add iops "d_one_$t" "done$t$rep" --filename="$T/mnt1_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=500M
 	done
 	((dpll)) && fio_add iops d_pll "dpll$rep" --filename="$T/dpll_mnt/s0" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=500M
+	# raid0 x4 through FUSE under the reference's own load (4 jobs x QD8),
+	# and one job at QD32 against one fio job on the 4 files
 	fio_add iops d_raw4 "draw4$rep" --filename="$d_files" --rw=randread --bs=4k --iodepth=8 --numjobs=4 --offset=1M --size=250M
 	for t in "${transports[@]}"; do
-		fio_add iops "d_r0_$t" "dr0$t$rep" --filename="$T/mnt4_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=1000M
+		fio_add iops "d_r0_$t" "dr0$t$rep" --filename="$T/mnt4_$t/volume" --rw=randread --bs=4k --iodepth=8 --numjobs=4 --size=1000M
+	done
+	fio_add iops d_raw1a "draw1a$rep" --filename="$d_files" --rw=randread --bs=4k --iodepth=32 --offset=1M --size=250M
+	for t in "${transports[@]}"; do
+		fio_add iops "d_r01_$t" "dr01$t$rep" --filename="$T/mnt4_$t/volume" --rw=randread --bs=4k --iodepth=32 --size=1000M
 	done
 done
 for t in "${transports[@]}"; do "$FSVOL" umount "$T/mnt4_$t"; done
@@ -163,6 +169,7 @@ done
 ((dpll)) && pair "passthrough_ll vs raw file" iops "$(median <"$T/d_pll")" "$r"
 for t in "${transports[@]}"; do
 	pair "FUSE ($t) raid0 x4 vs 4 raw files (4 x QD8)" iops "$(median <"$T/d_r0_$t")" "$r4"
+	pair "  one job QD32 vs fio one job QD32" iops "$(median <"$T/d_r01_$t")" "$(median <"$T/d_raw1a")"
 done
 pair "in-process raid0 x4 vs 4 raw files (4 x QD8)" iops "$(median <"$T/d_inp")" "$(median <"$T/d_raw4b")"
 pair "  one thread QD32 vs fio one job QD32" iops "$(median <"$T/d_inp1")" "$(median <"$T/d_raw1")"
