@@ -136,7 +136,8 @@ INTEGRATION_TESTS := \
 	tests/integration/78-write-mostly.sh \
 	tests/integration/79-failfast.sh \
 	tests/integration/80-bad-blocks.sh \
-	tests/integration/81-device-numbers.sh
+	tests/integration/81-device-numbers.sh \
+	tests/integration/84-tmpfs-members.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
