@@ -135,7 +135,9 @@ INTEGRATION_TESTS := \
 	tests/integration/78-write-mostly.sh \
 	tests/integration/79-failfast.sh \
 	tests/integration/80-bad-blocks.sh \
-	tests/integration/81-device-numbers.sh
+	tests/integration/81-device-numbers.sh \
+	tests/integration/82-reshape-degraded.sh \
+	tests/integration/83-grow-write-behind.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
