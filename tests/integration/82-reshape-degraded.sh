@@ -14,6 +14,11 @@
 #    md's reason, --force resumes the reshape degraded, nothing acknowledged
 #    is lost, the added member stays failed in the superblocks, two spares
 #    are rebuilt, scrub and fsvol-verify are clean.
+#  - raid5 x4 -> x5 stopped cleanly mid-way: a mount without the member the
+#    reshape adds is refused (mdadm's --run rule), with it the reshape
+#    resumes; `fsvol fail` of that new member, the reshape ends degraded
+#    with it failed in the superblocks, and its re-add rebuilds it whole
+#    (the write-intent bitmap knows nothing of the windows it missed).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../reshape_lib.sh"
 cd "$T" # fio may leave state files in the working directory
@@ -151,5 +156,50 @@ scrub_clean "$d/mnt" r6
 fsvol_umount "$d/mnt"
 out=$("$FSVOL_VERIFY" "${live[@]}" "$d/s0" "$d/s1") || fail "r6: fsvol-verify: $out"
 note "r6: fsvol-verify: $out"
+
+# --- raid5 x4 -> x5: stopped cleanly mid-way, its new member left out, then failed and re-added
+d=$T/rd
+mkdir -p "$d"
+"$FSVOL" create -l raid5 -c 64K -s 4M "$d"/m{0,1,2,3} >/dev/null || fail "rd: create"
+truncate -s 8M "$d/a0"
+fsvol_mount "$d/mnt" "$d"/m{0,1,2,3}
+cap=$(size_of "$d/mnt/volume")
+random_file "$d/data" "$cap"
+dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct conv=fsync status=none
+reshape_speed "$d/mnt" 1000
+"$FSVOL" grow "$d/mnt" --add "$d/a0" >/dev/null || fail "rd: grow"
+reshape_wait_past "$d/mnt" 10
+fsvol_umount "$d/mnt"
+# the windows moved live on the new member too: left out, it is missing (mdadm's --run rule)
+expect_fail_msg "or --run to start it degraded" "$FSVOL" mount --log "$DAEMON_LOG" "$d/mnt" "$d"/m{0,1,2,3}
+[[ $LAST_ERR == *"m4 (not given; $d/a0 holds it"* ]] || fail "rd: the refusal does not name the new member: $LAST_ERR"
+lines=$(wc -l <"$DAEMON_LOG")
+fsvol_mount "$d/mnt" "$d"/m{0,1,2,3} "$d/a0"
+reshape_speed "$d/mnt" 1000
+wait_for 60 "rd: the reshape did not resume" _resumed "$lines"
+"$FSVOL" fail "$d/mnt" 4 >/dev/null || fail "rd: fsvol fail of the member the reshape adds"
+[[ $(_slot_state "$d/mnt" 4) == failed ]] || fail "rd: slot 4 is $(_slot_state "$d/mnt" 4) after fsvol fail"
+pct=$(reshape_field "$d/mnt" percent)
+[[ -n $pct ]] || fail "rd: the reshape ended before the fail: $(cat "$d/mnt/status")"
+note "rd: m4 (the new member) failed at ${pct}%"
+cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "rd: data differs after the new member failed"
+reshape_speed "$d/mnt" 200000
+wait_for 120 "rd: the reshape did not end: $(cat "$d/mnt/status")" _settled "$d/mnt"
+wait_for 30 "rd: capacity $(size_of "$d/mnt/volume") after the reshape, not 16M" _size_is "$d/mnt/volume" $((16 * MiB))
+cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "rd: data differs after the reshape"
+"$FSVOL" examine "$d/m0" | grep -Eq "^ +4 +4 +failed " || fail "rd: slot 4 after the reshape: $("$FSVOL" examine "$d/m0" | grep -E '^ +4 ')"
+# back: rebuilt whole (the write-intent bitmap says nothing of the windows it missed)
+lines=$(wc -l <"$DAEMON_LOG")
+"$FSVOL" remove "$d/mnt" 4 >/dev/null || fail "rd: remove 4"
+"$FSVOL" re-add "$d/mnt" "$d/a0" >/dev/null || fail "rd: re-add the new member"
+wait_for 120 "rd: the re-added member was not rebuilt: $(cat "$d/mnt/status")" _healthy "$d/mnt"
+tail -n +$((lines + 1)) "$DAEMON_LOG" | grep -q "recovery starts (all of it: it missed a reshape)" ||
+	fail "rd: the re-add was not a whole rebuild: $(tail -n +$((lines + 1)) "$DAEMON_LOG")"
+scrub_clean "$d/mnt" rd
+"$FSVOL" fail "$d/mnt" 0 >/dev/null || fail "rd: fail 0"
+cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "rd: data differs with m0 failed (the re-added member's share)"
+fsvol_umount "$d/mnt"
+out=$("$FSVOL_VERIFY" "$d"/m{0,1,2,3} "$d/a0") || fail "rd: fsvol-verify: $out"
+note "rd: fsvol-verify: $out"
 
 echo "PASS"
