@@ -370,9 +370,14 @@ int vol_start(struct vol *v)
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
 	int r = v->opts.readonly ? 0 : vol_md_start(v);
-	/* a reshape under way resumes first (the resync a crash owes follows it) */
-	if (!r && vol_reshaping(v) && !v->opts.readonly)
+	/* a reshape under way resumes first (the resync a crash owes follows it);
+	 * a recovery is asked for now and runs after it: a spare that took over
+	 * during a degraded reshape, or one at hand (without this the volume
+	 * stayed degraded once the reshape ended) */
+	if (!r && vol_reshaping(v) && !v->opts.readonly) {
+		vol_recovery_kick(v);
 		return vol_pass_start(v, VOL_PASS_RESHAPE);
+	}
 	/* an interrupted recovery, or a spare and a failed member: rebuild
 	 * first (the volume gets its redundancy back soonest) */
 	if (!r)
