@@ -57,10 +57,10 @@ for i in 0 2 3 4; do lopts+=("--fault=$i=cache=volatile"); done
 # window 1 (the pass waits ~1.5 s after each at 1 MB/s): member 1 fails at
 # its read, the backup goes to the 4 others, the superblocks record it; K
 # member writes count from the window's start (the failure's superblocks,
-# the shares, the backup's superblocks, then the new rows); window 2, the
-# last one backed up, has no failure to write
+# 4 shares, the backup's 4 superblocks, then the new rows); window 2, the
+# last one backed up, if needed: 4 shares, 4 superblocks, the new rows
 k=0
-for K in 14 6; do
+for K in 14 12; do
 	pid=$(daemon_pid "$d/mnt")
 	wait_for 60 "r5: the reshape did not move" _moved "$d/mnt"
 	((k++)) || echo "fault 1 error=all" >"$d/mnt/ctl"
@@ -80,7 +80,7 @@ done
 restored=$(tail -n +$((lines + 1)) "$DAEMON_LOG" | grep -c "written back from its backup" || true)
 rebuilt=$(tail -n +$((lines + 1)) "$DAEMON_LOG" | grep -c "share of the window's backup rebuilt from its parity" || true)
 note "r5: $k cut(s) in the critical section after member 1 failed: $restored window(s) written back, $rebuilt with a share rebuilt"
-((rebuilt > 0)) || fail "r5: no cut landed in a backed-up window after the failure (K = 14 6)"
+((rebuilt > 0)) || fail "r5: no cut landed in a backed-up window after the failure (K = 14 12)"
 echo "sync_speed_max 200000" >"$d/mnt/ctl"
 wait_for 120 "r5: the reshape did not end: $(cat "$d/mnt/status")" _settled "$d/mnt"
 wait_for 30 "r5: capacity $(size_of "$d/mnt/volume") after the reshape, not 32M" _size_is "$d/mnt/volume" $((4 * 8 * MiB))
