@@ -28,7 +28,7 @@ cd "$T" # fio may leave state files in the working directory
 _settled() { jq -e '.reshape == null and (.sync.state // "none") != "running"' "$1/status.json" >/dev/null; }
 _slot_state() { jq -r ".members[] | select(.slot == $2) | .state" "$1/status.json"; }
 _size_is() { [[ $(size_of "$1") -eq $2 ]]; } # the new capacity shows a moment after the reshape's end
-_healthy() { jq -e '.state == "healthy" and (.sync.state // "none") != "running"' "$1/status.json" >/dev/null; }
+_healthy() { jq -e '.state == "healthy" and .resync_pending == false and (.sync.state // "none") != "running"' "$1/status.json" >/dev/null; }
 scrub_clean() { # MNT WHAT
 	local out
 	out=$("$FSVOL" scrub "$1") || fail "$2: scrub: $out"
