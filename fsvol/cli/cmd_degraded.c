@@ -28,15 +28,6 @@ static void degraded_match(const char *path, const struct sb *s, void *ctx)
 	d->events[i] = s->events;
 }
 
-/* The raid roles: during a reshape the slots it adds too (they hold the
- * windows already moved; the superblocks call them spares until its end). */
-static unsigned degraded_roles(const struct vol *v)
-{
-	const struct sb *s = vol_sb(v);
-	unsigned n = vol_geom(v)->members;
-	return (s->reshape_flags & SB_RESHAPE_ACTIVE) && s->new_members > n ? s->new_members : n;
-}
-
 int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n)
 {
 	struct vol *v;
@@ -55,7 +46,9 @@ int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n)
 		return cmd_err(c, "out of memory");
 	}
 	d->ref = s;
-	unsigned roles = degraded_roles(v);
+	/* during a reshape the slots it adds too (the superblocks call them
+	 * spares until its end) */
+	unsigned roles = vol_roles(v);
 	for (unsigned i = 0; i < roles; i++)
 		if (!vol_member(v, i) && (s->slots[i].state == SB_ACTIVE || s->slots[i].state == SB_REBUILDING ||
 					  (i >= vol_geom(v)->members && s->slots[i].state == SB_SPARE)))
@@ -113,7 +106,7 @@ void cmd_degraded_note(const struct cmd *c, const struct vol *v, const char *sta
 	uint64_t failed = vol_failed_mask(v);
 	char list[1024];
 	size_t len = 0;
-	for (unsigned i = 0; i < degraded_roles(v) && len < sizeof(list); i++)
+	for (unsigned i = 0; i < vol_roles(v) && len < sizeof(list); i++)
 		if (failed & (1ull << i))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sm%d %s", len ? ", " : "", vol_slot_number(v, i),
 						vol_member(v, i) ? sb_state_name(vol_sb(v)->slots[i].state) : "missing");

@@ -75,6 +75,11 @@ unsigned vol_reshape_members(const struct vol *v)
 	return v->reshape->geom.members > v->geom.members ? v->reshape->geom.members : v->geom.members;
 }
 
+unsigned vol_roles(const struct vol *v)
+{
+	return vol_reshape_members(v);
+}
+
 int vol_reshape_new_member(const struct vol *v, unsigned s)
 {
 	return vol_reshaping(v) && s >= v->geom.members && s < v->reshape->geom.members;

@@ -226,11 +226,7 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 	case CTL_FAIL: {
 		int i = c.arg[0] ? vol_slot_of(v, c.arg) : -1;
 		/* during a reshape the members it adds are in raid roles too */
-		const struct sb *sb = vol_sb(v);
-		unsigned roles = vol_geom(v)->members;
-		if ((sb->reshape_flags & SB_RESHAPE_ACTIVE) && sb->new_members > roles)
-			roles = sb->new_members;
-		if (i < 0 || (unsigned)i >= roles) {
+		if (i < 0 || (unsigned)i >= vol_roles(v)) {
 			snprintf(err, errlen, "ctl: fail %s: expected a member in a raid role: its Number (mN, as "
 				 "fsvol status names it) or its path", c.arg);
 			return -EINVAL;
