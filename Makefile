@@ -137,6 +137,8 @@ INTEGRATION_TESTS := \
 	tests/integration/79-failfast.sh \
 	tests/integration/80-bad-blocks.sh \
 	tests/integration/81-device-numbers.sh \
+	tests/integration/82-reshape-degraded.sh \
+	tests/integration/83-grow-write-behind.sh \
 	tests/integration/84-tmpfs-members.sh
 
 BINS := $(BUILD)/bin/fsvol

@@ -46,8 +46,12 @@ int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n)
 		return cmd_err(c, "out of memory");
 	}
 	d->ref = s;
-	for (unsigned i = 0; i < vol_geom(v)->members; i++)
-		if (!vol_member(v, i) && (s->slots[i].state == SB_ACTIVE || s->slots[i].state == SB_REBUILDING))
+	/* during a reshape the slots it adds too (the superblocks call them
+	 * spares until its end) */
+	unsigned roles = vol_roles(v);
+	for (unsigned i = 0; i < roles; i++)
+		if (!vol_member(v, i) && (s->slots[i].state == SB_ACTIVE || s->slots[i].state == SB_REBUILDING ||
+					  (i >= vol_geom(v)->members && s->slots[i].state == SB_SPARE)))
 			d->missing |= 1ull << i;
 	if (!d->missing) {
 		free(d);
@@ -77,7 +81,7 @@ int cmd_degraded_refuse(const struct cmd *c, char **members, unsigned n)
 	char name[SB_NAME_MAX + 1], list[4096];
 	size_t len = 0;
 	sb_volume_name(s, name);
-	for (unsigned i = 0; i < vol_geom(v)->members && len < sizeof(list); i++) {
+	for (unsigned i = 0; i < roles && len < sizeof(list); i++) {
 		if (!(d->missing & (1ull << i)))
 			continue;
 		if (d->found[i][0])
@@ -102,7 +106,7 @@ void cmd_degraded_note(const struct cmd *c, const struct vol *v, const char *sta
 	uint64_t failed = vol_failed_mask(v);
 	char list[1024];
 	size_t len = 0;
-	for (unsigned i = 0; i < vol_geom(v)->members && len < sizeof(list); i++)
+	for (unsigned i = 0; i < vol_roles(v) && len < sizeof(list); i++)
 		if (failed & (1ull << i))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%sm%d %s", len ? ", " : "", vol_slot_number(v, i),
 						vol_member(v, i) ? sb_state_name(vol_sb(v)->slots[i].state) : "missing");

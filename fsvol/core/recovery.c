@@ -509,8 +509,15 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 	}
 	/* with a write-intent bitmap only the regions written while it was away
 	 * are rebuilt (bits are never cleared while degraded, as md); without
-	 * one, the whole member (mdadm --add) */
-	if (v->bitmap)
+	 * one, the whole member (mdadm --add). The bitmap records writes, not a
+	 * reshape's restriping: a member that left before a reshape ended (its
+	 * superblock mid-reshape or in another geometry) is rebuilt whole, as
+	 * md's --add after a reshape (a partial one marked it in sync with rows
+	 * of the old geometry) */
+	const struct sb *was = &cand.sb;
+	int missed_reshape = was->reshape_flags || v->sb.reshape_flags || was->members != v->sb.members ||
+			     was->level != v->sb.level || was->layout != v->sb.layout || was->chunk != v->sb.chunk;
+	if (v->bitmap && !missed_reshape)
 		vol_bitmap_partial(v, (int)k);
 	v->slot[k] = m;
 	m->slot = (int)k;
@@ -521,7 +528,7 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 	vol_write_sbs(v);
 	pthread_mutex_unlock(&v->state_lock);
 	fsvol_log(LOG_NOTICE, "%s re-added as member %u: recovery starts%s", path, k,
-		v->bitmap ? " (the bitmap's dirty regions)" : "");
+		!v->bitmap ? "" : missed_reshape ? " (all of it: it missed a reshape)" : " (the bitmap's dirty regions)");
 	vol_recovery_kick(v);
 	return 0;
 }

@@ -17,6 +17,11 @@
  * reshape_pos in the backup when one is recorded. A crash anywhere redoes at
  * most one window, from the backup or from the old rows (intact: the new
  * rows of a window without backup lie below every old row it reads).
+ *
+ * A member may fail meanwhile (md goes on degraded): the backup has the new
+ * geometry's redundancy (the window in data shares, then P, and Q for
+ * raid6, one share per member), so a failed member's share is left out and
+ * rebuilt at a restore; a mount resumes a degraded reshape.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +33,7 @@
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/reshape.h"
 #include "fsvol/meta/bitmap.h"
+#include "layout/parity.h"
 #include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
 
@@ -37,6 +43,11 @@
 int vol_reshaping(const struct vol *v)
 {
 	return v->reshape && atomic_load(&v->reshape->active);
+}
+
+int vol_reshape_survives(const struct vol *v, uint64_t failed)
+{
+	return layout_survives(&v->geom, failed) && (!vol_reshaping(v) || layout_survives(&v->reshape->geom, failed));
 }
 
 uint64_t vol_reshape_epoch(const struct vol *v)
@@ -62,6 +73,11 @@ unsigned vol_reshape_members(const struct vol *v)
 	if (!vol_reshaping(v))
 		return v->geom.members;
 	return v->reshape->geom.members > v->geom.members ? v->reshape->geom.members : v->geom.members;
+}
+
+unsigned vol_roles(const struct vol *v)
+{
+	return vol_reshape_members(v);
 }
 
 int vol_reshape_new_member(const struct vol *v, unsigned s)
@@ -98,8 +114,9 @@ int vol_reshape_plan(const struct layout_geom *old, const struct layout_geom *ne
 		return -EINVAL;
 	}
 	*window = w;
-	unsigned n = new->members;
-	*backup_len = ((w + n - 1) / n + 4095) & ~4095ull;
+	/* the window over the data shares: P and Q shares come on top */
+	unsigned d = new->members - layout_parity_count(new);
+	*backup_len = ((w + d - 1) / d + 4095) & ~4095ull;
 	return 0;
 }
 
@@ -203,37 +220,104 @@ static int backup_io(struct vol *v, struct eng_req *hold, unsigned s, int write,
 	return r;
 }
 
-/* The window's bytes, spread over the new geometry's members (slot i holds
- * [i * backup_len, (i+1) * backup_len) of it), written or read back. */
-static int backup_rw(struct vol *v, struct eng_req *hold, uint8_t *buf, uint64_t len, int write)
+static int slot_failed(const struct vol *v, unsigned i)
+{
+	return (atomic_load(&v->failed) >> i) & 1;
+}
+
+/* A share that could not be written or read: its member fails (md_error),
+ * unless it had already. */
+static void share_lost(struct vol *v, unsigned i, int r)
+{
+	if (r != -ENODEV && !slot_failed(v, i))
+		vol_fail_slot(v, i, r);
+}
+
+/* The window's backup: data shares of backup_len (slot i holds [i *
+ * backup_len, (i+1) * backup_len) of the window), then P (and Q) computed over
+ * them on the last slots, each written where its member has not failed. The
+ * slots left out in *lost; -errno when more than the parity could rebuild. */
+static int backup_write(struct vol *v, struct eng_req *hold, uint8_t *buf, uint64_t *lost)
 {
 	struct vol_reshape *rs = v->reshape;
-	for (unsigned i = 0; i < rs->geom.members && (uint64_t)i * rs->backup_len < len; i++) {
-		int r = backup_io(v, hold, i, write, buf + (uint64_t)i * rs->backup_len, rs->backup_len);
-		if (r)
-			return r;
+	unsigned n = rs->geom.members, p = layout_parity_count(&rs->geom), d = n - p, nlost = 0;
+	uint64_t bl = rs->backup_len;
+	if (p) {
+		const void *data[LAYOUT_MAX_MEMBERS];
+		for (unsigned i = 0; i < d; i++)
+			data[i] = buf + i * bl;
+		parity_gen(data, d, buf + d * bl, p == 2 ? buf + (d + 1) * bl : NULL, bl);
+	}
+	*lost = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int r = slot_failed(v, i) ? -ENODEV : backup_io(v, hold, i, 1, buf + i * bl, bl);
+		if (!r)
+			continue;
+		share_lost(v, i, r);
+		*lost |= 1ull << i;
+		if (++nlost > p)
+			return r == -ENODEV ? -EIO : r;
 	}
 	return 0;
 }
 
-/* Every member of the new geometry holds what was written (a power cut). */
+/* The window back from its backup: the shares of the members that have not
+ * failed, the others rebuilt from P (and Q). */
+static int backup_read(struct vol *v, struct eng_req *hold, uint8_t *buf)
+{
+	struct vol_reshape *rs = v->reshape;
+	unsigned n = rs->geom.members, p = layout_parity_count(&rs->geom), lost[2], nlost = 0;
+	uint64_t bl = rs->backup_len;
+	void *blk[LAYOUT_MAX_MEMBERS];
+	for (unsigned i = 0; i < n; i++) {
+		blk[i] = buf + i * bl;
+		int r = slot_failed(v, i) ? -ENODEV : backup_io(v, hold, i, 0, blk[i], bl);
+		if (!r)
+			continue;
+		share_lost(v, i, r);
+		if (nlost == p) {
+			fsvol_log(LOG_ERR, "reshape: the backup of the window at %" PRIu64 " lacks more shares than its "
+				  "parity rebuilds (slot %u: %s)", atomic_load(&rs->pos), i, strerror(r == -ENODEV ? EIO : -r));
+			return r == -ENODEV ? -EIO : r;
+		}
+		lost[nlost++] = i;
+	}
+	if (nlost)
+		fsvol_log(LOG_NOTICE, "reshape: %u share%s of the window's backup rebuilt from its parity", nlost,
+			  nlost == 1 ? "" : "s");
+	return nlost ? parity_recover(blk, n - p, p, lost, nlost, bl) : 0;
+}
+
+/* Every member of the new geometry holds what was written (a power cut).
+ * One that cannot flush fails (md_error), and the window goes on without it
+ * while both geometries survive (a flush error used to stop the pass). */
 static int flush_members(struct vol *v)
 {
 	for (unsigned i = 0; i < v->reshape->geom.members; i++) {
 		struct member *m = v->slot[i];
-		if (m && !(atomic_load(&v->failed) & (1ull << i)) && (m->caps & MEMBER_CAN_FLUSH)) {
+		if (m && !slot_failed(v, i) && (m->caps & MEMBER_CAN_FLUSH)) {
 			int r = member_flush(m);
-			if (r)
-				return r;
+			if (r) {
+				share_lost(v, i, r);
+				if (!vol_reshape_survives(v, atomic_load(&v->failed)))
+					return r;
+			}
 		}
 	}
 	return 0;
 }
 
-/* The superblocks say pos and backup (through the metadata thread). */
-static void record(struct vol *v, uint64_t pos, uint64_t backup)
+/* The superblocks say pos and backup (through the metadata thread); lost:
+ * the slots whose backup share was not written. */
+static void record(struct vol *v, uint64_t pos, uint64_t backup, uint64_t lost)
 {
 	vol_state_lock(v);
+	/* the superblocks that record a backup call the members without a share
+	 * failed (a restore rebuilds those), even when the failure is still only
+	 * marked in memory (vol_fail_slot: the mask before the superblock) */
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (((lost >> i) & 1) && (v->sb.slots[i].state == SB_ACTIVE || v->sb.slots[i].state == SB_SPARE))
+			v->sb.slots[i].state = v->slot[i] ? SB_FAILED : SB_MISSING;
 	v->sb.reshape_pos = pos;
 	v->sb.reshape_backup = backup;
 	vol_sb_change_locked(v);
@@ -276,7 +360,7 @@ static int write_new(struct eng_req *hold, const struct layout_geom *g, uint8_t 
 /* The window is in the new geometry: say so, on disk first. */
 static void advance(struct vol *v, uint64_t end)
 {
-	record(v, end, 0);
+	record(v, end, 0, 0);
 	atomic_store(&v->reshape->pos, end);
 	atomic_fetch_add(&v->reshape->epoch, 1);
 }
@@ -298,11 +382,12 @@ int vol_reshape_window(struct vol *v, uint64_t u)
 	int r = src ? eng_reshape_io(hold, ENG_K_READ, &v->geom, buf, off, src) : 0;
 	memset(buf + src, 0, rs->backup_len * rs->geom.members - src);
 	if (!r && needs_backup(v, off, len)) {
-		r = backup_rw(v, hold, buf, len, 1);
+		uint64_t lost = 0;
+		r = backup_write(v, hold, buf, &lost);
 		if (!r)
 			r = flush_members(v);
 		if (!r) {
-			record(v, off, backup_off(v));
+			record(v, off, backup_off(v), lost);
 			rs->windows_backed++;
 		}
 	}
@@ -323,6 +408,14 @@ int vol_reshape_restore(struct vol *v)
 	if (!v->sb.reshape_backup)
 		return 0;
 	uint64_t off = atomic_load(&rs->pos), len;
+	if (v->sb.reshape_backup != backup_off(v)) {
+		/* an fsvol before the backup had its parity put it elsewhere, spread
+		 * differently: never read it as this one's */
+		fsvol_log(LOG_ERR, "reshape: the window at %" PRIu64 " has its backup at %" PRIu64 ", this fsvol keeps it at "
+			  "%" PRIu64 " (written by another version): finish the reshape with that one", off,
+			  v->sb.reshape_backup, backup_off(v));
+		return -EINVAL;
+	}
 	vol_reshape_window_range(v, off / rs->window, &off, &len);
 	uint8_t *buf = window_buf(v);
 	if (!buf)
@@ -330,7 +423,7 @@ int vol_reshape_restore(struct vol *v)
 	struct eng_req *hold = eng_reshape_hold(v, &rs->geom, off, len, 0);
 	if (!hold)
 		return -ENOMEM;
-	int r = backup_rw(v, hold, buf, len, 0);
+	int r = backup_read(v, hold, buf);
 	if (!r)
 		r = write_new(hold, &rs->geom, buf, off, len);
 	if (!r)
@@ -353,8 +446,11 @@ int vol_reshape_finish(struct vol *v)
 	vol_state_lock(v);
 	struct sb *s = &v->sb;
 	unsigned was = s->members;
+	uint64_t failed = atomic_load(&v->failed);
 	for (unsigned i = was; i < rs->geom.members; i++)
-		s->slots[i].state = SB_ACTIVE;
+		/* a member the reshape added that failed on the way stays failed
+		 * (made active, a remount would read what it never got) */
+		s->slots[i].state = !((failed >> i) & 1) ? SB_ACTIVE : v->slot[i] ? SB_FAILED : SB_MISSING;
 	s->spares -= rs->geom.members - was;
 	s->members = rs->geom.members;
 	s->level = rs->geom.level;
@@ -422,12 +518,17 @@ int vol_reshape_load(struct vol *v, char *err, size_t errlen)
 	if (r)
 		return r;
 	struct vol_reshape *rs = v->reshape;
-	for (unsigned i = 0; i < rs->geom.members; i++)
-		if (!v->slot[i] || (atomic_load(&v->failed) & (1ull << i))) {
-			snprintf(err, errlen, "a reshape to %u members is under way and member slot %u is missing: give "
-				 "every member (a reshape does not resume degraded)", rs->geom.members, i);
-			return -ENODEV;
-		}
+	/* it resumes degraded (md), as far as both geometries survive; vol_open
+	 * counted the slots it adds among the roles */
+	uint64_t failed = atomic_load(&v->failed);
+	if (!layout_survives(&rs->geom, failed)) {
+		int n = snprintf(err, errlen, "a reshape to %s %u members is under way and cannot go on without member slot(s)",
+				 layout_level_name(rs->geom.level), rs->geom.members);
+		for (unsigned i = 0; i < rs->geom.members && n > 0 && (size_t)n < errlen; i++)
+			if ((failed >> i) & 1)
+				n += snprintf(err + n, errlen - (size_t)n, " %u", i);
+		return -ENODEV;
+	}
 	if (v->sb.reshape_pos > rs->geom.capacity || v->sb.reshape_pos % rs->window) {
 		snprintf(err, errlen, "reshape_pos %" PRIu64 " is not a window's edge (window %" PRIu64 ", end %" PRIu64 ")",
 			 v->sb.reshape_pos, rs->window, rs->geom.capacity);

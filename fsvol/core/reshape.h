@@ -37,6 +37,9 @@ struct vol_reshape {
 const struct layout_geom *vol_reshape_geom(struct vol *v, uint64_t off, uint64_t *len);
 /* 1 while a reshape is under way. */
 int vol_reshaping(const struct vol *v);
+/* Whether the volume serves its data with the slots in failed gone: in the
+ * old geometry and, during a reshape, in the new one too. */
+int vol_reshape_survives(const struct vol *v, uint64_t failed);
 /* The epoch (a request notes it when it maps a segment). */
 uint64_t vol_reshape_epoch(const struct vol *v);
 /* Raid members the engine writes now (the new count during a reshape). */

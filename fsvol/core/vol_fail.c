@@ -9,19 +9,23 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "fsvol/core/reshape.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 
 int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t errlen)
 {
 	const struct layout_geom *g = vol_geom(v);
-	if (slot >= g->members) {
-		snprintf(err, errlen, "no member slot %u (slots 0 to %u)", slot, g->members - 1);
+	/* during a reshape the members it adds are roles too, and both
+	 * geometries must survive (md fails any member of a reshaping array) */
+	unsigned n = vol_reshape_members(v);
+	if (slot >= n) {
+		snprintf(err, errlen, "no member slot %u (slots 0 to %u)", slot, n - 1);
 		return -EINVAL;
 	}
 	uint64_t failed = vol_failed_mask(v), bit = 1ull << slot;
 	/* failing a member that already failed changes nothing, forced or not */
-	if (!force && !(failed & bit) && !layout_survives(g, failed | bit)) {
+	if (!force && !(failed & bit) && !vol_reshape_survives(v, failed | bit)) {
 		snprintf(err, errlen, "%s cannot serve its data without member %d%s", layout_level_name(g->level),
 			 vol_slot_number(v, slot), layout_copies(g) + layout_parity_count(g) > 1 ? " (too many already failed)"
 									  : " (no redundancy)");

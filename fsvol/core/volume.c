@@ -139,7 +139,7 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 	} else if (!(atomic_fetch_or(&v->failed, bit) & bit)) {
 		fsvol_log(LOG_ERR, "member %u (%s) failed: %s; volume %s", slot,
 			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error),
-			layout_survives(&v->geom, atomic_load(&v->failed)) ? "degraded" : "FAILED");
+			vol_reshape_survives(v, atomic_load(&v->failed)) ? "degraded" : "FAILED");
 		marked = 1;
 	}
 	if ((int)slot == atomic_load(&v->replace_slot)) {
@@ -370,9 +370,14 @@ int vol_start(struct vol *v)
 	if (v->modeled && !v->emul && vol_model_start(v))
 		return -EAGAIN;
 	int r = v->opts.readonly ? 0 : vol_md_start(v);
-	/* a reshape under way resumes first (the resync a crash owes follows it) */
-	if (!r && vol_reshaping(v) && !v->opts.readonly)
+	/* a reshape under way resumes first (the resync a crash owes follows it);
+	 * a recovery is asked for now and runs after it: a spare that took over
+	 * during a degraded reshape, or one at hand (without this the volume
+	 * stayed degraded once the reshape ended) */
+	if (!r && vol_reshaping(v) && !v->opts.readonly) {
+		vol_recovery_kick(v);
 		return vol_pass_start(v, VOL_PASS_RESHAPE);
+	}
 	/* an interrupted recovery, or a spare and a failed member: rebuild
 	 * first (the volume gets its redundancy back soonest) */
 	if (!r)
@@ -465,7 +470,12 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		}
 	vol_numbers_fix(v);
 	uint64_t failed = 0;
-	for (unsigned i = 0; i < v->geom.members; i++) {
+	/* a reshape under way: the slots it adds hold the windows below
+	 * reshape_pos, so their members count as roles (failed or missing too) */
+	unsigned roles = v->geom.members;
+	if ((v->sb.reshape_flags & SB_RESHAPE_ACTIVE) && v->sb.new_members > roles && v->sb.new_members <= v->nslots)
+		roles = v->sb.new_members;
+	for (unsigned i = 0; i < roles; i++) {
 		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)
 			failed |= 1ull << i;
 		if (v->slot[i] && v->sb.slots[i].state == SB_REBUILDING && atomic_load(&v->rebuild_slot) < 0) {
@@ -548,8 +558,9 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	atomic_store(&v->reset_ns, v->start_ns);
 	if (!opts->readonly) {
 		/* Missing members become stale: their events stay behind. */
-		for (unsigned i = 0; i < v->geom.members; i++)
-			if ((failed & (1ull << i)) && v->sb.slots[i].state == SB_ACTIVE)
+		for (unsigned i = 0; i < roles; i++)
+			if ((failed & (1ull << i)) && (v->sb.slots[i].state == SB_ACTIVE ||
+						       (i >= v->geom.members && v->sb.slots[i].state == SB_SPARE)))
 				v->sb.slots[i].state = v->slot[i] ? SB_FAILED : SB_MISSING;
 		v->sb.events++;
 		v->sb.clean = 0;

@@ -74,6 +74,9 @@ int vol_sync_start(struct vol *v, const char *what);
  * are the spares in slots members..N-1. Starts the pass: 0, or -errno with a
  * message in err. */
 int vol_grow(struct vol *v, const char *spec, char *err, size_t errlen);
+/* The raid roles: the members, and during a reshape the slots it adds too
+ * (the windows already moved live on them). */
+unsigned vol_roles(const struct vol *v);
 
 /* Recovery (core/recovery.c), each also a MNT/ctl verb. 0 or -errno with a
  * message in err. */

@@ -225,7 +225,8 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		return 0;
 	case CTL_FAIL: {
 		int i = c.arg[0] ? vol_slot_of(v, c.arg) : -1;
-		if (i < 0 || (unsigned)i >= vol_geom(v)->members) {
+		/* during a reshape the members it adds are in raid roles too */
+		if (i < 0 || (unsigned)i >= vol_roles(v)) {
 			snprintf(err, errlen, "ctl: fail %s: expected a member in a raid role: its Number (mN, as "
 				 "fsvol status names it) or its path", c.arg);
 			return -EINVAL;

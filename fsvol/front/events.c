@@ -20,7 +20,7 @@ void events_snap_take(struct vol *v, struct events_snap *s)
 	struct vol_sync_info si;
 	memset(s, 0, sizeof(*s));
 	s->nslots = vol_nslots(v);
-	s->members = g->members;
+	s->members = vol_roles(v); /* during a reshape the slots it adds too, as md counts raid_disks */
 	for (unsigned i = 0; i < s->nslots && i < SB_MAX_SLOTS; i++) {
 		snprintf(s->state[i], sizeof(s->state[i]), "%s", vol_slot_state(v, i));
 		s->number[i] = vol_slot_number(v, i);
@@ -28,7 +28,7 @@ void events_snap_take(struct vol *v, struct events_snap *s)
 			snprintf(s->path[i], sizeof(s->path[i]), "%.*s", EVENTS_PATH_MAX - 1, vol_member(v, i)->path);
 	}
 	/* roles being rebuilt are in the mask too: count what md counts as failed */
-	for (unsigned i = 0; i < g->members; i++)
+	for (unsigned i = 0; i < s->members; i++)
 		s->nfailed += (failed >> i) & 1;
 	s->degraded = !failed ? 0 : layout_survives(g, failed) ? 1 : 2;
 	vol_sync_info(v, &si);

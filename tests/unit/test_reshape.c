@@ -249,6 +249,79 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* ---- a window written back from its backup with shares gone (their members failed) ---- */
+
+static const struct restore_case {
+	const char *level;
+	unsigned n;
+	const char *spec;
+	uint64_t lost; /* the slots whose share is gone: data shares first, then P, then Q */
+} restore_cases[] = {
+	{ "raid5", 4, "raid-devices=+1", 1u << 1 },                      /* a data share */
+	{ "raid5", 4, "raid-devices=+1", 1u << 4 },                      /* P, on the new member */
+	{ "raid6", 5, "raid-devices=+1", (1u << 1) | (1u << 3) },        /* two data shares */
+	{ "raid6", 5, "raid-devices=+1", (1u << 0) | (1u << 4) },        /* data and P */
+	{ "raid6", 5, "raid-devices=+1", (1u << 2) | (1u << 5) },        /* data and Q */
+	{ "raid5", 4, "level=raid6,raid-devices=+1", 1u << 2 },
+};
+
+static void wait_pos(struct vol *v, uint64_t pos)
+{
+	for (int i = 0; i < 20000 && atomic_load(&v->reshape->pos) < pos; i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_uint_ge(atomic_load(&v->reshape->pos), pos);
+}
+
+/* Window 0 moved (through its backup), then as after a crash inside it: its
+ * new rows garbage, the backup recorded, the lost slots' members failed and
+ * their shares garbage too. The restore rebuilds the shares from P and Q and
+ * writes the window back; the data reads the same, then and after the end. */
+START_TEST(test_restore_degraded)
+{
+	const struct restore_case *c = &restore_cases[_i];
+	struct vol *v = mkvol(c->level, c->n, 64 * K);
+	uint64_t cap = vol_geom(v)->capacity;
+	uint8_t *data = malloc(cap), *back = malloc(cap);
+	char err[256];
+	fill(data, cap, 5);
+	ck_assert_int_eq(engine_write(v, data, 0, cap), 0);
+	vol_set_sync_speed(v, 1, 1); /* 1 KiB/s: window 0 moves, then the pass waits */
+	vol_set_sync_speed(v, 0, 1);
+	add_mem(v, "r", 0);
+	ck_assert_msg(vol_grow(v, c->spec, err, sizeof(err)) == 0, "%s", err);
+	struct vol_reshape *rs = v->reshape;
+	wait_pos(v, rs->window);
+	uint64_t top = v->sb.bbl_offset ? v->sb.bbl_offset : v->data_offset;
+	uint64_t rows = rs->window / rs->geom.data_members; /* window 0's new rows on each member */
+	void *junk = NULL;
+	ck_assert_int_eq(posix_memalign(&junk, 4096, rows > rs->backup_len ? rows : rs->backup_len), 0);
+	fill(junk, rows > rs->backup_len ? rows : rs->backup_len, 77);
+	for (unsigned i = 0; i < rs->geom.members; i++) {
+		ck_assert_int_eq(member_pwrite(v->slot[i], junk, rows, v->data_offset), 0);
+		if ((c->lost >> i) & 1)
+			ck_assert_int_eq(member_pwrite(v->slot[i], junk, rs->backup_len, top - rs->backup_len), 0);
+	}
+	atomic_fetch_or(&v->failed, c->lost);
+	atomic_store(&rs->pos, 0);
+	v->sb.reshape_backup = top - rs->backup_len;
+	ck_assert_int_eq(vol_reshape_restore(v), 0);
+	ck_assert_uint_eq(atomic_load(&rs->pos), rs->window);
+	ck_assert_int_eq(engine_read(v, back, 0, cap), 0);
+	ck_assert_msg(!memcmp(back, data, cap), "%s %s: data differs after the restore", c->level, c->spec);
+	vol_set_sync_speed(v, 1, 200000);
+	vol_set_sync_speed(v, 0, 200000);
+	wait_reshape(v);
+	ck_assert_int_eq(engine_read(v, back, 0, cap), 0);
+	ck_assert_msg(!memcmp(back, data, cap), "%s %s: data differs after the reshape", c->level, c->spec);
+	vol_close(v);
+	free(junk);
+	free(data);
+	free(back);
+}
+END_TEST
+
 static Suite *reshape_suite(void)
 {
 	Suite *s = suite_create("reshape");
@@ -258,6 +331,7 @@ static Suite *reshape_suite(void)
 	tcase_add_loop_test(t, test_grow_online, 0, sizeof(grow_cases) / sizeof(grow_cases[0]));
 	tcase_add_test(t, test_grow_twice);
 	tcase_add_test(t, test_refusals);
+	tcase_add_loop_test(t, test_restore_degraded, 0, sizeof(restore_cases) / sizeof(restore_cases[0]));
 	suite_add_tcase(s, t);
 	return s;
 }
