@@ -135,7 +135,8 @@ INTEGRATION_TESTS := \
 	tests/integration/78-write-mostly.sh \
 	tests/integration/79-failfast.sh \
 	tests/integration/80-bad-blocks.sh \
-	tests/integration/81-device-numbers.sh
+	tests/integration/81-device-numbers.sh \
+	tests/integration/82-umount-busy.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
