@@ -64,7 +64,7 @@ fio_half() {
 	local mnt=$1 off=$2 size=$3
 	shift 3
 	fio --name=reshape --filename="$mnt/volume" --rw=write --bs=64k --offset="$off" --size="$size" \
-		--direct=1 --ioengine=psync --verify=crc32c --do_verify=1 --output="$T/fio.out" "$@"
+		--direct=1 --ioengine=psync --verify=crc32c --do_verify=1 --verify_state_save=0 --output="$T/fio.out" "$@"
 }
 
 # _cut_opts COUNT: mount options for RESHAPE_CUT=powercut (volatile caches on slots 0..COUNT-1)
