@@ -73,7 +73,7 @@ expect_fail_msg "no member there" "$FSVOL" ctl "$T/mnt" writemostly 9 on
 # the write-mostly member serves alone once the other failed
 "$FSVOL" fail "$T/mnt" 0 >/dev/null
 "$FSVOL" ctl "$T/mnt" reset
-cmp -n $((16 * MiB)) "$T/mnt/volume" "$T/ref" || fail "data read from the write-mostly member alone differs"
+vol_cmp "$T/ref" "$T/mnt/volume" $((16 * MiB)) || fail "data read from the write-mostly member alone differs"
 (($(reads_of "$T/mnt" 1) > 0)) || fail "m1 served no read with m0 failed"
 # add (mdadm's --add --write-mostly): the spare carries the flag
 "$FSVOL" add "$T/mnt" --write-mostly "$T/c" >/dev/null 2>&1 &&
