@@ -213,9 +213,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(CHECK_LIBS)
 
-# `make check` = deps, then a sub-make so pkg-config sees the installed packages.
+# `make check` = deps, then sub-makes so pkg-config sees the installed packages:
+# the include check, every binary the tests need built with parallel jobs
+# (CHECK_JOBS, default: the machine's cores), then the tests one after another.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	@$(MAKE) --no-print-directory include-cycles unit fuzz-check integration
+	@$(MAKE) --no-print-directory include-cycles
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(BINS) $(DOCS) $(TEST_TOOLS) $(UNIT_BINS) fuzz-bins
+	@$(MAKE) --no-print-directory unit fuzz-check integration
 
 # No include circle between modules (a .c and its .h), fsvol/core/ included
 # (INCLUDE_CYCLES_STRICT=0 only reports circles inside fsvol/core/).
@@ -306,7 +311,8 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libfuz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libfuzzvol.a $(PC_LIBS) -lm
 
 .PHONY: fuzz fuzz-check fuzz-bins
-fuzz-bins:
+# the dashboard header first: a parallel build of the main binaries makes it too
+fuzz-bins: $(DASHBOARD_H)
 	@if [ -z "$(FUZZ_CC)" ]; then echo "SKIP fuzz: clang not installed (make deps installs clang-14)"; \
 	else $(MAKE) --no-print-directory $(FUZZ_BINS); fi
 
