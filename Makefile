@@ -214,13 +214,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(CHECK_LIBS)
 
 # `make check` = deps, then sub-makes so pkg-config sees the installed packages:
-# the include check, every binary the tests need built with parallel jobs
-# (CHECK_JOBS, default: the machine's cores), then the tests one after another.
+# the include check; the binaries built with parallel jobs (CHECK_JOBS, default:
+# the machine's cores); the unit tests beside the fuzz targets' build and their
+# bounded runs (each one's output whole, -O); then the integration tests, alone.
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	@$(MAKE) --no-print-directory include-cycles
-	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(BINS) $(DOCS) $(TEST_TOOLS) $(UNIT_BINS) fuzz-bins
-	@$(MAKE) --no-print-directory unit fuzz-check integration
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(BINS) $(DOCS) $(TEST_TOOLS) $(UNIT_BINS)
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) -Otarget unit fuzz-check
+	@$(MAKE) --no-print-directory integration
 
 # No include circle between modules (a .c and its .h), fsvol/core/ included
 # (INCLUDE_CYCLES_STRICT=0 only reports circles inside fsvol/core/).
