@@ -150,7 +150,7 @@ endif
 # Helpers the integration tests run (independent checkers), not installed.
 TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite
 
-.PHONY: all deps check include-cycles unit integration bench demo install uninstall clean
+.PHONY: all deps check check-bins include-cycles unit integration bench demo install uninstall clean
 all: $(BINS) $(DOCS)
 
 deps:
@@ -220,9 +220,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	@$(MAKE) --no-print-directory include-cycles
-	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(BINS) $(DOCS) $(TEST_TOOLS) $(UNIT_BINS)
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) check-bins
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) -Otarget unit fuzz-check
 	@$(MAKE) --no-print-directory integration
+
+# every binary the tests run (one goal: no "is up to date" line per binary)
+check-bins: $(BINS) $(DOCS) $(TEST_TOOLS) $(UNIT_BINS)
+	@:
 
 # No include circle between modules (a .c and its .h), fsvol/core/ included
 # (INCLUDE_CYCLES_STRICT=0 only reports circles inside fsvol/core/).
