@@ -155,7 +155,7 @@ endif
 # Helpers the integration tests run (independent checkers), not installed.
 TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite
 
-.PHONY: all deps check include-cycles unit integration bench demo install uninstall clean
+.PHONY: all deps check check-bins include-cycles unit integration bench demo install uninstall clean
 all: $(BINS) $(DOCS)
 
 deps:
@@ -218,9 +218,20 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(CHECK_LIBS)
 
-# `make check` = deps, then a sub-make so pkg-config sees the installed packages.
+# `make check` = deps, then sub-makes so pkg-config sees the installed packages:
+# the include check; the binaries built with parallel jobs (CHECK_JOBS, default:
+# the machine's cores); the unit tests beside the fuzz targets' build and their
+# bounded runs (each one's output whole, -O); then the integration tests, alone.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	@$(MAKE) --no-print-directory include-cycles unit fuzz-check integration
+	@$(MAKE) --no-print-directory include-cycles
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) check-bins
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) -Otarget unit fuzz-check
+	@$(MAKE) --no-print-directory integration
+
+# every binary the tests run (one goal: no "is up to date" line per binary)
+check-bins: $(BINS) $(DOCS) $(TEST_TOOLS) $(UNIT_BINS)
+	@:
 
 # No include circle between modules (a .c and its .h), fsvol/core/ included
 # (INCLUDE_CYCLES_STRICT=0 only reports circles inside fsvol/core/).
@@ -311,7 +322,8 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_BUILD)/libfuz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libfuzzvol.a $(PC_LIBS) -lm
 
 .PHONY: fuzz fuzz-check fuzz-bins
-fuzz-bins:
+# the dashboard header first: a parallel build of the main binaries makes it too
+fuzz-bins: $(DASHBOARD_H)
 	@if [ -z "$(FUZZ_CC)" ]; then echo "SKIP fuzz: clang not installed (make deps installs clang-14)"; \
 	else $(MAKE) --no-print-directory $(FUZZ_BINS); fi
 

@@ -157,9 +157,9 @@ start=$(sed -n 's/.*resumes at \([0-9]*\) of.*/\1/p' <<<"$line")
 ((start > 0)) || fail "the rebuild resumed at unit 0"
 echo "sync_speed_max 200000" >"$d/mnt/ctl"
 wait_recovered "$d/mnt"
-cmp "$d/data" "$d/mnt/volume" || fail "data differs after a resumed rebuild"
+vol_cmp "$d/data" "$d/mnt/volume" || fail "data differs after a resumed rebuild"
 "$FSVOL" fail "$d/mnt" 1
-cmp "$d/data" "$d/mnt/volume" || fail "data differs when the resumed member must serve"
+vol_cmp "$d/data" "$d/mnt/volume" || fail "data differs when the resumed member must serve"
 fsvol_umount "$d/mnt"
 
 # --- remove and re-add: only failed or spare members go; a former member comes back
@@ -178,7 +178,7 @@ dd if="$d/mnt/volume" of="$d/data" bs=1M iflag=direct status=none
 "$FSVOL" re-add "$d/mnt" "$d/m1" || fail "re-add of a former member failed"
 wait_recovered "$d/mnt"
 "$FSVOL" fail "$d/mnt" 0
-cmp "$d/data" "$d/mnt/volume" || fail "the re-added member does not hold the volume's data"
+vol_cmp "$d/data" "$d/mnt/volume" || fail "the re-added member does not hold the volume's data"
 expect_fail_msg "nonexistent: No such file" "$FSVOL" add "$d/mnt" "$d/nonexistent"
 fsvol_umount "$d/mnt"
 

@@ -101,7 +101,7 @@ note "ctl-dir: reset, exact write bytes, refused command logged, fsvol stat read
 # fio's nbd engine, random writes with crc32c verify at QD32
 fio --name=nbdverify --ioengine=nbd --uri="$(uri "$S")" --rw=randwrite --bs=4k,64k \
 	--bsrange=4k-64k --iodepth=32 --size=$((16 * MiB)) --verify=crc32c --verify_fatal=1 \
-	--do_verify=1 --randrepeat=0 --output="$T/fio.out" >/dev/null 2>&1 ||
+	--do_verify=1 --verify_state_save=0 --randrepeat=0 --output="$T/fio.out" >/dev/null 2>&1 ||
 	{ cat "$T/fio.out" >&2; fail "fio --ioengine=nbd --verify=crc32c failed"; }
 grep -q "verify" "$T/fio.out" && grep -qi "err= *0" "$T/fio.out" || { cat "$T/fio.out" >&2; fail "fio reported errors"; }
 note "fio nbd engine, QD32, crc32c verify clean"

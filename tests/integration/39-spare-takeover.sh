@@ -32,8 +32,9 @@ takeover() { # NAME NMEMBERS OTHER CREATE-ARGS...: OTHER is the member failed at
 	truncate -s 6M "$d/s1" "$d/s2"
 	fsvol_mount "$d/mnt" "${mem[@]}"
 	# 64K blocks, written until nearly every one holds data (a block never
-	# written would read as zeros from a spare that was never rebuilt too)
-	"$ACKW" write -j 4 -b 64K -s 5 -n 1200 "$d/mnt/volume" "$d/log" >"$d/w0.out" 2>&1 ||
+	# written would read as zeros from a spare that was never rebuilt too);
+	# a flush every 16 writes, each acknowledged after it
+	"$ACKW" write -j 4 -b 64K -s 5 -n 1200 -f 16 "$d/mnt/volume" "$d/log" >"$d/w0.out" 2>&1 ||
 		fail "$name: first write run: $(cat "$d/w0.out")"
 	"$ACKW" write -j 2 -b 64K -t 600 "$d/mnt/volume" "$d/log" >"$d/w1.out" 2>&1 &
 	wpid=$!

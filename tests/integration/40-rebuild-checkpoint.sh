@@ -62,9 +62,9 @@ stop_at() { # NAME NMEMBERS PERCENT CREATE-ARGS...
 	note "$name: stopped at $pos of $total units ($pct%), resumed at $start"
 	echo "sync_speed_max 200000" >"$d/mnt/ctl"
 	wait_healthy "$d/mnt"
-	cmp "$d/data" "$d/mnt/volume" || fail "$name at $pct%: data differs after the resumed recovery"
+	vol_cmp "$d/data" "$d/mnt/volume" || fail "$name at $pct%: data differs after the resumed recovery"
 	"$FSVOL" fail "$d/mnt" 1 || fail "$name: fail 1"
-	cmp "$d/data" "$d/mnt/volume" || fail "$name at $pct%: data differs when the rebuilt member serves"
+	vol_cmp "$d/data" "$d/mnt/volume" || fail "$name at $pct%: data differs when the rebuilt member serves"
 	fsvol_umount "$d/mnt"
 	rm -rf "$d"
 }
@@ -101,7 +101,7 @@ v1() {
 	done
 	[[ $out == *" starts at 0 of "* ]] || fail "version 1: the recovery did not restart from 0: $out"
 	wait_healthy "$d/mnt"
-	cmp "$d/data" "$d/mnt/volume" || fail "version 1: data differs after the restarted recovery"
+	vol_cmp "$d/data" "$d/mnt/volume" || fail "version 1: data differs after the restarted recovery"
 	fsvol_umount "$d/mnt"
 	"$FSVOL" examine "$d/m1" | grep -q "Version : 3" || fail "version 1: not converted to version 3 by the mount"
 	note "version 1 superblock with a logical checkpoint past the data: assembled, recovery restarted from 0"

@@ -63,7 +63,7 @@ wait_clean_sync "$d/mnt"
 grep -q "recovery of member 0 (.*) resumes at" "$DAEMON_LOG" || fail "the recovery did not resume from its checkpoint"
 # below where it resumed, only a resync can settle what the crash left
 [[ $(jq -r .sync.action "$d/mnt/status.json") == resync ]] || fail "no resync after the resumed recovery: $(cat "$d/mnt/status")"
-cmp "$d/data" "$d/mnt/volume" || fail "data differs after the resumed recovery"
+vol_cmp "$d/data" "$d/mnt/volume" || fail "data differs after the resumed recovery"
 out=$("$FSVOL" scrub "$d/mnt") || fail "scrub: $out"
 [[ $out == *"check done"*", 0 mismatches"* ]] || fail "scrub: $out"
 fsvol_umount "$d/mnt"
@@ -71,7 +71,7 @@ fsvol_umount "$d/mnt"
 	fail "still dirty after the recovery, the resync and a clean umount: $(states "$d/m1" "$d/m2" "$d/spare")"
 # the next degraded start is a clean one
 fsvol_mount --run "$d/mnt" "$d/m1" "$d/spare" 2>/dev/null
-cmp "$d/data" "$d/mnt/volume" || fail "data differs, degraded to the rebuilt member"
+vol_cmp "$d/data" "$d/mnt/volume" || fail "data differs, degraded to the rebuilt member"
 fsvol_umount "$d/mnt"
 [[ $refusal == *"member 0 was being rebuilt"*"use --force to resume the recovery"* ]] ||
 	fail "the refusal does not say which recovery --force resumes: $refusal"
@@ -94,7 +94,7 @@ wait_clean_sync "$d/mnt"
 # a raid5 recovery from 0 rewrites every stripe from the others: what it
 # makes consistent is clean (md), so the resync owed is settled with it
 grep -q "the resync it owed is settled" "$DAEMON_LOG" || fail "the full recovery did not settle the owed resync"
-cmp "$d/data" "$d/mnt/volume" || fail "data differs after the recovery onto spare2"
+vol_cmp "$d/data" "$d/mnt/volume" || fail "data differs after the recovery onto spare2"
 fsvol_umount "$d/mnt"
 [[ $(states "$d/m1" "$d/m2" "$d/spare2") == clean ]] || fail "still dirty after the recovery and the resync"
 echo "PASS"

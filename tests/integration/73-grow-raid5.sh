@@ -68,7 +68,7 @@ jq -s -e 'any(.[]; .dev == -1 and .why == "reshape")' "$d/trace.json" >/dev/null
 jq -s -e 'any(.[]; .dev == 4 and .why == "reshape" and .op == "write")' "$d/trace.json" >/dev/null ||
 	fail "no reshape write to the new member in the trace: $summary"
 # reads and writes go on meanwhile
-cmp -n $((96 * MiB)) "$d/data" "$d/mnt/volume" || fail "data differs during the reshape"
+vol_cmp "$d/data" "$d/mnt/volume" $((96 * MiB)) || fail "data differs during the reshape"
 dd if="$d/data" of="$d/mnt/volume" bs=1M count=8 seek=40 skip=40 oflag=direct conv=notrunc status=none
 reshape_speed "$d/mnt" 200000
 reshape_wait_done "$d/mnt"
@@ -83,8 +83,8 @@ nw=$(jq '.members[] | select(.index == 4) | .write_bytes' "$d/mnt/stats.json")
 ((nw >= 32 * MiB && mw >= 160 * MiB && mr >= 96 * MiB)) ||
 	fail "member counters: $mr read, $mw written ($nw to the new member)"
 note "show: raid5 4 -> 5 members of 32 MiB, member bytes read $mr, written $mw ($nw to the new member); the volume read $vr"
-cmp -n $((96 * MiB)) "$d/data" "$d/mnt/volume" || fail "data differs after the reshape"
-cmp -n $((32 * MiB)) -i $((96 * MiB)):0 "$d/mnt/volume" /dev/zero || fail "the new space does not read as zeros"
+vol_cmp "$d/data" "$d/mnt/volume" $((96 * MiB)) || fail "data differs after the reshape"
+dd if="$d/mnt/volume" bs=1M skip=96 count=32 iflag=direct status=none | cmp -n $((32 * MiB)) - /dev/zero || fail "the new space does not read as zeros"
 fsvol_umount "$d/mnt"
 "$FSVOL" examine "$d/m0" | grep -q "Raid Devices : 5" || fail "examine after the reshape: $("$FSVOL" examine "$d/m0")"
 

@@ -55,14 +55,14 @@ dd if="$T/ref" of="$T/mnt/volume" bs=1M oflag=direct conv=notrunc status=none ||
 
 # --- reads: none from the write-mostly member while the other serves
 "$FSVOL" ctl "$T/mnt" reset
-randread "$T/mnt" 2
+randread "$T/mnt" 1
 r0=$(reads_of "$T/mnt" 0) r1=$(reads_of "$T/mnt" 1)
 note "write-mostly m1: reads m0=$r0 m1=$r1"
 ((r0 > 100 && r1 == 0)) || fail "reads with m1 write-mostly: m0=$r0 m1=$r1 (want m1 0)"
 "$FSVOL" ctl "$T/mnt" writemostly 1 off || fail "ctl writemostly 1 off"
 jq -e '.members[1].write_mostly == false' "$T/mnt/status.json" >/dev/null || fail "the flag stayed on"
 "$FSVOL" ctl "$T/mnt" reset
-randread "$T/mnt" 2
+randread "$T/mnt" 1
 r0=$(reads_of "$T/mnt" 0) r1=$(reads_of "$T/mnt" 1)
 note "no flag: reads m0=$r0 m1=$r1"
 ((r0 > 0 && r1 > 0)) || fail "reads without the flag: m0=$r0 m1=$r1 (want both)"
@@ -73,7 +73,7 @@ expect_fail_msg "no member there" "$FSVOL" ctl "$T/mnt" writemostly 9 on
 # the write-mostly member serves alone once the other failed
 "$FSVOL" fail "$T/mnt" 0 >/dev/null
 "$FSVOL" ctl "$T/mnt" reset
-cmp -n $((16 * MiB)) "$T/mnt/volume" "$T/ref" || fail "data read from the write-mostly member alone differs"
+vol_cmp "$T/ref" "$T/mnt/volume" $((16 * MiB)) || fail "data read from the write-mostly member alone differs"
 (($(reads_of "$T/mnt" 1) > 0)) || fail "m1 served no read with m0 failed"
 # add (mdadm's --add --write-mostly): the spare carries the flag
 "$FSVOL" add "$T/mnt" --write-mostly "$T/c" >/dev/null 2>&1 &&
@@ -98,18 +98,18 @@ done
 uri() { echo "nbd+unix:///?socket=$T/$1.sock"; }
 # wb: write-behind; ww: write-mostly without it; alone: the fast leg alone
 # (a raid1 whose other member failed: the same path, bitmap included)
-"$FSVOL" create -l raid1 -s 64M --bitmap-chunk 4M "$T/f1" --write-mostly "$(uri slow1)" --write-behind 256 \
+"$FSVOL" create -l raid1 -s 32M --bitmap-chunk 4M "$T/f1" --write-mostly "$(uri slow1)" --write-behind 256 \
 	>/dev/null || fail "create with --write-behind"
 "$FSVOL" examine "$T/f1" | grep -q "Write Behind : 256" || fail "examine lacks Write Behind"
-"$FSVOL" create -l raid1 -s 64M "$T/f2" --write-mostly "$(uri slow2)" >/dev/null || fail "create write-mostly"
-"$FSVOL" create -l raid1 -s 64M "$T/f3" "$T/f4" >/dev/null || fail "create the twin"
+"$FSVOL" create -l raid1 -s 32M "$T/f2" --write-mostly "$(uri slow2)" >/dev/null || fail "create write-mostly"
+"$FSVOL" create -l raid1 -s 32M "$T/f3" "$T/f4" >/dev/null || fail "create the twin"
 fsvol_mount "$T/wb" "$T/f1" "$(uri slow1)"
 fsvol_mount "$T/ww" "$T/f2" "$(uri slow2)"
 fsvol_mount "$T/alone" "$T/f3" "$T/f4"
 "$FSVOL" fail "$T/alone" 1 >/dev/null
 
 p50w() { # MNT SECONDS: fio random 4K writes at QD1 (500/s), the median completion latency in us
-	fio --name=w --filename="$1/volume" --rw=randwrite --bs=4k --direct=1 --ioengine=psync --size=64M \
+	fio --name=w --filename="$1/volume" --rw=randwrite --bs=4k --direct=1 --ioengine=psync --size=32M \
 		--runtime="$2" --time_based --rate_iops=500 --output-format=json --output="$T/fio-w.json" ||
 		fail "fio randwrite on $1"
 	jq '.jobs[0].write.clat_ns.percentile["50.000000"] / 1000 | floor' "$T/fio-w.json"
@@ -135,14 +135,14 @@ jq -e '.write_behind == null' "$T/ww/status.json" >/dev/null || fail "write_behi
 
 # reads: never from the 20 ms leg
 "$FSVOL" ctl "$T/wb" reset
-randread "$T/wb" 2
+randread "$T/wb" 1
 r0=$(reads_of "$T/wb" 0) r1=$(reads_of "$T/wb" 1)
 note "write-behind volume: reads local=$r0 nbd=$r1"
 ((r0 > 100 && r1 == 0)) || fail "reads: local $r0, NBD $r1 (want NBD 0)"
 
 # a flush returns once every write-behind has landed
 fio --name=f --filename="$T/wb/volume" --rw=randwrite --bs=4k --direct=1 --ioengine=io_uring --iodepth=16 \
-	--size=64M --io_size=8M --end_fsync=1 --output="$T/fio-f.out" || fail "fio with end_fsync"
+	--size=32M --io_size=8M --end_fsync=1 --output="$T/fio-f.out" || fail "fio with end_fsync"
 inflight=$(jq .write_behind.inflight "$T/wb/status.json")
 ((inflight == 0)) || fail "$inflight write-behinds still in flight after the fsync returned"
 
