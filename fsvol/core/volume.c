@@ -215,14 +215,17 @@ void vol_status(struct vol *v, FILE *f)
 	size_format(g->chunk, chunk, sizeof(chunk));
 	size_format(g->capacity, cap, sizeof(cap));
 	sb_uuid_format(v->sb.volume_uuid, uuid);
-	for (unsigned i = 0; i < g->members; i++)
+	/* during a reshape the roles are the new geometry's, as md's raid_disks:
+	 * a member the reshape adds shows in the [n/m] [U_] part too */
+	unsigned roles = vol_roles(v);
+	for (unsigned i = 0; i < roles; i++)
 		up += !(failed & (1ull << i));
 	sb_volume_name(&v->sb, name);
 	fprintf(f, "%s : active %s", name, layout_level_name(g->level));
 	if (layout_alg_name(g)[0])
 		fprintf(f, " %s", layout_alg_name(g));
-	fprintf(f, " chunk %s, %u member%s [%u/%u] [", chunk, g->members, g->members == 1 ? "" : "s", g->members, up);
-	for (unsigned i = 0; i < g->members; i++)
+	fprintf(f, " chunk %s, %u member%s [%u/%u] [", chunk, roles, roles == 1 ? "" : "s", roles, up);
+	for (unsigned i = 0; i < roles; i++)
 		fputc(failed & (1ull << i) ? '_' : 'U', f);
 	fprintf(f, "]\n      %llu bytes (%s), uuid %s, events %llu, %s\n",
 		(unsigned long long)g->capacity, cap, uuid, (unsigned long long)v->sb.events,

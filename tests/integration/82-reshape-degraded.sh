@@ -187,6 +187,8 @@ wait_for 60 "rd: the reshape did not resume" _resumed "$lines"
 pct=$(reshape_field "$d/mnt" percent)
 [[ -n $pct ]] || fail "rd: the reshape ended before the fail: $(cat "$d/mnt/status")"
 note "rd: m4 (the new member) failed at ${pct}%"
+# the roles are the new geometry's while it reshapes (md's raid_disks), the failed new one among them
+grep -q "5 members \[5/4\] \[UUUU_\]" "$d/mnt/status" || fail "rd: the status line hides the new member: $(head -n 1 "$d/mnt/status")"
 wait_for 30 "rd: no DegradedArray event counting the new member: $(cat "$d/mnt/events")" \
 	grep -q "DegradedArray .* 1 of 5 members failed or missing" "$d/mnt/events"
 cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "rd: data differs after the new member failed"
