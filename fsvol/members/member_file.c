@@ -37,7 +37,7 @@
 struct file_priv {
 	int fd;
 	int in_memory; /* tmpfs: a read or write is a copy that never waits for a disk */
-	struct member_map *map; /* tmpfs: reads copied from a mapping (member_map.h) */
+	struct member_map *map; /* tmpfs: reads and writes copied through a mapping (member_map.h) */
 };
 
 static int file_fd(const struct member *m)
