@@ -35,6 +35,12 @@ scrub_clean() { # MNT WHAT
 	[[ $out == *"check done"*", 0 mismatches"* ]] || fail "$2: scrub: $out"
 	note "$2: $out"
 }
+verified() { # WHAT MEMBER...: the unmounted members' parity, by the independent checker
+	local what=$1 out
+	shift
+	out=$("$FSVOL_VERIFY" "$@") || fail "$what: fsvol-verify: $out"
+	note "$what: fsvol-verify: $out"
+}
 
 # --- raid5 x4 -> x5: errors on member 1 in the critical section, a power cut in a backed-up window
 d=$T/r5
@@ -94,8 +100,7 @@ wait_for 120 "r5: the spare was not rebuilt: $(cat "$d/mnt/status")" _healthy "$
 cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "r5: data differs after the rebuild"
 scrub_clean "$d/mnt" r5
 fsvol_umount "$d/mnt"
-out=$("$FSVOL_VERIFY" "${live[@]}" "$d/s0") || fail "r5: fsvol-verify: $out"
-note "r5: fsvol-verify: $out"
+verified r5 "${live[@]}" "$d/s0"
 
 # --- raid6 x5 -> x6: fsvol fail, then errors on the new member, writers on, kill -9
 d=$T/r6
@@ -159,8 +164,7 @@ out=$("$ACKW" verify -L "$half" "$d/mnt/volume" "$d/log") || fail "r6: acknowled
 fio_half "$d/mnt" "$half" $((cap - half)) --verify_only || fail "r6: fio's data after the rebuild: $(cat "$T/fio.out")"
 scrub_clean "$d/mnt" r6
 fsvol_umount "$d/mnt"
-out=$("$FSVOL_VERIFY" "${live[@]}" "$d/s1") || fail "r6: fsvol-verify: $out"
-note "r6: fsvol-verify: $out"
+verified r6 "${live[@]}" "$d/s1"
 
 # --- raid5 x4 -> x5: stopped cleanly mid-way, its new member left out, then failed and re-added
 d=$T/rd
@@ -208,7 +212,6 @@ scrub_clean "$d/mnt" rd
 "$FSVOL" fail "$d/mnt" 0 >/dev/null || fail "rd: fail 0"
 cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "rd: data differs with m0 failed (the re-added member's share)"
 fsvol_umount "$d/mnt"
-out=$("$FSVOL_VERIFY" "$d"/m{0,1,2,3} "$d/a0") || fail "rd: fsvol-verify: $out"
-note "rd: fsvol-verify: $out"
+verified rd "$d"/m{0,1,2,3} "$d/a0"
 
 echo "PASS"
