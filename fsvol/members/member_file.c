@@ -33,6 +33,9 @@
 
 #define FILE_RING 256u
 #define FILE_ASYNC_RING 1024u
+/* A tmpfs I/O this large, from a FUSE ring thread, is copied on a ring
+ * thread (file_commit). */
+#define FILE_COPY_AWAY (64u << 10)
 
 struct file_priv {
 	int fd;
@@ -364,7 +367,13 @@ static struct {
 static __thread struct file_rt *tl_rt; /* the ring thread this thread feeds */
 static __thread int tl_is_rt;
 
-/* Put what callers pushed on the ring, oldest first. */
+static int file_in_memory(const struct member_io *io)
+{
+	return io->op != MEMBER_FLUSH && ((struct file_priv *)((struct member *)io->bpriv[0])->priv)->in_memory;
+}
+
+/* Put what callers pushed on the ring, oldest first; a tmpfs member's copy
+ * (file_commit sends the large ones here) is done on this thread. */
 static void rt_take(struct file_rt *t)
 {
 	struct member_io *list = atomic_exchange_explicit(&t->in, NULL, memory_order_acquire), *fifo = NULL;
@@ -376,6 +385,11 @@ static void rt_take(struct file_rt *t)
 	}
 	for (struct member_io *io = fifo, *next; io; io = next) {
 		next = io->next;
+		if (file_in_memory(io)) {
+			file_sync_one(io);
+			io->done(io);
+			continue;
+		}
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
 		if (!sqe) {
 			io_uring_submit(&t->ring);
@@ -588,12 +602,21 @@ static void file_commit(struct member *m)
 	(void)m;
 	/* Whatever this thread queued (on any file member) goes out now. */
 	struct member_io *list = tl_head, *wait = NULL, **wt = &wait, *nowait = NULL, **nt = &nowait;
+	struct member_io *away = NULL, **at = &away;
 	unsigned nwait = 0;
 	tl_head = tl_last = NULL;
 	for (struct member_io *io = list, *next; io; io = next) {
 		next = io->next;
 		io->next = NULL;
-		if (io->nowait && io->op != MEMBER_FLUSH && ((struct file_priv *)((struct member *)io->bpriv[0])->priv)->in_memory) {
+		if (io->nowait && file_in_memory(io) && io->len >= FILE_COPY_AWAY && tl_lent) {
+			/* a FUSE ring thread copies each reply into the caller's
+			 * pages itself: a large member copy goes to a ring thread
+			 * (run_async), on another CPU, so the two copies overlap */
+			*at = io;
+			at = &io->next;
+			continue;
+		}
+		if (io->nowait && file_in_memory(io)) {
 			/* a tmpfs member: the copy is the whole I/O (io_uring would hand
 			 * it to an io-wq worker), so do it here, as memory members do */
 			file_sync_one(io);
@@ -609,6 +632,8 @@ static void file_commit(struct member *m)
 			nwait++;
 		}
 	}
+	if (away)
+		file_run_async(away);
 	if (nowait && tl_lent)
 		file_run_lent(nowait);
 	else if (nowait)
