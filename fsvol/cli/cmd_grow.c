@@ -105,6 +105,14 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 	}
 	if (used)
 		spec[used - 1] = 0;
+	char line[300];
+	if (a.nadd) {
+		/* what grow refuses whatever the spares (a far raid10, fewer members,
+		 * other copies) is refused before anything is added */
+		snprintf(line, sizeof(line), "grow %s%sdry-run=1", spec, *spec ? "," : "");
+		if (cmd_ctl_send(mnt, line, reason, sizeof(reason)))
+			return cmd_err(c, "%s", strncmp(reason, "grow: ", 6) ? reason : reason + 6);
+	}
 	for (unsigned i = 0; i < a.nadd; i++) {
 		char buf[PATH_MAX + 2], line[PATH_MAX + 16];
 		const char *p = cmd_abs_path(a.add[i], buf, sizeof(buf));
@@ -113,7 +121,6 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 			return cmd_err(c, "%s", reason);
 		printf("fsvol: added %s to %s\n", a.add[i], mnt);
 	}
-	char line[300];
 	snprintf(line, sizeof(line), "grow %s", spec);
 	if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) /* the daemon's reason starts "grow: " */
 		return cmd_err(c, "%s", strncmp(reason, "grow: ", 6) ? reason : reason + 6);

@@ -665,10 +665,11 @@ int vol_reshape_load(struct vol *v, char *err, size_t errlen)
 
 /* ---- the request: fsvol grow ---- */
 
-/* "raid-devices=N,chunk=BYTES,level=NAME,layout=NAME" (the ctl edge; any
- * subset); raid-devices=+K: K more than now. */
+/* "raid-devices=N,chunk=BYTES,level=NAME,layout=NAME,dry-run=1" (the ctl
+ * edge; any subset); raid-devices=+K: K more than now; dry-run: only the
+ * rules that do not depend on spares (fsvol grow --add asks before adding). */
 static int parse_spec(const char *spec, unsigned *n, int *plus, uint64_t *chunk, int *level, char *layout,
-		      size_t layoutlen, char *err, size_t errlen)
+		      size_t layoutlen, int *dry, char *err, size_t errlen)
 {
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", spec);
@@ -702,6 +703,8 @@ static int parse_spec(const char *spec, unsigned *n, int *plus, uint64_t *chunk,
 			*level = (int)l;
 		} else if (!strcmp(t, "layout")) {
 			snprintf(layout, layoutlen, "%s", eq);
+		} else if (!strcmp(t, "dry-run")) {
+			*dry = !strcmp(eq, "1");
 		} else {
 			snprintf(err, errlen, "grow: unknown '%s' (raid-devices, chunk, level, layout)", t);
 			return -EINVAL;
@@ -809,7 +812,8 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 	unsigned n = 0;
 	uint64_t chunk = 0;
 	char lay[32] = "";
-	int level = -1, plus = 0, r = parse_spec(spec, &n, &plus, &chunk, &level, lay, sizeof(lay), err, errlen);
+	int level = -1, plus = 0, dry = 0;
+	int r = parse_spec(spec, &n, &plus, &chunk, &level, lay, sizeof(lay), &dry, err, errlen);
 	if (r)
 		return r;
 	if (v->opts.readonly)
@@ -838,6 +842,8 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 	if (n < g->members)
 		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s from %u to %u members: shrinking is not supported", lname,
 			      g->members, n);
+	if (dry)
+		return 0;
 	for (unsigned s = g->members; s < n; s++)
 		if (s >= v->nslots || !v->slot[s] || v->sb.slots[s].state != SB_SPARE)
 			return refuse(err, errlen, -EINVAL, "grow: %s to %u members needs a spare in slot %u (fsvol grow --add PATH, "
@@ -914,10 +920,13 @@ void vol_reshape_status(struct vol *v, FILE *f)
 	char c0[32], c1[32];
 	size_format(v->geom.chunk, c0, sizeof(c0));
 	size_format(rs->geom.chunk, c1, sizeof(c1));
-	fprintf(f, "      reshape = %.1f%% (%" PRIu64 "/%" PRIu64 ") %s %u -> %s %u members, chunk %s -> %s, delta %+d\n",
+	fprintf(f, "      reshape = %.1f%% (%" PRIu64 "/%" PRIu64 ") %s %u -> %s %u members, chunk %s -> %s, delta %+d",
 		percent(rs), atomic_load(&rs->pos) / 1024, rs->geom.capacity / 1024, layout_level_name(v->geom.level),
 		v->geom.members, layout_level_name(rs->geom.level), rs->geom.members, c0, c1,
 		(int)rs->geom.members - (int)v->geom.members);
+	if (strcmp(layout_alg_name(&v->geom), layout_alg_name(&rs->geom)))
+		fprintf(f, ", layout %s -> %s", layout_alg_name(&v->geom), layout_alg_name(&rs->geom));
+	fputc('\n', f);
 }
 
 void vol_reshape_json(struct vol *v, FILE *f)
@@ -929,10 +938,12 @@ void vol_reshape_json(struct vol *v, FILE *f)
 	}
 	fprintf(f, ",\"reshape\":{\"pos\":%" PRIu64 ",\"end\":%" PRIu64 ",\"percent\":%.2f,\"old_level\":\"%s\","
 		"\"new_level\":\"%s\",\"old_members\":%u,\"new_members\":%u,\"old_chunk\":%llu,\"new_chunk\":%llu,"
-		"\"new_capacity\":%" PRIu64 ",\"window\":%" PRIu64 ",\"backup_windows\":%" PRIu64 "}",
+		"\"new_capacity\":%" PRIu64 ",\"window\":%" PRIu64 ",\"backup_windows\":%" PRIu64 ",\"old_layout\":\"%s\","
+		"\"new_layout\":\"%s\"}",
 		atomic_load(&rs->pos), rs->geom.capacity, percent(rs), layout_level_name(v->geom.level),
 		layout_level_name(rs->geom.level), v->geom.members, rs->geom.members, (unsigned long long)v->geom.chunk,
-		(unsigned long long)rs->geom.chunk, rs->geom.capacity, rs->window, rs->windows_backed);
+		(unsigned long long)rs->geom.chunk, rs->geom.capacity, rs->window, rs->windows_backed,
+		layout_alg_name(&v->geom), layout_alg_name(&rs->geom));
 }
 
 void vol_reshape_free(struct vol *v)
