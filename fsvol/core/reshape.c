@@ -867,15 +867,15 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 	if (!r && rs->geom.data_members < g->data_members)
 		r = refuse(err, errlen, -EOPNOTSUPP, "grow: %s from %u to %u data members per stripe: fewer is not supported",
 			   lname, g->data_members, rs->geom.data_members);
+	if (!r && g->level == LAYOUT_RAID10 && g->capacity % rs->geom.chunk)
+		r = refuse(err, errlen, -EINVAL, "grow: the raid10's capacity (%" PRIu64 " bytes) is not a multiple of the "
+			   "new chunk %llu: md refuses such a chunk too", g->capacity, (unsigned long long)rs->geom.chunk);
 	if (!r && rs->geom.capacity < g->capacity)
 		r = refuse(err, errlen, -EOPNOTSUPP, "grow: the new %s would be smaller than this one (members %u, data "
 			   "members %u): not supported", layout_level_name(rs->geom.level), n, rs->geom.data_members);
 	if (!r && rs->geom.members == g->members && rs->geom.chunk == g->chunk && rs->geom.level == g->level &&
 	    rs->geom.alg == g->alg)
 		r = refuse(err, errlen, -EINVAL, "grow: nothing to change (%s, %u members, same chunk)", lname, n);
-	if (!r && g->level == LAYOUT_RAID10 && g->capacity % rs->geom.chunk)
-		r = refuse(err, errlen, -EINVAL, "grow: the raid10's capacity (%" PRIu64 " bytes) is not a multiple of the "
-			   "new chunk %llu: md refuses such a chunk too", g->capacity, (unsigned long long)rs->geom.chunk);
 	if (!r)
 		r = backup_room(v, err, errlen);
 	if (!r && !vol_bitmap_fits(v, rs->geom.capacity))

@@ -150,6 +150,39 @@ START_TEST(test_critical_section_r10)
 }
 END_TEST
 
+/* layout_period against the map: the copies of logical [i L, (i+1) L) lie
+ * in rows [i M, (i+1) M) of the members and fill them, for the first
+ * periods; the far layout has none. */
+START_TEST(test_period)
+{
+	const __typeof__(r10_cases[0]) *t = &r10_cases[_i / 2];
+	struct layout_geom g = _i % 2 ? geom_alg(LAYOUT_RAID10, t->a1, t->n1, t->c1, 8 * K * K)
+				      : geom_alg(LAYOUT_RAID10, t->a0, t->n0, t->c0, 8 * K * K);
+	uint64_t l, m, rows, hits[LAYOUT_MAX_MEMBERS * 16];
+	ck_assert_int_eq(layout_period(&g, &l, &m), 0);
+	ck_assert(l % g.chunk == 0 && m % g.chunk == 0);
+	rows = m / g.chunk;
+	ck_assert_uint_le(rows, 16);
+	for (uint64_t i = 0; i < 3 && (i + 1) * l <= g.capacity; i++) {
+		memset(hits, 0, sizeof(hits));
+		for (uint64_t x = i * l; x < (i + 1) * l; x += g.chunk)
+			for (unsigned cp = 0; cp < layout_copies(&g); cp++) {
+				struct layout_extent e;
+				ck_assert_int_eq(layout_locate(&g, x, cp, &e), 0);
+				uint64_t r = e.offset / g.chunk;
+				ck_assert_msg(r >= i * rows && r < (i + 1) * rows, "%s x%u: chunk at %llu copy %u in row %llu",
+					      layout_alg_name(&g), g.members, (unsigned long long)x, cp, (unsigned long long)r);
+				hits[e.member * 16 + (r - i * rows)]++;
+			}
+		for (unsigned mb = 0; mb < g.members; mb++)
+			for (uint64_t r = 0; r < rows; r++)
+				ck_assert_uint_eq(hits[mb * 16 + r], 1);
+	}
+	struct layout_geom far = geom_alg(LAYOUT_RAID10, "f2", 4, 64 * K, 8 * K * K);
+	ck_assert_int_eq(layout_period(&far, &l, &m), -EINVAL);
+}
+END_TEST
+
 /* The far layout has no rows to move window by window: the plan refuses it. */
 START_TEST(test_plan_far)
 {
@@ -447,6 +480,7 @@ static Suite *reshape_suite(void)
 	tcase_add_loop_test(t, test_critical_section, 0, sizeof(rule_cases) / sizeof(rule_cases[0]));
 	tcase_add_loop_test(t, test_critical_section_r10, 0, sizeof(r10_cases) / sizeof(r10_cases[0]));
 	tcase_add_test(t, test_plan_far);
+	tcase_add_loop_test(t, test_period, 0, 2 * sizeof(r10_cases) / sizeof(r10_cases[0]));
 	tcase_add_loop_test(t, test_grow_online, 0, sizeof(grow_cases) / sizeof(grow_cases[0]));
 	tcase_add_test(t, test_grow_twice);
 	tcase_add_test(t, test_refusals);
