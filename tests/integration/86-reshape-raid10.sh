@@ -148,7 +148,8 @@ expect_fail_msg "far layout (f2) cannot be reshaped" "$FSVOL" grow "$d/mnt" --ch
 	fail "far: a refused grow touched the volume: $(cat "$d/mnt/status")"
 fsvol_umount "$d/mnt"
 out=$("$FSVOL" examine "$d/m0")
-grep -q "Raid Devices : 4" <<<"$out" && grep -q "Layout : f2" <<<"$out" && ! grep -q "New Geometry" <<<"$out" ||
+if ! grep -q "Raid Devices : 4" <<<"$out" || ! grep -q "Layout : f2" <<<"$out" || grep -q "New Geometry" <<<"$out"; then
 	fail "far: a refused grow changed the superblock: $out"
+fi
 
 echo "PASS"
