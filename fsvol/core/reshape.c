@@ -170,24 +170,26 @@ static uint64_t backup_off(const struct vol *v)
 	return backup_top(v) - v->reshape->backup_len;
 }
 
-static int backup_room(const struct vol *v, char *err, size_t errlen)
+/* bl: the backup's bytes per member; cap: the new capacity (its bitmap). */
+static int backup_room(const struct vol *v, uint64_t bl, uint64_t cap, char *err, size_t errlen)
 {
 	const struct sb *s = &v->sb;
 	uint64_t hi = backup_top(v), floor = SB_SIZE;
-	if (v->reshape->backup_len > hi - SB_SIZE) {
+	if (bl > hi - SB_SIZE) {
 		snprintf(err, errlen, "no room for the reshape's backup (%" PRIu64 " bytes per member) in front of the data "
-			 "(data_offset %" PRIu64 ")", v->reshape->backup_len, v->data_offset);
+			 "(data_offset %" PRIu64 "): a smaller chunk makes the window smaller; or a volume created with "
+			 "a larger --data-offset", bl, v->data_offset);
 		return -ENOSPC;
 	}
-	uint64_t lo = backup_off(v);
+	uint64_t lo = hi - bl;
 	if (s->bitmap_offset) {
-		uint64_t img = bitmap_image_bytes(bitmap_bits(v->reshape->geom.capacity, s->bitmap_chunk));
+		uint64_t img = bitmap_image_bytes(bitmap_bits(cap, s->bitmap_chunk));
 		floor = s->bitmap_offset + ((img + 4095) & ~4095ull);
 	}
 	if (lo < floor || (s->ppl_offset && s->ppl_offset < hi && s->ppl_offset + s->ppl_size > lo) ||
 	    (s->bbl_offset && s->bbl_offset < hi && s->bbl_offset + s->bbl_size > lo)) {
 		snprintf(err, errlen, "no room for the reshape's backup (%" PRIu64 " bytes per member at %" PRIu64
-			 ") beside the bitmap, PPL or bad-block areas", v->reshape->backup_len, lo);
+			 ") beside the bitmap, PPL or bad-block areas", bl, lo);
 		return -ENOSPC;
 	}
 	return 0;
@@ -752,6 +754,39 @@ static int r10_rules(const struct layout_geom *g, const char *lay, unsigned *alg
 	return 0;
 }
 
+/* A dry run (fsvol grow --add asks before adding): the geometry it would go
+ * to, the members it adds as large as their slots say (or as member 0), and
+ * what does not depend on their sizes: md's raid10 chunk rule, the backup's
+ * room, the bitmap's. */
+static int dry_plan(struct vol *v, int to6, unsigned alg, unsigned n, uint64_t chunk, char *err, size_t errlen)
+{
+	struct layout_geom t = v->geom;
+	uint64_t w, bl;
+	if (n > LAYOUT_MAX_MEMBERS)
+		return refuse(err, errlen, -EINVAL, "grow: %u members: at most %d", n, LAYOUT_MAX_MEMBERS);
+	t.level = to6 ? LAYOUT_RAID6 : v->geom.level;
+	t.alg = to6 ? layout_default_alg(LAYOUT_RAID6) : alg;
+	t.members = n;
+	t.chunk = chunk;
+	for (unsigned i = 0; i < n; i++)
+		t.member_size[i] = v->sb.slots[i].data_size ? v->sb.slots[i].data_size : v->sb.slots[0].data_size;
+	char why[256];
+	int r = layout_init(&t, why, sizeof(why));
+	if (!r)
+		r = vol_reshape_plan(&v->geom, &t, &w, &bl, why, sizeof(why));
+	if (r)
+		return refuse(err, errlen, r, "grow: %s", why);
+	if (t.level == LAYOUT_RAID10 && v->geom.capacity % t.chunk)
+		return refuse(err, errlen, -EINVAL, "grow: the raid10's capacity (%" PRIu64 " bytes) is not a multiple of the "
+			      "new chunk %llu: md refuses such a chunk too", v->geom.capacity, (unsigned long long)t.chunk);
+	if ((r = backup_room(v, bl, t.capacity, err, errlen)))
+		return r;
+	if (!vol_bitmap_fits(v, t.capacity))
+		return refuse(err, errlen, -EFBIG, "grow: the write-intent bitmap (chunk %llu) has no room for the new "
+			      "capacity's regions", (unsigned long long)v->sb.bitmap_chunk);
+	return 0;
+}
+
 /* linear appends a member, raid1 gains a copy: no data moves, so the
  * geometry changes at once, with the volume still (raid1's new copy is then
  * rebuilt: md's recovery onto the new mirror leg). */
@@ -843,7 +878,7 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s from %u to %u members: shrinking is not supported", lname,
 			      g->members, n);
 	if (dry)
-		return 0;
+		return now ? 0 : dry_plan(v, to6, alg, n, chunk ? chunk : g->chunk, err, errlen);
 	for (unsigned s = g->members; s < n; s++)
 		if (s >= v->nslots || !v->slot[s] || v->sb.slots[s].state != SB_SPARE)
 			return refuse(err, errlen, -EINVAL, "grow: %s to %u members needs a spare in slot %u (fsvol grow --add PATH, "
@@ -877,7 +912,7 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 	    rs->geom.alg == g->alg)
 		r = refuse(err, errlen, -EINVAL, "grow: nothing to change (%s, %u members, same chunk)", lname, n);
 	if (!r)
-		r = backup_room(v, err, errlen);
+		r = backup_room(v, rs->backup_len, rs->geom.capacity, err, errlen);
 	if (!r && !vol_bitmap_fits(v, rs->geom.capacity))
 		r = refuse(err, errlen, -EFBIG, "grow: the write-intent bitmap (chunk %llu) has no room for the new "
 			   "capacity's regions", (unsigned long long)v->sb.bitmap_chunk);

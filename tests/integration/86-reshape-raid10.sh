@@ -101,6 +101,8 @@ expect_fail_msg "shrinking is not supported" "$FSVOL" grow "$d/mnt" --raid-devic
 expect_fail_msg "keeps its 2 copies" "$FSVOL" grow "$d/mnt" --layout n3
 expect_fail_msg "cannot be reshaped to the far layout" "$FSVOL" grow "$d/mnt" --layout f2
 expect_fail_msg "keeps its 2 copies" "$FSVOL" grow "$d/mnt" --layout o3 --add "$d/new2"
+# a 5 MiB window (lcm of 128K and 5 x 1M) needs a 2 MiB backup per member: no room in front of the data
+expect_fail_msg "no room for the reshape's backup" "$FSVOL" grow "$d/mnt" --chunk 1M --add "$d/new2"
 [[ $(jq '.members | length' "$d/mnt/status.json") -eq 4 ]] || fail "show: a refused grow added its spare: $(cat "$d/mnt/status")"
 reshape_speed "$d/mnt" 400
 "$FSVOL" grow "$d/mnt" --add "$d/new" >/dev/null || fail "show: grow"
