@@ -15,7 +15,8 @@
 #    from its backup's other copies; the reshape ends degraded, a spare is
 #    rebuilt, scrub and fsvol-verify are clean.
 #  - what a raid10 reshape shows: status (md's [5/5] [UUUUU] counts the new
-#    geometry's roles), status.json, fsvol detail, metrics; and what grow
+#    geometry's roles), status.json, fsvol detail, metrics, then n2 -> o2 on
+#    the same members (md allows near <-> offset); and what grow
 #    refuses with md's reasons, nothing touched: the far layout (not even
 #    the spare given with --add is added), fewer members, other copies.
 . "$(dirname "$0")/../lib.sh"
@@ -135,8 +136,22 @@ vol_cmp "$d/data" "$d/mnt/volume" $((8 * MiB)) || fail "show: data differs after
 mr=$(jq '[.members[].read_bytes] | add' "$d/mnt/stats.json")
 mw=$(jq '[.members[].write_bytes] | add' "$d/mnt/stats.json")
 note "show: the rest of a raid10 n2 4 -> 5 reshape of 4 MiB members: member bytes read $mr, written $mw"
+# near -> offset on the same members (md allows it; every window through the backup)
+reshape_speed "$d/mnt" 400
+"$FSVOL" grow "$d/mnt" --layout o2 >/dev/null || fail "show: grow --layout o2"
+reshape_wait_past "$d/mnt" 5
+grep -q "raid10 5 -> raid10 5 members, chunk 64K -> 64K, delta +0, layout n2 -> o2$" "$d/mnt/status" ||
+	fail "MNT/status during n2 -> o2: $(cat "$d/mnt/status")"
+out=$("$FSVOL" detail "$d/mnt")
+grep -q "New Layout : o2" <<<"$out" || fail "detail: no New Layout: $out"
+reshape_speed "$d/mnt" 200000
+reshape_wait_done "$d/mnt"
+vol_cmp "$d/data" "$d/mnt/volume" $((8 * MiB)) || fail "show: data differs after n2 -> o2"
 fsvol_umount "$d/mnt"
-"$FSVOL" examine "$d/m0" | grep -q "Raid Devices : 5" || fail "show: examine after the reshape: $("$FSVOL" examine "$d/m0")"
+out=$("$FSVOL" examine "$d/m0")
+if ! grep -q "Raid Devices : 5" <<<"$out" || ! grep -q "Layout : o2" <<<"$out"; then
+	fail "show: examine after the reshapes: $out"
+fi
 
 # --- the far layout: refused, nothing touched (not even the spare added)
 d=$T/far
