@@ -22,6 +22,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../reshape_lib.sh"
 SCHEMA=$(cd "$(dirname "$0")/../.." && pwd)/docs/status.schema.json
+_settled() { jq -e '.reshape == null and (.sync.state // "none") != "running"' "$1/status.json" >/dev/null; }
+_healthy() { jq -e '.state == "healthy" and .resync_pending == false and (.sync.state // "none") != "running"' "$1/status.json" >/dev/null; }
 cd "$T" # fio may leave state files in the working directory
 
 export RESHAPE_MEMBER=8M RESHAPE_ROUNDS=2 RESHAPE_SPEED=1500
@@ -30,7 +32,7 @@ grep -q "reshape done: raid10, 5 members, chunk 65536, capacity 20M" "$DAEMON_LO
 RESHAPE_CUT=powercut reshape_crash o2 4 0 "-l raid10 --layout o2 -c 64K" "--chunk 128K" $((4 * 8 * MiB / 2))
 grep -q "reshape done: raid10, 4 members, chunk 131072" "$DAEMON_LOG" || fail "o2: no reshape to 128K in the log"
 "$FSVOL" examine "$T/o2/m0" | grep -q "Layout : o2" || fail "o2: the layout changed: $("$FSVOL" examine "$T/o2/m0")"
-reshape_cuts o2cuts 4 0 "-l raid10 --layout o2 -c 64K" "--chunk 128K" 9 5 13
+reshape_cuts o2cuts 4 0 "-l raid10 --layout o2 -c 64K" "--chunk 128K" 13 18 9
 
 # --- n2 x4 -> x5 degraded: member 1 dies by I/O errors in the critical
 # section (windows 0-3, whose new rows overlap old ones), then the power is
@@ -74,14 +76,12 @@ note "deg: $k cut(s) after member 1 failed, $other window(s) whose backup pieces
 grep -q "5 members \[5/4\] \[U_UUU\]" "$d/mnt/status" || fail "deg: md's counts: $(head -n 1 "$d/mnt/status")"
 echo "sync_speed_max 200000" >"$d/mnt/ctl"
 # its resync (a crash) waits for the volume to be whole: not waited for here
-wait_for 60 "deg: the reshape did not end: $(cat "$d/mnt/status")" \
-	jq -e '.reshape == null and (.sync.state // "none") != "running"' "$d/mnt/status.json"
+wait_for 60 "deg: the reshape did not end: $(cat "$d/mnt/status")" _settled "$d/mnt"
 cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "deg: data differs after the degraded reshape"
 for i in 0 2 3 4; do "$FSVOL" ctl "$d/mnt" fault "$i" none >/dev/null || fail "deg: fault $i none"; done
 truncate -s 8M "$d/s0"
 "$FSVOL" add "$d/mnt" "$d/s0" >/dev/null || fail "deg: add a spare"
-wait_for 60 "deg: the spare was not rebuilt: $(cat "$d/mnt/status")" \
-	jq -e '.state == "healthy" and .resync_pending == false and (.sync.state // "none") != "running"' "$d/mnt/status.json"
+wait_for 60 "deg: the spare was not rebuilt: $(cat "$d/mnt/status")" _healthy "$d/mnt"
 cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "deg: data differs after the rebuild"
 out=$("$FSVOL" scrub "$d/mnt")
 [[ $out == *"check done"*", 0 mismatches"* ]] || fail "deg: scrub: $out"
@@ -131,7 +131,7 @@ vol_cmp "$d/data" "$d/mnt/volume" $((8 * MiB)) || fail "show: data differs durin
 echo reset >"$d/mnt/ctl"
 reshape_speed "$d/mnt" 200000
 reshape_wait_done "$d/mnt"
-[[ $(size_of "$d/mnt/volume") -eq $((10 * MiB)) ]] || fail "show: FUSE size after the reshape: $(size_of "$d/mnt/volume")"
+wait_for 30 "show: the FUSE size did not become 10M after the reshape" _reshape_size_is "$d/mnt/volume" $((10 * MiB))
 vol_cmp "$d/data" "$d/mnt/volume" $((8 * MiB)) || fail "show: data differs after the reshape"
 mr=$(jq '[.members[].read_bytes] | add' "$d/mnt/stats.json")
 mw=$(jq '[.members[].write_bytes] | add' "$d/mnt/stats.json")
