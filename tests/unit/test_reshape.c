@@ -384,6 +384,11 @@ START_TEST(test_refusals)
 	ck_assert_msg(strstr(err, "shrinking is not supported"), "%s", err);
 	ck_assert_int_eq(vol_grow(v, "layout=zz", err, sizeof(err)), -EINVAL);
 	ck_assert_int_eq(vol_grow(v, "layout=n2", err, sizeof(err)), -EINVAL); /* nothing to change */
+	/* the dry run (fsvol grow --add asks it first): the plan without the spares */
+	ck_assert_int_eq(vol_grow(v, "raid-devices=+2,dry-run=1", err, sizeof(err)), 0);
+	ck_assert_int_eq(vol_grow(v, "raid-devices=+2,chunk=1048576,dry-run=1", err, sizeof(err)), -ENOSPC);
+	ck_assert_msg(strstr(err, "no room for the reshape's backup"), "%s", err);
+	ck_assert_int_eq(vol_grow(v, "raid-devices=3,dry-run=1", err, sizeof(err)), -EOPNOTSUPP);
 	ck_assert_uint_eq(v->sb.reshape_flags, 0);
 	ck_assert_uint_eq(vol_geom(v)->members, 4);
 	vol_close(v);
