@@ -283,6 +283,32 @@ unsigned layout_copies(const struct layout_geom *g)
 	return 1;
 }
 
+int layout_period(const struct layout_geom *g, uint64_t *logical, uint64_t *member_bytes)
+{
+	unsigned n = g->members, k = layout_copies(g), a = n, b = k;
+	if (layout_is_parity(g) || g->level == LAYOUT_RAID0) {
+		*logical = (uint64_t)g->data_members * g->chunk;
+		*member_bytes = g->chunk;
+		return 0;
+	}
+	if (g->level != LAYOUT_RAID10 || g->alg == LAYOUT_R10_FAR)
+		return -EINVAL; /* far: a chunk's copies lie in another section */
+	if (g->alg == LAYOUT_R10_OFFSET) {
+		/* n chunks fill K rows (each row, then its copies rotated) */
+		*logical = (uint64_t)n * g->chunk;
+		*member_bytes = (uint64_t)k * g->chunk;
+		return 0;
+	}
+	while (b) { /* near: n positions a row, K a chunk: lcm(n, K) positions */
+		unsigned t = a % b;
+		a = b;
+		b = t;
+	}
+	*logical = (uint64_t)(n / a) * g->chunk;
+	*member_bytes = (uint64_t)(k / a) * g->chunk;
+	return 0;
+}
+
 /* ---- init and dispatch ---- */
 
 static int check_chunk(uint64_t chunk, char *err, size_t errlen)

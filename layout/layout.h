@@ -102,6 +102,12 @@ struct layout_extent {
 
 /* Number of copies of each data byte: raid1 members, raid10 copies, else 1. */
 unsigned layout_copies(const struct layout_geom *g);
+/* The smallest logical span that fills whole rows on every member, from 0
+ * and repeating (raid0/4/5/6: a stripe; raid10 near: lcm(members, copies)
+ * positions; offset: members chunks over copies rows), and the bytes those
+ * rows take on each member. 0, or -EINVAL where rows do not repeat so
+ * (raid10 far, raid1, linear, single). */
+int layout_period(const struct layout_geom *g, uint64_t *logical, uint64_t *member_bytes);
 
 /* Locate logical offset off (< capacity), copy `copy`: fills e with the extent that
  * starts at off and runs to the end of its chunk (linear: end of member), clipped

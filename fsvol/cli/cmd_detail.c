@@ -227,6 +227,9 @@ static int detail_reshape(const struct detail *d)
 		size_format(c1, chunk, sizeof(chunk));
 		printf("     New Chunksize : %s\n", chunk);
 	}
+	const char *a0 = cmd_json_str(rs, "old_layout"), *a1 = cmd_json_str(rs, "new_layout");
+	if (a0 && a1 && strcmp(a0, a1) && !(l0 && l1 && strcmp(l0, l1))) /* a new level says its layout itself */
+		printf("        New Layout : %s\n", a1);
 	putchar('\n');
 	return 1;
 }

@@ -18,6 +18,8 @@ static const struct cmd_opt grow_opts[] = {
 	{ "chunk", 'c', "SIZE", "the chunk after the reshape (K, M: powers of 1024)" },
 	{ "level", 'l', "LEVEL", "the level after the reshape: raid6 from raid5 (takes one more member for Q)", 0,
 	  "raid6" },
+	{ "layout", 'p', "LAYOUT", "raid10 only: the layout after the reshape, near <-> offset with the same copies "
+				   "(n2 <-> o2); the far layout and another number of copies are refused, as md does" },
 	{ 0 },
 };
 
@@ -26,7 +28,7 @@ static const struct cmd_opt grow_opts[] = {
 struct grow_args {
 	const char *add[GROW_MAX_ADD];
 	unsigned nadd;
-	const char *n, *chunk, *level;
+	const char *n, *chunk, *level, *layout;
 	int bad;
 };
 
@@ -45,8 +47,11 @@ static int grow_opt(int i, const char *arg, void *ctx)
 	case 2:
 		a->chunk = arg;
 		break;
-	default:
+	case 3:
 		a->level = arg;
+		break;
+	default:
+		a->layout = arg;
 		break;
 	}
 	return 0;
@@ -66,8 +71,8 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 			return cmd_uerr(c, "at most %d members at once", GROW_MAX_ADD);
 		a.add[a.nadd++] = argv[i];
 	}
-	if (!a.nadd && !a.n && !a.chunk && !a.level)
-		return cmd_uerr(c, "nothing to change: give --add, --raid-devices, --chunk or --level");
+	if (!a.nadd && !a.n && !a.chunk && !a.level && !a.layout)
+		return cmd_uerr(c, "nothing to change: give --add, --raid-devices, --chunk, --level or --layout");
 	char spec[256] = "", reason[512];
 	size_t used = 0;
 	if (a.n) {
@@ -93,8 +98,21 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 			return cmd_uerr(c, "--level %s", why);
 		used += (size_t)snprintf(spec + used, sizeof(spec) - used, "level=%s,", layout_level_name(l));
 	}
+	if (a.layout) {
+		if (strlen(a.layout) > 16 || strpbrk(a.layout, ",= "))
+			return cmd_uerr(c, "--layout %s: expected a raid10 layout (n2, o2, ...)", a.layout);
+		used += (size_t)snprintf(spec + used, sizeof(spec) - used, "layout=%s,", a.layout);
+	}
 	if (used)
 		spec[used - 1] = 0;
+	char line[300];
+	if (a.nadd) {
+		/* what grow refuses whatever the spares (a far raid10, fewer members,
+		 * other copies) is refused before anything is added */
+		snprintf(line, sizeof(line), "grow %s%sdry-run=1", spec, *spec ? "," : "");
+		if (cmd_ctl_send(mnt, line, reason, sizeof(reason)))
+			return cmd_err(c, "%s", strncmp(reason, "grow: ", 6) ? reason : reason + 6);
+	}
 	for (unsigned i = 0; i < a.nadd; i++) {
 		char buf[PATH_MAX + 2], line[PATH_MAX + 16];
 		const char *p = cmd_abs_path(a.add[i], buf, sizeof(buf));
@@ -103,7 +121,6 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 			return cmd_err(c, "%s", reason);
 		printf("fsvol: added %s to %s\n", a.add[i], mnt);
 	}
-	char line[300];
 	snprintf(line, sizeof(line), "grow %s", spec);
 	if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) /* the daemon's reason starts "grow: " */
 		return cmd_err(c, "%s", strncmp(reason, "grow: ", 6) ? reason : reason + 6);
@@ -114,11 +131,13 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 const struct cmd cmd_grow = {
 	.name = "grow",
 	.operands = "MNT [PATH...]",
-	.summary = "reshape onto more members, a new chunk or raid6, online (mdadm --grow)",
+	.summary = "reshape onto more members, a new chunk, raid6 or a raid10 layout, online (mdadm --grow)",
 	.more = "The data moves in the background, window by window; fsvol status shows \"reshape = x%\". The new "
 		"capacity appears when it ends. A crash or kill -9 mid-way resumes at the next mount. raid0, raid4, "
 		"raid5 and raid6 restripe; raid5 goes to raid6 with one more member; linear appends (nothing moves); "
-		"raid1 gains a copy (rebuilt onto the new member, one at a time). raid10 is not reshaped.",
+		"raid1 gains a copy (rebuilt onto the new member, one at a time). raid10 restripes in its near and "
+		"offset layouts (more members, a new chunk, near <-> offset; the copies stay), as md; the far layout, "
+		"fewer members and another number of copies are refused.",
 	.opts = grow_opts,
 	.run = grow_run,
 };

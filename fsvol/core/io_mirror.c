@@ -10,14 +10,16 @@
 
 #define MIRROR_WINDOW (256u << 10) /* resync compares this much at a time */
 
-/* Which copy serves a read at off; its extent in *e (clipped to len), or
- * copies when none is present. */
-static unsigned pick_copy(struct vol *v, uint64_t off, uint64_t len, uint64_t failed, struct layout_extent *e)
+/* Which copy serves a read at off in geometry g (a reshape's new one below
+ * its position); its extent in *e (clipped to len), or copies when none is
+ * present. */
+static unsigned pick_copy(struct vol *v, const struct layout_geom *g, uint64_t off, uint64_t len, uint64_t failed,
+			  struct layout_extent *e)
 {
-	unsigned copies = layout_copies(&v->geom), best = copies, i;
+	unsigned copies = layout_copies(g), best = copies, i;
 	struct layout_extent ex[LAYOUT_MAX_MEMBERS];
 	for (i = 0; i < copies; i++)
-		layout_locate(&v->geom, off, i, &ex[i]);
+		layout_locate(g, off, i, &ex[i]);
 	switch (v->opts.read_policy) {
 	case VOL_READ_PREFER:
 		for (i = 0; i < copies; i++)
@@ -101,8 +103,8 @@ static int mirror_read(struct eng_req *rq)
 	for (uint64_t pos = rq->seg_off; pos < end;) {
 		struct layout_extent e;
 		uint64_t failed = eng_failed_at(rq, pos);
-		if (pick_copy(v, pos, end - pos, failed | slow, &e) == layout_copies(&v->geom) &&
-		    pick_copy(v, pos, end - pos, failed, &e) == layout_copies(&v->geom))
+		if (pick_copy(v, rq->geom, pos, end - pos, failed | slow, &e) == layout_copies(rq->geom) &&
+		    pick_copy(v, rq->geom, pos, end - pos, failed, &e) == layout_copies(rq->geom))
 			return -EIO;
 		if (v->opts.read_policy == VOL_READ_SPLIT && v->opts.split && e.length > v->opts.split)
 			e.length = v->opts.split; /* gmirror split: big reads spread over the copies */

@@ -20,8 +20,14 @@
  *
  * A member may fail meanwhile (md goes on degraded): the backup has the new
  * geometry's redundancy (the window in data shares, then P, and Q for
- * raid6, one share per member), so a failed member's share is left out and
- * rebuilt at a restore; a mount resumes a degraded reshape.
+ * raid6, one share per member; raid10: the window in one piece per member,
+ * each piece's copies on the members and rows of the new geometry's chunk of
+ * the same index), so a failed member's share is left out and rebuilt (or
+ * read from another copy) at a restore; a mount resumes a degraded reshape.
+ *
+ * raid10 reshapes in its near and offset layouts (md's raid10_check_reshape):
+ * more members, another chunk, near <-> offset; the copies stay, and the far
+ * layout, whose copies lie in another section of each member, is refused.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -85,9 +91,21 @@ int vol_reshape_new_member(const struct vol *v, unsigned s)
 	return vol_reshaping(v) && s >= v->geom.members && s < v->reshape->geom.members;
 }
 
+/* The logical bytes of g's smallest run of whole rows (a parity stripe, a
+ * raid10 near or offset row group), and its bytes on each member. */
+static void period_of(const struct layout_geom *g, uint64_t *logical, uint64_t *member_bytes)
+{
+	if (layout_period(g, logical, member_bytes)) {
+		*logical = (uint64_t)g->data_members * g->chunk; /* refused by the plan before it gets here */
+		*member_bytes = g->chunk;
+	}
+}
+
 static uint64_t stripe_of(const struct layout_geom *g)
 {
-	return (uint64_t)g->data_members * g->chunk;
+	uint64_t l, m;
+	period_of(g, &l, &m);
+	return l;
 }
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
@@ -103,7 +121,14 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 int vol_reshape_plan(const struct layout_geom *old, const struct layout_geom *new, uint64_t *window,
 		     uint64_t *backup_len, char *err, size_t errlen)
 {
-	uint64_t os = stripe_of(old), ns = stripe_of(new);
+	uint64_t os, ns, om, nm;
+	int bo = layout_period(old, &os, &om), bn = layout_period(new, &ns, &nm);
+	if (bo || bn) {
+		const struct layout_geom *b = bo ? old : new;
+		snprintf(err, errlen, "%s (layout '%s'): its rows do not repeat as a reshape moves them",
+			 layout_level_name(b->level), layout_alg_name(b));
+		return -EOPNOTSUPP;
+	}
 	/* lcm: both geometries' rows end together at every window's edge */
 	uint64_t w = os / gcd64(os, ns) * ns;
 	if (w < RESHAPE_MIN_WINDOW)
@@ -114,6 +139,17 @@ int vol_reshape_plan(const struct layout_geom *old, const struct layout_geom *ne
 		return -EINVAL;
 	}
 	*window = w;
+	if (layout_copies(new) > 1) {
+		/* raid10: one piece per member, each stored copies times */
+		uint64_t piece = ((w + new->members - 1) / new->members + 4095) & ~4095ull;
+		if ((uint64_t)new->members * new->chunk > new->capacity) {
+			snprintf(err, errlen, "the new %s holds fewer than %u chunks", layout_level_name(new->level),
+				 new->members);
+			return -EINVAL;
+		}
+		*backup_len = piece * layout_copies(new);
+		return 0;
+	}
 	/* the window over the data shares: P and Q shares come on top */
 	unsigned d = new->members - layout_parity_count(new);
 	*backup_len = ((w + d - 1) / d + 4095) & ~4095ull;
@@ -134,24 +170,26 @@ static uint64_t backup_off(const struct vol *v)
 	return backup_top(v) - v->reshape->backup_len;
 }
 
-static int backup_room(const struct vol *v, char *err, size_t errlen)
+/* bl: the backup's bytes per member; cap: the new capacity (its bitmap). */
+static int backup_room(const struct vol *v, uint64_t bl, uint64_t cap, char *err, size_t errlen)
 {
 	const struct sb *s = &v->sb;
 	uint64_t hi = backup_top(v), floor = SB_SIZE;
-	if (v->reshape->backup_len > hi - SB_SIZE) {
+	if (bl > hi - SB_SIZE) {
 		snprintf(err, errlen, "no room for the reshape's backup (%" PRIu64 " bytes per member) in front of the data "
-			 "(data_offset %" PRIu64 ")", v->reshape->backup_len, v->data_offset);
+			 "(data_offset %" PRIu64 "): a smaller chunk makes the window smaller; or a volume created with "
+			 "a larger --data-offset", bl, v->data_offset);
 		return -ENOSPC;
 	}
-	uint64_t lo = backup_off(v);
+	uint64_t lo = hi - bl;
 	if (s->bitmap_offset) {
-		uint64_t img = bitmap_image_bytes(bitmap_bits(v->reshape->geom.capacity, s->bitmap_chunk));
+		uint64_t img = bitmap_image_bytes(bitmap_bits(cap, s->bitmap_chunk));
 		floor = s->bitmap_offset + ((img + 4095) & ~4095ull);
 	}
 	if (lo < floor || (s->ppl_offset && s->ppl_offset < hi && s->ppl_offset + s->ppl_size > lo) ||
 	    (s->bbl_offset && s->bbl_offset < hi && s->bbl_offset + s->bbl_size > lo)) {
 		snprintf(err, errlen, "no room for the reshape's backup (%" PRIu64 " bytes per member at %" PRIu64
-			 ") beside the bitmap, PPL or bad-block areas", v->reshape->backup_len, lo);
+			 ") beside the bitmap, PPL or bad-block areas", bl, lo);
 		return -ENOSPC;
 	}
 	return 0;
@@ -179,10 +217,14 @@ int vol_reshape_overlap(const struct layout_geom *old, const struct layout_geom 
 {
 	if (off >= old->capacity)
 		return 0; /* nothing old at or past it */
-	/* the window's new rows end at new_end (member bytes); the old data at
-	 * or past off starts at old_start (off is an old stripe's start) */
-	uint64_t new_end = (off + len) / stripe_of(new) * new->chunk;
-	uint64_t old_start = off / stripe_of(old) * old->chunk;
+	/* the window's new rows end at new_end (member bytes; a last row group
+	 * cut by the capacity counts whole); the old data at or past off starts
+	 * at old_start (off is an old row group's start) */
+	uint64_t os, om, ns, nm;
+	period_of(old, &os, &om);
+	period_of(new, &ns, &nm);
+	uint64_t new_end = (off + len + ns - 1) / ns * nm;
+	uint64_t old_start = off / os * om;
 	return new_end > old_start;
 }
 
@@ -197,10 +239,11 @@ static int counted(const struct vol *v)
 }
 
 /* One backup I/O on slot s, counted below the layer and traced under hold. */
-static int backup_io(struct vol *v, struct eng_req *hold, unsigned s, int write, void *buf, uint64_t len)
+static int backup_io(struct vol *v, struct eng_req *hold, unsigned s, int write, void *buf, uint64_t len,
+		     uint64_t at)
 {
 	struct member *m = v->slot[s];
-	uint64_t off = backup_off(v), t0 = stats_now();
+	uint64_t off = backup_off(v) + at, t0 = stats_now();
 	if (!m)
 		return -ENODEV;
 	if (counted(v))
@@ -233,6 +276,81 @@ static void share_lost(struct vol *v, unsigned i, int r)
 		vol_fail_slot(v, i, r);
 }
 
+/* raid10's backup: piece j of the window (bytes [j S, (j+1) S), S =
+ * backup_len / copies) lies where the new geometry puts copy k of its chunk
+ * j, on that member at row r < copies of the area (r S), so that it survives
+ * the members the new geometry survives. */
+static void piece_at(const struct layout_geom *g, unsigned j, unsigned k, unsigned *member, uint64_t *row)
+{
+	struct layout_extent e;
+	layout_locate(g, (uint64_t)j * g->chunk, k, &e); /* the plan checked chunk j < capacity */
+	*member = e.member;
+	*row = e.offset / g->chunk;
+}
+
+/* Every piece on each member that has not failed; the members left out in
+ * *lost; -errno when a piece kept no copy. */
+static int backup_write_copies(struct vol *v, struct eng_req *hold, uint8_t *buf, uint64_t *lost)
+{
+	struct vol_reshape *rs = v->reshape;
+	unsigned n = rs->geom.members, k = layout_copies(&rs->geom);
+	uint64_t piece = rs->backup_len / k, row;
+	int last = -EIO;
+	*lost = 0;
+	for (unsigned j = 0; j < n; j++)
+		for (unsigned c = 0; c < k; c++) {
+			unsigned m;
+			piece_at(&rs->geom, j, c, &m, &row);
+			int r = slot_failed(v, m) ? -ENODEV : backup_io(v, hold, m, 1, buf + j * piece, piece, row * piece);
+			if (r) {
+				share_lost(v, m, r);
+				*lost |= 1ull << m;
+				last = r == -ENODEV ? -EIO : r;
+			}
+		}
+	/* a member that failed at a later piece holds none it had either */
+	for (unsigned j = 0; j < n; j++) {
+		unsigned kept = 0;
+		for (unsigned c = 0; c < k; c++) {
+			unsigned m;
+			piece_at(&rs->geom, j, c, &m, &row);
+			kept += !((*lost >> m) & 1) && !slot_failed(v, m);
+		}
+		if (!kept)
+			return last;
+	}
+	return 0;
+}
+
+/* raid10's window back from its backup: each piece from its first copy on a
+ * member that has not failed (and reads). */
+static int backup_read_copies(struct vol *v, struct eng_req *hold, uint8_t *buf)
+{
+	struct vol_reshape *rs = v->reshape;
+	unsigned n = rs->geom.members, k = layout_copies(&rs->geom), other = 0;
+	uint64_t piece = rs->backup_len / k, row;
+	for (unsigned j = 0; j < n; j++) {
+		int r = -ENODEV;
+		unsigned c, m = 0;
+		for (c = 0; c < k && r; c++) {
+			piece_at(&rs->geom, j, c, &m, &row);
+			r = slot_failed(v, m) ? -ENODEV : backup_io(v, hold, m, 0, buf + j * piece, piece, row * piece);
+			if (r)
+				share_lost(v, m, r);
+		}
+		if (r) {
+			fsvol_log(LOG_ERR, "reshape: the backup of the window at %" PRIu64 " lost every copy of its piece %u "
+				  "(slot %u last: %s)", atomic_load(&rs->pos), j, m, strerror(r == -ENODEV ? EIO : -r));
+			return r == -ENODEV ? -EIO : r;
+		}
+		other += c > 1;
+	}
+	if (other)
+		fsvol_log(LOG_NOTICE, "reshape: %u piece%s of the window's backup read from another copy", other,
+			  other == 1 ? "" : "s");
+	return 0;
+}
+
 /* The window's backup: data shares of backup_len (slot i holds [i *
  * backup_len, (i+1) * backup_len) of the window), then P (and Q) computed over
  * them on the last slots, each written where its member has not failed. The
@@ -242,6 +360,8 @@ static int backup_write(struct vol *v, struct eng_req *hold, uint8_t *buf, uint6
 	struct vol_reshape *rs = v->reshape;
 	unsigned n = rs->geom.members, p = layout_parity_count(&rs->geom), d = n - p, nlost = 0;
 	uint64_t bl = rs->backup_len;
+	if (layout_copies(&rs->geom) > 1)
+		return backup_write_copies(v, hold, buf, lost);
 	if (p) {
 		const void *data[LAYOUT_MAX_MEMBERS];
 		for (unsigned i = 0; i < d; i++)
@@ -250,7 +370,7 @@ static int backup_write(struct vol *v, struct eng_req *hold, uint8_t *buf, uint6
 	}
 	*lost = 0;
 	for (unsigned i = 0; i < n; i++) {
-		int r = slot_failed(v, i) ? -ENODEV : backup_io(v, hold, i, 1, buf + i * bl, bl);
+		int r = slot_failed(v, i) ? -ENODEV : backup_io(v, hold, i, 1, buf + i * bl, bl, 0);
 		if (!r)
 			continue;
 		share_lost(v, i, r);
@@ -269,9 +389,11 @@ static int backup_read(struct vol *v, struct eng_req *hold, uint8_t *buf)
 	unsigned n = rs->geom.members, p = layout_parity_count(&rs->geom), lost[2], nlost = 0;
 	uint64_t bl = rs->backup_len;
 	void *blk[LAYOUT_MAX_MEMBERS];
+	if (layout_copies(&rs->geom) > 1)
+		return backup_read_copies(v, hold, buf);
 	for (unsigned i = 0; i < n; i++) {
 		blk[i] = buf + i * bl;
-		int r = slot_failed(v, i) ? -ENODEV : backup_io(v, hold, i, 0, blk[i], bl);
+		int r = slot_failed(v, i) ? -ENODEV : backup_io(v, hold, i, 0, blk[i], bl, 0);
 		if (!r)
 			continue;
 		share_lost(v, i, r);
@@ -545,10 +667,11 @@ int vol_reshape_load(struct vol *v, char *err, size_t errlen)
 
 /* ---- the request: fsvol grow ---- */
 
-/* "raid-devices=N,chunk=BYTES,level=NAME" (the ctl edge; any subset);
- * raid-devices=+K: K more than now. */
-static int parse_spec(const char *spec, unsigned *n, int *plus, uint64_t *chunk, int *level, char *err,
-		      size_t errlen)
+/* "raid-devices=N,chunk=BYTES,level=NAME,layout=NAME,dry-run=1" (the ctl
+ * edge; any subset); raid-devices=+K: K more than now; dry-run: only the
+ * rules that do not depend on spares (fsvol grow --add asks before adding). */
+static int parse_spec(const char *spec, unsigned *n, int *plus, uint64_t *chunk, int *level, char *layout,
+		      size_t layoutlen, int *dry, char *err, size_t errlen)
 {
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", spec);
@@ -556,7 +679,7 @@ static int parse_spec(const char *spec, unsigned *n, int *plus, uint64_t *chunk,
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(t, '='), *end;
 		if (!eq) {
-			snprintf(err, errlen, "grow: '%s': expected raid-devices=N, chunk=SIZE or level=L", t);
+			snprintf(err, errlen, "grow: '%s': expected raid-devices=N, chunk=SIZE, level=L or layout=L", t);
 			return -EINVAL;
 		}
 		*eq++ = 0;
@@ -580,8 +703,12 @@ static int parse_spec(const char *spec, unsigned *n, int *plus, uint64_t *chunk,
 			if (layout_parse_level_msg(eq, &l, err, errlen))
 				return -EINVAL;
 			*level = (int)l;
+		} else if (!strcmp(t, "layout")) {
+			snprintf(layout, layoutlen, "%s", eq);
+		} else if (!strcmp(t, "dry-run")) {
+			*dry = !strcmp(eq, "1");
 		} else {
-			snprintf(err, errlen, "grow: unknown '%s' (raid-devices, chunk, level)", t);
+			snprintf(err, errlen, "grow: unknown '%s' (raid-devices, chunk, level, layout)", t);
 			return -EINVAL;
 		}
 	}
@@ -596,6 +723,68 @@ static int refuse(char *err, size_t errlen, int r, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+/* md's raid10 rules (raid10_check_reshape): no reshape of the far layout,
+ * none to it, the copies stay; near <-> offset is allowed. lay: a --layout
+ * asked for ("" none); *alg the layout to go to. Other levels take none. */
+static int r10_rules(const struct layout_geom *g, const char *lay, unsigned *alg, char *err, size_t errlen)
+{
+	const char *lname = layout_level_name(g->level);
+	unsigned copies = 0;
+	if (*lay && g->level != LAYOUT_RAID10)
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s: --layout is for raid10 only (near <-> offset)", lname);
+	if (g->level != LAYOUT_RAID10)
+		return 0;
+	if (g->alg == LAYOUT_R10_FAR)
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: raid10 in the far layout (%s) cannot be reshaped: each copy "
+			      "lies in another section of every member (md refuses it too); near and offset layouts can",
+			      layout_alg_name(g));
+	if (!*lay)
+		return 0;
+	char why[256];
+	if (layout_parse_alg_msg(g->level, lay, alg, &copies, why, sizeof(why)))
+		return refuse(err, errlen, -EINVAL, "grow: --layout %s", why);
+	if (*alg == LAYOUT_R10_FAR)
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: raid10 cannot be reshaped to the far layout (%s; md refuses "
+			      "it too): near or offset", lay);
+	if (copies != layout_copies(g))
+		return refuse(err, errlen, -EOPNOTSUPP, "grow: raid10 keeps its %u copies (%s asks %u): md cannot change "
+			      "the number of copies", layout_copies(g), lay, copies);
+	return 0;
+}
+
+/* A dry run (fsvol grow --add asks before adding): the geometry it would go
+ * to, the members it adds as large as their slots say (or as member 0), and
+ * what does not depend on their sizes: md's raid10 chunk rule, the backup's
+ * room, the bitmap's. */
+static int dry_plan(struct vol *v, int to6, unsigned alg, unsigned n, uint64_t chunk, char *err, size_t errlen)
+{
+	struct layout_geom t = v->geom;
+	uint64_t w, bl;
+	if (n > LAYOUT_MAX_MEMBERS)
+		return refuse(err, errlen, -EINVAL, "grow: %u members: at most %d", n, LAYOUT_MAX_MEMBERS);
+	t.level = to6 ? LAYOUT_RAID6 : v->geom.level;
+	t.alg = to6 ? layout_default_alg(LAYOUT_RAID6) : alg;
+	t.members = n;
+	t.chunk = chunk;
+	for (unsigned i = 0; i < n; i++)
+		t.member_size[i] = v->sb.slots[i].data_size ? v->sb.slots[i].data_size : v->sb.slots[0].data_size;
+	char why[256];
+	int r = layout_init(&t, why, sizeof(why));
+	if (!r)
+		r = vol_reshape_plan(&v->geom, &t, &w, &bl, why, sizeof(why));
+	if (r)
+		return refuse(err, errlen, r, "grow: %s", why);
+	if (t.level == LAYOUT_RAID10 && v->geom.capacity % t.chunk)
+		return refuse(err, errlen, -EINVAL, "grow: the raid10's capacity (%" PRIu64 " bytes) is not a multiple of the "
+			      "new chunk %llu: md refuses such a chunk too", v->geom.capacity, (unsigned long long)t.chunk);
+	if ((r = backup_room(v, bl, t.capacity, err, errlen)))
+		return r;
+	if (!vol_bitmap_fits(v, t.capacity))
+		return refuse(err, errlen, -EFBIG, "grow: the write-intent bitmap (chunk %llu) has no room for the new "
+			      "capacity's regions", (unsigned long long)v->sb.bitmap_chunk);
+	return 0;
 }
 
 /* linear appends a member, raid1 gains a copy: no data moves, so the
@@ -657,7 +846,9 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 	const char *lname = layout_level_name(g->level);
 	unsigned n = 0;
 	uint64_t chunk = 0;
-	int level = -1, plus = 0, r = parse_spec(spec, &n, &plus, &chunk, &level, err, errlen);
+	char lay[32] = "";
+	int level = -1, plus = 0, dry = 0;
+	int r = parse_spec(spec, &n, &plus, &chunk, &level, lay, sizeof(lay), &dry, err, errlen);
 	if (r)
 		return r;
 	if (v->opts.readonly)
@@ -666,13 +857,16 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 		return refuse(err, errlen, -EBUSY, "grow: a reshape of this %s is already under way", lname);
 	int now = g->level == LAYOUT_LINEAR || g->level == LAYOUT_RAID1;
 	if (g->level != LAYOUT_RAID4 && g->level != LAYOUT_RAID5 && g->level != LAYOUT_RAID6 &&
-	    g->level != LAYOUT_RAID0 && !now)
+	    g->level != LAYOUT_RAID0 && g->level != LAYOUT_RAID10 && !now)
 		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s cannot be reshaped here (linear, raid0, raid1, raid4, "
-			      "raid5, raid6)", lname);
+			      "raid5, raid6, raid10)", lname);
 	if (now && (chunk || level >= 0))
 		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s only grows by members (no --chunk, no --level)", lname);
 	if (level >= 0 && level != (int)g->level && !(g->level == LAYOUT_RAID5 && level == LAYOUT_RAID6))
 		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s to another level: only raid5 -> raid6", lname);
+	unsigned alg = g->alg;
+	if ((r = r10_rules(g, lay, &alg, err, errlen)))
+		return r;
 	if (atomic_load(&v->failed))
 		return refuse(err, errlen, -EINVAL, "grow: the %s is degraded: recover it first (md refuses too)", lname);
 	int to6 = level == LAYOUT_RAID6 && g->level == LAYOUT_RAID5;
@@ -683,6 +877,8 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 	if (n < g->members)
 		return refuse(err, errlen, -EOPNOTSUPP, "grow: %s from %u to %u members: shrinking is not supported", lname,
 			      g->members, n);
+	if (dry)
+		return now ? 0 : dry_plan(v, to6, alg, n, chunk ? chunk : g->chunk, err, errlen);
 	for (unsigned s = g->members; s < n; s++)
 		if (s >= v->nslots || !v->slot[s] || v->sb.slots[s].state != SB_SPARE)
 			return refuse(err, errlen, -EINVAL, "grow: %s to %u members needs a spare in slot %u (fsvol grow --add PATH, "
@@ -694,10 +890,10 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 	struct sb was = v->sb;
 	struct sb *s = &v->sb;
 	s->new_level = to6 ? LAYOUT_RAID6 : g->level;
-	s->new_layout = to6 ? layout_default_alg(LAYOUT_RAID6) : g->alg;
+	s->new_layout = to6 ? layout_default_alg(LAYOUT_RAID6) : alg;
 	s->new_chunk = chunk ? chunk : g->chunk;
 	s->new_members = n;
-	s->new_copies = 1;
+	s->new_copies = layout_copies(g); /* raid10 keeps its copies; 1 elsewhere */
 	s->reshape_pos = 0;
 	s->reshape_backup = 0;
 	s->reshape_flags = SB_RESHAPE_ACTIVE;
@@ -706,13 +902,17 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 	if (!r && rs->geom.data_members < g->data_members)
 		r = refuse(err, errlen, -EOPNOTSUPP, "grow: %s from %u to %u data members per stripe: fewer is not supported",
 			   lname, g->data_members, rs->geom.data_members);
+	if (!r && g->level == LAYOUT_RAID10 && g->capacity % rs->geom.chunk)
+		r = refuse(err, errlen, -EINVAL, "grow: the raid10's capacity (%" PRIu64 " bytes) is not a multiple of the "
+			   "new chunk %llu: md refuses such a chunk too", g->capacity, (unsigned long long)rs->geom.chunk);
 	if (!r && rs->geom.capacity < g->capacity)
 		r = refuse(err, errlen, -EOPNOTSUPP, "grow: the new %s would be smaller than this one (members %u, data "
 			   "members %u): not supported", layout_level_name(rs->geom.level), n, rs->geom.data_members);
-	if (!r && rs->geom.members == g->members && rs->geom.chunk == g->chunk && rs->geom.level == g->level)
+	if (!r && rs->geom.members == g->members && rs->geom.chunk == g->chunk && rs->geom.level == g->level &&
+	    rs->geom.alg == g->alg)
 		r = refuse(err, errlen, -EINVAL, "grow: nothing to change (%s, %u members, same chunk)", lname, n);
 	if (!r)
-		r = backup_room(v, err, errlen);
+		r = backup_room(v, rs->backup_len, rs->geom.capacity, err, errlen);
 	if (!r && !vol_bitmap_fits(v, rs->geom.capacity))
 		r = refuse(err, errlen, -EFBIG, "grow: the write-intent bitmap (chunk %llu) has no room for the new "
 			   "capacity's regions", (unsigned long long)v->sb.bitmap_chunk);
@@ -755,10 +955,13 @@ void vol_reshape_status(struct vol *v, FILE *f)
 	char c0[32], c1[32];
 	size_format(v->geom.chunk, c0, sizeof(c0));
 	size_format(rs->geom.chunk, c1, sizeof(c1));
-	fprintf(f, "      reshape = %.1f%% (%" PRIu64 "/%" PRIu64 ") %s %u -> %s %u members, chunk %s -> %s, delta %+d\n",
+	fprintf(f, "      reshape = %.1f%% (%" PRIu64 "/%" PRIu64 ") %s %u -> %s %u members, chunk %s -> %s, delta %+d",
 		percent(rs), atomic_load(&rs->pos) / 1024, rs->geom.capacity / 1024, layout_level_name(v->geom.level),
 		v->geom.members, layout_level_name(rs->geom.level), rs->geom.members, c0, c1,
 		(int)rs->geom.members - (int)v->geom.members);
+	if (strcmp(layout_alg_name(&v->geom), layout_alg_name(&rs->geom)))
+		fprintf(f, ", layout %s -> %s", layout_alg_name(&v->geom), layout_alg_name(&rs->geom));
+	fputc('\n', f);
 }
 
 void vol_reshape_json(struct vol *v, FILE *f)
@@ -770,10 +973,12 @@ void vol_reshape_json(struct vol *v, FILE *f)
 	}
 	fprintf(f, ",\"reshape\":{\"pos\":%" PRIu64 ",\"end\":%" PRIu64 ",\"percent\":%.2f,\"old_level\":\"%s\","
 		"\"new_level\":\"%s\",\"old_members\":%u,\"new_members\":%u,\"old_chunk\":%llu,\"new_chunk\":%llu,"
-		"\"new_capacity\":%" PRIu64 ",\"window\":%" PRIu64 ",\"backup_windows\":%" PRIu64 "}",
+		"\"new_capacity\":%" PRIu64 ",\"window\":%" PRIu64 ",\"backup_windows\":%" PRIu64 ",\"old_layout\":\"%s\","
+		"\"new_layout\":\"%s\"}",
 		atomic_load(&rs->pos), rs->geom.capacity, percent(rs), layout_level_name(v->geom.level),
 		layout_level_name(rs->geom.level), v->geom.members, rs->geom.members, (unsigned long long)v->geom.chunk,
-		(unsigned long long)rs->geom.chunk, rs->geom.capacity, rs->window, rs->windows_backed);
+		(unsigned long long)rs->geom.chunk, rs->geom.capacity, rs->window, rs->windows_backed,
+		layout_alg_name(&v->geom), layout_alg_name(&rs->geom));
 }
 
 void vol_reshape_free(struct vol *v)

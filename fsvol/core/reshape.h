@@ -1,5 +1,6 @@
-/* reshape: grow a volume onto more members, change its chunk or its level
- * while it serves (md's reshape: raid5.c reshape_request, mdadm's Grow.c).
+/* reshape: grow a volume onto more members, change its chunk, its level
+ * (raid5 -> raid6) or a raid10's layout (near <-> offset) while it serves
+ * (md's reshape: raid5.c and raid10.c reshape_request, mdadm's Grow.c).
  * fsvol/core only. The rules on disk: docs/format.md, "Reshape".
  *
  * Logical bytes below the reshape position (pos) live in the new geometry,
@@ -52,9 +53,11 @@ int vol_reshape_new_member(const struct vol *v, unsigned s);
  * that a crash while writing them would lose it: the window is backed up
  * first. Pure (tests). */
 int vol_reshape_overlap(const struct layout_geom *old, const struct layout_geom *new, uint64_t off, uint64_t len);
-/* The window (logical bytes moved at a time: a multiple of both stripes, at
- * least 1 MiB) and the backup's bytes per member of the new geometry; 0, or
- * -EINVAL (too large) with a message. Pure (tests). */
+/* The window (logical bytes moved at a time: a multiple of both geometries'
+ * row groups, layout_period, at least 1 MiB) and the backup's bytes per
+ * member of the new geometry (raid10: its copies of a piece per member); 0,
+ * or -EINVAL (too large), -EOPNOTSUPP (a raid10 far layout) with a message.
+ * Pure (tests). */
 int vol_reshape_plan(const struct layout_geom *old, const struct layout_geom *new, uint64_t *window,
 		     uint64_t *backup_len, char *err, size_t errlen);
 
