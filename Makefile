@@ -271,19 +271,23 @@ URING_PARAM := /sys/module/fuse/parameters/enable_uring
 INTEGRATION_JOBS ?= 2
 INTEGRATION_FIRST := \
 	tests/integration/27-doc-examples.sh \
-	tests/integration/75-grow-raid5-raid6.sh \
 	tests/integration/46-stress-short.sh \
-	tests/integration/79-failfast.sh \
-	tests/integration/73-grow-raid5.sh \
+	tests/integration/75-grow-raid5-raid6.sh \
 	tests/integration/74-grow-raid6-chunk.sh \
 	tests/integration/40-rebuild-checkpoint.sh \
+	tests/integration/73-grow-raid5.sh \
 	tests/integration/47-failpath-short.sh \
-	tests/integration/82-reshape-degraded.sh \
-	tests/integration/83-grow-write-behind.sh \
 	tests/integration/36-bitmap.sh \
 	tests/integration/12-sweep.sh \
+	tests/integration/05-concurrency.sh \
 	tests/integration/34-nbd-members.sh \
-	tests/integration/21-recovery.sh
+	tests/integration/02-roundtrip.sh \
+	tests/integration/82-reshape-degraded.sh \
+	tests/integration/06-bad-input.sh \
+	tests/integration/21-recovery.sh \
+	tests/integration/79-failfast.sh \
+	tests/integration/04-degraded.sh \
+	tests/integration/39-spare-takeover.sh
 
 integration: $(BINS) $(TEST_TOOLS)
 	@again=; if [ -w $(URING_PARAM) ] || [ "$$(cat $(URING_PARAM) 2>/dev/null)" = Y ]; then \
