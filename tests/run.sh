@@ -26,11 +26,15 @@ usage() { echo "usage: tests/run.sh [-j N] SCRIPT... [VAR=VALUE SCRIPT...]" >&2;
 scripts=() envs=() alone=()
 setting=""
 while [[ $# -gt 0 ]]; do
+	if [[ $1 =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then
+		setting=$1
+		shift
+		continue
+	fi
 	case $1 in
 	-j) [[ $# -ge 2 ]] || usage; jobs=$2; shift 2; continue ;;
 	-j*) jobs=${1#-j} ;;
 	-*) usage ;;
-	[A-Za-z_]*=*) setting=$1 ;;
 	*)
 		[[ -f $1 ]] || { echo "tests/run.sh: $1: no such script" >&2; exit 2; }
 		scripts+=("$1")
@@ -83,7 +87,7 @@ sweep() {
 
 pass=0 failn=0 skip=0
 failed=()
-declare -A job_of # pid of a running script's timeout -> its index
+declare -A job_of # pid of a running script's shell (start) -> its index
 started=()
 running=0
 
@@ -97,12 +101,14 @@ start() {
 		[[ -z ${envs[i]} ]] || export "${envs[i]?}"
 		export FSVOL_TEST_TMPDIR=$dir
 		# -k: the script's EXIT trap gets time to unmount before SIGKILL.
+		# TERM (an interrupted run) goes on to the script (timeout passes it
+		# on); its status comes back as an exit status, never as this
+		# shell's death by a signal
+		t=
+		trap '[[ -z $t ]] || kill -TERM $t 2>/dev/null' TERM
 		timeout -k 60 "$TEST_TIMEOUT" bash "${scripts[i]}" >"$outs/$i" 2>&1 </dev/null &
 		t=$!
 		exec 2>/dev/null # no "Killed" notice from this shell: the report says it
-		# TERM (an interrupted run) goes on to the script; its status comes
-		# back as an exit status, never as this shell's death by a signal
-		trap 'kill -TERM $t 2>/dev/null' TERM
 		while :; do
 			wait $t
 			rc=$?
