@@ -222,7 +222,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 # `make check` = deps, then sub-makes so pkg-config sees the installed packages:
 # the include check; the binaries built with parallel jobs (CHECK_JOBS, default:
 # the machine's cores); the unit tests beside the fuzz targets' build and their
-# bounded runs (each one's output whole, -O); then the integration tests, alone.
+# bounded runs (each one's output whole, -O); then the integration tests (their
+# own lanes, INTEGRATION_JOBS).
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	@$(MAKE) --no-print-directory include-cycles
@@ -260,12 +261,41 @@ FUSE_TESTS := \
 	tests/integration/58-no-wait.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 
+# tests/run.sh runs INTEGRATION_JOBS scripts at once (most of a script's time
+# is waiting: fio runs, daemons, remounts); INTEGRATION_JOBS=1 runs them one
+# after another. Scripts marked "# fsvol-test: alone" (timing and ratio
+# checks, machine-wide state) run first, with nothing beside them. Then the
+# longest ones (INTEGRATION_FIRST, longest first) so the lanes end together,
+# the others in list order, and the FUSE tests' /dev/fuse runs last (the
+# enable_uring toggle above covers the whole run; --fuse-transport dev
+# ignores it).
+INTEGRATION_JOBS ?= 2
+INTEGRATION_FIRST := \
+	tests/integration/27-doc-examples.sh \
+	tests/integration/46-stress-short.sh \
+	tests/integration/75-grow-raid5-raid6.sh \
+	tests/integration/74-grow-raid6-chunk.sh \
+	tests/integration/40-rebuild-checkpoint.sh \
+	tests/integration/73-grow-raid5.sh \
+	tests/integration/47-failpath-short.sh \
+	tests/integration/36-bitmap.sh \
+	tests/integration/12-sweep.sh \
+	tests/integration/05-concurrency.sh \
+	tests/integration/34-nbd-members.sh \
+	tests/integration/02-roundtrip.sh \
+	tests/integration/82-reshape-degraded.sh \
+	tests/integration/06-bad-input.sh \
+	tests/integration/21-recovery.sh \
+	tests/integration/79-failfast.sh \
+	tests/integration/04-degraded.sh \
+	tests/integration/39-spare-takeover.sh
+
 integration: $(BINS) $(TEST_TOOLS)
-	@rc=0; FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh $(INTEGRATION_TESTS) || rc=1; \
-	if [ -w $(URING_PARAM) ] || [ "$$(cat $(URING_PARAM) 2>/dev/null)" = Y ]; then \
-		echo "the FUSE tests again over /dev/fuse (the pass above ran over io_uring):"; \
-		FSVOL_FUSE_TRANSPORT=dev FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(FUSE_TESTS) || rc=1; \
-	fi; exit $$rc
+	@again=; if [ -w $(URING_PARAM) ] || [ "$$(cat $(URING_PARAM) 2>/dev/null)" = Y ]; then \
+		echo "the FUSE tests run twice: over io_uring, then (FSVOL_FUSE_TRANSPORT=dev) over /dev/fuse"; \
+		again="FSVOL_FUSE_TRANSPORT=dev $(FUSE_TESTS)"; \
+	fi; FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh -j $(INTEGRATION_JOBS) \
+		$(INTEGRATION_FIRST) $(filter-out $(INTEGRATION_FIRST),$(INTEGRATION_TESTS)) $$again
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse

@@ -86,6 +86,10 @@ _cleanup() {
 	local rc=$? i
 	set +e
 	trap - EXIT
+	# a second signal must not cut the cleanup short (timeout(1) sends its
+	# TERM to the script and then to its whole process group: twice); a
+	# handler, not '': the commands the cleanup runs keep the default
+	trap : TERM INT HUP
 	for ((i = ${#_CLEANUP[@]} - 1; i >= 0; i--)); do
 		_undo "${_CLEANUP[i]}" >/dev/null 2>&1
 	done

@@ -3,6 +3,7 @@
 # time, and they must agree with the model's own analytic figures (never with
 # a hard-coded time). Parallelism: a 4-member stripe of emulated disks serves
 # random reads about 4x faster than one.
+# fsvol-test: alone (emulated disk times against the model's figures (1-5%) and IOPS ratios: host load shifts them)
 . "$(dirname "$0")/../lib.sh"
 requires jq
 requires fio

@@ -4,6 +4,7 @@
 # flight (the volume's average queue is ~1024), and every completion is
 # released at its model time, so the volume delivers 8 x the model's random 4K
 # IOPS (the model's clock does not drift with the host's).
+# fsvol-test: alone (IOPS within 6% of the model's: completions released on time need an idle host)
 . "$(dirname "$0")/../lib.sh"
 requires jq
 BENCH=$FSVOL_BUILD/bin/fsvol-bench

@@ -5,6 +5,7 @@
 # one of up to three live runs: live emulation is late now and then), a second
 # virtual run gives exactly the same figures; so do a pattern run and a
 # sweep in virtual time. --virtual without an in-process model is refused.
+# fsvol-test: alone (live emulated latency within 5% of virtual time: host load makes live releases late)
 . "$(dirname "$0")/../lib.sh"
 requires jq
 BENCH=$FSVOL_BUILD/bin/fsvol-bench

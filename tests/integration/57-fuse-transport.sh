@@ -4,6 +4,7 @@
 # where the kernel offers it (the fuse module's enable_uring, set here for
 # the test and restored after); a volume whose ring the kernel refuses
 # (enable_uring N) still mounts and serves through /dev/fuse, saying why.
+# fsvol-test: alone (sets the fuse module's enable_uring (machine-wide) for its mounts)
 . "$(dirname "$0")/../lib.sh"
 requires_root
 unset FSVOL_FUSE_TRANSPORT # this test picks the transport of each mount

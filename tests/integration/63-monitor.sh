@@ -7,6 +7,7 @@
 # SpareActive, in that order; a daemon killed gives DeviceDisappeared and the
 # monitor ends; --oneshot reports a volume degraded now and exits; --syslog
 # logs it as a warning; --scan sees mounts come (NewArray) and go.
+# fsvol-test: alone (monitor --scan follows every fsvol mount of the machine (others' stopped daemons would block it))
 . "$(dirname "$0")/../lib.sh"
 requires_root
 

@@ -22,6 +22,7 @@
 #   -F N            N threads in all, each on every target: the process runs N I/O
 #                   threads (its /proc task list) where -t N runs N per target, and
 #                   the XML has N <Thread>s each with a <Target> per target.
+# fsvol-test: alone (-g rates within 5% and equal per-interval counts: the pacing needs an idle host)
 . "$(dirname "$0")/../lib.sh"
 requires jq
 BENCH=$FSVOL_BUILD/bin/fsvol-bench

@@ -7,6 +7,7 @@
 # daemon serving; SIGTERM under load ends the daemon (the application gets
 # errors, not a hang) with clean superblocks; kill -9 under load leaves a
 # dead mount that `fsvol umount` removes, and the volume mounts again.
+# fsvol-test: alone (sets the fuse module's enable_uring (machine-wide) for its mounts)
 . "$(dirname "$0")/../lib.sh"
 requires_root
 requires fio
