@@ -138,6 +138,7 @@ INTEGRATION_TESTS := \
 	tests/integration/80-bad-blocks.sh \
 	tests/integration/81-device-numbers.sh \
 	tests/integration/82-reshape-degraded.sh \
+	tests/integration/86-reshape-raid10.sh \
 	tests/integration/83-grow-write-behind.sh \
 	tests/integration/84-tmpfs-members.sh \
 	tests/integration/85-umount-busy.sh \
@@ -284,6 +285,7 @@ INTEGRATION_FIRST := \
 	tests/integration/34-nbd-members.sh \
 	tests/integration/02-roundtrip.sh \
 	tests/integration/82-reshape-degraded.sh \
+	tests/integration/86-reshape-raid10.sh \
 	tests/integration/06-bad-input.sh \
 	tests/integration/21-recovery.sh \
 	tests/integration/79-failfast.sh \
