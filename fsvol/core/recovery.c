@@ -452,6 +452,7 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 	v->sb.events++;
 	vol_write_sbs(v);
 	pthread_mutex_unlock(&v->state_lock);
+	vol_peek_wait(v);
 	m->ops->close(m);
 	m->ops = NULL;
 	return 0;
@@ -480,6 +481,7 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 				v->sb.slots[i].state = SB_EMPTY;
 				v->sb.slots[i].number = SB_NO_NUMBER;
 			}
+			vol_peek_wait(v);
 			old->ops->close(old);
 			old->ops = NULL;
 		}

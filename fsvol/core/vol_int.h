@@ -58,6 +58,7 @@ struct vol {
 	atomic_uint_fast64_t failed;    /* bit i: slot i cannot be used */
 	uint64_t data_offset;
 	pthread_mutex_t state_lock;     /* superblock updates, member state changes */
+	atomic_uint peek;               /* status readers inside a member's filters (vol_peek_wait) */
 	struct eng_state *eng;          /* the engine's: family, stripe locks, request pool */
 	atomic_uint rr;                 /* round-robin cursor */
 	struct stats_dev *vstats;       /* above the mapping layer */
@@ -147,6 +148,9 @@ void vol_sb_change_locked(struct vol *v);
  * completions meanwhile. Never on a completion (it may wait for a
  * superblock write). */
 void vol_state_lock(struct vol *v);
+/* A member just taken out of its slot: wait until no status reader is still
+ * inside it, then it may be closed. */
+void vol_peek_wait(struct vol *v);
 /* Slot failed (a completion may call it: atomics and a wake only): the
  * thread records it in the superblock (SB_FAILED, events) and writes it;
  * acknowledgements wait for that; a spare may take over. */

@@ -81,8 +81,9 @@ void vol_status_json(struct vol *v, FILE *f)
 		else
 			fputs("null", f);
 		fputs(",\"path\":", f);
-		if (v->slot[i])
-			stats_json_string(f, v->slot[i]->path);
+		const struct member *m = v->slot[i]; /* one look: a remove may empty the slot */
+		if (m)
+			stats_json_string(f, m->path);
 		else
 			fputs("null", f);
 		fprintf(f, ",\"state\":\"%s\",\"rebuild_pos\":", member_word(v, i));

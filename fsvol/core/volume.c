@@ -2,6 +2,7 @@
  * The superblock format is in sb.c; the assembly rules in assemble.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <libgen.h>
 #include <string.h>
@@ -206,6 +207,12 @@ int vol_replace_pair(const struct vol *v, unsigned slot, int *other)
 	return (int)slot == k ? VOL_REPLACED : (int)slot == w ? VOL_REPLACING : 0;
 }
 
+void vol_peek_wait(struct vol *v)
+{
+	while (atomic_load(&v->peek))
+		sched_yield();
+}
+
 void vol_status(struct vol *v, FILE *f)
 {
 	const struct layout_geom *g = &v->geom;
@@ -232,12 +239,17 @@ void vol_status(struct vol *v, FILE *f)
 		failed ? (layout_survives(g, failed) ? "degraded" : "failed") : "healthy");
 	for (unsigned i = 0; i < v->nslots; i++) {
 		char faults[512] = "none", name[VOL_NAME_LEN];
-		if (i >= g->members && !v->slot[i] && v->sb.slots[i].state == SB_EMPTY)
+		struct member *m = v->slot[i]; /* one look: a remove may empty the slot (the struct stays) */
+		if (i >= g->members && !m && v->sb.slots[i].state == SB_EMPTY)
 			continue; /* a removed spare's entry: nothing is there, nothing to show */
-		if (v->slot[i])
-			member_fault_describe(v->slot[i], faults, sizeof(faults));
+		if (m) { /* its filters: a remove waits before closing them (vol_peek_wait) */
+			atomic_fetch_add(&v->peek, 1);
+			if (v->slot[i] == m)
+				member_fault_describe(m, faults, sizeof(faults));
+			atomic_fetch_sub(&v->peek, 1);
+		}
 		vol_slot_name(v, i, name);
-		fprintf(f, "      %s: %s %s", name, v->slot[i] ? v->slot[i]->path : "(missing)", vol_slot_state(v, i));
+		fprintf(f, "      %s: %s %s", name, m ? m->path : "(missing)", vol_slot_state(v, i));
 		/* the role, where the Number does not tell it (md's RaidDevice) */
 		if (i < g->members && vol_slot_number(v, i) != (int)i)
 			fprintf(f, " (role %u)", i);

@@ -19,9 +19,11 @@ static void ctl_reset(struct vol *v)
 	uint64_t now = stats_now();
 	vol_set_reset_ns(v, now);
 	stats_reset(vol_stats(v), now);
-	for (unsigned i = 0; i < vol_nslots(v); i++)
-		if (vol_member(v, i) && vol_member(v, i)->stats)
-			stats_reset(vol_member(v, i)->stats, now);
+	for (unsigned i = 0; i < vol_nslots(v); i++) {
+		struct member *m = vol_member(v, i); /* one look: a remove may empty the slot */
+		if (m && m->stats)
+			stats_reset(m->stats, now);
+	}
 }
 
 /* Verbs by name: how many words follow (min, max) and what they are. */
@@ -201,9 +203,11 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 static void ctl_powercut(void *arg)
 {
 	struct vol *v = arg;
-	for (unsigned i = 0; i < vol_nslots(v); i++)
-		if (vol_member(v, i))
-			member_fault_powercut(vol_member(v, i));
+	for (unsigned i = 0; i < vol_nslots(v); i++) {
+		struct member *m = vol_member(v, i);
+		if (m)
+			member_fault_powercut(m);
+	}
 	fsvol_log(LOG_WARNING, "power cut (ctl powercut): stopping as in a crash");
 	raise(SIGKILL);
 }

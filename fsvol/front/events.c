@@ -24,8 +24,10 @@ void events_snap_take(struct vol *v, struct events_snap *s)
 	for (unsigned i = 0; i < s->nslots && i < SB_MAX_SLOTS; i++) {
 		snprintf(s->state[i], sizeof(s->state[i]), "%s", vol_slot_state(v, i));
 		s->number[i] = vol_slot_number(v, i);
-		if (vol_member(v, i))
-			snprintf(s->path[i], sizeof(s->path[i]), "%.*s", EVENTS_PATH_MAX - 1, vol_member(v, i)->path);
+		/* one look: a remove may empty the slot meanwhile (the struct stays) */
+		const struct member *m = vol_member(v, i);
+		if (m)
+			snprintf(s->path[i], sizeof(s->path[i]), "%.*s", EVENTS_PATH_MAX - 1, m->path);
 	}
 	/* roles being rebuilt are in the mask too: count what md counts as failed */
 	for (unsigned i = 0; i < s->members; i++)
