@@ -29,6 +29,10 @@
  * Threads: a queue's ring belongs to its thread (SINGLE_ISSUER); replies
  * from other threads go on the queue's list and, when the thread said it
  * sleeps, wake it (util/ring_wake.h, as member_file.c's ring threads).
+ * An emulated volume's clock (model/emul.h) lives on one queue thread's ring
+ * (a read of the emulator's timerfd kept outstanding there): its releases
+ * reply on that thread, so those for its own queue commit without waking
+ * anyone, and one thread sleeps once per event.
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
@@ -50,6 +54,7 @@
 #include "fsvol/front/fuse_uring.h"
 #include "fsvol/front/fuse_uring_abi.h"
 #include "fsvol/members/member.h"
+#include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 #include "fsvol/util/ring_wake.h"
 
@@ -72,6 +77,7 @@
 #define FU_SMALL 4u
 #define FU_HASH 1024u
 #define FU_WAKE_TAG ((void *)1)
+#define FU_CLOCK_TAG ((void *)2)  /* the model's timerfd read */
 
 struct fu_queue;
 
@@ -92,6 +98,8 @@ struct fu_queue {
 	struct io_uring ring;
 	pthread_t tid;
 	int started, ring_ok;
+	struct emul *emul;        /* the model whose clock this thread keeps */
+	uint64_t tick;            /* its timerfd read's buffer */
 	struct fu_ent ents[FU_DEPTH];
 };
 
@@ -115,6 +123,10 @@ static struct {
 	atomic_int stopping;
 	pthread_mutex_t hlock;
 	struct fu_ent *hash[FU_HASH];
+	struct emul *(*emul_of)(void *arg); /* the volume's emulator (fu_model_clock) */
+	void *emul_arg;
+	_Atomic(struct fu_queue *) clock_q;   /* the queue keeping the model's clock */
+	_Atomic(struct emul *) clock_refused; /* an emulator that cannot be driven (virtual) */
 } fu = { .why_lock = PTHREAD_MUTEX_INITIALIZER, .hlock = PTHREAD_MUTEX_INITIALIZER,
 	  .settle_lock = PTHREAD_MUTEX_INITIALIZER, .settle_cond = PTHREAD_COND_INITIALIZER };
 
@@ -249,6 +261,62 @@ static void fu_take_commits(struct fu_queue *q)
 		fu_prep_cmd(q, e, FU_IO_URING_CMD_COMMIT_AND_FETCH);
 }
 
+/* ---- the model's clock ---- */
+
+void fu_model_clock(struct emul *(*emul_of)(void *arg), void *arg)
+{
+	fu.emul_arg = arg;
+	fu.emul_of = emul_of;
+}
+
+static void fu_clock_read(struct fu_queue *q)
+{
+	struct io_uring_sqe *sqe = fu_sqe(q);
+	if (!sqe)
+		return; /* cannot happen: the ring holds every entry twice */
+	io_uring_prep_read(sqe, emul_drive_fd(q->emul), &q->tick, sizeof(q->tick), 0);
+	io_uring_sqe_set_data(sqe, FU_CLOCK_TAG);
+}
+
+/* While the ring serves, the first queue thread that finds a live emulator
+ * nobody drives takes its clock (a model set at run time too). */
+static void fu_clock_take(struct fu_queue *q)
+{
+	if (atomic_load_explicit(&fu.clock_q, memory_order_relaxed) || !fu.emul_of ||
+	    atomic_load_explicit(&fu.state, memory_order_relaxed) != FU_READY)
+		return;
+	struct emul *e = fu.emul_of(fu.emul_arg);
+	struct fu_queue *none = NULL;
+	if (!e || e == atomic_load(&fu.clock_refused) || !atomic_compare_exchange_strong(&fu.clock_q, &none, q))
+		return;
+	char name[16], who[64];
+	if (pthread_getname_np(pthread_self(), name, sizeof(name)))
+		snprintf(name, sizeof(name), "queue %u", q->qid);
+	snprintf(who, sizeof(who), "%s (its FUSE queue's ring)", name);
+	int r = emul_drive_begin(e, who);
+	if (r) {
+		if (r != -EINVAL) /* virtual time keeps no real clock: nothing to say */
+			fsvol_log(LOG_WARNING, "FUSE over io_uring: queue %u cannot keep the model's clock: %s; "
+				  "its own thread keeps it", q->qid, strerror(-r));
+		atomic_store(&fu.clock_refused, e);
+		atomic_store(&fu.clock_q, NULL);
+		return;
+	}
+	q->emul = e;
+	fu_clock_read(q);
+}
+
+/* The thread stops (or its ring failed): the emulator's thread takes the
+ * clock back; a read still outstanding goes with the ring. */
+static void fu_clock_give_back(struct fu_queue *q)
+{
+	if (!q->emul)
+		return;
+	emul_drive_end(q->emul);
+	q->emul = NULL;
+	atomic_store(&fu.clock_refused, NULL);
+}
+
 /* A request arrived in e: lay it out as /dev/fuse delivers it (in header,
  * the opcode's header, the payload, contiguous) and dispatch it. */
 static void fu_request(struct fu_ent *e)
@@ -371,12 +439,22 @@ static void *fu_queue_main(void *arg)
 	/* Runs until fu_stop, even once every entry is gone (the mount ended):
 	 * file members' I/O lent to this ring completes here. */
 	while (!atomic_load(&fu.stopping)) {
+		if (!q->emul)
+			fu_clock_take(q);
+		/* the model's round: its releases for this queue join the commits */
+		if (q->emul)
+			emul_drive_round(q->emul);
 		fu_take_commits(q);
 		/* say we sleep, then look again: a reply pushed after this either
-		 * is seen here or wakes us; sleep only when there was none */
+		 * is seen here or wakes us; sleep only when there was none (nor a
+		 * request for the model) */
 		ring_wake_sleepy(&q->wake);
-		r = ring_wake_wait(&q->wake, &q->ring,
-				   atomic_load_explicit(&q->commits, memory_order_seq_cst) != NULL);
+		int busy = atomic_load_explicit(&q->commits, memory_order_seq_cst) != NULL;
+		if (q->emul && !busy && !emul_drive_sleepy(q->emul))
+			busy = 1;
+		r = ring_wake_wait(&q->wake, &q->ring, busy);
+		if (q->emul)
+			emul_drive_woke(q->emul);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
 			fu_set_why(FU_REFUSED, "io_uring_enter: %s", strerror(-r));
 			fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: %s", q->qid, strerror(-r));
@@ -390,6 +468,20 @@ static void *fu_queue_main(void *arg)
 			if (d == FU_WAKE_TAG) {
 				if (!atomic_load(&fu.stopping))
 					ring_wake_arm(&q->wake, &q->ring);
+				continue;
+			}
+			if (d == FU_CLOCK_TAG) {
+				if (!q->emul)
+					continue;
+				if (res < 0 && res != -EINTR && res != -EAGAIN) {
+					fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: the model's timer: %s; "
+						  "its own thread keeps it", q->qid, strerror(-res));
+					fu_clock_give_back(q);
+					continue;
+				}
+				if (res >= 0)
+					emul_drive_fired(q->emul);
+				fu_clock_read(q);
 				continue;
 			}
 			if ((uintptr_t)d & 1) { /* a file member's I/O (member_file_lend_ring) */
@@ -409,6 +501,7 @@ static void *fu_queue_main(void *arg)
 				io_uring_submit(&q->ring);
 		}
 	}
+	fu_clock_give_back(q);
 	return NULL;
 }
 
