@@ -314,7 +314,6 @@ static void fu_clock_give_back(struct fu_queue *q)
 		return;
 	emul_drive_end(q->emul);
 	q->emul = NULL;
-	atomic_store(&fu.clock_refused, NULL);
 }
 
 /* A request arrived in e: lay it out as /dev/fuse delivers it (in header,
