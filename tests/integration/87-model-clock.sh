@@ -5,7 +5,7 @@
 # refuses the ring (enable_uring N, --fuse-transport uring: the volume mounts
 # through /dev/fuse), the model's own thread (fsvol-model) does. Under each,
 # the emulated timing is the model's (QD1 random reads: the member's mean
-# latency within 5% of the model's analytic figure, as 08-model checks) and
+# latency within 10% of the model's analytic figure, as 08-model checks) and
 # every release is counted. SIGTERM under load with the clock on the ring ends
 # the daemon with clean superblocks (the clock goes back to its thread for the
 # last writes). enable_uring is set for the test and restored after.
@@ -36,7 +36,7 @@ timed() {
 		--size=512M --time_based --runtime=3 --randseed=11 --output=/dev/null || fail "$1: fio failed"
 	for i in 0 1; do
 		got=$(member_mean_ms $i)
-		within "$got" "$want" 5 || fail "$1: member $i random 4K QD1 mean $got ms, model says $want ms (within 5%)"
+		within "$got" "$want" 10 || fail "$1: member $i random 4K QD1 mean $got ms, model says $want ms (within 10%)"
 	done
 	local reads
 	reads=$(jq '[.members[].reads] | add' "$MNT/stats.json")
