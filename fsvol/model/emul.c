@@ -63,7 +63,9 @@ struct emul {
 	pthread_mutex_t work;
 	/* The clock's arming, kept by whoever keeps the clock (under no lock:
 	 * one keeper at a time). lead: the wake-up's floor, learnt: arm this much
-	 * early; armed: the timer's time, when is_armed; at/learn: the last arm. */
+	 * early; armed: the timer's time, when is_armed; at/learn: the last arm.
+	 * A driver's: due, its next deadline; woke, when its wait returned;
+	 * slept, whether that wait was a sleep (said by emul_drive_sleepy). */
 	uint64_t lead, armed, at, due;
 	int is_armed, learn, slept;
 	uint64_t woke;

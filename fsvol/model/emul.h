@@ -105,8 +105,9 @@ void emul_keeper(struct emul *e, char *buf, size_t len);
  * ns of everything released so far, and the count. */
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count);
 
-/* The timer thread arms its timer `lead` ns before a deadline, lead being
- * learnt from how late its wake-ups come (a low quantile: the machine's floor).
+/* The keeper of the clock (the timer thread or its driver) arms the timer
+ * `lead` ns before a deadline, lead being learnt from how late its wake-ups
+ * come (a low quantile: the machine's floor).
  * One step of that learning, given how late (ns) the last wake-up was after
  * the time armed; returns the new lead. bench/tools/timer_probe uses the same. */
 uint64_t emul_lead_learn(uint64_t lead, uint64_t late);
