@@ -490,6 +490,23 @@ void emul_drive_end(struct emul *e)
 	pthread_mutex_unlock(&e->work);
 }
 
+void emul_drive_hand_off(struct emul *e)
+{
+	if (e->drv_policy >= 0)
+		pthread_setschedparam(pthread_self(), e->drv_policy, &e->drv_param);
+}
+
+void emul_drive_take_over(struct emul *e, const char *who)
+{
+	pthread_mutex_lock(&e->work);
+	snprintf(e->keeper, sizeof(e->keeper), "%s", who);
+	pthread_mutex_unlock(&e->work);
+	atomic_store(&e->asleep, 0);
+	if (pthread_getschedparam(pthread_self(), &e->drv_policy, &e->drv_param))
+		e->drv_policy = -1;
+	keeper_priority();
+}
+
 void emul_keeper(struct emul *e, char *buf, size_t len)
 {
 	pthread_mutex_lock(&e->work);

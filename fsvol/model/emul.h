@@ -97,6 +97,13 @@ void emul_drive_fired(struct emul *e);
  * the driver's read may stay outstanding until its ring closes). From the
  * driver's thread, before emul_destroy; the driver no longer calls emul_drive_*. */
 void emul_drive_end(struct emul *e);
+/* Pass the driver's role to another thread (to follow the traffic): the
+ * driver, once no read of emul_drive_fd is outstanding on its ring any more,
+ * calls hand_off and no emul_drive_* after it; the other thread then calls
+ * take_over (happens-after hand_off) and drives from there, up to its own
+ * hand_off or emul_drive_end. Between the two nobody drives: releases wait. */
+void emul_drive_hand_off(struct emul *e);
+void emul_drive_take_over(struct emul *e, const char *who);
 /* Who keeps the clock: "fsvol-model (its own thread)", the driver's name, or
  * "virtual". */
 void emul_keeper(struct emul *e, char *buf, size_t len);
