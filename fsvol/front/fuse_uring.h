@@ -43,8 +43,9 @@ int fu_on_ring_thread(void);
  * the volume's emulator (NULL while none runs). Once the ring serves, the
  * first queue thread that wakes with an emulator to keep takes its clock
  * (emul_drive_begin), so the releases that reply through its own queue need
- * no wake-up; it gives the clock back when it stops (fu_stop) or its ring
- * fails. Without the ring the emulator keeps its own thread. Call before
+ * no wake-up; the clock moves to the queue most replies go through; it goes
+ * back to the emulator's thread when the ring threads stop (fu_stop) or a
+ * timer read fails. Without the ring the emulator keeps its own thread. Call before
  * the session loop. */
 struct emul;
 void fu_model_clock(struct emul *(*emul_of)(void *arg), void *arg);
