@@ -83,7 +83,7 @@
 #define FU_CANCEL_TAG ((void *)4) /* its cancellation, when the clock moves */
 /* The clock moves to another queue when, over this many of its releases'
  * replies, that queue got more than twice as many as the clock's own. */
-#define FU_CLOCK_WINDOW 1024u
+#define FU_CLOCK_WINDOW 2048u
 #define FU_CLOCK_CLOSED ((struct emul *)1) /* clock_in: the thread has ended */
 
 struct fu_queue;
@@ -332,7 +332,7 @@ static void fu_clock_keep(struct fu_queue *q, struct emul *e)
 {
 	char who[64];
 	fu_clock_who(who, sizeof(who), q);
-	emul_drive_take_over(e, who);
+	emul_drive_take_over(e, who); /* the keeper's priority came with it */
 	q->clock_total = 0;
 	q->emul = e;
 	fu_clock_read(q);
@@ -374,10 +374,11 @@ static int fu_clock_pass(struct fu_queue *q)
 	q->clock_to = NULL;
 	if (atomic_load(&fu.stopping))
 		return 0;
-	emul_drive_hand_off(e);
+	emul_drive_hand_off(e, to->tid);
 	q->emul = NULL;
 	if (!atomic_compare_exchange_strong(&to->clock_in, &none, e)) {
-		fu_clock_keep(q, e); /* it has ended: ours again */
+		emul_drive_hand_off(e, pthread_self()); /* it has ended: ours again */
+		fu_clock_keep(q, e);
 		return 1;
 	}
 	atomic_store(&fu.clock_q, to);

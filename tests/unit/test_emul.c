@@ -166,9 +166,10 @@ struct driver {
 	int stopfd, begun;
 	int taking;             /* take the clock over from another driver (not begin) */
 	int passing;            /* on stop: hand the clock off (not end) */
+	pthread_t next;         /* to whom */
 	uint64_t tick, stopbuf;
 	struct io_uring ring;
-	sem_t ended, may_exit;
+	sem_t ended, may_exit, go;
 };
 
 static void drv_read(struct driver *d, int fd, uint64_t *buf, uintptr_t tag)
@@ -182,8 +183,11 @@ static void *driver_main(void *arg)
 {
 	struct driver *d = arg;
 	ck_assert_int_eq(io_uring_queue_init(8, &d->ring, 0), 0);
-	if (d->taking)
+	if (d->taking) { /* once the first driver handed off */
+		while (sem_wait(&d->go) < 0 && errno == EINTR)
+			;
 		emul_drive_take_over(d->e, "test-driver-2");
+	}
 	else
 		d->begun = emul_drive_begin(d->e, "test-driver");
 	driver_tid = pthread_self();
@@ -224,7 +228,7 @@ static void *driver_main(void *arg)
 	/* ending: the timerfd read stays outstanding on the ring, as when a
 	 * mount ends */
 	if (d->passing)
-		emul_drive_hand_off(d->e);
+		emul_drive_hand_off(d->e, d->next);
 	else
 		emul_drive_end(d->e);
 	sem_post(&d->ended);
@@ -306,17 +310,20 @@ START_TEST(a_driver_keeps_the_clock_and_gives_it_back)
 	wait_released(N + 1);
 	ck_assert(held.on_driver);
 	/* handed to another driver thread (its read cancelled first) */
-	uint64_t one = 1;
-	ck_assert_int_eq(write(d.stopfd, &one, sizeof(one)), sizeof(one));
-	while (sem_wait(&d.ended) < 0 && errno == EINTR)
-		;
-	pthread_t first = driver_tid;
+	pthread_t first = driver_tid, second;
 	d2.e = e;
 	d2.taking = 1;
 	d2.stopfd = eventfd(0, EFD_CLOEXEC);
 	sem_init(&d2.ended, 0, 0);
 	sem_init(&d2.may_exit, 0, 0);
-	ck_assert_int_eq(pthread_create(&driver_tid, NULL, driver_main, &d2), 0);
+	sem_init(&d2.go, 0, 0);
+	ck_assert_int_eq(pthread_create(&second, NULL, driver_main, &d2), 0);
+	d.next = second;
+	uint64_t one = 1;
+	ck_assert_int_eq(write(d.stopfd, &one, sizeof(one)), sizeof(one));
+	while (sem_wait(&d.ended) < 0 && errno == EINTR)
+		;
+	sem_post(&d2.go);
 	while (sem_wait(&d2.ended) < 0 && errno == EINTR)
 		;
 	emul_keeper(e, who, sizeof(who));
@@ -344,13 +351,14 @@ START_TEST(a_driver_keeps_the_clock_and_gives_it_back)
 	sem_post(&d.may_exit);
 	sem_post(&d2.may_exit);
 	pthread_join(first, NULL);
-	pthread_join(driver_tid, NULL);
+	pthread_join(second, NULL);
 	close(d.stopfd);
 	close(d2.stopfd);
 	sem_destroy(&d.ended);
 	sem_destroy(&d.may_exit);
 	sem_destroy(&d2.ended);
 	sem_destroy(&d2.may_exit);
+	sem_destroy(&d2.go);
 }
 END_TEST
 
