@@ -23,6 +23,11 @@ int vol_model_start(struct vol *v)
 	return 0;
 }
 
+struct emul *vol_model_emul(struct vol *v)
+{
+	return atomic_load_explicit(&v->emul, memory_order_acquire);
+}
+
 static struct emul *virtual_emul(const struct vol *v)
 {
 	struct emul *e = atomic_load_explicit(&((struct vol *)v)->emul, memory_order_acquire);

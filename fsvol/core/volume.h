@@ -115,6 +115,10 @@ int vol_model(struct vol *v, const char *spec, char *err, size_t errlen);
 uint64_t vol_clock(const struct vol *v);
 uint64_t vol_run(struct vol *v, uint64_t until_ns);
 uint64_t vol_run_next(struct vol *v, uint64_t until_ns);
+struct emul;
+/* The volume's emulator, once a model runs (NULL before): for a front end
+ * whose event loop keeps the model's clock (emul_drive_begin). */
+struct emul *vol_model_emul(struct vol *v);
 /* Flush, mark clean (unless readonly), close everything. */
 void vol_close(struct vol *v);
 /* 1 when some member carries an emulated hard disk (a rotational device to

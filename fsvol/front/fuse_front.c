@@ -815,6 +815,11 @@ void ff_close(struct ff *f)
 	free(f);
 }
 
+static struct emul *ff_model_emul(void *v)
+{
+	return vol_model_emul(v);
+}
+
 int ff_mount(struct ff **out, struct vol *v, const struct ff_opts *o, char *err, size_t errlen)
 {
 	struct ff *f = calloc(1, sizeof(*f));
@@ -870,6 +875,7 @@ int ff_mount(struct ff **out, struct vol *v, const struct ff_opts *o, char *err,
 	/* before any request is read: INIT decides the transport */
 	if (fu_attach(se, o->transport, o->quiet, err, errlen))
 		fsvol_log(LOG_WARNING, "%s; serving through /dev/fuse", err);
+	fu_model_clock(ff_model_emul, v);
 	f->se = se;
 	*out = f;
 	return 0;

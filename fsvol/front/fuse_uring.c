@@ -29,6 +29,12 @@
  * Threads: a queue's ring belongs to its thread (SINGLE_ISSUER); replies
  * from other threads go on the queue's list and, when the thread said it
  * sleeps, wake it (util/ring_wake.h, as member_file.c's ring threads).
+ * An emulated volume's clock (model/emul.h) lives on one queue thread's ring
+ * (a read of the emulator's timerfd kept outstanding there): its releases
+ * reply on that thread, so those for its own queue commit without waking
+ * anyone, and one thread sleeps once per event. The clock follows the
+ * traffic: when most of its releases reply through another queue, it moves
+ * to that queue's thread (fu_clock_follow).
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
@@ -50,6 +56,7 @@
 #include "fsvol/front/fuse_uring.h"
 #include "fsvol/front/fuse_uring_abi.h"
 #include "fsvol/members/member.h"
+#include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 #include "fsvol/util/ring_wake.h"
 
@@ -72,6 +79,12 @@
 #define FU_SMALL 4u
 #define FU_HASH 1024u
 #define FU_WAKE_TAG ((void *)1)
+#define FU_CLOCK_TAG ((void *)2)  /* the model's timerfd read */
+#define FU_CANCEL_TAG ((void *)4) /* its cancellation, when the clock moves */
+/* The clock moves to another queue when, over this many of its releases'
+ * replies, that queue got more than twice as many as the clock's own. */
+#define FU_CLOCK_WINDOW 2048u
+#define FU_CLOCK_CLOSED ((struct emul *)1) /* clock_in: the thread has ended */
 
 struct fu_queue;
 
@@ -92,6 +105,12 @@ struct fu_queue {
 	struct io_uring ring;
 	pthread_t tid;
 	int started, ring_ok;
+	struct emul *emul;        /* the model whose clock this thread keeps */
+	uint64_t tick;            /* its timerfd read's buffer */
+	_Atomic(struct emul *) clock_in; /* the clock, handed to this thread */
+	struct fu_queue *clock_to;       /* moving the clock there, once the read is back */
+	unsigned clock_replies;   /* the clock's replies through this queue (its thread counts) */
+	unsigned clock_total;     /* on the clock's thread: all its replies in the window */
 	struct fu_ent ents[FU_DEPTH];
 };
 
@@ -115,6 +134,10 @@ static struct {
 	atomic_int stopping;
 	pthread_mutex_t hlock;
 	struct fu_ent *hash[FU_HASH];
+	struct emul *(*emul_of)(void *arg); /* the volume's emulator (fu_model_clock) */
+	void *emul_arg;
+	_Atomic(struct fu_queue *) clock_q;   /* the queue keeping the model's clock */
+	_Atomic(struct emul *) clock_refused; /* an emulator that cannot be driven (virtual) */
 } fu = { .why_lock = PTHREAD_MUTEX_INITIALIZER, .hlock = PTHREAD_MUTEX_INITIALIZER,
 	  .settle_lock = PTHREAD_MUTEX_INITIALIZER, .settle_cond = PTHREAD_COND_INITIALIZER };
 
@@ -238,6 +261,10 @@ static void fu_push_commit(struct fu_ent *e)
 		e->cnext = head;
 	while (!atomic_compare_exchange_weak_explicit(&q->commits, &head, e, memory_order_seq_cst,
 						      memory_order_relaxed));
+	if (tl_queue && tl_queue->emul) { /* the clock's thread: where its replies go */
+		q->clock_replies++;
+		tl_queue->clock_total++;
+	}
 	if (tl_queue != q)
 		ring_wake_kick(&q->wake);
 }
@@ -247,6 +274,134 @@ static void fu_take_commits(struct fu_queue *q)
 	struct fu_ent *e = atomic_exchange_explicit(&q->commits, NULL, memory_order_acquire);
 	for (; e; e = e->cnext)
 		fu_prep_cmd(q, e, FU_IO_URING_CMD_COMMIT_AND_FETCH);
+}
+
+/* ---- the model's clock ---- */
+
+void fu_model_clock(struct emul *(*emul_of)(void *arg), void *arg)
+{
+	fu.emul_arg = arg;
+	fu.emul_of = emul_of;
+}
+
+static void fu_clock_read(struct fu_queue *q)
+{
+	struct io_uring_sqe *sqe = fu_sqe(q);
+	if (!sqe)
+		return; /* cannot happen: the ring holds every entry twice */
+	io_uring_prep_read(sqe, emul_drive_fd(q->emul), &q->tick, sizeof(q->tick), 0);
+	io_uring_sqe_set_data(sqe, FU_CLOCK_TAG);
+}
+
+static void fu_clock_who(char *who, size_t len, struct fu_queue *q)
+{
+	char name[16];
+	if (pthread_getname_np(pthread_self(), name, sizeof(name)))
+		snprintf(name, sizeof(name), "queue %u", q->qid);
+	snprintf(who, len, "%s (its FUSE queue's ring)", name);
+}
+
+/* While the ring serves, the first queue thread that finds a live emulator
+ * nobody drives takes its clock (a model set at run time too). */
+static void fu_clock_take(struct fu_queue *q)
+{
+	if (atomic_load_explicit(&fu.clock_q, memory_order_relaxed) || !fu.emul_of ||
+	    atomic_load_explicit(&fu.state, memory_order_relaxed) != FU_READY)
+		return;
+	struct emul *e = fu.emul_of(fu.emul_arg);
+	struct fu_queue *none = NULL;
+	if (!e || e == atomic_load(&fu.clock_refused) || !atomic_compare_exchange_strong(&fu.clock_q, &none, q))
+		return;
+	char who[64];
+	fu_clock_who(who, sizeof(who), q);
+	int r = emul_drive_begin(e, who);
+	if (r) {
+		if (r != -EINVAL) /* virtual time keeps no real clock: nothing to say */
+			fsvol_log(LOG_WARNING, "FUSE over io_uring: queue %u cannot keep the model's clock: %s; "
+				  "its own thread keeps it", q->qid, strerror(-r));
+		atomic_store(&fu.clock_refused, e);
+		atomic_store(&fu.clock_q, NULL);
+		return;
+	}
+	q->emul = e;
+	fu_clock_read(q);
+}
+
+/* Another queue's thread handed this one the clock: keep it. */
+static void fu_clock_keep(struct fu_queue *q, struct emul *e)
+{
+	char who[64];
+	fu_clock_who(who, sizeof(who), q);
+	emul_drive_take_over(e, who); /* the keeper's priority came with it */
+	q->clock_total = 0;
+	q->emul = e;
+	fu_clock_read(q);
+}
+
+/* On the clock's thread: when most of its replies went through one other
+ * queue over the last window, move the clock there (that thread then wakes
+ * once per event instead of this one waking it). The read is cancelled
+ * first; the move happens when it is back (fu_clock_pass). */
+static void fu_clock_follow(struct fu_queue *q)
+{
+	if (q->clock_to || q->clock_total < FU_CLOCK_WINDOW || atomic_load(&fu.stopping))
+		return;
+	struct fu_queue *to = q;
+	for (unsigned i = 0; i < fu.nt; i++) {
+		if (fu.q[i].clock_replies > to->clock_replies && fu.q[i].started && fu.q[i].ring_ok)
+			to = &fu.q[i];
+	}
+	int move = to != q && to->clock_replies > 2 * q->clock_replies;
+	for (unsigned i = 0; i < fu.nt; i++)
+		fu.q[i].clock_replies = 0;
+	q->clock_total = 0;
+	if (!move)
+		return;
+	struct io_uring_sqe *sqe = fu_sqe(q);
+	if (!sqe)
+		return;
+	io_uring_prep_cancel(sqe, FU_CLOCK_TAG, 0);
+	io_uring_sqe_set_data(sqe, FU_CANCEL_TAG);
+	q->clock_to = to;
+}
+
+/* The clock's read is back and the clock moves: 1 when it went (to a thread
+ * still running), 0 when this thread keeps it. */
+static int fu_clock_pass(struct fu_queue *q)
+{
+	struct fu_queue *to = q->clock_to;
+	struct emul *e = q->emul, *none = NULL;
+	q->clock_to = NULL;
+	if (atomic_load(&fu.stopping))
+		return 0;
+	emul_drive_hand_off(e, to->tid);
+	q->emul = NULL;
+	if (!atomic_compare_exchange_strong(&to->clock_in, &none, e)) {
+		emul_drive_hand_off(e, pthread_self()); /* it has ended: ours again */
+		fu_clock_keep(q, e);
+		return 1;
+	}
+	atomic_store(&fu.clock_q, to);
+	ring_wake_force(&to->wake);
+	return 1;
+}
+
+/* The thread stops (or its ring failed): the emulator's thread takes the
+ * clock back, also one handed to this thread and not taken yet; a read
+ * still outstanding goes with the ring. */
+static void fu_clock_give_back(struct fu_queue *q)
+{
+	struct emul *e = atomic_exchange(&q->clock_in, FU_CLOCK_CLOSED);
+	if (e && e != FU_CLOCK_CLOSED) {
+		char who[64];
+		fu_clock_who(who, sizeof(who), q);
+		emul_drive_take_over(e, who);
+		emul_drive_end(e);
+	}
+	if (!q->emul)
+		return;
+	emul_drive_end(q->emul);
+	q->emul = NULL;
 }
 
 /* A request arrived in e: lay it out as /dev/fuse delivers it (in header,
@@ -371,12 +526,31 @@ static void *fu_queue_main(void *arg)
 	/* Runs until fu_stop, even once every entry is gone (the mount ended):
 	 * file members' I/O lent to this ring completes here. */
 	while (!atomic_load(&fu.stopping)) {
+		if (!q->emul) {
+			struct emul *e = atomic_load(&q->clock_in);
+			if (e && e != FU_CLOCK_CLOSED) {
+				atomic_store(&q->clock_in, NULL);
+				fu_clock_keep(q, e);
+			} else {
+				fu_clock_take(q);
+			}
+		}
+		/* the model's round: its releases for this queue join the commits */
+		if (q->emul) {
+			emul_drive_round(q->emul);
+			fu_clock_follow(q);
+		}
 		fu_take_commits(q);
 		/* say we sleep, then look again: a reply pushed after this either
-		 * is seen here or wakes us; sleep only when there was none */
+		 * is seen here or wakes us; sleep only when there was none (nor a
+		 * request for the model) */
 		ring_wake_sleepy(&q->wake);
-		r = ring_wake_wait(&q->wake, &q->ring,
-				   atomic_load_explicit(&q->commits, memory_order_seq_cst) != NULL);
+		int busy = atomic_load_explicit(&q->commits, memory_order_seq_cst) != NULL;
+		if (q->emul && !busy && !emul_drive_sleepy(q->emul))
+			busy = 1;
+		r = ring_wake_wait(&q->wake, &q->ring, busy);
+		if (q->emul)
+			emul_drive_woke(q->emul);
 		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
 			fu_set_why(FU_REFUSED, "io_uring_enter: %s", strerror(-r));
 			fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: %s", q->qid, strerror(-r));
@@ -390,6 +564,25 @@ static void *fu_queue_main(void *arg)
 			if (d == FU_WAKE_TAG) {
 				if (!atomic_load(&fu.stopping))
 					ring_wake_arm(&q->wake, &q->ring);
+				continue;
+			}
+			if (d == FU_CANCEL_TAG)
+				continue; /* the read's own completion says the rest */
+			if (d == FU_CLOCK_TAG) {
+				if (!q->emul)
+					continue;
+				if (res < 0 && res != -EINTR && res != -EAGAIN && !(res == -ECANCELED && q->clock_to)) {
+					fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: the model's timer: %s; "
+						  "its own thread keeps it", q->qid, strerror(-res));
+					q->clock_to = NULL;
+					fu_clock_give_back(q);
+					continue;
+				}
+				if (res >= 0)
+					emul_drive_fired(q->emul);
+				if (q->clock_to && fu_clock_pass(q))
+					continue;
+				fu_clock_read(q);
 				continue;
 			}
 			if ((uintptr_t)d & 1) { /* a file member's I/O (member_file_lend_ring) */
@@ -409,6 +602,7 @@ static void *fu_queue_main(void *arg)
 				io_uring_submit(&q->ring);
 		}
 	}
+	fu_clock_give_back(q);
 	return NULL;
 }
 

@@ -39,6 +39,16 @@ void fu_quiesce(void);
 /* 1 on a ring thread: its loop also completes file members' I/O, so what
  * runs there must not wait for I/O (fuse_front moves such work away). */
 int fu_on_ring_thread(void);
+/* The model's clock may live on a queue thread's ring: emul_of(arg) gives
+ * the volume's emulator (NULL while none runs). Once the ring serves, the
+ * first queue thread that wakes with an emulator to keep takes its clock
+ * (emul_drive_begin), so the releases that reply through its own queue need
+ * no wake-up; the clock moves to the queue most replies go through; it goes
+ * back to the emulator's thread when the ring threads stop (fu_stop) or a
+ * timer read fails. Without the ring the emulator keeps its own thread. Call before
+ * the session loop. */
+struct emul;
+void fu_model_clock(struct emul *(*emul_of)(void *arg), void *arg);
 /* Stop the ring threads (the engine has drained). */
 void fu_stop(void);
 /* The transport in use, for MNT/status and the log: "uring (2 queues x 32

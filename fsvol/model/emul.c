@@ -15,6 +15,15 @@
  * each at its own emulated time: the model's clock never takes the lateness
  * in. Lateness is measured on every release.
  *
+ * Driven (emul_drive_begin): another thread's loop keeps the clock (a FUSE
+ * queue thread, with a read of the same timerfd outstanding on its io_uring)
+ * and the timer thread parks on a condition variable. Both run the same
+ * round (emul_work), the same arming and sleep check (clock_sleepy) and the
+ * same lead learning; only the wait differs. One reader of the timerfd at a
+ * time: begin returns once the thread has parked (it is out of read()), and
+ * end gives the thread a fresh timerfd, because the driver's read may still
+ * be outstanding on its ring and would take the thread's expiries.
+ *
  * Virtual time has no thread: kicks are a semaphore its caller waits on.
  */
 #include <errno.h>
@@ -22,6 +31,7 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -42,14 +52,34 @@ struct emul {
 	atomic_int hold;                    /* > 0: leave new requests in incoming */
 	_Atomic(struct emul_io *) incoming; /* lock-free stack of new requests */
 	sem_t kick;                         /* virtual: posted after every push */
-	/* Live: the timer thread's one wait. Armed for the earliest deadline by
-	 * the thread, fired at once by whoever wakes it. */
-	int tfd;
-	atomic_int asleep;                  /* live: the thread is going to read(tfd) */
-	_Atomic(const struct spindle *) full[EMUL_FULL_SLOTS]; /* set and cleared by the thread */
-	/* Held by the timer thread while it works (not while it sleeps), and by
-	 * emul_locked and emul_lateness: the model state is stable under it. */
+	/* Live: the clock's one wait. Armed for the earliest deadline by whoever
+	 * keeps the clock (the thread or its driver), fired at once by whoever
+	 * wakes it. Replaced when a driver gives the clock back (see above). */
+	atomic_int tfd;
+	atomic_int asleep;                  /* live: the clock is going to wait on tfd */
+	_Atomic(const struct spindle *) full[EMUL_FULL_SLOTS]; /* set and cleared by the clock */
+	/* Held by whoever keeps the clock while it works (not while it sleeps),
+	 * and by emul_locked and emul_lateness: the model state is stable under it. */
 	pthread_mutex_t work;
+	/* The clock's arming, kept by whoever keeps the clock (under no lock:
+	 * one keeper at a time). lead: the wake-up's floor, learnt: arm this much
+	 * early; armed: the timer's time, when is_armed; at/learn: the last arm.
+	 * A driver's: due, its next deadline; woke, when its wait returned;
+	 * slept, whether that wait was a sleep (said by emul_drive_sleepy). */
+	uint64_t lead, armed, at, due;
+	int is_armed, learn, slept;
+	uint64_t woke;
+	/* Driven: another thread keeps the clock; the thread is parked (both
+	 * under work, drive_cv signalled on each change). */
+	atomic_int driven;
+	int parked;
+	pthread_cond_t drive_cv;
+	int spare;                          /* the thread's next timerfd, made by begin */
+	int drv_policy;                     /* the driver's own scheduling, put back by end */
+	struct sched_param drv_param;
+	int *retired;                       /* timerfds a driver read: closed by destroy */
+	unsigned nretired;
+	char keeper[48];                    /* who keeps the clock, for status (under work) */
 	struct emul_io **heap;
 	size_t n, cap;
 	uint64_t late[STATS_LAT_BUCKETS];
@@ -89,11 +119,11 @@ static int full_now(struct emul *e, const struct spindle *sp)
 	return atomic_load_explicit(&e->full[full_slot(sp)], memory_order_relaxed) == sp;
 }
 
-/* Live: wake the timer thread (fire its timerfd now). */
+/* Live: wake the clock (fire its timerfd now). */
 static void timer_fire(struct emul *e)
 {
 	struct itimerspec it = { .it_value = { 0, 1 } }; /* absolute: long past */
-	timerfd_settime(e->tfd, TFD_TIMER_ABSTIME, &it, NULL);
+	timerfd_settime(atomic_load(&e->tfd), TFD_TIMER_ABSTIME, &it, NULL);
 }
 
 /* Live: arm the timerfd for due (UINT64_MAX: disarm). */
@@ -104,7 +134,7 @@ static void timer_arm(struct emul *e, uint64_t due)
 		it.it_value = (struct timespec){ (time_t)(due / 1000000000u), (long)(due % 1000000000u) };
 	if (due != UINT64_MAX && !it.it_value.tv_sec && !it.it_value.tv_nsec)
 		it.it_value.tv_nsec = 1; /* 0 would disarm */
-	timerfd_settime(e->tfd, TFD_TIMER_ABSTIME, &it, NULL);
+	timerfd_settime(atomic_load_explicit(&e->tfd, memory_order_relaxed), TFD_TIMER_ABSTIME, &it, NULL);
 }
 
 static int before(const struct emul_io *a, const struct emul_io *b)
@@ -271,55 +301,220 @@ uint64_t emul_lead_learn(uint64_t lead, uint64_t late)
 	return l < 0 ? 0 : l > EMUL_LEAD_MAX ? EMUL_LEAD_MAX : (uint64_t)l;
 }
 
+/* The keeper of the clock runs ahead of the I/O threads when the system lets
+ * us (root), as the timer thread does: a release waits for no one's slice. */
+static void keeper_priority(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+}
+
+/* Take what came in and release what is due, until a round releases
+ * nothing (releases take time: look at the clock again); returns the next
+ * deadline (UINT64_MAX: none). The round both keepers of the clock run. */
+static uint64_t emul_work(struct emul *e)
+{
+	for (;;) {
+		struct emul_io *out = NULL, **tail = &out;
+		pthread_mutex_lock(&e->work);
+		uint64_t due = emul_round(e, &tail);
+		pthread_mutex_unlock(&e->work);
+		if (!out)
+			return due;
+		release_all(out);
+	}
+}
+
+/* Before the keeper of the clock sleeps: arm the timer for due, say it
+ * sleeps, then look once more. 1: sleep; 0: something came in (a pusher
+ * stores then loads `asleep`; we store `asleep` then load what it pushed, so
+ * one of us sees the other; a fire after the arm always wakes us). */
+static int clock_sleepy(struct emul *e, uint64_t due)
+{
+	/* A wake-up comes at least `lead` after the timer's time: arm that much
+	 * early. Within the lead already (an early wake): arm for due. */
+	uint64_t now = stats_now(), at = due;
+	e->learn = due != UINT64_MAX && due > now + e->lead;
+	if (e->learn)
+		at = due - e->lead;
+	if (!e->is_armed || e->armed != at)
+		timer_arm(e, at);
+	e->armed = e->at = at;
+	e->is_armed = 1;
+	atomic_store(&e->asleep, 1);
+	if (atomic_load(&e->stop) || (!atomic_load(&e->hold) && atomic_load(&e->incoming))) {
+		atomic_store(&e->asleep, 0);
+		return 0;
+	}
+	return 1;
+}
+
+/* The timer fired (ours, or a wake-up's); woke: when the keeper woke. */
+static void clock_fired(struct emul *e, uint64_t woke)
+{
+	e->is_armed = 0;
+	if (e->learn && woke >= e->at)
+		e->lead = emul_lead_learn(e->lead, woke - e->at);
+	e->learn = 0;
+}
+
+/* The thread, while a driver keeps the clock: park until it gives it back
+ * (or the emulator ends). 1 when it parked. */
+static int thread_park(struct emul *e)
+{
+	if (!atomic_load(&e->driven))
+		return 0;
+	pthread_mutex_lock(&e->work);
+	while (atomic_load(&e->driven) && !atomic_load(&e->stop)) {
+		e->parked = 1;
+		pthread_cond_broadcast(&e->drive_cv);
+		pthread_cond_wait(&e->drive_cv, &e->work);
+	}
+	e->parked = 0;
+	pthread_mutex_unlock(&e->work);
+	return 1;
+}
+
 static void *emul_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "fsvol-model"); /* top -H, ps -L */
 	struct emul *e = arg;
 	prctl(PR_SET_TIMERSLACK, 1UL);
-	/* Releases are the model's clock: run ahead of the I/O threads when the
-	 * system lets us (root); otherwise stay a normal thread. */
-	struct sched_param sp = { .sched_priority = 1 };
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	uint64_t lead = 0; /* the wake-up's floor, learnt: arm this much early */
-	uint64_t armed = 0; /* the timer's time, when set since the last wake-up */
-	int is_armed = 0;
+	keeper_priority();
 	while (!atomic_load(&e->stop)) {
-		struct emul_io *out = NULL, **tail = &out;
-		pthread_mutex_lock(&e->work);
-		uint64_t due = emul_round(e, &tail);
-		pthread_mutex_unlock(&e->work);
-		release_all(out);
-		if (out)
-			continue; /* releases took time: look at the clock again */
-		/* A wake-up comes at least `lead` after the timer's time: arm that
-		 * much early. Within the lead already (an early wake): arm for due. */
-		uint64_t now = stats_now(), at = due;
-		int learn = due != UINT64_MAX && due > now + lead;
-		if (learn)
-			at = due - lead;
-		/* Arm, say we sleep, then look once more (a pusher stores then
-		 * loads `asleep`; we store `asleep` then load what it pushed, so
-		 * one of us sees the other). A fire after the arm always wakes us. */
-		if (!is_armed || armed != at)
-			timer_arm(e, at);
-		armed = at;
-		is_armed = 1;
-		atomic_store(&e->asleep, 1);
-		if (atomic_load(&e->stop) ||
-		    (!atomic_load(&e->hold) && atomic_load(&e->incoming))) {
+		if (thread_park(e))
+			continue; /* the clock is back: on a fresh timerfd, e->is_armed 0 */
+		uint64_t due = emul_work(e);
+		if (!clock_sleepy(e, due))
+			continue;
+		/* a driver asked for the clock after the arm: its fire wakes us, or
+		 * we see it here */
+		if (atomic_load(&e->driven)) {
 			atomic_store(&e->asleep, 0);
 			continue;
 		}
 		uint64_t fired;
-		while (read(e->tfd, &fired, sizeof(fired)) < 0 && errno == EINTR)
+		while (read(atomic_load(&e->tfd), &fired, sizeof(fired)) < 0 && errno == EINTR)
 			;
 		atomic_store(&e->asleep, 0);
-		is_armed = 0; /* it fired: ours, or a wake-up's */
-		uint64_t woke = stats_now();
-		if (learn && woke >= at)
-			lead = emul_lead_learn(lead, woke - at);
+		clock_fired(e, stats_now());
 	}
 	return NULL;
+}
+
+/* ---- driven by another thread's loop ---- */
+
+int emul_drive_begin(struct emul *e, const char *who)
+{
+	if (e->virt)
+		return -EINVAL;
+	int spare = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (spare < 0)
+		return -errno;
+	pthread_mutex_lock(&e->work);
+	if (atomic_load(&e->driven)) {
+		pthread_mutex_unlock(&e->work);
+		close(spare);
+		return -EBUSY;
+	}
+	e->spare = spare;
+	snprintf(e->keeper, sizeof(e->keeper), "%s", who);
+	atomic_store(&e->driven, 1);
+	pthread_mutex_unlock(&e->work);
+	/* the thread may sleep in read(tfd): wake it, and wait until it parked,
+	 * so that only the driver reads tfd from now */
+	timer_fire(e);
+	pthread_mutex_lock(&e->work);
+	while (!e->parked)
+		pthread_cond_wait(&e->drive_cv, &e->work);
+	pthread_mutex_unlock(&e->work);
+	atomic_store(&e->asleep, 0);
+	e->is_armed = 0; /* the fire disarmed it */
+	e->due = UINT64_MAX;
+	if (pthread_getschedparam(pthread_self(), &e->drv_policy, &e->drv_param))
+		e->drv_policy = -1;
+	keeper_priority();
+	return 0;
+}
+
+int emul_drive_fd(const struct emul *e)
+{
+	return atomic_load(&((struct emul *)e)->tfd);
+}
+
+void emul_drive_round(struct emul *e)
+{
+	e->due = emul_work(e);
+}
+
+int emul_drive_sleepy(struct emul *e)
+{
+	return clock_sleepy(e, e->due);
+}
+
+void emul_drive_woke(struct emul *e)
+{
+	e->slept = atomic_exchange(&e->asleep, 0);
+	e->woke = stats_now();
+}
+
+void emul_drive_fired(struct emul *e)
+{
+	/* only a wake-up from a sleep says how late the timer is */
+	if (!e->slept)
+		e->learn = 0;
+	clock_fired(e, e->woke);
+}
+
+void emul_drive_end(struct emul *e)
+{
+	if (e->drv_policy >= 0)
+		pthread_setschedparam(pthread_self(), e->drv_policy, &e->drv_param);
+	pthread_mutex_lock(&e->work);
+	int *r = realloc(e->retired, (e->nretired + 1) * sizeof(*r));
+	if (r) {
+		e->retired = r;
+		e->retired[e->nretired++] = atomic_load(&e->tfd);
+	} /* else: it stays open, unnamed, till the process ends */
+	/* The driver's read may still be outstanding on its ring: the thread
+	 * waits on a timerfd nobody else reads. A pusher that loaded the old one
+	 * fires it in vain, but its push was taken: it came before the thread's
+	 * first round, which follows this under the lock. */
+	atomic_store(&e->tfd, e->spare);
+	e->spare = -1;
+	e->is_armed = 0;
+	atomic_store(&e->asleep, 0);
+	snprintf(e->keeper, sizeof(e->keeper), "fsvol-model (its own thread)");
+	atomic_store(&e->driven, 0);
+	pthread_cond_broadcast(&e->drive_cv);
+	pthread_mutex_unlock(&e->work);
+}
+
+void emul_drive_hand_off(struct emul *e, pthread_t next)
+{
+	if (e->drv_policy >= 0)
+		pthread_setschedparam(pthread_self(), e->drv_policy, &e->drv_param);
+	/* the next keeper runs ahead from its first wake-up, not from when it
+	 * got the CPU to say so */
+	if (pthread_getschedparam(next, &e->drv_policy, &e->drv_param))
+		e->drv_policy = -1;
+	struct sched_param sp = { .sched_priority = 1 };
+	pthread_setschedparam(next, SCHED_FIFO, &sp);
+}
+
+void emul_drive_take_over(struct emul *e, const char *who)
+{
+	pthread_mutex_lock(&e->work);
+	snprintf(e->keeper, sizeof(e->keeper), "%s", who);
+	pthread_mutex_unlock(&e->work);
+	atomic_store(&e->asleep, 0);
+}
+
+void emul_keeper(struct emul *e, char *buf, size_t len)
+{
+	pthread_mutex_lock(&e->work);
+	snprintf(buf, len, "%s", e->virt ? "virtual" : e->keeper);
+	pthread_mutex_unlock(&e->work);
 }
 
 int emul_create_virtual(struct emul **out)
@@ -328,9 +523,11 @@ int emul_create_virtual(struct emul **out)
 	if (!e)
 		return -ENOMEM;
 	pthread_mutex_init(&e->work, NULL);
+	pthread_cond_init(&e->drive_cv, NULL);
 	sem_init(&e->kick, 0, 0);
 	e->virt = 1;
-	e->tfd = -1;
+	atomic_init(&e->tfd, -1);
+	e->spare = -1;
 	*out = e;
 	return 0;
 }
@@ -411,13 +608,18 @@ int emul_create(struct emul **out)
 	if (!e)
 		return -ENOMEM;
 	pthread_mutex_init(&e->work, NULL);
+	pthread_cond_init(&e->drive_cv, NULL);
 	sem_init(&e->kick, 0, 0);
-	e->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (e->tfd < 0 || pthread_create(&e->thread, NULL, emul_main, e)) {
-		int r = e->tfd < 0 ? -errno : -EAGAIN;
-		if (e->tfd >= 0)
-			close(e->tfd);
+	e->spare = -1;
+	snprintf(e->keeper, sizeof(e->keeper), "fsvol-model (its own thread)");
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	atomic_init(&e->tfd, tfd);
+	if (tfd < 0 || pthread_create(&e->thread, NULL, emul_main, e)) {
+		int r = tfd < 0 ? -errno : -EAGAIN;
+		if (tfd >= 0)
+			close(tfd);
 		sem_destroy(&e->kick);
+		pthread_cond_destroy(&e->drive_cv);
 		pthread_mutex_destroy(&e->work);
 		free(e);
 		return r;
@@ -431,12 +633,22 @@ void emul_destroy(struct emul *e)
 	if (!e)
 		return;
 	if (!e->virt) {
+		/* a parked thread wakes on the signal, a sleeping one on the fire */
+		pthread_mutex_lock(&e->work);
 		atomic_store(&e->stop, 1);
+		pthread_cond_broadcast(&e->drive_cv);
+		pthread_mutex_unlock(&e->work);
 		timer_fire(e);
 		pthread_join(e->thread, NULL);
-		close(e->tfd);
+		close(atomic_load(&e->tfd));
+		if (e->spare >= 0)
+			close(e->spare);
+		for (unsigned i = 0; i < e->nretired; i++)
+			close(e->retired[i]);
+		free(e->retired);
 	}
 	sem_destroy(&e->kick);
+	pthread_cond_destroy(&e->drive_cv);
 	pthread_mutex_destroy(&e->work);
 	free(e->heap);
 	free(e);

@@ -7,6 +7,10 @@
  * is dispatched at the emulated time the previous one completed, so timer
  * lateness never accumulates into throughput. bench/tools/timer_probe measures
  * this machine's own timer lateness with the same wait.
+ * Another thread's event loop may keep the clock instead (emul_drive_begin:
+ * a FUSE over io_uring queue thread, whose replies then need no wake-up);
+ * the timer thread parks meanwhile and takes the clock back at
+ * emul_drive_end. Same round, same arming, same lateness compensation.
  * In virtual time (emul_create_virtual) the caller's emul_run is that thread
  * and the clock jumps from one completion to the next.
  */
@@ -14,6 +18,7 @@
 #define FSVOL_EMUL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fsvol/model/spindle.h"
@@ -64,12 +69,54 @@ int emul_locked(struct emul *e, int (*fn)(void *arg), void *arg);
  * idle under load. Holds nest. */
 void emul_hold(struct emul *e, int hold);
 
+/* ---- Driven: another thread's loop keeps the clock (live only) ----
+ * The driver keeps a read (8 bytes) of emul_drive_fd outstanding in its own
+ * event loop (an io_uring) from begin to end, and loops:
+ *   emul_drive_round   take what came in, release what is due: the releases
+ *                      run here, on the driver's thread;
+ *   emul_drive_sleepy  just before it would wait (after its own inbox
+ *                      check): arms the timer; 0 means work came in, do
+ *                      not wait (loop again);
+ *   (its wait)
+ *   emul_drive_woke    right after the wait, whatever woke it: from here
+ *                      submits on this thread cost no wake-up;
+ *   emul_drive_fired   when that read completes (then read again).
+ * Submits from other threads fire the timerfd when the driver sleeps and the
+ * request may start before the armed deadline, as for the timer thread. */
+/* The calling thread takes the clock (who names it for status, e.g. a thread
+ * name). Returns once the timer thread has parked: 0, -EINVAL (virtual
+ * time), -EBUSY (driven already), -errno (no timerfd). */
+int emul_drive_begin(struct emul *e, const char *who);
+/* The timerfd to keep a read on (valid from begin to end). */
+int emul_drive_fd(const struct emul *e);
+void emul_drive_round(struct emul *e);
+int emul_drive_sleepy(struct emul *e);
+void emul_drive_woke(struct emul *e);
+void emul_drive_fired(struct emul *e);
+/* The driver gives the clock back to the timer thread (on its own timerfd:
+ * the driver's read may stay outstanding until its ring closes). From the
+ * driver's thread, before emul_destroy; the driver no longer calls emul_drive_*. */
+void emul_drive_end(struct emul *e);
+/* Pass the driver's role to thread next (to follow the traffic): the
+ * driver, once no read of emul_drive_fd is outstanding on its ring any more,
+ * calls hand_off (next takes the keeper's priority now, the caller gets its
+ * own back) and no emul_drive_* after it; next then calls take_over
+ * (happens-after hand_off) and drives from there, up to its own hand_off or
+ * emul_drive_end. Between the two nobody drives: releases wait. A driver
+ * whose next could not take it hands off to itself and takes over again. */
+void emul_drive_hand_off(struct emul *e, pthread_t next);
+void emul_drive_take_over(struct emul *e, const char *who);
+/* Who keeps the clock: "fsvol-model (its own thread)", the driver's name, or
+ * "virtual". */
+void emul_keeper(struct emul *e, char *buf, size_t len);
+
 /* Release lateness (real release time - emulated completion): percentiles in
  * ns of everything released so far, and the count. */
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count);
 
-/* The timer thread arms its timer `lead` ns before a deadline, lead being
- * learnt from how late its wake-ups come (a low quantile: the machine's floor).
+/* The keeper of the clock (the timer thread or its driver) arms the timer
+ * `lead` ns before a deadline, lead being learnt from how late its wake-ups
+ * come (a low quantile: the machine's floor).
  * One step of that learning, given how late (ns) the last wake-up was after
  * the time armed; returns the new lead. bench/tools/timer_probe uses the same. */
 uint64_t emul_lead_learn(uint64_t lead, uint64_t late);

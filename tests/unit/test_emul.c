@@ -4,14 +4,24 @@
  * while the timer thread sleeps towards a far deadline of another disk (the
  * push wakes it), while pushes for a busy disk need no wake-up to be served in
  * turn; destroying an emulator with a far deadline pending does not wait for it.
+ * Driven (emul_drive_*): another thread's io_uring loop keeps the clock, the
+ * releases run there and keep the same rules; holds and the lock work
+ * meanwhile; handed off to a second driver thread, the releases follow it;
+ * given back with its timerfd read still outstanding on the
+ * driver's ring, the timer thread keeps the clock again (a stale read must
+ * not take its wake-ups); virtual time cannot be driven.
  * Real spindles, the real timer thread; nothing here waits on a sleep. */
 #include <check.h>
 #include <errno.h>
+#include <liburing.h>
+#include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "fsvol/model/emul.h"
 #include "fsvol/model/spindle.h"
@@ -20,7 +30,11 @@
 struct tio {
 	struct emul_io io;
 	uint64_t released_at;   /* real time of the release, 0: not yet */
+	int on_driver;          /* released on the driver's thread */
 };
+
+static pthread_t driver_tid;
+static atomic_int driving;
 
 static sem_t released;
 static atomic_uint nreleased;
@@ -29,6 +43,7 @@ static void on_release(struct emul_io *io)
 {
 	struct tio *t = (struct tio *)io;
 	t->released_at = stats_now();
+	t->on_driver = atomic_load(&driving) && pthread_equal(pthread_self(), driver_tid);
 	atomic_fetch_add(&nreleased, 1);
 	sem_post(&released);
 }
@@ -144,6 +159,209 @@ START_TEST(an_idle_disk_does_not_wait_for_a_far_deadline)
 }
 END_TEST
 
+/* A driver as FUSE over io_uring's queue thread is one: its own ring with a
+ * read of the emulator's timerfd outstanding, and an eventfd to stop it. */
+struct driver {
+	struct emul *e;
+	int stopfd, begun;
+	int taking;             /* take the clock over from another driver (not begin) */
+	int passing;            /* on stop: hand the clock off (not end) */
+	pthread_t next;         /* to whom */
+	uint64_t tick, stopbuf;
+	struct io_uring ring;
+	sem_t ended, may_exit, go;
+};
+
+static void drv_read(struct driver *d, int fd, uint64_t *buf, uintptr_t tag)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+	io_uring_prep_read(sqe, fd, buf, sizeof(*buf), 0);
+	io_uring_sqe_set_data(sqe, (void *)tag);
+}
+
+static void *driver_main(void *arg)
+{
+	struct driver *d = arg;
+	ck_assert_int_eq(io_uring_queue_init(8, &d->ring, 0), 0);
+	if (d->taking) { /* once the first driver handed off */
+		while (sem_wait(&d->go) < 0 && errno == EINTR)
+			;
+		emul_drive_take_over(d->e, "test-driver-2");
+	}
+	else
+		d->begun = emul_drive_begin(d->e, "test-driver");
+	driver_tid = pthread_self();
+	atomic_store(&driving, d->begun == 0);
+	sem_post(&d->ended); /* begun */
+	if (d->begun)
+		return NULL;
+	drv_read(d, emul_drive_fd(d->e), &d->tick, 1);
+	drv_read(d, d->stopfd, &d->stopbuf, 2);
+	for (int stop = 0; stop != 1;) {
+		emul_drive_round(d->e);
+		int sleep = emul_drive_sleepy(d->e);
+		ck_assert_int_ge(io_uring_submit_and_wait(&d->ring, sleep ? 1 : 0), 0);
+		emul_drive_woke(d->e);
+		struct io_uring_cqe *cqe;
+		while (io_uring_peek_cqe(&d->ring, &cqe) == 0) {
+			uintptr_t tag = (uintptr_t)io_uring_cqe_get_data(cqe);
+			int res = cqe->res;
+			io_uring_cqe_seen(&d->ring, cqe);
+			if (tag == 2) {
+				stop = 1;
+				if (d->passing) { /* no read of the timerfd may stay outstanding */
+					struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+					io_uring_prep_cancel(sqe, (void *)1, 0);
+					io_uring_sqe_set_data(sqe, (void *)3);
+					stop = 2; /* until the read is back */
+				}
+			} else if (tag == 1 && stop == 2) {
+				stop = 1;
+			} else if (tag == 1 && !stop) {
+				ck_assert_int_eq(res, 8);
+				emul_drive_fired(d->e);
+				drv_read(d, emul_drive_fd(d->e), &d->tick, 1);
+			}
+		}
+	}
+	atomic_store(&driving, 0);
+	/* ending: the timerfd read stays outstanding on the ring, as when a
+	 * mount ends */
+	if (d->passing)
+		emul_drive_hand_off(d->e, d->next);
+	else
+		emul_drive_end(d->e);
+	sem_post(&d->ended);
+	while (sem_wait(&d->may_exit) < 0 && errno == EINTR)
+		;
+	io_uring_queue_exit(&d->ring);
+	return NULL;
+}
+
+static int locked_ok(void *arg)
+{
+	return *(int *)arg;
+}
+
+/* N requests from this thread over the disks (some full, some idle). */
+static void burst(struct emul *e, struct tio *t, unsigned n, struct spindle *sp, unsigned disks, uint64_t *x,
+		  unsigned base)
+{
+	for (unsigned i = 0; i < n; i++) {
+		*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+		submit(e, &t[i], &sp[*x % disks], (*x >> 8) % (60ull << 20) & ~4095ull);
+		if (i % 50 == 49)
+			wait_released(base + i + 1 - 25);
+	}
+	wait_released(base + n);
+}
+
+static void check_times(struct tio *t, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_uint_ge(t[i].released_at, t[i].io.r.done_ns); /* never early */
+		ck_assert_uint_ge(t[i].io.r.done_ns, t[i].io.r.arrival_ns);
+	}
+}
+
+START_TEST(a_driver_keeps_the_clock_and_gives_it_back)
+{
+	enum { DISKS = 4, N = 300 };
+	static struct spindle sp[DISKS];
+	static struct tio a[N], b[N], c[N], held;
+	disk(&sp[0], "hdd");
+	disk(&sp[1], "ssd:channels=1");
+	disk(&sp[2], "ssd");
+	disk(&sp[3], "nvme");
+	struct emul *e, *v;
+	char who[64];
+	ck_assert_int_eq(emul_create_virtual(&v), 0);
+	ck_assert_int_eq(emul_drive_begin(v, "x"), -EINVAL); /* no real clock to keep */
+	emul_destroy(v);
+	ck_assert_int_eq(emul_create(&e), 0);
+	emul_keeper(e, who, sizeof(who));
+	ck_assert_str_eq(who, "fsvol-model (its own thread)");
+	static struct driver d, d2;
+	d.e = e;
+	d.passing = 1;
+	d.stopfd = eventfd(0, EFD_CLOEXEC);
+	ck_assert_int_ge(d.stopfd, 0);
+	sem_init(&d.ended, 0, 0);
+	sem_init(&d.may_exit, 0, 0);
+	ck_assert_int_eq(pthread_create(&driver_tid, NULL, driver_main, &d), 0);
+	while (sem_wait(&d.ended) < 0 && errno == EINTR)
+		;
+	ck_assert_int_eq(d.begun, 0);
+	ck_assert_int_eq(emul_drive_begin(e, "another"), -EBUSY);
+	emul_keeper(e, who, sizeof(who));
+	ck_assert_str_eq(who, "test-driver");
+	/* driven: every release on the driver's thread, never early */
+	uint64_t x = 88172645463325252ull;
+	burst(e, a, N, sp, DISKS, &x, 0);
+	check_times(a, N);
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_msg(a[i].on_driver, "release %u not on the driver's thread", i);
+	/* holds and the lock work while driven */
+	int ok = 7;
+	ck_assert_int_eq(emul_locked(e, locked_ok, &ok), 7);
+	emul_hold(e, 1);
+	submit(e, &held, &sp[3], 0);
+	emul_hold(e, 0);
+	wait_released(N + 1);
+	ck_assert(held.on_driver);
+	/* handed to another driver thread (its read cancelled first) */
+	pthread_t first = driver_tid, second;
+	d2.e = e;
+	d2.taking = 1;
+	d2.stopfd = eventfd(0, EFD_CLOEXEC);
+	sem_init(&d2.ended, 0, 0);
+	sem_init(&d2.may_exit, 0, 0);
+	sem_init(&d2.go, 0, 0);
+	ck_assert_int_eq(pthread_create(&second, NULL, driver_main, &d2), 0);
+	d.next = second;
+	uint64_t one = 1;
+	ck_assert_int_eq(write(d.stopfd, &one, sizeof(one)), sizeof(one));
+	while (sem_wait(&d.ended) < 0 && errno == EINTR)
+		;
+	sem_post(&d2.go);
+	while (sem_wait(&d2.ended) < 0 && errno == EINTR)
+		;
+	emul_keeper(e, who, sizeof(who));
+	ck_assert_str_eq(who, "test-driver-2");
+	burst(e, c, N, sp, DISKS, &x, N + 1);
+	check_times(c, N);
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_msg(c[i].on_driver, "release %u not on the second driver's thread", i);
+	/* given back with the driver's read still outstanding on its ring: the
+	 * timer thread keeps the clock, idle disks and full ones alike */
+	ck_assert_int_eq(write(d2.stopfd, &one, sizeof(one)), sizeof(one));
+	while (sem_wait(&d2.ended) < 0 && errno == EINTR)
+		;
+	emul_keeper(e, who, sizeof(who));
+	ck_assert_str_eq(who, "fsvol-model (its own thread)");
+	burst(e, b, N, sp, DISKS, &x, 2 * N + 1);
+	check_times(b, N);
+	for (unsigned i = 0; i < N; i++)
+		ck_assert(!b[i].on_driver);
+	double p50, p99;
+	uint64_t count;
+	emul_lateness(e, &p50, &p99, &count);
+	ck_assert_uint_eq(count, 3 * N + 1); /* measured on every release, every way */
+	emul_destroy(e);
+	sem_post(&d.may_exit);
+	sem_post(&d2.may_exit);
+	pthread_join(first, NULL);
+	pthread_join(second, NULL);
+	close(d.stopfd);
+	close(d2.stopfd);
+	sem_destroy(&d.ended);
+	sem_destroy(&d.may_exit);
+	sem_destroy(&d2.ended);
+	sem_destroy(&d2.may_exit);
+	sem_destroy(&d2.go);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("emul");
@@ -152,6 +370,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, never_early_and_lateness_not_carried);
 	tcase_add_test(tc, an_idle_disk_does_not_wait_for_a_far_deadline);
+	tcase_add_test(tc, a_driver_keeps_the_clock_and_gives_it_back);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
