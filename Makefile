@@ -138,7 +138,6 @@ INTEGRATION_TESTS := \
 	tests/integration/80-bad-blocks.sh \
 	tests/integration/81-device-numbers.sh \
 	tests/integration/82-reshape-degraded.sh \
-	tests/integration/86-reshape-raid10.sh \
 	tests/integration/83-grow-write-behind.sh \
 	tests/integration/84-tmpfs-members.sh \
 	tests/integration/85-umount-busy.sh \
