@@ -142,7 +142,8 @@ INTEGRATION_TESTS := \
 	tests/integration/84-tmpfs-members.sh \
 	tests/integration/85-umount-busy.sh \
 	tests/integration/86-reshape-raid10.sh \
-	tests/integration/87-model-clock.sh
+	tests/integration/87-model-clock.sh \
+	tests/integration/88-remove-under-readers.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -260,6 +260,9 @@ track_pid() { _push_cleanup pid "$1"; }
 # wait_for SECS WHAT CMD...: until CMD succeeds, polled; after SECS the test
 # fails with WHAT. SECS is a safety net against a hang, not a timing: make it
 # generous (a loaded machine is slow, never wrong).
+# jq_true FILTER FILE: the filter holds on FILE (for wait_for)
+jq_true() { jq -e "$@" >/dev/null; }
+
 wait_for() {
 	local secs=$1 what=$2 end
 	shift 2
