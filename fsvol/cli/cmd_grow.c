@@ -131,7 +131,7 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 const struct cmd cmd_grow = {
 	.name = "grow",
 	.operands = "MNT [PATH...]",
-	.summary = "reshape onto more members, a new chunk, raid6 or a raid10 layout, online (mdadm --grow)",
+	.summary = "reshape: more members, a new chunk, raid6, a raid10 layout (mdadm --grow)",
 	.more = "The data moves in the background, window by window; fsvol status shows \"reshape = x%\". The new "
 		"capacity appears when it ends. A crash or kill -9 mid-way resumes at the next mount. raid0, raid4, "
 		"raid5 and raid6 restripe; raid5 goes to raid6 with one more member; linear appends (nothing moves); "

@@ -21,7 +21,6 @@ requires fio
 requires jq
 requires nbdkit
 cd "$T" # fio may leave state files in the working directory
-jq_true() { jq -e "$@" >/dev/null; }
 
 reads_of() { member_stat "$1" "$2" reads; }
 check_clean() { # MNT WHAT

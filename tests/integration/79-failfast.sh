@@ -16,7 +16,6 @@
 requires fio
 requires jq
 cd "$T" # fio may leave state files in the working directory
-jq_true() { jq -e "$@" >/dev/null; }
 
 STALL=6 # seconds an I/O of the stalled member takes (the delay filter)
 check_clean() { # MNT WHAT

@@ -21,7 +21,6 @@ requires jq
 cd "$T" # fio may leave state files in the working directory
 ACKW=$FSVOL_BUILD/bin/fsvol-ackwrite
 [[ -x $ACKW ]] || fail "$ACKW not built (make $ACKW)"
-jq_true() { jq -e "$@" >/dev/null; }
 speed() { echo "sync_speed_max $2" >"$1/ctl" && echo "sync_speed_min $2" >"$1/ctl"; }
 fio_half() { # MNT [fio args]: the second half, written then verified
 	fio --name=wb --filename="$1/volume" --rw=randwrite --bs=64k --direct=1 --ioengine=io_uring --iodepth=8 \
