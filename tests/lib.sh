@@ -260,6 +260,25 @@ track_pid() { _push_cleanup pid "$1"; }
 # wait_for SECS WHAT CMD...: until CMD succeeds, polled; after SECS the test
 # fails with WHAT. SECS is a safety net against a hang, not a timing: make it
 # generous (a loaded machine is slow, never wrong).
+# sigterm_under_load MNT LOADPID MEMBER...: SIGTERM to MNT's daemon while
+# LOADPID (an application on the volume) runs: the daemon ends, the load gets
+# its errors and ends, the mount goes and every member is left clean.
+_gone() { ! _alive "$1"; }
+sigterm_under_load() {
+	local mnt=$1 lpid=$2 pid m
+	shift 2
+	pid=$(daemon_pid "$mnt")
+	kill -TERM "$pid"
+	wait_for 60 "daemon $pid still running after SIGTERM under load" _gone "$pid"
+	wait_for 60 "the load still running after its daemon ended" _gone "$lpid"
+	! _is_mounted "$mnt" || fail "SIGTERM under load left the mount"
+	_drop_cleanup fsvol "$mnt" "$pid"
+	_drop_cleanup pid "$lpid"
+	for m in "$@"; do
+		"$FSVOL" examine "$m" | grep -q "State : clean" || fail "$m not clean after SIGTERM under load"
+	done
+}
+
 # jq_true FILTER FILE: the filter holds on FILE (for wait_for)
 jq_true() { jq -e "$@" >/dev/null; }
 

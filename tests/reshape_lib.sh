@@ -218,3 +218,29 @@ reshape_cuts() {
 	[[ $out == *"check done"*", 0 mismatches"* ]] || fail "$name: scrub: $out"
 	fsvol_umount "$d/mnt"
 }
+
+# reshape_deg_start NAME DIR CREATE_ARGS...: members DIR/m0..m4 (each with a
+# volatile cache), a volume of 4 of them (`fsvol create CREATE_ARGS --spares
+# 1`) filled with random data (DIR/data), throttled to 1 MB/s and grown to 5
+# members; sets d, mem, opts, cap, lines (the daemon log's before the grow),
+# and live and lopts: the members and options for a mount without member 1.
+reshape_deg_start() {
+	local name=$1 i
+	d=$2
+	shift 2
+	mkdir -p "$d"
+	mem=("$d"/m{0,1,2,3,4})
+	opts=()
+	for i in 0 1 2 3 4; do opts+=("--fault=$i=cache=volatile"); done
+	"$FSVOL" create "$@" --spares 1 "${mem[@]}" >/dev/null || fail "$name: create"
+	fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}"
+	cap=$(size_of "$d/mnt/volume")
+	random_file "$d/data" "$cap"
+	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct conv=fsync status=none
+	echo "sync_speed_max 1000" >"$d/mnt/ctl"
+	lines=$(wc -l <"$DAEMON_LOG")
+	"$FSVOL" grow "$d/mnt" --raid-devices 5 >/dev/null || fail "$name: grow"
+	live=("$d"/m{0,2,3,4})
+	lopts=()
+	for i in 0 2 3 4; do lopts+=("--fault=$i=cache=volatile"); done
+}

@@ -24,7 +24,6 @@ export FSVOL_FUSE_TRANSPORT=uring # fsvol_mount fails a mount the ring does not 
 M=("$T/m0" "$T/m1" "$T/m2" "$T/m3")
 "$FSVOL" create -l raid5 -c 64K -s 32M "${M[@]}" >/dev/null || fail "create"
 MNT=$T/mnt
-_gone() { ! _alive "$1"; }
 reads() { jq '.volume.reads' "$MNT/stats.json"; }
 ring_errors() { grep -c "FUSE over io_uring: queue" "$DAEMON_LOG" || true; }
 
@@ -74,16 +73,7 @@ _alive "$lpid" || fail "the load stopped when other clients were killed: $(cat "
 (($(ring_errors) == 0)) || fail "ring errors in the log: $(grep 'FUSE over io_uring' "$DAEMON_LOG")"
 
 # --- SIGTERM under load: the daemon ends, the application gets errors -------------------
-pid=$(daemon_pid "$MNT")
-kill -TERM "$pid"
-wait_for 60 "daemon $pid still running after SIGTERM under load" _gone "$pid"
-wait_for 60 "fio still running after its daemon ended" _gone "$lpid"
-! _is_mounted "$MNT" || fail "SIGTERM under load left the mount"
-_drop_cleanup fsvol "$MNT" "$pid"
-_drop_cleanup pid "$lpid"
-for m in "${M[@]}"; do
-	"$FSVOL" examine "$m" | grep -q "State : clean" || fail "$m not clean after SIGTERM under load"
-done
+sigterm_under_load "$MNT" "$lpid" "${M[@]}"
 
 # --- kill -9 under load: a dead mount, removed; the volume mounts again ------------------
 fsvol_mount "$MNT" "${M[@]}"

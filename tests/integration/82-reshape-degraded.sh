@@ -43,23 +43,9 @@ verified() { # WHAT MEMBER...: the unmounted members' parity, by the independent
 }
 
 # --- raid5 x4 -> x5: errors on member 1 in the critical section, a power cut in a backed-up window
-d=$T/r5
-mkdir -p "$d"
-mem=("$d"/m{0,1,2,3,4})
-opts=()
-for i in 0 1 2 3 4; do opts+=("--fault=$i=cache=volatile"); done
-"$FSVOL" create -l raid5 -c 64K -s 8M --spares 1 "${mem[@]}" >/dev/null || fail "r5: create"
-fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}"
-cap=$(size_of "$d/mnt/volume")
-random_file "$d/data" "$cap"
-dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct conv=fsync status=none
-echo "sync_speed_max 1000" >"$d/mnt/ctl"
-lines=$(wc -l <"$DAEMON_LOG")
-"$FSVOL" grow "$d/mnt" --raid-devices 5 >/dev/null || fail "r5: grow"
-# survivors at the remounts: member 1 is dead (its faults went with the daemon, its file is stale)
-live=("$d"/m{0,2,3,4})
-lopts=()
-for i in 0 2 3 4; do lopts+=("--fault=$i=cache=volatile"); done
+reshape_deg_start r5 "$T/r5" -l raid5 -c 64K -s 8M
+# survivors at the remounts (live, lopts): member 1 is dead (its faults went
+# with the daemon, its file is stale)
 # window 1 (the pass waits ~1.5 s after each at 1 MB/s): member 1 fails at
 # its read, the backup goes to the 4 others, the superblocks record it; K
 # member writes count from the window's start (the failure's superblocks,

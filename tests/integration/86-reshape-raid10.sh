@@ -38,22 +38,7 @@ reshape_cuts o2cuts 4 0 "-l raid10 --layout o2 -c 64K" "--chunk 128K" 13 18 9
 # section (windows 0-3, whose new rows overlap old ones), then the power is
 # cut inside a backed-up window: the backup's pieces lack member 1's copies,
 # so the mount reads them from their other copy and writes the window back
-d=$T/deg
-mkdir -p "$d"
-mem=("$d"/m{0,1,2,3,4})
-opts=()
-for i in 0 1 2 3 4; do opts+=("--fault=$i=cache=volatile"); done
-"$FSVOL" create -l raid10 --layout n2 -c 64K -s 4M --spares 1 "${mem[@]}" >/dev/null || fail "deg: create"
-fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}"
-cap=$(size_of "$d/mnt/volume")
-random_file "$d/data" "$cap"
-dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct conv=fsync status=none
-echo "sync_speed_max 1000" >"$d/mnt/ctl"
-lines=$(wc -l <"$DAEMON_LOG")
-"$FSVOL" grow "$d/mnt" --raid-devices 5 >/dev/null || fail "deg: grow"
-live=("$d"/m{0,2,3,4})
-lopts=()
-for i in 0 2 3 4; do lopts+=("--fault=$i=cache=volatile"); done
+reshape_deg_start deg "$T/deg" -l raid10 --layout n2 -c 64K -s 4M
 # K member writes from a window's start: the failure's superblocks, 8
 # pieces (2 per member left), the backup's superblocks, then the new rows
 k=0

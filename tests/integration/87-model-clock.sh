@@ -9,6 +9,7 @@
 # every release is counted. SIGTERM under load with the clock on the ring ends
 # the daemon with clean superblocks (the clock goes back to its thread for the
 # last writes). enable_uring is set for the test and restored after.
+# fsvol-test: alone (sets the fuse module's enable_uring (machine-wide); times the model within 10%)
 . "$(dirname "$0")/../lib.sh"
 requires_root
 requires fio
@@ -92,7 +93,6 @@ timed "io_uring, model set through ctl"
 # SIGTERM under load with the clock on the ring: the daemon ends, clean
 reads() { jq '.volume.reads' "$MNT/stats.json"; }
 _read_past() { (($(reads) > $1 + 100)); }
-_gone() { ! _alive "$1"; }
 before=$(reads)
 fio --name=load --filename="$MNT/volume" --rw=randrw --bs=4k --iodepth=256 --ioengine=io_uring --direct=1 \
 	--time_based --runtime=60 --output=/dev/null >/dev/null 2>&1 &
@@ -100,16 +100,7 @@ lpid=$!
 track_pid "$lpid"
 wait_for 60 "fio's requests do not reach the volume" _read_past "$before"
 _on_ring || fail "under load: the clock is on '$(keeper)'"
-pid=$(daemon_pid "$MNT")
-kill -TERM "$pid"
-wait_for 60 "daemon $pid still running after SIGTERM under load" _gone "$pid"
-wait_for 60 "fio still running after its daemon ended" _gone "$lpid"
-! _is_mounted "$MNT" || fail "SIGTERM under load left the mount"
-_drop_cleanup fsvol "$MNT" "$pid"
-_drop_cleanup pid "$lpid"
-for m in "$T/s0" "$T/s1"; do
-	"$FSVOL" examine "$m" | grep -q "State : clean" || fail "$m not clean after SIGTERM under load"
-done
+sigterm_under_load "$MNT" "$lpid" "$T/s0" "$T/s1"
 grep -q "cannot keep the model's clock\|the model's timer:" "$DAEMON_LOG" &&
 	fail "the ring could not keep the clock: $(grep "model's" "$DAEMON_LOG")"
 note "the model's clock: its thread over /dev/fuse and a refused ring, a queue's ring over io_uring"
