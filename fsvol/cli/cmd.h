@@ -41,6 +41,9 @@ int cmd_parse(const struct cmd *c, int argc, char **argv, int *first,
 void cmd_usage(const struct cmd *c, FILE *f);
 /* The synopsis lines ("usage: fsvol NAME [-f] ... MNT"), wrapped at 80 columns. */
 void cmd_synopsis(const struct cmd *c, FILE *f);
+/* s's words printed from column col (the cursor's), wrapped at 80 columns and
+ * continued at column indent, then a newline. */
+void cmd_put_wrapped(FILE *f, const char *s, size_t col, size_t indent);
 /* The operands part of the synopsis, one form per line (see struct cmd). */
 void cmd_operands(const struct cmd *c, char *out, size_t len);
 /* Print "fsvol NAME: message" to stderr; returns CMD_EXIT_FAIL (1): the

@@ -99,6 +99,12 @@ void cmd_synopsis(const struct cmd *c, FILE *f)
 	} while ((form = strtok_r(NULL, "\n", &save)));
 }
 
+void cmd_put_wrapped(FILE *f, const char *s, size_t col, size_t indent)
+{
+	put_words(f, s, col, indent, 1);
+	fputc('\n', f);
+}
+
 /* "  -c, --chunk CHUNK          help text", the help wrapped at CMD_WIDTH. */
 static void opt_line(FILE *f, int sname, const char *lname, const char *arg, const char *help)
 {

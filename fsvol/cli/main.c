@@ -15,10 +15,14 @@ static void usage(FILE *f)
 	fprintf(f, "usage: fsvol COMMAND [OPTIONS] ...\n"
 		   "fsvol builds RAID volumes out of member files or devices, maps every\n"
 		   "offset onto them and counts I/O above and below the mapping layer.\n\ncommands:\n");
-	for (const struct cmd *const *c = cmd_all; *c; c++)
-		fprintf(f, "  %-9s %s\n", (*c)->name, (*c)->summary);
-	fprintf(f, "\n'fsvol COMMAND --help' shows a command's options. Sizes take K, M, G, T (powers of 1024).\n"
-		   "Exit status: 0 done, 1 failed, 2 usage error. 'fsvol --man' prints the manual page.\n");
+	for (const struct cmd *const *c = cmd_all; *c; c++) {
+		fprintf(f, "  %-9s ", (*c)->name);
+		cmd_put_wrapped(f, (*c)->summary, 12, 12);
+	}
+	fprintf(f, "\n'fsvol COMMAND --help' shows a command's options.\n"
+		   "Sizes take K, M, G, T (powers of 1024).\n"
+		   "Exit status: 0 done, 1 failed, 2 usage error.\n"
+		   "'fsvol --man' prints the manual page.\n");
 }
 
 static const struct cmd *find(const char *name)

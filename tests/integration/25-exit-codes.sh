@@ -91,7 +91,7 @@ status 2 "$FSVOL" serve --nbd unix:"$T/s"              # no members
 
 # every command, every bad-usage path the table allows: no operands, an
 # unknown long or short option, an option without its argument
-"$FSVOL" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }' >"$T/cmds"
+"$FSVOL" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit } on && /^  [a-z]/ { print $1 }' >"$T/cmds"
 while read -r c; do
 	[[ $c == monitor ]] || status 2 "$FSVOL" "$c"    # monitor alone follows every mount (--scan)
 	status 2 "$FSVOL" "$c" --no-such-option "$T/mnt" "${M[0]}"
@@ -144,6 +144,7 @@ for o in -f --buffered --force --read-policy --stats --page-cache --log --model 
 	[[ $syn == *"$o"* ]] || fail "mount's synopsis lacks $o: $syn"
 done
 [[ $(wc -l <"$T/cmds") -ge 10 ]] || fail "fsvol --help lists $(wc -l <"$T/cmds") commands"
+[[ $("$FSVOL" --help | awk 'length > 80' | wc -l) -eq 0 ]] || fail "fsvol --help is wider than 80 columns"
 while read -r c; do
 	"$FSVOL" "$c" --help >"$T/hc" || fail "fsvol $c --help"
 	[[ $(awk 'length > 80' "$T/hc" | wc -l) -eq 0 ]] || fail "fsvol $c --help is wider than 80 columns"

@@ -37,7 +37,7 @@ if command -v man >/dev/null; then
 	MANWIDTH=80 man -l "$MAN8" 2>/dev/null | grep -q 'fsvol mount' || fail "man -l $MAN8 does not render"
 fi
 txt8=$T/fsvol.8.txt
-"$FSVOL" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }' >"$T/cmds"
+"$FSVOL" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit } on && /^  [a-z]/ { print $1 }' >"$T/cmds"
 n=0
 while read -r c; do
 	grep -q "^ *fsvol $c" "$txt8" || fail "fsvol(8) has no synopsis of '$c'"
