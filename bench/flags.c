@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench/flags.h"
+#include "fsvol/util/wrap.h"
 #include "fsvol/util/roff.h"
 #include "fsvol/util/size.h"
 
@@ -100,7 +101,9 @@ void bench_flags_usage(const struct bench_flag *t, FILE *f)
 		else
 			snprintf(left, sizeof(left), "--%s%s%s", d->lname, d->argname ? " " : "",
 				 d->argname ? d->argname : "");
-		fprintf(f, "  %-22s %s\n", left, d->help);
+		int w = fprintf(f, "  %-22s", left);
+		wrap_words(f, d->help, (size_t)w, 25, 0);
+		fputc('\n', f);
 	}
 	fprintf(f, "  %-22s %s\n", has_h(t) ? "-?, --help" : "-h, --help", "show this help");
 }

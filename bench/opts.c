@@ -492,13 +492,15 @@ const struct bench_flag *const bench_run_flags = opts;
 void bench_usage(FILE *f)
 {
 	bench_flags_synopsis(opts, "fsvol-bench", BENCH_OPERANDS, f);
-	fprintf(f, "       fsvol-bench --replay FILE [flags] (TARGET | --members M0,... | --compare LEVEL:N,...)\n"
+	fprintf(f, "       fsvol-bench --replay FILE [flags]\n"
+		   "                   (TARGET | --members M0,... | --compare LEVEL:N,...)\n"
 		   "       fsvol-bench sweep [flags] (see fsvol-bench sweep --help)\n"
 		   "  diskspd-style load generator; TARGET is a file, a block device, an fsvol\n"
 		   "  MNT/volume, or (with --members) a volume opened in-process.\n"
 		   "flags:\n");
 	bench_flags_usage(opts, f);
-	fprintf(f, "Exit status: 0 done, 1 failed, 2 usage error. 'fsvol-bench --man' prints the manual page.\n");
+	fprintf(f, "Exit status: 0 done, 1 failed, 2 usage error.\n"
+		   "'fsvol-bench --man' prints the manual page.\n");
 }
 
 void bench_opts_default(struct bench_opts *o)

@@ -309,9 +309,10 @@ const struct bench_flag *const bench_sweep_flags = sw_opts;
 void bench_sweep_usage(FILE *f)
 {
 	fprintf(f, "usage: fsvol-bench sweep [flags]\n"
-		   "  build a volume per member count (or per level) out of temp member files, write\n"
-		   "  it once (no holes), run each workload on it in-process for every combination\n"
-		   "  of the list flags (-b, -o, --chunk, --model), print the stripe-set (or level) table.\n"
+		   "  build a volume per member count (or per level) out of temp member files,\n"
+		   "  write it once (no holes), run each workload on it in-process for every\n"
+		   "  combination of the list flags (-b, -o, --chunk, --model), print the\n"
+		   "  stripe-set (or level) table.\n"
 		   "flags:\n");
 	bench_flags_usage(sw_opts, f);
 }

@@ -8,36 +8,10 @@
 
 #include "fsvol/cli/cmd.h"
 #include "fsvol/util/size.h"
+#include "fsvol/util/wrap.h"
 
 #define CMD_MAX_OPTS 40
-#define CMD_WIDTH 80
-#define NBSP '\1'
 
-/* Words (split at spaces) printed from column col, wrapped before CMD_WIDTH
- * and continued at column indent. Returns the column after the last word. */
-static size_t put_words(FILE *f, const char *s, size_t col, size_t indent, int first_glued)
-{
-	while (*s) {
-		while (*s == ' ')
-			s++;
-		size_t n = strcspn(s, " ");
-		if (!n)
-			break;
-		if (!first_glued && col > indent && col + 1 + n > CMD_WIDTH) {
-			fprintf(f, "\n%*s", (int)indent, "");
-			col = indent;
-		} else if (!first_glued) {
-			fputc(' ', f);
-			col++;
-		}
-		for (size_t i = 0; i < n; i++) /* NBSP: a space that does not break */
-			fputc(s[i] == NBSP ? ' ' : s[i], f);
-		col += n;
-		s += n;
-		first_glued = 0;
-	}
-	return col;
-}
 
 void cmd_operands(const struct cmd *c, char *out, size_t len)
 {
@@ -65,7 +39,7 @@ void cmd_operands(const struct cmd *c, char *out, size_t len)
 }
 
 /* One option as the synopsis shows it: "[-c CHUNK]", "[--json]", "-l LEVEL"
- * (the space is an NBSP, so the item stays on one line). */
+ * (the space is a WRAP_NBSP, so the item stays on one line). */
 static void opt_item(const struct cmd_opt *o, char *out, size_t len)
 {
 	int req = o->flags & CMD_OPT_REQUIRED;
@@ -91,21 +65,21 @@ void cmd_synopsis(const struct cmd *c, FILE *f)
 		for (const struct cmd_opt *o = c->opts; o && o->lname; o++) {
 			char item[96];
 			opt_item(o, item, sizeof(item));
-			col = put_words(f, item, col, indent, 0);
+			col = wrap_words(f, item, col, indent, 0);
 		}
 		if (form)
-			put_words(f, form, col, indent, 0);
+			wrap_words(f, form, col, indent, 0);
 		fputc('\n', f);
 	} while ((form = strtok_r(NULL, "\n", &save)));
 }
 
 void cmd_put_wrapped(FILE *f, const char *s, size_t col, size_t indent)
 {
-	put_words(f, s, col, indent, 1);
+	wrap_words(f, s, col, indent, 1);
 	fputc('\n', f);
 }
 
-/* "  -c, --chunk CHUNK          help text", the help wrapped at CMD_WIDTH. */
+/* "  -c, --chunk CHUNK          help text", the help wrapped at WRAP_WIDTH. */
 static void opt_line(FILE *f, int sname, const char *lname, const char *arg, const char *help)
 {
 	char left[64];
@@ -116,7 +90,7 @@ static void opt_line(FILE *f, int sname, const char *lname, const char *arg, con
 		n = snprintf(left, sizeof(left), "    ");
 	snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s", lname, arg ? " " : "", arg ? arg : "");
 	int w = fprintf(f, "  %-28s ", left);
-	put_words(f, help, (size_t)w, 31, 1);
+	wrap_words(f, help, (size_t)w, 31, 1);
 	fputc('\n', f);
 }
 
@@ -130,7 +104,7 @@ void cmd_usage(const struct cmd *c, FILE *f)
 	opt_line(f, 'h', "help", NULL, "show this help");
 	if (c->more) {
 		fputs("  ", f);
-		put_words(f, c->more, 2, 2, 1);
+		wrap_words(f, c->more, 2, 2, 1);
 		fputc('\n', f);
 	}
 }

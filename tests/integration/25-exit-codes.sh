@@ -145,6 +145,11 @@ for o in -f --buffered --force --read-policy --stats --page-cache --log --model 
 done
 [[ $(wc -l <"$T/cmds") -ge 10 ]] || fail "fsvol --help lists $(wc -l <"$T/cmds") commands"
 [[ $("$FSVOL" --help | awk 'length > 80' | wc -l) -eq 0 ]] || fail "fsvol --help is wider than 80 columns"
+for h in --help "sweep --help"; do
+	# shellcheck disable=SC2086 # two words for sweep's
+	[[ $("$FSVOL_BUILD/bin/fsvol-bench" $h | awk 'length > 80' | wc -l) -eq 0 ]] ||
+		fail "fsvol-bench $h is wider than 80 columns"
+done
 while read -r c; do
 	"$FSVOL" "$c" --help >"$T/hc" || fail "fsvol $c --help"
 	[[ $(awk 'length > 80' "$T/hc" | wc -l) -eq 0 ]] || fail "fsvol $c --help is wider than 80 columns"
