@@ -181,20 +181,10 @@ reshape_crash() {
 _moved() { [[ $(jq -r '.reshape.pos // 0' "$1/status.json") -gt 0 ]]; }
 
 reshape_cuts() {
-	local name=$1 n=$2 nadd=$3 create=$4 grow=$5 d=$T/$1 mem=() opts=() i k pid cap lines restored
+	local name=$1 n=$2 nadd=$3 create=$4 grow=$5 d mem opts k pid cap lines restored
 	shift 5
-	mkdir -p "$d"
-	for ((i = 0; i < n + nadd; i++)); do mem+=("$d/m$i"); opts+=("--fault=$i=cache=volatile"); done
 	# shellcheck disable=SC2086 # the create arguments are words
-	"$FSVOL" create -s "${RESHAPE_MEMBER:-32M}" $create --spares "$nadd" "${mem[@]}" >/dev/null || fail "$name: create"
-	fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}"
-	cap=$(size_of "$d/mnt/volume")
-	random_file "$d/data" "$cap"
-	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct conv=fsync status=none
-	echo "sync_speed_max 1000" >"$d/mnt/ctl"
-	lines=$(wc -l <"$DAEMON_LOG")
-	# shellcheck disable=SC2086 # the grow arguments are words
-	"$FSVOL" grow "$d/mnt" $grow --raid-devices $((n + nadd)) >/dev/null || fail "$name: grow"
+	reshape_begin "$name" "$T/$name" "$n" "$nadd" "$grow" -s "${RESHAPE_MEMBER:-32M}" $create
 	for k in "$@"; do
 		pid=$(daemon_pid "$d/mnt")
 		# armed between windows (the pass waits ~1 s after each at 1 MB/s), so
@@ -219,27 +209,35 @@ reshape_cuts() {
 	fsvol_umount "$d/mnt"
 }
 
-# reshape_deg_start NAME DIR CREATE_ARGS...: members DIR/m0..m4 (each with a
-# volatile cache), a volume of 4 of them (`fsvol create CREATE_ARGS --spares
-# 1`) filled with random data (DIR/data), throttled to 1 MB/s and grown to 5
-# members; sets d, mem, opts, cap, lines (the daemon log's before the grow),
-# and live and lopts: the members and options for a mount without member 1.
-reshape_deg_start() {
-	local name=$1 i
+# reshape_begin NAME DIR N NADD GROW CREATE_ARGS...: members DIR/m0.. (N +
+# NADD, each with a volatile cache), a volume of N of them (`fsvol create
+# CREATE_ARGS --spares NADD`) filled with random data (DIR/data), throttled
+# to 1 MB/s and grown by NADD members (`fsvol grow GROW`); sets d, mem, opts,
+# cap and lines (the daemon log's before the grow).
+reshape_begin() {
+	local name=$1 n=$3 nadd=$4 grow=$5 i
 	d=$2
-	shift 2
+	shift 5
 	mkdir -p "$d"
-	mem=("$d"/m{0,1,2,3,4})
-	opts=()
-	for i in 0 1 2 3 4; do opts+=("--fault=$i=cache=volatile"); done
-	"$FSVOL" create "$@" --spares 1 "${mem[@]}" >/dev/null || fail "$name: create"
+	mem=() opts=()
+	for ((i = 0; i < n + nadd; i++)); do mem+=("$d/m$i"); opts+=("--fault=$i=cache=volatile"); done
+	"$FSVOL" create "$@" --spares "$nadd" "${mem[@]}" >/dev/null || fail "$name: create"
 	fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}"
 	cap=$(size_of "$d/mnt/volume")
 	random_file "$d/data" "$cap"
 	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct conv=fsync status=none
 	echo "sync_speed_max 1000" >"$d/mnt/ctl"
 	lines=$(wc -l <"$DAEMON_LOG")
-	"$FSVOL" grow "$d/mnt" --raid-devices 5 >/dev/null || fail "$name: grow"
+	# shellcheck disable=SC2086 # the grow arguments are words
+	"$FSVOL" grow "$d/mnt" $grow --raid-devices $((n + nadd)) >/dev/null || fail "$name: grow"
+}
+
+# reshape_deg_start NAME DIR CREATE_ARGS...: reshape_begin of 4 members
+# grown to 5; also sets live and lopts: the members and options for a mount
+# without member 1.
+reshape_deg_start() {
+	local i
+	reshape_begin "$1" "$2" 4 1 "" "${@:3}"
 	live=("$d"/m{0,2,3,4})
 	lopts=()
 	for i in 0 2 3 4; do lopts+=("--fault=$i=cache=volatile"); done
