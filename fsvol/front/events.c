@@ -94,6 +94,22 @@ static const char *was(const struct events_snap *a, const struct events_snap *b,
 	return NULL;
 }
 
+void events_hold(const struct events_snap *a, struct events_snap *b)
+{
+	if (!a->sync_what || !b->sync_what || a->sync_start_ns != b->sync_start_ns || !b->sync_running ||
+	    !(is(b->sync_what, "recovery") || is(b->sync_what, "replace")))
+		return;
+	unsigned n = b->nslots < SB_MAX_SLOTS ? b->nslots : SB_MAX_SLOTS;
+	for (unsigned i = 0; i < n; i++) {
+		const char *o = was(a, b, i);
+		if (!o || !b->path[i][0] || !is(b->state[i], "active") || is(o, "active"))
+			continue;
+		snprintf(b->state[i], sizeof(b->state[i]), "%s", o);
+		if (b->sync_slot < 0 && a->sync_slot >= 0 && !strcmp(a->path[a->sync_slot], b->path[i]))
+			b->sync_slot = (int)i; /* RebuildFinished still names the member it built */
+	}
+}
+
 void events_diff(const struct events_snap *a, const struct events_snap *b, events_emit_fn emit, void *ctx)
 {
 	char d[EVENTS_PATH_MAX + 64];
@@ -199,6 +215,7 @@ static void *events_main(void *arg)
 			break;
 		pthread_mutex_unlock(&e->lock);
 		events_snap_take(e->v, &e->now);
+		events_hold(&e->last, &e->now);
 		events_diff(&e->last, &e->now, events_append, e);
 		e->last = e->now;
 		pthread_mutex_lock(&e->lock);

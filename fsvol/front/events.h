@@ -46,6 +46,11 @@ void events_snap_take(struct vol *v, struct events_snap *s);
  * Number or -1, DETAIL). */
 typedef void (*events_emit_fn)(void *ctx, const char *event, int number, const char *detail);
 void events_diff(const struct events_snap *a, const struct events_snap *b, events_emit_fn emit, void *ctx);
+/* A member that a running recovery or replace made active keeps the state
+ * of the last look, its pass the member it built, until the pass ends: md
+ * marks the spare in sync after the pass, so RebuildFinished comes before
+ * SpareActive however the look falls between the two changes. */
+void events_hold(const struct events_snap *a, struct events_snap *b);
 
 /* The log of a served volume (a thread). 0 or -errno. */
 struct events_log;

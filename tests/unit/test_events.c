@@ -87,6 +87,27 @@ START_TEST(test_fail_spare_takes_over)
 }
 END_TEST
 
+/* a look between the member's going active and its pass's end (seen in CI):
+ * the member is held until the pass ends, so the order stays md's */
+START_TEST(test_active_before_pass_ends)
+{
+	static struct events_snap c, e, f;
+	look(&c, "active:/m0 rebuilding:/s0 active:/m2 failed:/m1", 1, "recovery", 1, 0, 45, 9, 1);
+	look(&e, "active:/m0 active:/s0 active:/m2 failed:/m1", 0, "recovery", 1, 0, 100, 9, -1);
+	look(&f, "active:/m0 active:/s0 active:/m2 failed:/m1", 0, "recovery", 0, 1, 100, 9, -1);
+	swap_numbers(&c);
+	swap_numbers(&e);
+	swap_numbers(&f);
+	events_hold(&c, &e);
+	ck_assert_str_eq(e.state[1], "rebuilding");
+	ck_assert_int_eq(e.sync_slot, 1);
+	ck_assert_str_eq(diff(&c, &e), "Rebuild60 3 recovery 60%; Rebuild80 3 recovery 80%");
+	events_hold(&e, &f); /* the pass ended: nothing held */
+	ck_assert_str_eq(f.state[1], "active");
+	ck_assert_str_eq(diff(&e, &f), "RebuildFinished 3 recovery done, 0 mismatches; SpareActive 3 /s0");
+}
+END_TEST
+
 START_TEST(test_pass_between_looks)
 {
 	static struct events_snap a, b;
@@ -145,6 +166,7 @@ int main(void)
 	TCase *tc = tcase_create("events");
 	tcase_add_test(tc, test_no_change);
 	tcase_add_test(tc, test_fail_spare_takes_over);
+	tcase_add_test(tc, test_active_before_pass_ends);
 	tcase_add_test(tc, test_pass_between_looks);
 	tcase_add_test(tc, test_stopped);
 	tcase_add_test(tc, test_replace_swaps);
