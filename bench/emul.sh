@@ -3,8 +3,10 @@
 # model. An 8-member raid0 (64K chunks, members on $BENCH_DIR) mounted with
 # --model MODEL, fio 4K random reads through MNT/volume at QD$EMUL_QD; the row
 # says how many completions the model released, their lateness (p50, p99,
-# from MNT/status) and the daemon's CPU (user + system, /proc/PID/stat) per
-# 10k of them. Under hdd the disks, not the CPU, set the pace, so the CPU is
+# from MNT/status), the daemon's CPU (user + system, /proc/PID/stat) per
+# 10k of them and how often its threads slept per I/O (voluntary context
+# switches, /proc/PID/task/*/status): on a VM each sleep costs tens of us of
+# CPU (timer_probe's row says how much here), so sleeps x that is the floor. Under hdd the disks, not the CPU, set the pace, so the CPU is
 # the emulator's and the engine's overhead, not a share of a saturated run.
 # Each model runs under every FUSE transport the kernel offers (io_uring when
 # the fuse module's enable_uring is Y, and /dev/fuse; EMUL_TRANSPORTS to pick),
@@ -39,6 +41,11 @@ cleanup() {
 trap cleanup EXIT INT TERM
 mkdir -p "$MNT"
 
+# the daemon's threads' voluntary context switches (threads that ended are not counted)
+sleeps() {
+	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'
+}
+
 emembers=()
 for i in $(seq 0 7); do emembers+=("$T/e$i"); done
 "$FSVOL" create -l raid0 -c 64K -s 64M "${emembers[@]}" >/dev/null
@@ -47,12 +54,14 @@ for model in "${models[@]}"; do
 		"$FSVOL" mount --model "$model" --fuse-transport "$tr" --log "$T/daemon.log" "$MNT" "${emembers[@]}"
 		pid=$(awk '/^pid:/ { print $2 }' "$MNT/status")
 		read -r c0 <"/proc/$pid/stat"
+		s0=$(sleeps "$pid")
 		# the status line counts releases since the mount: take both ends
 		n0=$(sed -n 's/.*: \([0-9]*\) completions released.*/\1/p' "$MNT/status")
 		fio --name="model_$model" --filename="$MNT/volume" --rw=randread --bs=4k --iodepth="$qd" \
 			--direct=1 --ioengine=io_uring --time_based \
 			--runtime="$secs" --size=500M --output=/dev/null
 		read -r c1 <"/proc/$pid/stat"
+		s1=$(sleeps "$pid")
 		line=$(grep "completions released" "$MNT/status")
 		"$FSVOL" umount "$MNT"
 		n1=$(sed -n 's/.*: \([0-9]*\) completions released.*/\1/p' <<<"$line")
@@ -63,8 +72,9 @@ for model in "${models[@]}"; do
 			print (y[14] + y[15]) - (x[14] + x[15]) }')
 		n=$((n1 - ${n0:-0}))
 		cpu=$(awk -v t="$t" -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.2f", n ? t / hz / n * 10000 : 0 }')
-		printf '%-44s %s completions, lateness p50 %s us, p99 %s us, daemon CPU %s s per 10k I/Os\n' \
-			"model $model ($tr), QD$qd over 8 members:" "$n" "$p50" "$p99" "$cpu"
+		per=$(awk -v a="$s0" -v b="$s1" -v n="$n" 'BEGIN { printf "%.2f", n ? (b - a) / n : 0 }')
+		printf '%-44s %s completions, lateness p50 %s us, p99 %s us, daemon CPU %s s per 10k I/Os, %s sleeps per I/O\n' \
+			"model $model ($tr), QD$qd over 8 members:" "$n" "$p50" "$p99" "$cpu" "$per"
 		# reference: this machine's timer alone, deadlines as far apart on average
 		if [ -x "$build/bin/timer_probe" ] && [ "$n" -gt 0 ]; then
 			gap=$(awk -v s="$secs" -v n="$n" 'BEGIN { printf "%.1f", s * 1e6 / n }')

@@ -31,10 +31,10 @@
  * sleeps, wake it (util/ring_wake.h, as member_file.c's ring threads).
  * An emulated volume's clock (model/emul.h) lives on one queue thread's ring
  * (a read of the emulator's timerfd kept outstanding there): its releases
- * reply on that thread, so those for its own queue commit without waking
- * anyone, and one thread sleeps once per event. The clock follows the
- * traffic: when most of its releases reply through another queue, it moves
- * to that queue's thread (fu_clock_follow).
+ * reply on that thread and commit on its ring, which moves their entries
+ * there (the kernel posts a command's next request to the ring it was issued
+ * on). So the entries of an emulated volume gather on the clock's thread,
+ * and no release wakes another thread.
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
@@ -80,16 +80,13 @@
 #define FU_HASH 1024u
 #define FU_WAKE_TAG ((void *)1)
 #define FU_CLOCK_TAG ((void *)2)  /* the model's timerfd read */
-#define FU_CANCEL_TAG ((void *)4) /* its cancellation, when the clock moves */
-/* The clock moves to another queue when, over this many of its releases'
- * replies, that queue got more than twice as many as the clock's own. */
-#define FU_CLOCK_WINDOW 2048u
-#define FU_CLOCK_CLOSED ((struct emul *)1) /* clock_in: the thread has ended */
+#define FU_CLOCK_EVERY 16u  /* requests between the clock's rounds within a batch */
 
 struct fu_queue;
 
 struct fu_ent {
-	struct fu_queue *q;
+	struct fu_queue *q;              /* the thread whose ring holds its command now */
+	unsigned qid, idx;               /* the kernel's queue it is registered on, its place there */
 	struct fu_uring_req_header *hdr; /* at the start of the entry's mapping */
 	uint8_t *payload;                /* FU_STAGE bytes further */
 	struct iovec iov[2];
@@ -107,10 +104,6 @@ struct fu_queue {
 	int started, ring_ok;
 	struct emul *emul;        /* the model whose clock this thread keeps */
 	uint64_t tick;            /* its timerfd read's buffer */
-	_Atomic(struct emul *) clock_in; /* the clock, handed to this thread */
-	struct fu_queue *clock_to;       /* moving the clock there, once the read is back */
-	unsigned clock_replies;   /* the clock's replies through this queue (its thread counts) */
-	unsigned clock_total;     /* on the clock's thread: all its replies in the window */
 	struct fu_ent ents[FU_DEPTH];
 };
 
@@ -247,24 +240,27 @@ static void fu_prep_cmd(struct fu_queue *q, struct fu_ent *e, unsigned op)
 	sqe->addr = (uintptr_t)e->iov;
 	sqe->len = 2;
 	struct fu_uring_cmd_req *c = (struct fu_uring_cmd_req *)sqe->cmd;
-	c->qid = (uint16_t)q->qid;
+	c->qid = (uint16_t)e->qid;
 	c->commit_id = op == FU_IO_URING_CMD_COMMIT_AND_FETCH ? e->unique : 0;
 	io_uring_sqe_set_data(sqe, e);
 }
 
-/* e's reply is in its buffers: its queue's thread commits it. */
+/* e's reply is in its buffers: its ring's thread commits it. The clock's
+ * thread commits the releases it makes on its own ring instead of waking
+ * the entry's: the entry then lives on that ring (the kernel posts a
+ * command's next request where the command was issued), so an emulated
+ * volume's entries gather on the clock's thread and no release wakes
+ * another. */
 static void fu_push_commit(struct fu_ent *e)
 {
+	if (tl_queue && tl_queue != e->q && tl_queue->emul)
+		e->q = tl_queue;
 	struct fu_queue *q = e->q;
 	struct fu_ent *head = atomic_load_explicit(&q->commits, memory_order_relaxed);
 	do
 		e->cnext = head;
 	while (!atomic_compare_exchange_weak_explicit(&q->commits, &head, e, memory_order_seq_cst,
 						      memory_order_relaxed));
-	if (tl_queue && tl_queue->emul) { /* the clock's thread: where its replies go */
-		q->clock_replies++;
-		tl_queue->clock_total++;
-	}
 	if (tl_queue != q)
 		ring_wake_kick(&q->wake);
 }
@@ -327,77 +323,10 @@ static void fu_clock_take(struct fu_queue *q)
 	fu_clock_read(q);
 }
 
-/* Another queue's thread handed this one the clock: keep it. */
-static void fu_clock_keep(struct fu_queue *q, struct emul *e)
-{
-	char who[64];
-	fu_clock_who(who, sizeof(who), q);
-	emul_drive_take_over(e, who); /* the keeper's priority came with it */
-	q->clock_total = 0;
-	q->emul = e;
-	fu_clock_read(q);
-}
-
-/* On the clock's thread: when most of its replies went through one other
- * queue over the last window, move the clock there (that thread then wakes
- * once per event instead of this one waking it). The read is cancelled
- * first; the move happens when it is back (fu_clock_pass). */
-static void fu_clock_follow(struct fu_queue *q)
-{
-	if (q->clock_to || q->clock_total < FU_CLOCK_WINDOW || atomic_load(&fu.stopping))
-		return;
-	struct fu_queue *to = q;
-	for (unsigned i = 0; i < fu.nt; i++) {
-		if (fu.q[i].clock_replies > to->clock_replies && fu.q[i].started && fu.q[i].ring_ok)
-			to = &fu.q[i];
-	}
-	int move = to != q && to->clock_replies > 2 * q->clock_replies;
-	for (unsigned i = 0; i < fu.nt; i++)
-		fu.q[i].clock_replies = 0;
-	q->clock_total = 0;
-	if (!move)
-		return;
-	struct io_uring_sqe *sqe = fu_sqe(q);
-	if (!sqe)
-		return;
-	io_uring_prep_cancel(sqe, FU_CLOCK_TAG, 0);
-	io_uring_sqe_set_data(sqe, FU_CANCEL_TAG);
-	q->clock_to = to;
-}
-
-/* The clock's read is back and the clock moves: 1 when it went (to a thread
- * still running), 0 when this thread keeps it. */
-static int fu_clock_pass(struct fu_queue *q)
-{
-	struct fu_queue *to = q->clock_to;
-	struct emul *e = q->emul, *none = NULL;
-	q->clock_to = NULL;
-	if (atomic_load(&fu.stopping))
-		return 0;
-	emul_drive_hand_off(e, to->tid);
-	q->emul = NULL;
-	if (!atomic_compare_exchange_strong(&to->clock_in, &none, e)) {
-		emul_drive_hand_off(e, pthread_self()); /* it has ended: ours again */
-		fu_clock_keep(q, e);
-		return 1;
-	}
-	atomic_store(&fu.clock_q, to);
-	ring_wake_force(&to->wake);
-	return 1;
-}
-
-/* The thread stops (or its ring failed): the emulator's thread takes the
- * clock back, also one handed to this thread and not taken yet; a read
- * still outstanding goes with the ring. */
+/* The thread stops (or its timer read failed): the emulator's thread takes
+ * the clock back; a read still outstanding goes with the ring. */
 static void fu_clock_give_back(struct fu_queue *q)
 {
-	struct emul *e = atomic_exchange(&q->clock_in, FU_CLOCK_CLOSED);
-	if (e && e != FU_CLOCK_CLOSED) {
-		char who[64];
-		fu_clock_who(who, sizeof(who), q);
-		emul_drive_take_over(e, who);
-		emul_drive_end(e);
-	}
 	if (!q->emul)
 		return;
 	emul_drive_end(q->emul);
@@ -463,8 +392,8 @@ static void fu_ent_failed(struct fu_queue *q, struct fu_ent *e, int res)
 	if (res == -ENOTCONN || res == -ECANCELED || res == -ENODEV || res == -ECONNABORTED)
 		return; /* the mount went away */
 	if (atomic_load(&fu.state) == FU_READY)
-		fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: entry %u: %s (unique %llu)", q->qid,
-			  (unsigned)(e - q->ents), strerror(-res), (unsigned long long)e->unique);
+		fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: entry %u: %s (unique %llu)", e->qid, e->idx,
+			  strerror(-res), (unsigned long long)e->unique);
 	if (atomic_load(&fu.state) != FU_READY && atomic_load(&fu.state) != FU_REFUSED) {
 		fu_set_why(FU_REFUSED, "the kernel refused the ring: %s", strerror(-res));
 		fsvol_log(LOG_WARNING, "FUSE over io_uring: the kernel refused queue %u: %s; "
@@ -526,20 +455,11 @@ static void *fu_queue_main(void *arg)
 	/* Runs until fu_stop, even once every entry is gone (the mount ended):
 	 * file members' I/O lent to this ring completes here. */
 	while (!atomic_load(&fu.stopping)) {
-		if (!q->emul) {
-			struct emul *e = atomic_load(&q->clock_in);
-			if (e && e != FU_CLOCK_CLOSED) {
-				atomic_store(&q->clock_in, NULL);
-				fu_clock_keep(q, e);
-			} else {
-				fu_clock_take(q);
-			}
-		}
-		/* the model's round: its releases for this queue join the commits */
-		if (q->emul) {
+		if (!q->emul)
+			fu_clock_take(q);
+		/* the model's round: its releases join the commits */
+		if (q->emul)
 			emul_drive_round(q->emul);
-			fu_clock_follow(q);
-		}
 		fu_take_commits(q);
 		/* say we sleep, then look again: a reply pushed after this either
 		 * is seen here or wakes us; sleep only when there was none (nor a
@@ -557,6 +477,7 @@ static void *fu_queue_main(void *arg)
 			break;
 		}
 		struct io_uring_cqe *cqe;
+		unsigned rounds = 0;
 		while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
 			void *d = io_uring_cqe_get_data(cqe);
 			int res = cqe->res;
@@ -566,22 +487,17 @@ static void *fu_queue_main(void *arg)
 					ring_wake_arm(&q->wake, &q->ring);
 				continue;
 			}
-			if (d == FU_CANCEL_TAG)
-				continue; /* the read's own completion says the rest */
 			if (d == FU_CLOCK_TAG) {
 				if (!q->emul)
 					continue;
-				if (res < 0 && res != -EINTR && res != -EAGAIN && !(res == -ECANCELED && q->clock_to)) {
+				if (res < 0 && res != -EINTR && res != -EAGAIN) {
 					fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: the model's timer: %s; "
 						  "its own thread keeps it", q->qid, strerror(-res));
-					q->clock_to = NULL;
 					fu_clock_give_back(q);
 					continue;
 				}
 				if (res >= 0)
 					emul_drive_fired(q->emul);
-				if (q->clock_to && fu_clock_pass(q))
-					continue;
 				fu_clock_read(q);
 				continue;
 			}
@@ -595,6 +511,12 @@ static void *fu_queue_main(void *arg)
 				continue;
 			}
 			fu_request(e);
+			/* the clock's thread serves every request of an emulated
+			 * volume: releases fall due within a long batch too */
+			if (q->emul && !(++rounds % FU_CLOCK_EVERY)) {
+				emul_drive_round(q->emul);
+				fu_take_commits(q);
+			}
 			/* the member I/O it started goes out now, not after the whole
 			 * batch: on a disk each request's wait starts sooner (replies
 			 * still go out together, at the top of the loop) */
@@ -623,6 +545,8 @@ static int fu_queue_alloc(struct fu_queue *q, unsigned qid, unsigned cpu, unsign
 		if (m == MAP_FAILED)
 			return -ENOMEM;
 		e->q = q;
+		e->qid = qid;
+		e->idx = i;
 		e->hdr = m;
 		e->payload = (uint8_t *)m + FU_STAGE;
 		e->iov[0] = (struct iovec){ e->hdr, sizeof(*e->hdr) };

@@ -490,26 +490,6 @@ void emul_drive_end(struct emul *e)
 	pthread_mutex_unlock(&e->work);
 }
 
-void emul_drive_hand_off(struct emul *e, pthread_t next)
-{
-	if (e->drv_policy >= 0)
-		pthread_setschedparam(pthread_self(), e->drv_policy, &e->drv_param);
-	/* the next keeper runs ahead from its first wake-up, not from when it
-	 * got the CPU to say so */
-	if (pthread_getschedparam(next, &e->drv_policy, &e->drv_param))
-		e->drv_policy = -1;
-	struct sched_param sp = { .sched_priority = 1 };
-	pthread_setschedparam(next, SCHED_FIFO, &sp);
-}
-
-void emul_drive_take_over(struct emul *e, const char *who)
-{
-	pthread_mutex_lock(&e->work);
-	snprintf(e->keeper, sizeof(e->keeper), "%s", who);
-	pthread_mutex_unlock(&e->work);
-	atomic_store(&e->asleep, 0);
-}
-
 void emul_keeper(struct emul *e, char *buf, size_t len)
 {
 	pthread_mutex_lock(&e->work);

@@ -97,15 +97,6 @@ void emul_drive_fired(struct emul *e);
  * the driver's read may stay outstanding until its ring closes). From the
  * driver's thread, before emul_destroy; the driver no longer calls emul_drive_*. */
 void emul_drive_end(struct emul *e);
-/* Pass the driver's role to thread next (to follow the traffic): the
- * driver, once no read of emul_drive_fd is outstanding on its ring any more,
- * calls hand_off (next takes the keeper's priority now, the caller gets its
- * own back) and no emul_drive_* after it; next then calls take_over
- * (happens-after hand_off) and drives from there, up to its own hand_off or
- * emul_drive_end. Between the two nobody drives: releases wait. A driver
- * whose next could not take it hands off to itself and takes over again. */
-void emul_drive_hand_off(struct emul *e, pthread_t next);
-void emul_drive_take_over(struct emul *e, const char *who);
 /* Who keeps the clock: "fsvol-model (its own thread)", the driver's name, or
  * "virtual". */
 void emul_keeper(struct emul *e, char *buf, size_t len);

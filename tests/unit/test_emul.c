@@ -6,8 +6,7 @@
  * turn; destroying an emulator with a far deadline pending does not wait for it.
  * Driven (emul_drive_*): another thread's io_uring loop keeps the clock, the
  * releases run there and keep the same rules; holds and the lock work
- * meanwhile; handed off to a second driver thread, the releases follow it;
- * given back with its timerfd read still outstanding on the
+ * meanwhile; given back with its timerfd read still outstanding on the
  * driver's ring, the timer thread keeps the clock again (a stale read must
  * not take its wake-ups); virtual time cannot be driven.
  * Real spindles, the real timer thread; nothing here waits on a sleep. */
@@ -164,12 +163,9 @@ END_TEST
 struct driver {
 	struct emul *e;
 	int stopfd, begun;
-	int taking;             /* take the clock over from another driver (not begin) */
-	int passing;            /* on stop: hand the clock off (not end) */
-	pthread_t next;         /* to whom */
 	uint64_t tick, stopbuf;
 	struct io_uring ring;
-	sem_t ended, may_exit, go;
+	sem_t ended, may_exit;
 };
 
 static void drv_read(struct driver *d, int fd, uint64_t *buf, uintptr_t tag)
@@ -183,13 +179,7 @@ static void *driver_main(void *arg)
 {
 	struct driver *d = arg;
 	ck_assert_int_eq(io_uring_queue_init(8, &d->ring, 0), 0);
-	if (d->taking) { /* once the first driver handed off */
-		while (sem_wait(&d->go) < 0 && errno == EINTR)
-			;
-		emul_drive_take_over(d->e, "test-driver-2");
-	}
-	else
-		d->begun = emul_drive_begin(d->e, "test-driver");
+	d->begun = emul_drive_begin(d->e, "test-driver");
 	driver_tid = pthread_self();
 	atomic_store(&driving, d->begun == 0);
 	sem_post(&d->ended); /* begun */
@@ -197,7 +187,7 @@ static void *driver_main(void *arg)
 		return NULL;
 	drv_read(d, emul_drive_fd(d->e), &d->tick, 1);
 	drv_read(d, d->stopfd, &d->stopbuf, 2);
-	for (int stop = 0; stop != 1;) {
+	for (int stop = 0; !stop;) {
 		emul_drive_round(d->e);
 		int sleep = emul_drive_sleepy(d->e);
 		ck_assert_int_ge(io_uring_submit_and_wait(&d->ring, sleep ? 1 : 0), 0);
@@ -209,14 +199,6 @@ static void *driver_main(void *arg)
 			io_uring_cqe_seen(&d->ring, cqe);
 			if (tag == 2) {
 				stop = 1;
-				if (d->passing) { /* no read of the timerfd may stay outstanding */
-					struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
-					io_uring_prep_cancel(sqe, (void *)1, 0);
-					io_uring_sqe_set_data(sqe, (void *)3);
-					stop = 2; /* until the read is back */
-				}
-			} else if (tag == 1 && stop == 2) {
-				stop = 1;
 			} else if (tag == 1 && !stop) {
 				ck_assert_int_eq(res, 8);
 				emul_drive_fired(d->e);
@@ -227,10 +209,7 @@ static void *driver_main(void *arg)
 	atomic_store(&driving, 0);
 	/* ending: the timerfd read stays outstanding on the ring, as when a
 	 * mount ends */
-	if (d->passing)
-		emul_drive_hand_off(d->e, d->next);
-	else
-		emul_drive_end(d->e);
+	emul_drive_end(d->e);
 	sem_post(&d->ended);
 	while (sem_wait(&d->may_exit) < 0 && errno == EINTR)
 		;
@@ -268,7 +247,7 @@ START_TEST(a_driver_keeps_the_clock_and_gives_it_back)
 {
 	enum { DISKS = 4, N = 300 };
 	static struct spindle sp[DISKS];
-	static struct tio a[N], b[N], c[N], held;
+	static struct tio a[N], b[N], held;
 	disk(&sp[0], "hdd");
 	disk(&sp[1], "ssd:channels=1");
 	disk(&sp[2], "ssd");
@@ -281,9 +260,8 @@ START_TEST(a_driver_keeps_the_clock_and_gives_it_back)
 	ck_assert_int_eq(emul_create(&e), 0);
 	emul_keeper(e, who, sizeof(who));
 	ck_assert_str_eq(who, "fsvol-model (its own thread)");
-	static struct driver d, d2;
+	static struct driver d;
 	d.e = e;
-	d.passing = 1;
 	d.stopfd = eventfd(0, EFD_CLOEXEC);
 	ck_assert_int_ge(d.stopfd, 0);
 	sem_init(&d.ended, 0, 0);
@@ -309,56 +287,29 @@ START_TEST(a_driver_keeps_the_clock_and_gives_it_back)
 	emul_hold(e, 0);
 	wait_released(N + 1);
 	ck_assert(held.on_driver);
-	/* handed to another driver thread (its read cancelled first) */
-	pthread_t first = driver_tid, second;
-	d2.e = e;
-	d2.taking = 1;
-	d2.stopfd = eventfd(0, EFD_CLOEXEC);
-	sem_init(&d2.ended, 0, 0);
-	sem_init(&d2.may_exit, 0, 0);
-	sem_init(&d2.go, 0, 0);
-	ck_assert_int_eq(pthread_create(&second, NULL, driver_main, &d2), 0);
-	d.next = second;
+	/* given back with the driver's read still outstanding on its ring: the
+	 * timer thread keeps the clock, idle disks and full ones alike */
 	uint64_t one = 1;
+	pthread_t first = driver_tid;
 	ck_assert_int_eq(write(d.stopfd, &one, sizeof(one)), sizeof(one));
 	while (sem_wait(&d.ended) < 0 && errno == EINTR)
 		;
-	sem_post(&d2.go);
-	while (sem_wait(&d2.ended) < 0 && errno == EINTR)
-		;
-	emul_keeper(e, who, sizeof(who));
-	ck_assert_str_eq(who, "test-driver-2");
-	burst(e, c, N, sp, DISKS, &x, N + 1);
-	check_times(c, N);
-	for (unsigned i = 0; i < N; i++)
-		ck_assert_msg(c[i].on_driver, "release %u not on the second driver's thread", i);
-	/* given back with the driver's read still outstanding on its ring: the
-	 * timer thread keeps the clock, idle disks and full ones alike */
-	ck_assert_int_eq(write(d2.stopfd, &one, sizeof(one)), sizeof(one));
-	while (sem_wait(&d2.ended) < 0 && errno == EINTR)
-		;
 	emul_keeper(e, who, sizeof(who));
 	ck_assert_str_eq(who, "fsvol-model (its own thread)");
-	burst(e, b, N, sp, DISKS, &x, 2 * N + 1);
+	burst(e, b, N, sp, DISKS, &x, N + 1);
 	check_times(b, N);
 	for (unsigned i = 0; i < N; i++)
 		ck_assert(!b[i].on_driver);
 	double p50, p99;
 	uint64_t count;
 	emul_lateness(e, &p50, &p99, &count);
-	ck_assert_uint_eq(count, 3 * N + 1); /* measured on every release, every way */
+	ck_assert_uint_eq(count, 2 * N + 1); /* measured on every release, every way */
 	emul_destroy(e);
 	sem_post(&d.may_exit);
-	sem_post(&d2.may_exit);
 	pthread_join(first, NULL);
-	pthread_join(second, NULL);
 	close(d.stopfd);
-	close(d2.stopfd);
 	sem_destroy(&d.ended);
 	sem_destroy(&d.may_exit);
-	sem_destroy(&d2.ended);
-	sem_destroy(&d2.may_exit);
-	sem_destroy(&d2.go);
 }
 END_TEST
 
