@@ -86,6 +86,7 @@ struct fu_queue;
 
 struct fu_ent {
 	struct fu_queue *q;              /* the thread whose ring holds its command now */
+	struct fu_queue *home;           /* the thread that registered it */
 	unsigned qid, idx;               /* the kernel's queue it is registered on, its place there */
 	struct fu_uring_req_header *hdr; /* at the start of the entry's mapping */
 	uint8_t *payload;                /* FU_STAGE bytes further */
@@ -103,6 +104,7 @@ struct fu_queue {
 	pthread_t tid;
 	int started, ring_ok;
 	struct emul *emul;        /* the model whose clock this thread keeps */
+	_Atomic uint64_t served;  /* requests dispatched on this thread (MNT/status) */
 	uint64_t tick;            /* its timerfd read's buffer */
 	struct fu_ent ents[FU_DEPTH];
 };
@@ -136,6 +138,7 @@ static struct {
 
 static __thread struct fu_queue *tl_queue; /* set on a queue's own thread */
 static __thread struct fu_ent *tl_dispatching; /* the entry whose request is being dispatched */
+static __thread int tl_releasing; /* in the model's round, on the clock's thread */
 
 void *fu_request_buffer(size_t len)
 {
@@ -188,6 +191,24 @@ void fu_describe(char *buf, size_t len)
 	else
 		snprintf(buf, len, "dev");
 	pthread_mutex_unlock(&fu.why_lock);
+}
+
+void fu_describe_threads(char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	if (atomic_load(&fu.state) != FU_READY)
+		return;
+	for (unsigned i = 0; i < fu.nt && n < len; i++) {
+		/* named as the threads are (fsvol-fuse-q0, fsvol-fuse-q0.1) */
+		struct fu_queue *q = &fu.q[i];
+		unsigned long long c = atomic_load_explicit(&q->served, memory_order_relaxed);
+		int w = q->cpu == q->qid ? snprintf(buf + n, len - n, "%sq%u %llu", i ? ", " : "", q->qid, c)
+					 : snprintf(buf + n, len - n, "%sq%u.%u %llu", i ? ", " : "", q->qid, q->cpu, c);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
 }
 
 /* ---- unique -> entry, for replies ---- */
@@ -250,11 +271,15 @@ static void fu_prep_cmd(struct fu_queue *q, struct fu_ent *e, unsigned op)
  * the entry's: the entry then lives on that ring (the kernel posts a
  * command's next request where the command was issued), so an emulated
  * volume's entries gather on the clock's thread and no release wakes
- * another. */
+ * another. An entry away from home answered there otherwise (the model
+ * set to none at run time) goes home, so a volume without a model is
+ * served by every queue's thread again. */
 static void fu_push_commit(struct fu_ent *e)
 {
-	if (tl_queue && tl_queue != e->q && tl_queue->emul)
+	if (tl_releasing)
 		e->q = tl_queue;
+	else if (tl_queue == e->q && e->q != e->home)
+		e->q = e->home;
 	struct fu_queue *q = e->q;
 	struct fu_ent *head = atomic_load_explicit(&q->commits, memory_order_relaxed);
 	do
@@ -323,6 +348,14 @@ static void fu_clock_take(struct fu_queue *q)
 	fu_clock_read(q);
 }
 
+/* The model's round: its releases reply here, and commit on this ring. */
+static void fu_clock_round(struct fu_queue *q)
+{
+	tl_releasing = 1;
+	emul_drive_round(q->emul);
+	tl_releasing = 0;
+}
+
 /* The thread stops (or its timer read failed): the emulator's thread takes
  * the clock back; a read still outstanding goes with the ring. */
 static void fu_clock_give_back(struct fu_queue *q)
@@ -363,6 +396,8 @@ static void fu_request(struct fu_ent *e)
 		return;
 	}
 	fu_hash_put(e);
+	atomic_store_explicit(&tl_queue->served, atomic_load_explicit(&tl_queue->served, memory_order_relaxed) + 1,
+			      memory_order_relaxed); /* its own counter: no locked add */
 	struct fuse_buf fb = { .size = h.len, .mem = start };
 	tl_dispatching = e;
 	fuse_session_process_buf(fu.se, &fb);
@@ -459,7 +494,7 @@ static void *fu_queue_main(void *arg)
 			fu_clock_take(q);
 		/* the model's round: its releases join the commits */
 		if (q->emul)
-			emul_drive_round(q->emul);
+			fu_clock_round(q);
 		fu_take_commits(q);
 		/* say we sleep, then look again: a reply pushed after this either
 		 * is seen here or wakes us; sleep only when there was none (nor a
@@ -514,7 +549,7 @@ static void *fu_queue_main(void *arg)
 			/* the clock's thread serves every request of an emulated
 			 * volume: releases fall due within a long batch too */
 			if (q->emul && !(++rounds % FU_CLOCK_EVERY)) {
-				emul_drive_round(q->emul);
+				fu_clock_round(q);
 				fu_take_commits(q);
 			}
 			/* the member I/O it started goes out now, not after the whole
@@ -544,7 +579,7 @@ static int fu_queue_alloc(struct fu_queue *q, unsigned qid, unsigned cpu, unsign
 			       0);
 		if (m == MAP_FAILED)
 			return -ENOMEM;
-		e->q = q;
+		e->q = e->home = q;
 		e->qid = qid;
 		e->idx = i;
 		e->hdr = m;

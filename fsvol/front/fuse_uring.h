@@ -42,8 +42,8 @@ int fu_on_ring_thread(void);
 /* The model's clock may live on a queue thread's ring: emul_of(arg) gives
  * the volume's emulator (NULL while none runs). Once the ring serves, the
  * first queue thread that wakes with an emulator to keep takes its clock
- * (emul_drive_begin), so the releases that reply through its own queue need
- * no wake-up; the clock moves to the queue most replies go through; it goes
+ * (emul_drive_begin) and commits every release on its own ring, so the
+ * volume's entries gather there and no release wakes another thread; it goes
  * back to the emulator's thread when the ring threads stop (fu_stop) or a
  * timer read fails. Without the ring the emulator keeps its own thread. Call before
  * the session loop. */
@@ -54,5 +54,9 @@ void fu_stop(void);
 /* The transport in use, for MNT/status and the log: "uring (2 queues x 32
  * entries)" or "dev" with the reason the ring is not used. */
 void fu_describe(char *buf, size_t len);
+/* While the ring serves: the requests each queue thread dispatched, "q0
+ * 1234, q1 567" (an emulated volume's gather on the thread that keeps the
+ * model's clock); "" otherwise. */
+void fu_describe_threads(char *buf, size_t len);
 
 #endif

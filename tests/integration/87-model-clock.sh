@@ -6,7 +6,11 @@
 # through /dev/fuse), the model's own thread (fsvol-model) does. Under each,
 # the emulated timing is the model's (QD1 random reads: the member's mean
 # latency within 10% of the model's analytic figure, as 08-model checks) and
-# every release is counted. SIGTERM under load with the clock on the ring ends
+# every release is counted. Over the ring an emulated volume's requests are
+# served by the clock's thread, whichever CPU issues them (its releases commit
+# on its ring, which takes their entries), and once the model is set to none
+# at run time by their own queue's thread again (MNT/status counts the
+# requests of each queue thread). SIGTERM under load with the clock on the ring ends
 # the daemon with clean superblocks (the clock goes back to its thread for the
 # last writes). enable_uring is set for the test and restored after.
 # fsvol-test: alone (sets the fuse module's enable_uring (machine-wide); times the model within 10%)
@@ -81,6 +85,35 @@ grep -q "model hdd:cache=0" "$MNT/status" || fail "status does not show the mode
 echo "model hdd" >"$MNT/ctl"
 timed "io_uring, model changed at run time"
 _on_ring || fail "io_uring after a model change: the clock is on '$(keeper)'"
+
+# where requests are served: from the other queue's CPU, with the model on
+# (the clock's thread takes them) and after "model none" (their own queue's
+# thread again). Counts of requests, not times.
+served() { sed -n "s/^fuse requests by queue thread: .*q$1 \([0-9]*\).*/\1/p" "$MNT/status"; }
+if (($(nproc) >= 2)); then
+	k=$(keeper)
+	k=${k#fsvol-fuse-q}
+	k=${k%% *}
+	o=$((k == 0 ? 1 : 0))
+	[[ -n $(served "$o") && -n $(served "$k") ]] || fail "status has no requests by queue thread: $(tail -2 "$MNT/status")"
+	# PHASE: 4096 random 4K reads issued from queue o's CPU; sets dk, do (served deltas)
+	from_other() {
+		local k0 o0
+		k0=$(served "$k") o0=$(served "$o")
+		taskset -c "$o" fio --name=from_q"$o" --filename="$MNT/volume" --rw=randread --bs=4k --direct=1 \
+			--ioengine=io_uring --iodepth=32 --size=256M --io_size=16M --randseed=5 --output=/dev/null ||
+			fail "$1: fio failed"
+		dk=$(($(served "$k") - k0)) do=$(($(served "$o") - o0))
+		note "$1: from CPU $o, q$k served $dk, q$o served $do"
+	}
+	echo "model ssd" >"$MNT/ctl"
+	from_other "model ssd"
+	((dk >= 4096 * 9 / 10)) || fail "model ssd: the clock's thread q$k served $dk of ~4096 requests from CPU $o"
+	echo "model none" >"$MNT/ctl"
+	from_other "model none"
+	((do >= 4096 * 8 / 10)) || fail "model none: q$o served $do of ~4096 requests from its CPU (q$k $dk)"
+	echo "model hdd" >"$MNT/ctl"
+fi
 fsvol_umount "$MNT"
 
 # a model set at run time moves onto the ring too
