@@ -6,12 +6,14 @@
 # from MNT/status), the daemon's CPU (user + system, /proc/PID/stat) per
 # 10k of them and how often its threads slept per I/O (voluntary context
 # switches, /proc/PID/task/*/status): on a VM each sleep costs tens of us of
-# CPU (timer_probe's row says how much here), so sleeps x that is the floor. Under hdd the disks, not the CPU, set the pace, so the CPU is
+# CPU (timer_probe's row says how much here), so sleeps x that is the floor.
+# Under hdd the disks, not the CPU, set the pace, so the CPU is
 # the emulator's and the engine's overhead, not a share of a saturated run.
 # Each model runs under every FUSE transport the kernel offers (io_uring when
 # the fuse module's enable_uring is Y, and /dev/fuse; EMUL_TRANSPORTS to pick),
-# one row each: the releases run on the model's thread, and how a reply gets
-# from there to the kernel differs (docs/bench.md, "The emulation row").
+# one row each: over /dev/fuse the model's thread releases and replies, over
+# io_uring the thread of one queue's ring, which then serves every request
+# (docs/bench.md, "The emulation row").
 # Run by bench/run.sh (make bench); alone, to compare two builds:
 #   FSVOL_BUILD=build bench/emul.sh hdd      (EMUL_QD=1024 BENCH_SECS=5)
 set -euo pipefail

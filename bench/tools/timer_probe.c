@@ -98,7 +98,8 @@ int main(int argc, char **argv)
 	qsort(late, (size_t)n, sizeof(*late), cmp_u64);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+		     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 	printf("p50 %.1f us, p99 %.1f us, CPU %.1f us per sleep\n", late[n / 2] / 1e3, late[n * 99 / 100] / 1e3,
 	       sleeps ? cpu / (double)sleeps : 0);
 	free(late);
