@@ -48,25 +48,33 @@ static int is(const char *s, const char *w)
 	return !strcmp(s, w);
 }
 
+static int same_pass(const struct events_snap *a, const struct events_snap *b)
+{
+	return a->sync_what && b->sync_what && a->sync_start_ns == b->sync_start_ns;
+}
+
+/* The pass of the last look was running and another began since (one
+ * recovery after another: the sync thread goes straight on). */
+static int pass_replaced(const struct events_snap *a, const struct events_snap *b)
+{
+	return a->sync_what && a->sync_running && b->sync_what && !same_pass(a, b);
+}
+
 /* The background pass: started (a new start time since the last look),
  * each fifth passed (md's --increment 20), finished (done or stopped). A
- * pass that ran entirely between two looks still shows all three. */
+ * pass that ran entirely between two looks still shows all three. The end
+ * of a pass another replaced is events_diff's. */
 static void sync_events(const struct events_snap *a, const struct events_snap *b, events_emit_fn emit, void *ctx)
 {
 	char d[96], ev[16];
-	int same = a->sync_what && b->sync_what && a->sync_start_ns == b->sync_start_ns;
+	int same = same_pass(a, b);
 	if (!b->sync_what)
 		return;
 	int slot = is(b->sync_what, "recovery") && b->sync_slot >= 0 ? b->number[b->sync_slot] : -1;
 	if (slot < 0 && same && is(a->sync_what, "recovery") && a->sync_slot >= 0) /* ended: the one it built */
 		slot = a->number[a->sync_slot];
-	if (!same) {
-		if (a->sync_what && a->sync_running) { /* ended, and another began, between two looks */
-			snprintf(d, sizeof(d), "%s ended", a->sync_what);
-			emit(ctx, "RebuildFinished", -1, d);
-		}
+	if (!same)
 		emit(ctx, "RebuildStarted", slot, b->sync_what);
-	}
 	unsigned from = same ? a->sync_pct : 0, to = b->sync_running || !b->sync_done ? b->sync_pct : 100;
 	for (unsigned nn = 20; nn <= 80; nn += 20)
 		if (from < nn && to >= nn) {
@@ -96,8 +104,7 @@ static const char *was(const struct events_snap *a, const struct events_snap *b,
 
 void events_hold(const struct events_snap *a, struct events_snap *b)
 {
-	if (!a->sync_what || !b->sync_what || a->sync_start_ns != b->sync_start_ns || !b->sync_running ||
-	    !(is(b->sync_what, "recovery") || is(b->sync_what, "replace")))
+	if (!same_pass(a, b) || !b->sync_running || !(is(b->sync_what, "recovery") || is(b->sync_what, "replace")))
 		return;
 	unsigned n = b->nslots < SB_MAX_SLOTS ? b->nslots : SB_MAX_SLOTS;
 	for (unsigned i = 0; i < n; i++) {
@@ -107,6 +114,24 @@ void events_hold(const struct events_snap *a, struct events_snap *b)
 		snprintf(b->state[i], sizeof(b->state[i]), "%s", o);
 		if (b->sync_slot < 0 && a->sync_slot >= 0 && !strcmp(a->path[a->sync_slot], b->path[i]))
 			b->sync_slot = (int)i; /* RebuildFinished still names the member it built */
+	}
+}
+
+/* SpareActive for each member active now and not at the last look: rebuilt,
+ * a replacement swapped in, or added and rebuilt between two looks. built
+ * 1: only those rebuilding at the last look; -1: all but those; 0: all. */
+static void spare_active(const struct events_snap *a, const struct events_snap *b, int built, events_emit_fn emit,
+			 void *ctx)
+{
+	unsigned n = b->nslots < SB_MAX_SLOTS ? b->nslots : SB_MAX_SLOTS;
+	for (unsigned i = 0; i < n; i++) {
+		const char *o = was(a, b, i);
+		if (!is(b->state[i], "active") || !b->path[i][0] || (o && is(o, "active")))
+			continue;
+		int rebuilt = o && is(o, "rebuilding");
+		if ((built == 1 && !rebuilt) || (built == -1 && rebuilt))
+			continue;
+		emit(ctx, "SpareActive", b->number[i], b->path[i]);
 	}
 }
 
@@ -130,14 +155,17 @@ void events_diff(const struct events_snap *a, const struct events_snap *b, event
 			 b->degraded == 2 ? ": beyond redundancy, the volume has FAILED" : "");
 		emit(ctx, "DegradedArray", -1, d);
 	}
-	/* a pass's start and end come before the spare it made active */
-	sync_events(a, b, emit, ctx);
-	for (unsigned i = 0; i < n; i++) {
-		const char *o = was(a, b, i);
-		/* rebuilt, or a replacement swapped in, or added and rebuilt between two looks */
-		if (is(b->state[i], "active") && b->path[i][0] && (!o || !is(o, "active")))
-			emit(ctx, "SpareActive", b->number[i], b->path[i]);
+	/* a pass's end comes before the spare it made active, and that before
+	 * the next pass's start */
+	int replaced = pass_replaced(a, b);
+	if (replaced) {
+		int slot = is(a->sync_what, "recovery") && a->sync_slot >= 0 ? a->number[a->sync_slot] : -1;
+		snprintf(d, sizeof(d), "%s ended", a->sync_what);
+		emit(ctx, "RebuildFinished", slot, d);
+		spare_active(a, b, 1, emit, ctx);
 	}
+	sync_events(a, b, emit, ctx);
+	spare_active(a, b, replaced ? -1 : 0, emit, ctx);
 }
 
 /* ---- the log ---- */

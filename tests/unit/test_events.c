@@ -1,8 +1,9 @@
 /* events_diff: the events between two looks at a volume (MNT/events), as
  * mdadm --monitor names them, for the transitions a volume goes through: a
  * failure with a spare moved into the role's slot, a rebuild seen at each
- * fifth, a pass that ran entirely between two looks, a replace, a spare's
- * failure, a volume going beyond redundancy, and nothing for no change. */
+ * fifth, a pass that ran entirely between two looks, one recovery straight
+ * after another, a replace, a spare's failure, a volume going beyond
+ * redundancy, and nothing for no change. */
 #include "fsvol/front/events.h"
 
 #include <check.h>
@@ -108,6 +109,17 @@ START_TEST(test_active_before_pass_ends)
 }
 END_TEST
 
+/* one recovery straight after another (a second failed role, a second
+ * spare): the first's end, its spare, then the second's start, as md's */
+START_TEST(test_recovery_after_recovery)
+{
+	static struct events_snap a, b;
+	look(&a, "rebuilding:/s0 active:/m1 failed:/m2 spare:/s1", 1, "recovery", 1, 0, 90, 9, 0);
+	look(&b, "active:/s0 active:/m1 rebuilding:/s1 failed:/m2", 1, "recovery", 1, 0, 10, 12, 2);
+	ck_assert_str_eq(diff(&a, &b), "RebuildFinished 0 recovery ended; SpareActive 0 /s0; RebuildStarted 2 recovery");
+}
+END_TEST
+
 START_TEST(test_pass_between_looks)
 {
 	static struct events_snap a, b;
@@ -167,6 +179,7 @@ int main(void)
 	tcase_add_test(tc, test_no_change);
 	tcase_add_test(tc, test_fail_spare_takes_over);
 	tcase_add_test(tc, test_active_before_pass_ends);
+	tcase_add_test(tc, test_recovery_after_recovery);
 	tcase_add_test(tc, test_pass_between_looks);
 	tcase_add_test(tc, test_stopped);
 	tcase_add_test(tc, test_replace_swaps);
