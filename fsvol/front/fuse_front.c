@@ -335,13 +335,11 @@ static void ff_handle_close(struct ff *f, uint64_t id)
  * io_uring, the requests each queue thread served. */
 static int ff_status_transport(struct ff_handle *h)
 {
-	char line[600], threads[280];
-	int n = snprintf(line, sizeof(line), "fuse transport: ");
-	fu_describe(line + n, 300);
+	char line[640], transport[280], threads[280];
+	fu_describe(transport, sizeof(transport));
 	fu_describe_threads(threads, sizeof(threads));
-	n = (int)strlen(line);
-	snprintf(line + n, sizeof(line) - (size_t)n, "\n%s%s%s", threads[0] ? "fuse requests by queue thread: " : "",
-		 threads, threads[0] ? "\n" : "");
+	snprintf(line, sizeof(line), "fuse transport: %s\n%s%s%s", transport,
+		 threads[0] ? "fuse requests by queue thread: " : "", threads, threads[0] ? "\n" : "");
 	char *b = realloc(h->buf, h->len + strlen(line) + 1);
 	if (!b)
 		return -ENOMEM;

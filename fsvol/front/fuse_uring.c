@@ -86,8 +86,7 @@ struct fu_queue;
 
 struct fu_ent {
 	struct fu_queue *q;              /* the thread whose ring holds its command now */
-	struct fu_queue *home;           /* the thread that registered it */
-	unsigned qid, idx;               /* the kernel's queue it is registered on, its place there */
+	struct fu_queue *home;           /* the thread that registered it: its kernel queue (qid) */
 	struct fu_uring_req_header *hdr; /* at the start of the entry's mapping */
 	uint8_t *payload;                /* FU_STAGE bytes further */
 	struct iovec iov[2];
@@ -261,7 +260,7 @@ static void fu_prep_cmd(struct fu_queue *q, struct fu_ent *e, unsigned op)
 	sqe->addr = (uintptr_t)e->iov;
 	sqe->len = 2;
 	struct fu_uring_cmd_req *c = (struct fu_uring_cmd_req *)sqe->cmd;
-	c->qid = (uint16_t)e->qid;
+	c->qid = (uint16_t)e->home->qid;
 	c->commit_id = op == FU_IO_URING_CMD_COMMIT_AND_FETCH ? e->unique : 0;
 	io_uring_sqe_set_data(sqe, e);
 }
@@ -427,8 +426,8 @@ static void fu_ent_failed(struct fu_queue *q, struct fu_ent *e, int res)
 	if (res == -ENOTCONN || res == -ECANCELED || res == -ENODEV || res == -ECONNABORTED)
 		return; /* the mount went away */
 	if (atomic_load(&fu.state) == FU_READY)
-		fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: entry %u: %s (unique %llu)", e->qid, e->idx,
-			  strerror(-res), (unsigned long long)e->unique);
+		fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: entry %u: %s (unique %llu)", e->home->qid,
+			  (unsigned)(e - e->home->ents), strerror(-res), (unsigned long long)e->unique);
 	if (atomic_load(&fu.state) != FU_READY && atomic_load(&fu.state) != FU_REFUSED) {
 		fu_set_why(FU_REFUSED, "the kernel refused the ring: %s", strerror(-res));
 		fsvol_log(LOG_WARNING, "FUSE over io_uring: the kernel refused queue %u: %s; "
@@ -580,8 +579,6 @@ static int fu_queue_alloc(struct fu_queue *q, unsigned qid, unsigned cpu, unsign
 		if (m == MAP_FAILED)
 			return -ENOMEM;
 		e->q = e->home = q;
-		e->qid = qid;
-		e->idx = i;
 		e->hdr = m;
 		e->payload = (uint8_t *)m + FU_STAGE;
 		e->iov[0] = (struct iovec){ e->hdr, sizeof(*e->hdr) };
