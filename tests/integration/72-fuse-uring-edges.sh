@@ -59,15 +59,19 @@ exec 3>&-
 find "$MNT" -maxdepth 1 -name stats.json | grep -q . || fail "readdir under load lacks stats.json"
 
 # --- clients killed with requests in flight: the daemon keeps serving ------------------
+# (--thread: the job runs in the process killed; a job process of its own
+# outlives its killed parent, waiting on it for good)
+_victims_gone() { ! pgrep -f "name=victim --filename=$MNT/volume" >/dev/null; }
 for _ in 1 2 3; do
 	fio --name=victim --filename="$MNT/volume" --rw=randread --bs=64k --iodepth=128 --ioengine=io_uring \
-		--direct=1 --time_based --runtime=30 --output=/dev/null >/dev/null 2>&1 &
+		--direct=1 --time_based --runtime=30 --thread --output=/dev/null >/dev/null 2>&1 &
 	vpid=$!
 	before=$(reads)
 	wait_for 60 "the victim's reads do not reach the volume" _read_past "$before"
 	kill -KILL "$vpid"
 	wait "$vpid" 2>/dev/null || true # killed, as meant
 done
+wait_for 30 "killed clients still running: $(pgrep -af "name=victim --filename=$MNT/volume")" _victims_gone
 dd if="$MNT/volume" of=/dev/null bs=1M count=16 iflag=direct status=none || fail "read after killed clients"
 _alive "$lpid" || fail "the load stopped when other clients were killed: $(cat "$T/load.out")"
 (($(ring_errors) == 0)) || fail "ring errors in the log: $(grep 'FUSE over io_uring' "$DAEMON_LOG")"
