@@ -143,7 +143,8 @@ INTEGRATION_TESTS := \
 	tests/integration/85-umount-busy.sh \
 	tests/integration/86-reshape-raid10.sh \
 	tests/integration/87-model-clock.sh \
-	tests/integration/88-remove-under-readers.sh
+	tests/integration/88-remove-under-readers.sh \
+	tests/integration/89-null-fuse.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -155,8 +156,9 @@ DOCS := $(BUILD)/man/fsvol.8 $(BUILD)/completion/fsvol
 ifneq ($(BENCH_SRCS),)
 DOCS += $(BUILD)/man/fsvol-bench.1 $(BUILD)/completion/fsvol-bench
 endif
-# Helpers the integration tests run (independent checkers), not installed.
-TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite
+# Helpers the integration tests run (independent checkers), and make bench's
+# null FUSE server (89 checks what it answers), not installed.
+TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite $(BUILD)/bin/null_fuse
 
 .PHONY: all deps check check-bins include-cycles unit integration bench demo install uninstall clean
 all: $(BINS) $(DOCS)
@@ -260,7 +262,8 @@ FUSE_TESTS := \
 	tests/integration/10-faults.sh \
 	tests/integration/20-inflight.sh \
 	tests/integration/29-defects.sh \
-	tests/integration/58-no-wait.sh
+	tests/integration/58-no-wait.sh \
+	tests/integration/89-null-fuse.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 
 # tests/run.sh runs INTEGRATION_JOBS scripts at once (most of a script's time

@@ -19,10 +19,11 @@ fio_add() {
 }
 uring_on=$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null || echo "absent")
 
-# null_up TRANSPORT DIR: a null FUSE server on DIR (its file reads zeros)
+# null_up TRANSPORT DIR [FROM]: a null FUSE server on DIR (its file reads
+# zeros, or FROM's bytes copied from a mapping)
 null_up() {
 	mkdir -p "$2"
-	"$NULLFUSE" "$1" "$2" 1024 2>>"$T/null.log" &
+	"$NULLFUSE" "$1" "$2" 1024 ${3:+"$3"} 2>>"$T/null.log" &
 	echo $! >"$T/null.pid"
 	for ((i = 0; i < 100; i++)); do [ -e "$2/file" ] && return 0; sleep 0.1; done
 	echo "  (null_fuse $1 did not come up)" >&2
@@ -62,7 +63,9 @@ vols_up() {
 # ---- 1. tmpfs: fsvol's FUSE volume against the FUSE path's own ceiling ----
 echo
 echo "FUSE ceiling (tmpfs members; null servers answer every read with zeros; enable_uring=$uring_on):"
-for f in n_dev n_uring n_dev1m n_uring1m; do : >"$T/$f"; done
+for f in n_dev n_uring n_dev1m n_uring1m c_dev c_uring c_dev1m c_uring1m; do : >"$T/$f"; done
+# the copying null servers' source: 1 GiB of tmpfs, written like the volumes
+dd if=/dev/zero of="$T/null_from" bs=1M count=1024 status=none
 for t in "${transports[@]}"; do
 	vols_up "$T" 1G /dev/zero
 	echo "  fsvol --fuse-transport $t: $(sed -n 's/^fuse transport: //p' "$T/mnt1_$t/status")"
@@ -74,6 +77,10 @@ for rep in 1 2 3; do
 		null_up "$t" "$T/null" || continue
 		fio_add iops "n_$t" "n$t$rep" --filename="$T/null/file" --rw=randread --bs=4k --iodepth=32 --size=900M
 		fio_add bw "n_${t}1m" "n${t}1m$rep" --filename="$T/null/file" --rw=read --bs=1M --iodepth=8 --size=900M
+		null_down "$T/null"
+		null_up "$t" "$T/null" "$T/null_from" || continue
+		fio_add iops "c_$t" "c$t$rep" --filename="$T/null/file" --rw=randread --bs=4k --iodepth=32 --size=900M
+		fio_add bw "c_${t}1m" "c${t}1m$rep" --filename="$T/null/file" --rw=read --bs=1M --iodepth=8 --size=900M
 		null_down "$T/null"
 	done
 	for t in "${transports[@]}"; do
@@ -104,6 +111,24 @@ for t in "${transports[@]}"; do
 	pair "FUSE ($t) raid0 x4 vs $bestname, 1M" mbs_ "$(median <"$T/f_r01m_$t")" "$best1"
 done
 echo "  (targets: >= 0.85 each)"
+# The same servers copying each read's bytes from a tmpfs file: what the copy
+# of cold member pages costs any server that returns stored data (the kernel
+# here has no zero-copy reply), and fsvol against that.
+cbest=0 cbest1=0
+for t in "${transports[@]}"; do
+	[ -s "$T/c_$t" ] || continue
+	c=$(median <"$T/c_$t") c1=$(median <"$T/c_${t}1m")
+	pair "copying null ($t) vs zeros ($t), 4K" iops "$c" "$(median <"$T/n_$t")"
+	pair "copying null ($t) vs zeros ($t), 1M" mbs_ "$c1" "$(median <"$T/n_${t}1m")"
+	cbest=$(awk -v x="$c" -v y="$cbest" 'BEGIN { print (x > y ? x : y) }')
+	cbest1=$(awk -v x="$c1" -v y="$cbest1" 'BEGIN { print (x > y ? x : y) }')
+done
+for t in "${transports[@]}"; do
+	pair "FUSE ($t) single vs copying null, 4K" iops "$(median <"$T/f_one_$t")" "$cbest"
+	pair "FUSE ($t) raid0 x4 vs copying null, 4K" iops "$(median <"$T/f_r0_$t")" "$cbest"
+	pair "FUSE ($t) raid0 x4 vs copying null, 1M" mbs_ "$(median <"$T/f_r01m_$t")" "$cbest1"
+done
+rm -f "$T/null_from"
 
 # ---- 2. members on a real disk (the root filesystem), O_DIRECT ----
 D=$(mktemp -d "${BENCH_DISK_DIR:-/var/tmp}/fsvol-bench-disk.XXXXXX")

@@ -3,15 +3,20 @@
  * same loop settings as fsvol's mount (clone_fd, 2 workers per CPU,
  * max_background 4096, 1 MiB requests) over /dev/fuse or FUSE over io_uring
  * (fsvol's front/fuse_uring.c). make bench measures fsvol against it.
+ * Given FROM, a file of at least SIZE_MIB, every read is answered with FROM's
+ * bytes at the read's offset instead, copied from a mapping: the one copy any
+ * server that returns stored data makes, and nothing else.
  *
- *   null_fuse dev|uring MNT [SIZE_MIB]     (foreground; SIGTERM or umount ends it)
+ *   null_fuse dev|uring MNT [SIZE_MIB [FROM]]   (foreground; SIGTERM or umount ends it)
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
+#include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +24,7 @@
 
 static uint64_t null_size;
 static char *null_zeros; /* 1 MiB of zeros, the answer to every read */
+static const char *null_from; /* or FROM's bytes, mapped (NULL: zeros) */
 
 static void null_stat(fuse_ino_t ino, struct stat *st)
 {
@@ -74,7 +80,34 @@ static void null_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, st
 		size = 0;
 	else if (size > null_size - (uint64_t)off)
 		size = null_size - (uint64_t)off;
-	fuse_reply_buf(req, null_zeros, size > (1u << 20) ? 1u << 20 : size);
+	size = size > (1u << 20) ? 1u << 20 : size;
+	fuse_reply_buf(req, null_from && size ? null_from + off : null_zeros, size);
+}
+
+/* FROM mapped whole and populated, so a read's copy is the only cost */
+static int null_map(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(stderr, "null_fuse: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if ((uint64_t)st.st_size < null_size) {
+		fprintf(stderr, "null_fuse: %s: %lld bytes, shorter than the file's %llu MiB\n", path,
+			(long long)st.st_size, (unsigned long long)(null_size >> 20));
+		close(fd);
+		return 1;
+	}
+	void *m = mmap(NULL, null_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+	int e = errno;
+	close(fd);
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "null_fuse: %s: mmap: %s\n", path, strerror(e));
+		return 1;
+	}
+	null_from = m;
+	return 0;
 }
 
 static const struct fuse_lowlevel_ops null_ops = {
@@ -85,10 +118,12 @@ int main(int argc, char **argv)
 {
 	int t = argc >= 3 ? fu_transport_parse(argv[1]) : -1;
 	if (t < 0 || t == FU_TRANSPORT_AUTO) {
-		fprintf(stderr, "usage: null_fuse dev|uring MNT [SIZE_MIB]\n");
+		fprintf(stderr, "usage: null_fuse dev|uring MNT [SIZE_MIB [FROM]]\n");
 		return 2;
 	}
 	null_size = (argc > 3 ? strtoull(argv[3], NULL, 10) : 1024) << 20;
+	if (argc > 4 && null_map(argv[4]))
+		return 1;
 	null_zeros = calloc(1, 1u << 20);
 	char *fargv[] = { argv[0], NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(1, fargv);
