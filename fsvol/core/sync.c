@@ -603,6 +603,7 @@ void vol_sync_info(const struct vol *v, struct vol_sync_info *out)
 		.pos = atomic_load(&s->pos), .total = s->total,
 		.mismatches = atomic_load(&s->bad), .skipped = atomic_load(&s->skipped),
 		.rebuild_slot = atomic_load(&v->rebuild_slot), .rebuild_pos = atomic_load(&v->rebuild_pos),
+		.replace_with = atomic_load(&v->replace_with),
 		.start_ns = s->t0, .speed_min = atomic_load(&s->speed_min), .speed_max = atomic_load(&s->speed_max),
 	};
 	if (out->running)

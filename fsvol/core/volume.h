@@ -48,6 +48,7 @@ struct vol_sync_info {
 	uint64_t pos, total;       /* units */
 	uint64_t mismatches, skipped;
 	int rebuild_slot;          /* -1: none */
+	int replace_with;          /* the spare slot a replace builds; -1: none */
 	uint64_t rebuild_pos;      /* logical bytes in sync on the rebuilding member */
 	double speed_kibs;         /* since the pass started */
 	double eta_s;              /* at that speed; 0 when not running */

@@ -37,7 +37,7 @@ void events_snap_take(struct vol *v, struct events_snap *s)
 	s->sync_what = si.what;
 	s->sync_running = si.running;
 	s->sync_done = si.done;
-	s->sync_slot = si.rebuild_slot;
+	s->sync_slot = si.rebuild_slot >= 0 ? si.rebuild_slot : si.replace_with;
 	s->sync_pct = si.total ? (unsigned)(100 * si.pos / si.total) : 100;
 	s->sync_start_ns = si.start_ns;
 	s->sync_mismatches = si.mismatches;
@@ -119,7 +119,7 @@ void events_hold(const struct events_snap *a, struct events_snap *b)
 
 /* SpareActive for each member active now and not at the last look: rebuilt,
  * a replacement swapped in, or added and rebuilt between two looks. built
- * 1: only those rebuilding at the last look; -1: all but those; 0: all. */
+ * 1: only those the last look's pass was building; -1: all but those; 0: all. */
 static void spare_active(const struct events_snap *a, const struct events_snap *b, int built, events_emit_fn emit,
 			 void *ctx)
 {
@@ -128,7 +128,7 @@ static void spare_active(const struct events_snap *a, const struct events_snap *
 		const char *o = was(a, b, i);
 		if (!is(b->state[i], "active") || !b->path[i][0] || (o && is(o, "active")))
 			continue;
-		int rebuilt = o && is(o, "rebuilding");
+		int rebuilt = a->sync_slot >= 0 && a->sync_slot < SB_MAX_SLOTS && !strcmp(a->path[a->sync_slot], b->path[i]);
 		if ((built == 1 && !rebuilt) || (built == -1 && rebuilt))
 			continue;
 		emit(ctx, "SpareActive", b->number[i], b->path[i]);

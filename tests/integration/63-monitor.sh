@@ -4,7 +4,8 @@
 # and reports each event on stdout and to --program as mdadm does (PROGRAM
 # EVENT DEVICE [COMPONENT]): a member failure with a spare at hand gives Fail,
 # DegradedArray, RebuildStarted, Rebuild20/40/60/80, RebuildFinished and
-# SpareActive, in that order; a daemon killed gives DeviceDisappeared and the
+# SpareActive, in that order, and a replace its pass's events, then the
+# replacement's SpareActive; a daemon killed gives DeviceDisappeared and the
 # monitor ends; --oneshot reports a volume degraded now and exits; --syslog
 # logs it as a warning; --scan sees mounts come (NewArray) and go.
 # fsvol-test: alone (monitor --scan follows every fsvol mount of the machine (others' stopped daemons would block it))
@@ -55,6 +56,19 @@ size_is_length() { [[ $(stat -c %s "$T/mnt/events") -eq $(wc -c <"$T/mnt/events"
 wait_for 10 "MNT/events' size is not its length" size_is_length
 for ((i = 0; i < 100; i++)); do grep -q SpareActive "$T/tail.out" && break; sleep 0.05; done
 cmp -s "$T/tail.out" "$T/mnt/events" || fail "tail -f of MNT/events: $(cat "$T/tail.out")"
+
+# a replace (md's want_replacement) of role 0: the pass's steps, its end, then
+# the replacement's SpareActive; the replaced member, a spare now, goes again
+truncate -s "$(stat -c %s "$T/v/d0")" "$T/v/d4"
+n0=$(wc -l <"$T/mon.out")
+"$FSVOL" replace --with "$T/v/d4" "$T/mnt" 0 >/dev/null || fail "replace 0"
+for ((i = 0; i < 600; i++)); do grep -q "SpareActive $T/mnt m[0-9]* $T/v/d4" "$T/mon.out" && break; sleep 0.05; done
+want_r=(RebuildStarted Rebuild20 Rebuild40 Rebuild60 Rebuild80 RebuildFinished SpareActive)
+got=$(tail -n +$((n0 + 1)) "$T/mon.out" | awk '{ print $2 }' | tr '\n' ' ')
+[[ $got == "${want_r[*]} " ]] || fail "replace events: '$got', want '${want_r[*]}'"$'\n'"$(cat "$T/mon.out")"
+grep -q "RebuildFinished $T/mnt - replace done, 0 mismatches" "$T/mon.out" || fail "replace's end: $(cat "$T/mon.out")"
+grep -qx "SpareActive $T/mnt $T/v/d4" "$T/alerts" || fail "alerts: $(cat "$T/alerts")"
+"$FSVOL" remove "$T/mnt" "$T/v/d0" >/dev/null || fail "remove the replaced member"
 
 # --oneshot: what is degraded now, then exit (the failed member removed, no spare left)
 "$FSVOL" remove "$T/mnt" "$T/v/d1" >/dev/null || fail "remove"

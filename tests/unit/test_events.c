@@ -120,6 +120,19 @@ START_TEST(test_recovery_after_recovery)
 }
 END_TEST
 
+START_TEST(test_recovery_after_replace)
+{
+	static struct events_snap a, b;
+	/* a replace swapped /n in, /m2 failed, and a recovery began on /m1 (the
+	 * spare the replace left) before the next look: the replacement's
+	 * SpareActive belongs to the replace, before the recovery starts */
+	look(&a, "active:/m0 active:/m1 active:/m2 spare:/n", 0, "replace", 1, 0, 95, 3, 3);
+	look(&b, "active:/m0 active:/n rebuilding:/m1 failed:/m2", 1, "recovery", 1, 0, 10, 4, 2);
+	ck_assert_str_eq(diff(&a, &b), "Fail 3 /m2; DegradedArray -1 1 of 3 members failed or missing; "
+				       "RebuildFinished -1 replace ended; SpareActive 1 /n; RebuildStarted 2 recovery");
+}
+END_TEST
+
 START_TEST(test_pass_between_looks)
 {
 	static struct events_snap a, b;
@@ -180,6 +193,7 @@ int main(void)
 	tcase_add_test(tc, test_fail_spare_takes_over);
 	tcase_add_test(tc, test_active_before_pass_ends);
 	tcase_add_test(tc, test_recovery_after_recovery);
+	tcase_add_test(tc, test_recovery_after_replace);
 	tcase_add_test(tc, test_pass_between_looks);
 	tcase_add_test(tc, test_stopped);
 	tcase_add_test(tc, test_replace_swaps);
