@@ -128,7 +128,7 @@ static void spare_active(const struct events_snap *a, const struct events_snap *
 		const char *o = was(a, b, i);
 		if (!is(b->state[i], "active") || !b->path[i][0] || (o && is(o, "active")))
 			continue;
-		int rebuilt = a->sync_slot >= 0 && a->sync_slot < SB_MAX_SLOTS && !strcmp(a->path[a->sync_slot], b->path[i]);
+		int k = a->sync_slot, rebuilt = k >= 0 && k < SB_MAX_SLOTS && !strcmp(a->path[k], b->path[i]);
 		if ((built == 1 && !rebuilt) || (built == -1 && rebuilt))
 			continue;
 		emit(ctx, "SpareActive", b->number[i], b->path[i]);
