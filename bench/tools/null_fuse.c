@@ -149,5 +149,7 @@ int main(int argc, char **argv)
 	fuse_session_unmount(se);
 	fuse_remove_signal_handlers(se);
 	fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+	free(null_zeros);
 	return r < 0 ? 1 : 0;
 }
