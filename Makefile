@@ -2,6 +2,7 @@
 #   make            build (optimised)         make check     deps + build + every test
 #   make SAN=1 check  ASan+UBSan build of all   make bench     ratio benchmarks
 #   make demo       the guided demo           make install   PREFIX=/usr/local DESTDIR=
+#   make check-long make check + the long kill/grow/power-cut cycles and stress runs
 CC      ?= cc
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
@@ -160,7 +161,7 @@ endif
 # null FUSE server (89 checks what it answers), not installed.
 TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite $(BUILD)/bin/null_fuse
 
-.PHONY: all deps check check-bins include-cycles unit integration bench demo install uninstall clean
+.PHONY: all deps check check-long check-bins include-cycles unit integration bench demo install uninstall clean
 all: $(BINS) $(DOCS)
 
 deps:
@@ -302,6 +303,17 @@ integration: $(BINS) $(TEST_TOOLS)
 		again="FSVOL_FUSE_TRANSPORT=dev $(FUSE_TESTS)"; \
 	fi; FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh -j $(INTEGRATION_JOBS) \
 		$(INTEGRATION_FIRST) $(filter-out $(INTEGRATION_FIRST),$(INTEGRATION_TESTS)) $$again
+
+# `make check-long`: make check, then what it runs only in short versions: the
+# long kill/grow/power-cut cycles and stress scripts (LONG_TESTS, sorted), and
+# the full stress scenarios (tests/stress/README.md).
+LONG_TESTS :=
+
+check-long: check
+	@if [ -n "$(strip $(LONG_TESTS))" ]; then FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh \
+		tests/run.sh -j $(INTEGRATION_JOBS) $(LONG_TESTS); fi
+	@$(MAKE) --no-print-directory $(BUILD)/bin/fsvol-ackwrite
+	@FSVOL_BUILD=$(BUILD) tests/tools/with_fuse_uring.sh tests/stress/adversarial.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BINS) $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse
