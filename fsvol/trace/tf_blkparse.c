@@ -14,7 +14,16 @@
 
 static const char *const form = "MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS [SECTOR + COUNT]";
 
-int tf_parse_blkparse(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen)
+/* "8,0    3   1   0.000000000  697  Q ..." */
+static int looks_blkparse(const char *s)
+{
+	uint64_t v;
+	if (tf_u64(&s, &v) || *s++ != ',' || tf_u64(&s, &v) || tf_u64(&s, &v) || tf_u64(&s, &v))
+		return 0;
+	return !tf_fixed(&s, 1000000000, &v);
+}
+
+static int tf_parse_blkparse(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen)
 {
 	struct tf_reader r = { .f = f, .path = path };
 	struct tracefile cev = { 0 }; /* C events, used when there is no Q */
@@ -107,3 +116,7 @@ int tf_parse_blkparse(const char *path, FILE *f, struct tracefile *out, char *er
 	tf_reader_free(&r);
 	return ret;
 }
+
+const struct tf_format tf_format_blkparse = {
+	.fmt = TRACEFILE_BLKPARSE, .name = "blkparse", .looks = looks_blkparse, .parse = tf_parse_blkparse,
+};

@@ -7,7 +7,19 @@
 
 static const char *const form = "TIME_MS DEVNO BLKNO BCOUNT FLAGS";
 
-int tf_parse_disksim(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen)
+/* five numbers: "13.191135 30 0 5 1" */
+static int looks_disksim(const char *s)
+{
+	uint64_t v;
+	if (tf_fixed(&s, 1000000, &v))
+		return 0;
+	for (int i = 0; i < 4; i++)
+		if (tf_u64(&s, &v))
+			return 0;
+	return !*tf_skip(s);
+}
+
+static int tf_parse_disksim(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen)
 {
 	struct tf_reader r = { .f = f, .path = path };
 	int ret = 0;
@@ -35,3 +47,7 @@ int tf_parse_disksim(const char *path, FILE *f, struct tracefile *out, char *err
 	tf_reader_free(&r);
 	return ret;
 }
+
+const struct tf_format tf_format_disksim = {
+	.fmt = TRACEFILE_DISKSIM, .name = "disksim", .looks = looks_disksim, .parse = tf_parse_disksim,
+};

@@ -48,7 +48,7 @@ static int file_action(const char *act)
 	return !strcmp(act, "add") || !strcmp(act, "open") || !strcmp(act, "close");
 }
 
-int tf_parse_fio(const char *path, FILE *f, int version, struct tracefile *out, char *err, size_t errlen)
+static int tf_parse_fio(const char *path, FILE *f, int version, struct tracefile *out, char *err, size_t errlen)
 {
 	struct tf_reader r = { .f = f, .path = path };
 	struct fio_files fs = { 0 };
@@ -141,3 +141,30 @@ out:
 	tf_reader_free(&r);
 	return ret;
 }
+
+static int looks_fio2(const char *line)
+{
+	return !strncmp(line, "fio version 2 iolog", 19);
+}
+
+static int looks_fio3(const char *line)
+{
+	return !strncmp(line, "fio version 3 iolog", 19);
+}
+
+static int parse_fio2(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen)
+{
+	return tf_parse_fio(path, f, 2, out, err, errlen);
+}
+
+static int parse_fio3(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen)
+{
+	return tf_parse_fio(path, f, 3, out, err, errlen);
+}
+
+const struct tf_format tf_format_fio2 = {
+	.fmt = TRACEFILE_FIO2, .name = "fio2", .looks = looks_fio2, .parse = parse_fio2,
+};
+const struct tf_format tf_format_fio3 = {
+	.fmt = TRACEFILE_FIO3, .name = "fio3", .looks = looks_fio3, .parse = parse_fio3,
+};

@@ -1,6 +1,6 @@
 /* tf_int: what tracefile's per-format parsers share (not for users of
  * tracefile.h): a line reader that counts lines, the "FILE:LINE: ..." error,
- * number scanners, and the parsers tracefile_load dispatches to. */
+ * number scanners, and the format table tracefile_load dispatches through. */
 #ifndef FSVOL_TF_INT_H
 #define FSVOL_TF_INT_H
 
@@ -37,11 +37,16 @@ int tf_push(struct tracefile *t, const struct tf_reader *r, struct tracefile_rec
 /* The format of a trace whose first non-blank line is LINE, or TRACEFILE_AUTO. */
 enum tracefile_fmt tf_detect(const char *line);
 
-/* Parsers tracefile_load dispatches to; the same contract as
- * tracefile_parse_valid. fio: VERSION 2 or 3 (the header line is checked). */
-int tf_parse_fio(const char *path, FILE *f, int version, struct tracefile *out, char *err, size_t errlen);
-int tf_parse_blkparse(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen);
-int tf_parse_msr(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen);
-int tf_parse_disksim(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen);
+/* One trace format: whether a trace whose first non-blank line is LINE is
+ * of it, and its parser (the contract of tracefile_parse_valid). Each
+ * parser's file exports its table; tracefile.c lists them. */
+struct tf_format {
+	enum tracefile_fmt fmt;
+	const char *name;    /* tracefile_fmt_parse's word */
+	int (*looks)(const char *line);
+	int (*parse)(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen);
+};
+extern const struct tf_format tf_format_fio2, tf_format_fio3, tf_format_blkparse, tf_format_msr,
+	tf_format_valid, tf_format_disksim;
 
 #endif

@@ -20,7 +20,18 @@ static int field_u64(const char **p, uint64_t *v, int last)
 	return *(*p)++ == ',' ? 0 : -EINVAL;
 }
 
-int tf_parse_msr(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen)
+/* "Timestamp,Hostname,..." or "128166372003061629,hm,1,Read,3218653184,4096,2313" */
+static int looks_msr(const char *s)
+{
+	if (!strncmp(s, "Timestamp,", 10))
+		return 1;
+	unsigned commas = 0;
+	for (const char *p = s; *p; p++)
+		commas += *p == ',';
+	return commas == 6 && (strstr(s, ",Read,") || strstr(s, ",Write,"));
+}
+
+static int tf_parse_msr(const char *path, FILE *f, struct tracefile *out, char *err, size_t errlen)
 {
 	struct tf_reader r = { .f = f, .path = path };
 	int ret = 0, first = 1;
@@ -77,3 +88,7 @@ int tf_parse_msr(const char *path, FILE *f, struct tracefile *out, char *err, si
 	tf_reader_free(&r);
 	return ret;
 }
+
+const struct tf_format tf_format_msr = {
+	.fmt = TRACEFILE_MSR, .name = "msr", .looks = looks_msr, .parse = tf_parse_msr,
+};

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsvol/trace/tracefile.h"
+#include "fsvol/trace/tf_int.h"
 
 #define VALID_EXPECT "expected 'R|W Hit|Miss|Doub|Trip blkno bcount service_us next_interarrival_us'"
 
@@ -50,6 +50,16 @@ static int to_u64(const char *s, uint64_t *v)
 		return -EINVAL;
 	*v = x;
 	return 0;
+}
+
+/* "R Hit 1975456 4 15362.00000 56074.00000" */
+static int looks_valid(const char *s)
+{
+	s = tf_skip(s);
+	if ((*s != 'R' && *s != 'W') || (s[1] != ' ' && s[1] != '\t'))
+		return 0;
+	s = tf_skip(s + 1);
+	return !strncmp(s, "Hit", 3) || !strncmp(s, "Miss", 4);
 }
 
 int tracefile_parse_valid(const char *path, FILE *f, struct tracefile *out,
@@ -117,3 +127,7 @@ int tracefile_parse_valid(const char *path, FILE *f, struct tracefile *out,
 	}
 	return 0;
 }
+
+const struct tf_format tf_format_valid = {
+	.fmt = TRACEFILE_VALID, .name = "valid", .looks = looks_valid, .parse = tracefile_parse_valid,
+};
