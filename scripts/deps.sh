@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(gcc make pkg-config libfuse3-dev fuse3 liburing-dev check libnbd-dev
       fio e2fsprogs nbdkit libnbd-bin gnuplot-nox bindfs jq util-linux procps psmisc
       python3 python3-jsonschema python3-prometheus-client tmux groff-base man-db
-      passwd clang-14 libclang-rt-14-dev iproute2
+      passwd strace clang-14 libclang-rt-14-dev iproute2
       libmicrohttpd-dev xxd curl chromium prometheus)
 
 missing=()

@@ -19,12 +19,13 @@
 #                   requests jump, the rest are the next block after the one before;
 #   -si             four threads on one shared position: the traced offsets never
 #                   repeat and leave no gap; without -si they repeat;
-#   -F N            N threads in all, each on every target: the process runs N I/O
-#                   threads (its /proc task list) where -t N runs N per target, and
+#   -F N            N threads in all, each on every target: the process creates N I/O
+#                   threads (strace counts its clones) where -t N creates N per target, and
 #                   the XML has N <Thread>s each with a <Target> per target.
-# fsvol-test: alone (-g rates within 5% and equal per-interval counts: the pacing needs an idle host)
+# fsvol-test: alone (-g rates within 5%: the pacing needs a host that is not overloaded)
 . "$(dirname "$0")/../lib.sh"
 requires jq
+requires strace
 BENCH=$FSVOL_BUILD/bin/fsvol-bench
 [[ -x $BENCH ]] || fail "$BENCH not built"
 
@@ -99,8 +100,12 @@ for th in threads:
     sd = math.sqrt(sum((x - mean) ** 2 for x in iops) / len(iops))
     if abs(sd - num(t.find("Iops"), "IopsStdDev")) > 0.01:
         bad.append(f"IopsStdDev {num(t.find('Iops'), 'IopsStdDev')}, the buckets give {sd:.3f}")
-    if g != "none" and (max(tot) - min(tot) > 1 or abs(mean - 100) > 1):
-        bad.append(f"-g100i: buckets {tot} are not 25 I/Os each (100 IOPS)")
+    # -g100i paces 25 I/Os per 250 ms bucket: never ahead of that schedule by
+    # more than the one I/O that straddles a bucket's end; behind it only by
+    # what a loaded machine delays (the run's mean stays 100 IOPS within 1%)
+    ahead = max(sum(tot[:k + 1]) - 25 * (k + 1) for k in range(len(tot))) if tot else 0
+    if g != "none" and (ahead > 1 or abs(mean - 100) > 1):
+        bad.append(f"-g100i: buckets {tot} run ahead of 25 I/Os each by {ahead} or do not average 100 IOPS")
 # the volume saw what was counted, and at most the 2 x 2 I/Os in flight at the end besides
 if not (0 <= dr - rd <= 4 and 0 <= dw - wr <= 4):
     bad.append(f"the volume saw {dr} reads, {dw} writes; the XML counts {rd}, {wr}")
@@ -172,16 +177,12 @@ fsvol_umount "$S"
 
 # --- -F: threads in all, each on every target
 for i in 1 2 3; do head -c $((4 * MiB)) /dev/urandom >"$T/F$i"; done
-os_threads() { # FLAGS...: the most I/O threads the run had at once (io_uring's iou-wrk workers aside)
-	"$BENCH" -b4K -r -o2 -d1.5 -W0 -q -Su "$@" -Rxml "$T/F1" "$T/F2" "$T/F3" >"$T/F.xml" 2>"$T/F.err" &
-	local bp=$! most=0 n
-	while _alive "$bp"; do
-		n=$(cat /proc/"$bp"/task/*/comm 2>/dev/null | grep -vc '^iou-' || true)
-		((n > most)) && most=$n
-		sleep 0.05
-	done
-	wait "$bp" || fail "fsvol-bench $*: $(cat "$T/F.err")"
-	echo $((most - 1)) # the main thread samples and reports
+os_threads() { # FLAGS...: the threads the run created (strace counts each clone of a thread:
+	# every one, however short-lived; io_uring's iou-wrk workers are the kernel's, not clones)
+	strace -f -qq -e trace=clone,clone3 -o "$T/F.strace" \
+		"$BENCH" -b4K -r -o2 -d1.5 -W0 -q -Su "$@" -Rxml "$T/F1" "$T/F2" "$T/F3" >"$T/F.xml" 2>"$T/F.err" ||
+		fail "fsvol-bench $*: $(cat "$T/F.err")"
+	grep -c 'CLONE_THREAD' "$T/F.strace" || true
 }
 nf=$(os_threads -F2)
 read -r tc threads < <(/usr/bin/python3 - "$T/F.xml" <<'PY'
