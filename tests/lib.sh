@@ -449,6 +449,29 @@ wait_sync_past() {
 }
 wait_recovery_past() { wait_sync_past "$1" recovery "$2"; }
 
+# sync_hold MNT PERCENT: md's sync_max (MNT/ctl) at PERCENT of the volume's
+# capacity, in 512-byte sectors (a resync's, check's or recovery's span is
+# the capacity): a pass stops before a unit that ends past it, however fast
+# or slow the machine is, until sync_release. Set it before the pass starts.
+sync_hold() { echo "sync_max $(($(size_of "$1/volume") / 512 * $2 / 100))" >"$1/ctl"; }
+sync_release() { echo "sync_max max" >"$1/ctl"; }
+# sync_cap MNT PERCENT: md's sync_max PERCENT of the running pass's span past
+# where it is now, and before its end: the pass cannot end before a test cuts it
+sync_cap() {
+	local done total max
+	wait_for 60 "$1: no pass running to cap: $(cat "$1/status")" \
+		jq_true '.sync.state == "running" and .sync.sync_completed[1] > 0' "$1/status.json"
+	read -r done total < <(jq -r '.sync.sync_completed | "\(.[0]) \(.[1])"' "$1/status.json")
+	max=$((done + total * $2 / 100))
+	((max < total)) || max=$((total - 1))
+	echo "sync_max $max" >"$1/ctl"
+}
+# sync_wait_held MNT ACTION: the pass ACTION runs and waits at sync_max
+sync_wait_held() {
+	wait_for 120 "$1: no $2 held at sync_max: $(cat "$1/status")" \
+		jq_true --arg a "$2" '.sync.action == $a and .sync.state == "running" and .sync.held' "$1/status.json"
+}
+
 # wait_acked LOG N WPID: until LOG holds N acknowledged writes, the writer running
 wait_acked() {
 	local i

@@ -30,13 +30,15 @@ RESHAPE_SPEED=${RESHAPE_SPEED:-4000} # KiB/s: a 128 MiB reshape takes about 30 s
 
 reshape_field() { jq -r ".reshape.$2 // empty" "$1/status.json"; }
 
-# reshape_wait_past MNT PERCENT: a reshape runs and is at or past PERCENT
+# reshape_wait_past MNT PERCENT: a reshape runs and is at or past PERCENT, or
+# held short of it by sync_max (sync_cap)
 reshape_wait_past() {
 	local i p
 	for ((i = 0; i < 3000; i++)); do
 		p=$(reshape_field "$1" percent)
 		[[ -n $p ]] || fail "$1: no reshape under way (before $2%): $(cat "$1/status")"
 		awk -v p="$p" -v w="$2" 'BEGIN { exit !(p >= w) }' && return 0
+		jq_true '.sync.held' "$1/status.json" && return 0
 		sleep 0.05
 	done
 	fail "$1: the reshape did not reach $2%: $(cat "$1/status")"
@@ -118,6 +120,9 @@ reshape_crash() {
 	# shellcheck disable=SC2086 # the grow arguments are words
 	out=$("$FSVOL" grow "$d/mnt" $grow "${grow_paths[@]}" 2>&1) || fail "$name: fsvol grow: $out"
 	note "$name: $out"
+	# md's sync_max keeps a part of the reshape for every round's cut, however
+	# slow the test's own steps are on a loaded machine
+	sync_cap "$d/mnt" 20
 	for ((r = 1; r <= ${RESHAPE_ROUNDS:-3}; r++)); do
 		pid=$(daemon_pid "$d/mnt")
 		"$ACKW" write -j 4 -t 300 -L "$half" "$d/mnt/volume" "$d/log" >"$d/w$r.out" 2>&1 &
@@ -143,8 +148,13 @@ reshape_crash() {
 		local lines
 		lines=$(wc -l <"$DAEMON_LOG")
 		mapfile -t opts < <(_cut_opts $((n + nadd)))
+		# its speed, and a cap (md's sync_max) 20 points past the cut but for
+		# the last round, from the start: a loaded machine cannot let it run away
+		opts+=("--ctl=sync_speed_max $RESHAPE_SPEED" "--ctl=sync_speed_min $RESHAPE_SPEED")
+		if ((r < ${RESHAPE_ROUNDS:-3})); then
+			opts+=("--ctl=sync_max $((newcap / 512 * (target + 20 < 99 ? target + 20 : 99) / 100))")
+		fi
 		fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}" "${add[@]}" 2>"$d/mount$r.err"
-		reshape_speed "$d/mnt" "$RESHAPE_SPEED"
 		wait_for 60 "$name: round $r: the reshape did not resume" _resumed "$lines"
 		pos=$(tail -n +$((lines + 1)) "$DAEMON_LOG" | sed -n 's/.*reshape resumes at window \([0-9]*\) .*/\1/p' | head -1)
 		((pos > 0 && pos >= last_pos)) || fail "$name: round $r: resumed at window $pos (was at $last_pos)"
@@ -153,6 +163,7 @@ reshape_crash() {
 		out=$("$ACKW" verify -L "$half" "$d/mnt/volume" "$d/log") ||
 			fail "$name: round $r: acknowledged writes lost: $out"
 	done
+	sync_release "$d/mnt"
 	reshape_speed "$d/mnt" 200000
 	reshape_wait_done "$d/mnt"
 	# the FUSE file's size shows within its attribute timeout (1 s)
@@ -195,7 +206,6 @@ reshape_cuts() {
 		"$FSVOL" umount "$d/mnt" >/dev/null 2>&1 || fail "$name: umount of the dead mount failed"
 		_drop_cleanup fsvol "$d/mnt" "$pid"
 		fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}" 2>/dev/null
-		echo "sync_speed_max 1000" >"$d/mnt/ctl"
 		vol_cmp "$d/data" "$d/mnt/volume" "$cap" || fail "$name: data differs after a cut $k writes into the reshape"
 	done
 	restored=$(tail -n +$((lines + 1)) "$DAEMON_LOG" | grep -c "written back from its backup" || true)
@@ -221,12 +231,14 @@ reshape_begin() {
 	mkdir -p "$d"
 	mem=() opts=()
 	for ((i = 0; i < n + nadd; i++)); do mem+=("$d/m$i"); opts+=("--fault=$i=cache=volatile"); done
+	# throttled from the start at every mount (a resumed reshape must not run
+	# away before a ctl written after the mount)
+	opts+=("--ctl=sync_speed_max 1000")
 	"$FSVOL" create "$@" --spares "$nadd" "${mem[@]}" >/dev/null || fail "$name: create"
 	fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}"
 	cap=$(size_of "$d/mnt/volume")
 	random_file "$d/data" "$cap"
 	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct conv=fsync status=none
-	echo "sync_speed_max 1000" >"$d/mnt/ctl"
 	lines=$(wc -l <"$DAEMON_LOG")
 	# shellcheck disable=SC2086 # the grow arguments are words
 	"$FSVOL" grow "$d/mnt" $grow --raid-devices $((n + nadd)) >/dev/null || fail "$name: grow"
@@ -241,4 +253,5 @@ reshape_deg_start() {
 	live=("$d"/m{0,2,3,4})
 	lopts=()
 	for i in 0 2 3 4; do lopts+=("--fault=$i=cache=volatile"); done
+	lopts+=("--ctl=sync_speed_max 1000")
 }

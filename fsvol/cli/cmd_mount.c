@@ -18,6 +18,7 @@
 
 #include "fsvol/cli/cmd.h"
 #include "fsvol/core/vol_opts.h"
+#include "fsvol/front/ctl.h"
 #include "fsvol/front/daemon.h"
 #include "fsvol/front/fuse_uring.h"
 #include "fsvol/front/http.h"
@@ -56,10 +57,13 @@ static const struct cmd_opt mount_opts[] = {
 	{ "journal-mode", 0, "MODE", "a volume with a write journal: write-through (default: a write is done once the "
 	  "members have it) or write-back (once the journal has it); md's journal_mode, also ctl journal_mode", 0,
 	  "write-through write-back" },
+	{ "ctl", 0, "'VERB ARG'", "a setting of MNT/ctl applied before the volume starts, as md's sysctl limits apply "
+	  "from assembly (repeatable): sync_speed_min KIBS, sync_speed_max KIBS, sync_max SECTORS, failfast_ms MS" },
 	{ 0 },
 };
 
 #define MOUNT_MAX_FAULTS 64
+#define MOUNT_MAX_CTLS 16
 
 struct mount_args {
 	struct vol_opts vo;
@@ -69,6 +73,8 @@ struct mount_args {
 	struct { unsigned slot; const char *spec; } fault[MOUNT_MAX_FAULTS];
 	int nbd_only;           /* an option that needs --nbd was given */
 	int run;                /* --run: a degraded start is wanted */
+	unsigned nctls;
+	const char *ctl[MOUNT_MAX_CTLS]; /* --ctl settings, in order */
 };
 
 static int mount_opt(int i, const char *arg, void *ctx)
@@ -172,6 +178,11 @@ static int mount_opt(int i, const char *arg, void *ctx)
 			return cmd_err(&cmd_mount, "--journal-mode %s: expected write-through or write-back", arg), -1;
 		a->vo.journal_write_back = !strcmp(arg, "write-back");
 		return 0;
+	case 20:
+		if (a->nctls == MOUNT_MAX_CTLS)
+			return cmd_err(&cmd_mount, "--ctl %s: at most %d settings", arg, MOUNT_MAX_CTLS), -1;
+		a->ctl[a->nctls++] = arg;
+		return 0;
 	}
 	return -1;
 }
@@ -203,6 +214,12 @@ static int mount_members(const struct cmd *c, struct mount_args *a, char **membe
 			return cmd_err(c, "%s", err);
 		}
 	}
+	for (unsigned i = 0; i < a->nctls; i++)
+		if (ctl_exec_setting(v, a->ctl[i], err, sizeof(err))) {
+			vol_close(v);
+			daemon_free(d);
+			return cmd_err(c, "--ctl '%s': %s", a->ctl[i], strncmp(err, "ctl: ", 5) ? err : err + 5);
+		}
 	cmd_degraded_note(c, v, "MNT/status");
 	if (daemon_run(d, v, err, sizeof(err)))
 		return cmd_err(c, "%s", err);

@@ -48,6 +48,9 @@ struct vol_sync {
 	atomic_uint_fast64_t bytes;    /* logical bytes the current pass has covered */
 	uint64_t t0;                   /* when it started (ns) */
 	atomic_uint speed_min, speed_max; /* KiB/s, md's sync_speed_min/max */
+	atomic_uint_fast64_t max_bytes; /* md's sync_max, in bytes of the pass's span */
+	atomic_int held;               /* the pass waits at max_bytes */
+	atomic_uint_fast64_t done_end, span_end; /* bytes: the span's end below pos, the whole span's end */
 };
 
 static const char *const pass_names[VOL_PASS_COUNT] = {
@@ -78,6 +81,7 @@ int vol_sync_create(struct vol *v)
 	/* md's defaults, KiB/s */
 	atomic_init(&s->speed_min, 1000);
 	atomic_init(&s->speed_max, 200000);
+	atomic_init(&s->max_bytes, UINT64_MAX);
 	v->sync = s;
 	return 0;
 }
@@ -94,6 +98,11 @@ void vol_sync_destroy(struct vol *v)
 void vol_set_sync_speed(struct vol *v, int max, unsigned kibs)
 {
 	atomic_store(max ? &v->sync->speed_max : &v->sync->speed_min, kibs);
+}
+
+void vol_set_sync_max(struct vol *v, uint64_t sectors)
+{
+	atomic_store(&v->sync->max_bytes, sectors >= UINT64_MAX / 512 ? UINT64_MAX : sectors * 512);
 }
 
 void vol_pass_want(struct vol *v, enum vol_pass p)
@@ -177,7 +186,26 @@ struct pass_ops {
 	int span;
 	/* the logical range of unit u (NULL: the engine's resync unit) */
 	void (*range)(struct pass_run *p, uint64_t u, uint64_t *off, uint64_t *len);
+	/* it begins to wait at sync_max: record where it is, as md writes its
+	 * superblocks there (NULL: nothing) */
+	void (*held)(struct pass_run *p);
 };
+
+/* md's sync_max: wait before a unit that ends past it (a test stops a pass
+ * at a chosen point this way, then cuts it). 0, or what interrupted says. */
+static int sync_hold(struct pass_run *p, const struct pass_ops *ops, uint64_t end)
+{
+	struct vol_sync *s = p->v->sync;
+	int r = 0;
+	while (end > atomic_load(&s->max_bytes) && !(r = ops->interrupted(p))) {
+		if (!atomic_load(&s->held) && ops->held)
+			ops->held(p);
+		atomic_store(&s->held, 1);
+		nap_ns(2000000);
+	}
+	atomic_store(&s->held, 0);
+	return r;
+}
 
 /* md_do_sync's loop, for every pass: units from p->first to the end. The
  * unit it stopped at in *end; 0 or the callbacks' -errno. */
@@ -187,6 +215,20 @@ static int sync_window(struct pass_run *p, const struct pass_ops *ops, uint64_t 
 	struct vol_sync *s = v->sync;
 	uint64_t t0 = stats_now(), u = p->first, off = 0, len = 0;
 	int r = 0;
+	if (u && u <= s->total) {
+		if (ops->range)
+			ops->range(p, u - 1, &off, &len);
+		else
+			engine_unit_range(v, u - 1, &off, &len);
+		atomic_store(&s->done_end, off + len);
+	}
+	if (s->total) {
+		if (ops->range)
+			ops->range(p, s->total - 1, &off, &len);
+		else
+			engine_unit_range(v, s->total - 1, &off, &len);
+		atomic_store(&s->span_end, off + len);
+	}
 	atomic_store(&s->pos, u);
 	for (; u < s->total; u++) {
 		if ((r = ops->interrupted(p))) {
@@ -197,14 +239,20 @@ static int sync_window(struct pass_run *p, const struct pass_ops *ops, uint64_t 
 			ops->range(p, u, &off, &len);
 		else
 			engine_unit_range(v, u, &off, &len);
+		if ((r = sync_hold(p, ops, off + len))) {
+			r = r < 0 ? r : 0;
+			break;
+		}
 		if (ops->skip && ops->skip(p, off, len)) {
 			p->clean++;
+			atomic_store(&s->done_end, off + len);
 			atomic_store(&s->pos, u + 1);
 			continue;
 		}
 		if ((r = ops->unit(p, u)) < 0)
 			break;
 		r = 0;
+		atomic_store(&s->done_end, off + len);
 		atomic_store(&s->pos, u + 1);
 		if (ops->span)
 			atomic_store(&s->bytes, off + len - p->base);
@@ -317,9 +365,15 @@ static void recovery_after(struct pass_run *p)
 	}
 }
 
+static void recovery_held(struct pass_run *p)
+{
+	save_checkpoint(p->v, p->gen);
+	p->saved = stats_now();
+}
+
 static const struct pass_ops recovery_ops = {
 	.interrupted = recovery_interrupted, .skip = recovery_skip, .unit = recovery_unit,
-	.after = recovery_after, .span = 1,
+	.after = recovery_after, .span = 1, .held = recovery_held,
 };
 
 static int run_recovery(struct vol *v)
@@ -486,6 +540,8 @@ static void sync_pass_begin(struct vol *v, enum vol_pass pass)
 	s->total = pass == VOL_PASS_RESHAPE ? vol_reshape_windows(v) : engine_resync_units(v);
 	atomic_store(&s->pos, 0);
 	atomic_store(&s->bytes, 0);
+	atomic_store(&s->done_end, 0);
+	atomic_store(&s->span_end, 0);
 	s->t0 = stats_now();
 }
 
@@ -605,6 +661,9 @@ void vol_sync_info(const struct vol *v, struct vol_sync_info *out)
 		.rebuild_slot = atomic_load(&v->rebuild_slot), .rebuild_pos = atomic_load(&v->rebuild_pos),
 		.replace_with = atomic_load(&v->replace_with),
 		.start_ns = s->t0, .speed_min = atomic_load(&s->speed_min), .speed_max = atomic_load(&s->speed_max),
+		.done_sectors = atomic_load(&s->done_end) / 512, .total_sectors = atomic_load(&s->span_end) / 512,
+		.sync_max = atomic_load(&s->max_bytes) == UINT64_MAX ? UINT64_MAX : atomic_load(&s->max_bytes) / 512,
+		.held = atomic_load(&s->held),
 	};
 	if (out->running)
 		sync_rate(s, &out->speed_kibs, &out->eta_s);

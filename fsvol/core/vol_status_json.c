@@ -132,13 +132,20 @@ void vol_status_json(struct vol *v, FILE *f)
 			fprintf(f, "%.1f", si.eta_s);
 		else
 			fputs("null", f);
-		fprintf(f, ",\"mismatches\":%llu,\"skipped\":%llu}", (unsigned long long)si.mismatches,
-			(unsigned long long)si.skipped);
+		fprintf(f, ",\"mismatches\":%llu,\"skipped\":%llu,\"sync_completed\":[%llu,%llu],\"held\":%s}",
+			(unsigned long long)si.mismatches, (unsigned long long)si.skipped,
+			(unsigned long long)si.done_sectors, (unsigned long long)si.total_sectors,
+			si.held ? "true" : "false");
 	}
 	vol_reshape_json(v, f);
 	fprintf(f, ",\"resync_pending\":%s", vol_resync_pending(v) ? "true" : "false");
-	fprintf(f, ",\"mismatch_count\":%llu,\"sync_speed_min\":%u,\"sync_speed_max\":%u,\"bitmap\":",
+	fprintf(f, ",\"mismatch_count\":%llu,\"sync_speed_min\":%u,\"sync_speed_max\":%u,\"sync_max\":",
 		(unsigned long long)si.mismatches, si.speed_min, si.speed_max);
+	if (si.sync_max == UINT64_MAX)
+		fputs("\"max\"", f);
+	else
+		fprintf(f, "%llu", (unsigned long long)si.sync_max);
+	fputs(",\"bitmap\":", f);
 	if (v->bitmap) {
 		uint64_t regions, dirty, writes;
 		vol_bitmap_counts(v, &regions, &dirty, &writes);

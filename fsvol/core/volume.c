@@ -169,9 +169,9 @@ static void vol_status_progress(const struct vol_sync_info *si, FILE *f)
 	for (unsigned i = 0; i < 20; i++)
 		bar[i] = i < fill ? '=' : i == fill ? '>' : '.';
 	bar[20] = 0;
-	fprintf(f, "      [%s]  %s = %.1f%% (%llu/%llu) finish=%.1fmin speed=%.0fK/sec (min %u, max %u)\n", bar,
+	fprintf(f, "      [%s]  %s = %.1f%% (%llu/%llu) finish=%.1fmin speed=%.0fK/sec (min %u, max %u)%s\n", bar,
 		si->what, 100 * frac, (unsigned long long)si->pos, (unsigned long long)si->total, si->eta_s / 60,
-		si->speed_kibs, si->speed_min, si->speed_max);
+		si->speed_kibs, si->speed_min, si->speed_max, si->held ? " held at sync_max" : "");
 }
 
 /* A replace under way: " (being replaced by m4)" on the role, " (replacing m1)"

@@ -41,6 +41,10 @@ enum vol_stats_level vol_stats_level(const struct vol *v);
 void vol_set_stats_level(struct vol *v, enum vol_stats_level l);
 /* md's sync_speed_min / sync_speed_max, KiB/s. */
 void vol_set_sync_speed(struct vol *v, int max, unsigned kibs);
+/* md's sync_max, in 512-byte sectors of the pass's span (UINT64_MAX: no
+ * limit): the running pass, and every later one, waits before a unit that
+ * would end past it (status: held), until it is raised or the volume stops. */
+void vol_set_sync_max(struct vol *v, uint64_t sectors);
 /* The background pass (resync, check, repair, recovery), for reports. */
 struct vol_sync_info {
 	const char *what;          /* NULL: none since mount */
@@ -54,6 +58,9 @@ struct vol_sync_info {
 	double eta_s;              /* at that speed; 0 when not running */
 	uint64_t start_ns;         /* when the pass began (stats_now): tells two passes apart */
 	unsigned speed_min, speed_max; /* KiB/s, md's sync_speed_min/max */
+	uint64_t done_sectors, total_sectors; /* md's sync_completed: the span's 512-byte sectors */
+	uint64_t sync_max;         /* md's sync_max, sectors; UINT64_MAX: max */
+	int held;                  /* the pass waits at sync_max */
 };
 void vol_sync_info(const struct vol *v, struct vol_sync_info *out);
 

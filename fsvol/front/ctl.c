@@ -32,6 +32,7 @@ static const struct ctl_verb_def {
 	enum ctl_verb verb;
 	unsigned min, max;
 	const char *args; /* for messages */
+	int setting;      /* only sets a knob: may be applied before the volume starts */
 } ctl_verbs[] = {
 	{ "reset", CTL_RESET, 0, 0, "" },
 	{ "check", CTL_CHECK, 0, 0, "" },
@@ -44,21 +45,23 @@ static const struct ctl_verb_def {
 	{ "add", CTL_ADD, 1, 3, "PATH" }, /* [writemostly] [failfast] */
 	{ "re-add", CTL_READD, 1, 1, "PATH" },
 	{ "remove", CTL_REMOVE, 1, 1, "M" },
-	{ "sync_speed_min", CTL_SPEED_MIN, 1, 1, "KIBS" },
-	{ "sync_speed_max", CTL_SPEED_MAX, 1, 1, "KIBS" },
+	{ "sync_speed_min", CTL_SPEED_MIN, 1, 1, "KIBS", 1 },
+	{ "sync_speed_max", CTL_SPEED_MAX, 1, 1, "KIBS", 1 },
 	{ "powercut", CTL_POWERCUT, 0, 0, "" },
 	{ "powercut-after", CTL_POWERCUT_AFTER, 1, 1, "K" },
 	{ "replace", CTL_REPLACE, 1, 2, "M [PATH]" },
 	{ "journal_mode", CTL_JOURNAL_MODE, 1, 1, "write-through|write-back" },
 	{ "writemostly", CTL_WRITEMOSTLY, 2, 2, "M on|off" },
 	{ "failfast", CTL_FAILFAST, 2, 2, "M on|off" },
-	{ "failfast_ms", CTL_FAILFAST_MS, 1, 1, "MS" },
+	{ "failfast_ms", CTL_FAILFAST_MS, 1, 1, "MS", 1 },
 	{ "grow", CTL_GROW, 1, 1, "raid-devices=N,chunk=BYTES,level=L" },
+	{ "sync_max", CTL_SYNC_MAX, 1, 1, "SECTORS|max", 1 },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
 		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH], " \
-		      "journal_mode write-through|write-back, writemostly M on|off, failfast M on|off, failfast_ms MS, grow SPEC"
+		      "journal_mode write-through|write-back, writemostly M on|off, failfast M on|off, failfast_ms MS, grow SPEC, " \
+		      "sync_max SECTORS|max"
 
 /* A member's Number ("N" or "mN", as status names it) below SB_MAX_SLOTS,
  * or CTL_NO_INDEX. */
@@ -151,6 +154,19 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 		c->number = (unsigned)k;
 		break;
 	}
+	case CTL_SYNC_MAX: {
+		char *end;
+		errno = 0;
+		unsigned long long k = strtoull(w[1], &end, 10);
+		if (!strcmp(w[1], "max"))
+			k = UINT64_MAX;
+		else if (!isdigit((unsigned char)w[1][0]) || *end || errno || k >= UINT64_MAX / 512) {
+			snprintf(err, errlen, "ctl: %s %s: expected a count of 512-byte sectors or \"max\"", w[0], w[1]);
+			return -EINVAL;
+		}
+		c->sectors = k;
+		break;
+	}
 	case CTL_ADD:
 		/* md's device flags for the new member: "add PATH writemostly failfast" */
 		for (unsigned k = 2; k < n; k++) {
@@ -210,6 +226,21 @@ static void ctl_powercut(void *arg)
 	}
 	fsvol_log(LOG_WARNING, "power cut (ctl powercut): stopping as in a crash");
 	raise(SIGKILL);
+}
+
+int ctl_exec_setting(struct vol *v, const char *cmd, char *err, size_t errlen)
+{
+	size_t n = strcspn(cmd, " \t");
+	for (size_t i = 0; i < sizeof(ctl_verbs) / sizeof(ctl_verbs[0]); i++)
+		if (ctl_verbs[i].setting && strlen(ctl_verbs[i].name) == n && !strncmp(cmd, ctl_verbs[i].name, n))
+			return ctl_exec(v, cmd, strlen(cmd), err, errlen);
+	char names[256] = "";
+	for (size_t i = 0; i < sizeof(ctl_verbs) / sizeof(ctl_verbs[0]); i++)
+		if (ctl_verbs[i].setting)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "",
+				 ctl_verbs[i].name);
+	snprintf(err, errlen, "ctl: \"%.*s\" is not a setting (before the volume starts: %s)", (int)n, cmd, names);
+	return -EINVAL;
 }
 
 int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
@@ -301,6 +332,10 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 	case CTL_SPEED_MAX:
 		/* md's knobs, KiB/s, live */
 		vol_set_sync_speed(v, c.verb == CTL_SPEED_MAX, c.number);
+		return 0;
+	case CTL_SYNC_MAX:
+		/* md's sync_max: a pass waits before a unit that ends past it */
+		vol_set_sync_max(v, c.sectors);
 		return 0;
 	case CTL_WRITEMOSTLY:
 	case CTL_FAILFAST:

@@ -15,8 +15,9 @@ enum ctl_verb {
 	CTL_ADD, CTL_READD, CTL_REMOVE, CTL_SPEED_MIN, CTL_SPEED_MAX,
 	CTL_POWERCUT, CTL_POWERCUT_AFTER, CTL_REPLACE, CTL_JOURNAL_MODE, CTL_GROW,
 	CTL_WRITEMOSTLY, CTL_FAILFAST, CTL_FAILFAST_MS, /* md's per-device flags */
+	CTL_SYNC_MAX,
 };
-#define CTL_LAST_VERB CTL_FAILFAST_MS /* a new verb goes after it, and moves this */
+#define CTL_LAST_VERB CTL_SYNC_MAX /* a new verb goes after it, and moves this */
 #define CTL_NO_INDEX (~0u)
 #define CTL_MAX 1100 /* bytes of one command: a path, a fault spec */
 struct ctl_cmd {
@@ -27,6 +28,7 @@ struct ctl_cmd {
 				 * CTL_NO_INDEX (missing, not a number) */
 	unsigned number;        /* sync_speed_min/max: KiB/s; powercut-after: K; failfast_ms: ms;
 				 * writemostly/failfast: 1 on, 0 off; add: the new member's SB_SLOT_* */
+	uint64_t sectors;       /* sync_max: 512-byte sectors, UINT64_MAX for "max" */
 	int force;              /* fail M force */
 	char arg[CTL_MAX + 1];  /* the first argument as written (model: the spec) */
 	char arg2[CTL_MAX + 1]; /* the second (fault: the spec) */
@@ -36,5 +38,9 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 /* Run one control command (README, "Files in the mount"). 0, or -errno with a
  * message naming what was wrong. */
 int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen);
+/* The same for a setting only (a knob such as sync_speed_max, sync_max,
+ * failfast_ms: no member or pass is touched), so it may be applied before
+ * the volume starts (mount --ctl); any other verb is refused naming them. */
+int ctl_exec_setting(struct vol *v, const char *cmd, char *err, size_t errlen);
 
 #endif

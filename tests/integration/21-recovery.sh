@@ -107,22 +107,31 @@ mkdir -p "$d"
 truncate -s 17M "$d/spare"
 fsvol_mount "$d/mnt" "$d/m0" "$d/m1"
 dd if=/dev/urandom of="$d/mnt/volume" bs=1M count=16 oflag=direct status=none
-echo "sync_speed_max 4000" >"$d/mnt/ctl"
+# md's sync_max: the recovery waits at its start until the trace is attached,
+# then at half way while status is read
+echo "sync_max 0" >"$d/mnt/ctl"
+"$FSVOL" fail "$d/mnt" 1
+"$FSVOL" add "$d/mnt" "$d/spare"
+sync_wait_held "$d/mnt" recovery
 "$FSVOL" trace --json "$d/mnt" >"$d/trace.json" 2>/dev/null &
 tpid=$!
 track_pid "$tpid"
-sleep 0.5
-"$FSVOL" fail "$d/mnt" 1
-"$FSVOL" add "$d/mnt" "$d/spare"
-sleep 1
+_trace_attached() { # a read made now shows in the trace
+	dd if="$d/mnt/volume" of=/dev/null bs=4k count=1 iflag=direct status=none
+	grep -q '"why":"data"' "$d/trace.json"
+}
+wait_for 30 "fsvol trace shows no read" _trace_attached
+sync_hold "$d/mnt" 50
+wait_for 120 "the recovery did not stop half way: $(cat "$d/mnt/status")" \
+	jq_true '.sync.state == "running" and .sync.held and .sync.percent > 0' "$d/mnt/status.json"
 kill "$tpid" 2>/dev/null
 wait "$tpid" 2>/dev/null || true
 grep -q '"why":"rebuild"' "$d/trace.json" || fail "the trace shows no member I/O labelled rebuild"
-grep -q "recovery = " "$d/mnt/status" || fail "status shows no progress line during a throttled rebuild: $(cat "$d/mnt/status")"
+grep -q "recovery = " "$d/mnt/status" || fail "status shows no progress line during a held rebuild: $(cat "$d/mnt/status")"
 valid_status "$d/mnt" rebuilding rebuilding
 jq -e '.sync.action == "recovery" and .sync.state == "running" and .members[1].state == "rebuilding" and .sync.speed_kib_s > 0 and .sync.eta_s > 0' \
 	"$d/mnt/status.json" >/dev/null || fail "status.json during a rebuild: $(cat "$d/mnt/status.json")"
-echo "sync_speed_max 200000" >"$d/mnt/ctl"
+sync_release "$d/mnt"
 wait_recovered "$d/mnt"
 jq -e '.members[] | select(.role == 1) | .index == 2 and .writes > 0' "$d/mnt/stats.json" >/dev/null ||
 	fail "the rebuilt member's writes are not counted below the mapping layer"
@@ -136,12 +145,12 @@ truncate -s 33M "$d/spare"
 fsvol_mount "$d/mnt" "$d/m0" "$d/m1" "$d/m2"
 random_file "$d/data" $((64 * MiB))
 dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
-echo "sync_speed_max 8000" >"$d/mnt/ctl" # 64 MiB at 8 MB/s: ~8 s
+# md's sync_max holds the recovery at 40% (its checkpoint saved there)
+sync_hold "$d/mnt" 40
 "$FSVOL" fail "$d/mnt" 0
 "$FSVOL" add "$d/mnt" "$d/spare"
-sleep 3
-pct=$(sed -n 's/.*recovery = \([0-9.]*\)%.*/\1/p' "$d/mnt/status")
-[[ -n $pct ]] || fail "no recovery in progress to kill: $(cat "$d/mnt/status")"
+sync_wait_held "$d/mnt" recovery
+pct=$(sync_field "$d/mnt" percent)
 pid=$(daemon_pid "$d/mnt")
 kill -9 "$pid"
 for ((i = 0; i < 50; i++)); do _alive "$pid" || break; sleep 0.1; done
@@ -149,13 +158,16 @@ umount -l "$d/mnt" 2>/dev/null || fusermount3 -uz "$d/mnt" 2>/dev/null || true
 _drop_cleanup fsvol "$d/mnt" "$pid"
 # dirty and degraded (md refuses that without force): the rebuilding member is
 # in sync below its checkpoint, and the checkpoint is what we test
+lines=$(wc -l <"$DAEMON_LOG")
 fsvol_mount --force "$d/mnt" "$d/m1" "$d/m2" "$d/spare"
-line=$(grep "recovery of member" "$DAEMON_LOG" | tail -1)
+_recovery_began() { # the sync thread logs where the recovery begins
+	line=$(tail -n +$((lines + 1)) "$DAEMON_LOG" | grep "recovery of member 0 (" | head -1) && [[ -n $line ]]
+}
+wait_for 60 "the recovery did not begin after the remount" _recovery_began
 note "after kill -9 at ${pct}%: $line"
 [[ $line == *"resumes at "* ]] || fail "the rebuild did not resume from a checkpoint: $line"
 start=$(sed -n 's/.*resumes at \([0-9]*\) of.*/\1/p' <<<"$line")
 ((start > 0)) || fail "the rebuild resumed at unit 0"
-echo "sync_speed_max 200000" >"$d/mnt/ctl"
 wait_recovered "$d/mnt"
 vol_cmp "$d/data" "$d/mnt/volume" || fail "data differs after a resumed rebuild"
 "$FSVOL" fail "$d/mnt" 1

@@ -2,7 +2,7 @@
 # Issue 22 point 1: a spare that takes over a role whose rebuild failed is
 # rebuilt from 0, as one added after the failure is. At raid1/5/6/10, with a
 # writer (fsvol-ackwrite) logging acknowledged writes throughout: fail 0, add
-# two spares, let the first rebuild pass a third of the way (waited for in
+# two spares, hold the first rebuild at 30% (md's sync_max, waited for in
 # status.json), fail the member being rebuilt; the second spare takes over
 # (the writer stops a few writes later, so most blocks keep older data).
 # After its recovery: no acknowledged write lost, scrub 0 mismatches, and the
@@ -39,11 +39,11 @@ takeover() { # NAME NMEMBERS OTHER CREATE-ARGS...: OTHER is the member failed at
 	"$ACKW" write -j 2 -b 64K -t 600 "$d/mnt/volume" "$d/log" >"$d/w1.out" 2>&1 &
 	wpid=$!
 	track_pid "$wpid"
-	echo "sync_speed_max 1500" >"$d/mnt/ctl"
+	sync_hold "$d/mnt" 30 # md's sync_max: the recovery stops at 30% until released
 	"$FSVOL" fail "$d/mnt" 0 || fail "$name: fail 0"
 	"$FSVOL" add "$d/mnt" "$d/s1" || fail "$name: add s1"
 	"$FSVOL" add "$d/mnt" "$d/s2" || fail "$name: add s2"
-	wait_recovery_past "$d/mnt" 30
+	sync_wait_held "$d/mnt" recovery
 	grep -q "$d/s1 rebuilding" "$d/mnt/status" || fail "$name: s1 is not the one rebuilt: $(cat "$d/mnt/status")"
 	# by its path: s1 plays role 0 but keeps its own Number (0 is m0's, failed already)
 	"$FSVOL" fail "$d/mnt" "$d/s1" || fail "$name: fail s1 (being rebuilt in role 0)"
@@ -54,7 +54,7 @@ takeover() { # NAME NMEMBERS OTHER CREATE-ARGS...: OTHER is the member failed at
 	kill -TERM "$wpid"
 	wait "$wpid" || true
 	_alive "$wpid" && fail "$name: the writer did not stop"
-	echo "sync_speed_max 200000" >"$d/mnt/ctl"
+	sync_release "$d/mnt"
 	wait_healthy "$d/mnt"
 	out=$("$ACKW" verify -b 64K "$d/mnt/volume" "$d/log") || fail "$name: acknowledged writes lost: $out"
 	note "$name: $out"

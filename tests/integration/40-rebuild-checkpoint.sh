@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 22 point 2: a recovery stopped by umount at about 10%, 50% and 90%
-# (waited for in status.json, the rebuild slowed by sync_speed_max and held
-# there by it while the umount comes) leaves a
+# (held there by md's sync_max, waited for in status.json, while the umount
+# comes) leaves a
 # volume that examines and assembles, and its recovery resumes from the saved
 # checkpoint (member bytes on disk, docs/format.md), at raid5, raid6 and raid10.
 # The data reads back the same, also when the rebuilt member must serve. A
@@ -11,13 +11,6 @@
 requires jq
 
 
-# hold_at MNT PERCENT: the recovery held (all but still: md's throttle
-# averages over the pass, so 1 KiB/s stops it) at about PERCENT: from 3
-# points before, so that a slow poll does not miss the end of the pass
-hold_at() {
-	wait_recovery_past "$1" $(($2 - 3))
-	echo "sync_speed_max 1" >"$1/ctl"
-}
 
 wait_healthy() { # MNT
 	local i
@@ -38,10 +31,10 @@ stop_at() { # NAME NMEMBERS PERCENT CREATE-ARGS...
 	fsvol_mount "$d/mnt" "${mem[@]}"
 	random_file "$d/data" "$(stat -c %s "$d/mnt/volume")"
 	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
-	echo "sync_speed_max 1000" >"$d/mnt/ctl"
+	sync_hold "$d/mnt" "$pct" # md's sync_max: the recovery stops at pct% until the umount
 	"$FSVOL" fail "$d/mnt" 0 || fail "$name: fail 0"
 	"$FSVOL" add "$d/mnt" "$d/spare" || fail "$name: add"
-	hold_at "$d/mnt" "$pct"
+	sync_wait_held "$d/mnt" recovery
 	fsvol_umount "$d/mnt"
 	out=$("$FSVOL" examine "${mem[@]:1}" "$d/spare" 2>&1) || fail "$name at $pct%: examine: $out"
 	grep -q "Rebuilding device 0" <<<"$out" || fail "$name at $pct%: no member rebuilding in examine: $out"
@@ -81,10 +74,10 @@ v1() {
 	fsvol_mount "$d/mnt" "$d/m0" "$d/m1" "$d/m2"
 	random_file "$d/data" "$(stat -c %s "$d/mnt/volume")"
 	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
-	echo "sync_speed_max 1000" >"$d/mnt/ctl"
+	sync_hold "$d/mnt" 74
 	"$FSVOL" fail "$d/mnt" 0
 	"$FSVOL" add "$d/mnt" "$d/spare"
-	hold_at "$d/mnt" 74
+	sync_wait_held "$d/mnt" recovery
 	fsvol_umount "$d/mnt"
 	for m in "$d/m1" "$d/m2" "$d/spare"; do
 		sb_set "$m" 4 1                      # version 1 (the checksum after it is recomputed)

@@ -40,10 +40,10 @@ killed_mid_rebuild() { # DIR: a raid5 whose recovery onto DIR/spare was killed a
 	fsvol_mount "$d/mnt" "$d/m0" "$d/m1" "$d/m2"
 	random_file "$d/data" "$(stat -c %s "$d/mnt/volume")"
 	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
-	echo "sync_speed_max 1000" >"$d/mnt/ctl"
+	sync_hold "$d/mnt" 40 # md's sync_max: the recovery stops at 40% (its checkpoint saved)
 	"$FSVOL" fail "$d/mnt" 0
 	"$FSVOL" add "$d/mnt" "$d/spare"
-	wait_recovery_past "$d/mnt" 40
+	sync_wait_held "$d/mnt" recovery
 	pid=$(daemon_pid "$d/mnt")
 	kill -9 "$pid"
 	for ((i = 0; i < 100; i++)); do _alive "$pid" || break; sleep 0.05; done

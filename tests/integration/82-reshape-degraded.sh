@@ -64,7 +64,6 @@ for K in 14 12; do
 	expect_fail_msg "cannot start a dirty degraded raid5" "$FSVOL" mount --log "$DAEMON_LOG" "${lopts[@]}" "$d/mnt" "${live[@]}"
 	[[ $LAST_ERR == *"use --force"* ]] || fail "r5: the refusal names no way forward: $LAST_ERR"
 	fsvol_mount --force "${lopts[@]}" "$d/mnt" "${live[@]}"
-	echo "sync_speed_max 1000" >"$d/mnt/ctl"
 	cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "r5: data differs after a cut $K writes into a degraded window"
 	[[ $(_slot_state "$d/mnt" 1) == missing ]] || fail "r5: slot 1 is $(_slot_state "$d/mnt" 1), not missing"
 	tail -n +$((lines + 1)) "$DAEMON_LOG" | grep -q "rebuilt from its parity" && break
@@ -105,6 +104,7 @@ reshape_speed "$d/mnt" 1000
 wpid=$!
 track_pid "$wpid"
 wait_for 60 "r6: the reshape did not move" _moved "$d/mnt"
+sync_cap "$d/mnt" 40 # md's sync_max: it cannot end before the kill, however slow the steps below are
 "$FSVOL" fail "$d/mnt" 2 >/dev/null || fail "r6: fsvol fail 2 during the reshape"
 pct=$(reshape_field "$d/mnt" percent)
 note "r6: m2 failed at ${pct}% (window $(sync_field "$d/mnt" position) of $(sync_field "$d/mnt" total))"
@@ -169,8 +169,9 @@ fsvol_umount "$d/mnt"
 expect_fail_msg "or --run to start it degraded" "$FSVOL" mount --log "$DAEMON_LOG" "$d/mnt" "$d"/m{0,1,2,3}
 [[ $LAST_ERR == *"m4 (not given; $d/a0 holds it"* ]] || fail "rd: the refusal does not name the new member: $LAST_ERR"
 lines=$(wc -l <"$DAEMON_LOG")
-fsvol_mount "$d/mnt" "$d"/m{0,1,2,3} "$d/a0"
-reshape_speed "$d/mnt" 1000
+# slow from the start, and held (md's sync_max) at 60% of the new 16M: it cannot end before the fail
+fsvol_mount "--ctl=sync_speed_max 1000" "--ctl=sync_speed_min 1000" "--ctl=sync_max $((16 * MiB / 512 * 60 / 100))" \
+	"$d/mnt" "$d"/m{0,1,2,3} "$d/a0"
 wait_for 60 "rd: the reshape did not resume" _resumed "$lines"
 "$FSVOL" fail "$d/mnt" 4 >/dev/null || fail "rd: fsvol fail of the member the reshape adds"
 [[ $(_slot_state "$d/mnt" 4) == failed ]] || fail "rd: slot 4 is $(_slot_state "$d/mnt" 4) after fsvol fail"
@@ -182,6 +183,7 @@ grep -q "5 members \[5/4\] \[UUUU_\]" "$d/mnt/status" || fail "rd: the status li
 wait_for 30 "rd: no DegradedArray event counting the new member: $(cat "$d/mnt/events")" \
 	grep -q "DegradedArray .* 1 of 5 members failed or missing" "$d/mnt/events"
 cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "rd: data differs after the new member failed"
+sync_release "$d/mnt"
 reshape_speed "$d/mnt" 200000
 wait_for 120 "rd: the reshape did not end: $(cat "$d/mnt/status")" _settled "$d/mnt"
 wait_for 30 "rd: capacity $(size_of "$d/mnt/volume") after the reshape, not 16M" _size_is "$d/mnt/volume" $((16 * MiB))

@@ -51,7 +51,6 @@ for K in 22 30 18; do
 	"$FSVOL" umount "$d/mnt" >/dev/null 2>&1 || fail "deg: umount of the dead mount failed"
 	_drop_cleanup fsvol "$d/mnt" "$pid"
 	fsvol_mount --force "${lopts[@]}" "$d/mnt" "${live[@]}"
-	echo "sync_speed_max 1000" >"$d/mnt/ctl"
 	cmp -n "$cap" "$d/data" "$d/mnt/volume" || fail "deg: data differs after a cut $K writes into a degraded window"
 	tail -n +$((lines + 1)) "$DAEMON_LOG" | grep -q "backup read from another copy" && break
 done
