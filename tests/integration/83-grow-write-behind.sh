@@ -59,6 +59,7 @@ wait_for 60 "no write-behind in flight before the grow" jq_true '.write_behind.i
 "$FSVOL" grow "$d/mnt" --add "$d/n" >/dev/null || fail "fsvol grow --add on the raid1"
 jq_true '.members | length == 3 and .[2].state == "rebuilding" and .[1].write_mostly == true' "$d/mnt/status.json" ||
 	fail "after the grow: $(jq -c .members "$d/mnt/status.json")"
+sync_cap "$d/mnt" 50 # md's sync_max: the rebuild cannot end before the kill, however slow fio is
 speed "$d/mnt" 300 # fio is slow here, not the rebuild: most of it is left for the kill
 fio_half "$d/mnt" || fail "fio during the grow: $(tail -5 "$T/fio.out")"
 pct=$(sync_field "$d/mnt" percent)
