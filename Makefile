@@ -83,6 +83,8 @@ INTEGRATION_TESTS := \
 	tests/integration/12-sweep.sh \
 	tests/integration/13-demo.sh \
 	tests/integration/14-blockdev.sh \
+	tests/integration/18-dashboard-layout.sh \
+	tests/integration/19-plots.sh \
 	tests/integration/20-inflight.sh \
 	tests/integration/21-recovery.sh \
 	tests/integration/22-metrics.sh \

@@ -152,7 +152,7 @@ int bench_holes_check(char *const *paths, unsigned n, uint64_t lo, uint64_t hi, 
 		snprintf(msg, len,
 			 "%.3g%% of the member blocks under this run's range were never written (holes on %s): "
 			 "they read as zeros at no cost, so without a model these figures measure holes, not "
-			 "storage; write the volume once first (fsvol-bench sweep does; see README, 'What create "
+			 "storage; write the volume once first (fsvol-bench sweep does; see docs/commands.md, 'What create "
 			 "does to the data areas')",
 			 100.0 * (double)holes / (double)range, names);
 	return 0;

@@ -27,22 +27,28 @@ void bench_sweep_series_of(const struct bench_sweep_opts *o, unsigned k, struct 
 /* What varies between series, e.g. "chunk 4K, QD 16"; "" with one series. */
 const char *bench_sweep_series_label(const struct bench_sweep_opts *o, unsigned k, char *buf, size_t len)
 {
+	return bench_sweep_series_label_but(o, k, 0, buf, len);
+}
+
+const char *bench_sweep_series_label_but(const struct bench_sweep_opts *o, unsigned k, unsigned skip, char *buf,
+					 size_t len)
+{
 	struct bench_sweep_series se;
 	char v[32];
 	size_t n = 0;
 	buf[0] = 0;
 	bench_sweep_series_of(o, k, &se);
-	if (o->nchunk > 1) {
+	if (o->nchunk > 1 && !(skip & BENCH_SERIES_CHUNK)) {
 		size_format(se.chunk, v, sizeof(v));
 		n += (size_t)snprintf(buf + n, len - n, "chunk %s", v);
 	}
-	if (o->nmodel > 1 && n < len)
+	if (o->nmodel > 1 && !(skip & BENCH_SERIES_MODEL) && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", se.model ? se.model : "none");
-	if (o->nblock > 1 && n < len) {
+	if (o->nblock > 1 && !(skip & BENCH_SERIES_BLOCK) && n < len) {
 		size_format(se.block, v, sizeof(v));
 		n += (size_t)snprintf(buf + n, len - n, "%s-b %s", n ? ", " : "", v);
 	}
-	if (o->nqd > 1 && n < len)
+	if (o->nqd > 1 && !(skip & BENCH_SERIES_QD) && n < len)
 		snprintf(buf + n, len - n, "%sQD %u", n ? ", " : "", se.qd * o->run.threads);
 	return buf;
 }

@@ -51,6 +51,10 @@ struct bench_sweep_series {
 unsigned bench_sweep_nseries(const struct bench_sweep_opts *o);
 void bench_sweep_series_of(const struct bench_sweep_opts *o, unsigned k, struct bench_sweep_series *out);
 const char *bench_sweep_series_label(const struct bench_sweep_opts *o, unsigned k, char *buf, size_t len);
+/* The same label without the flags in skip (BENCH_SERIES_*): what a curve over one of them keeps. */
+enum { BENCH_SERIES_CHUNK = 1, BENCH_SERIES_MODEL = 2, BENCH_SERIES_BLOCK = 4, BENCH_SERIES_QD = 8 };
+const char *bench_sweep_series_label_but(const struct bench_sweep_opts *o, unsigned k, unsigned skip, char *buf,
+					 size_t len);
 
 /* A member (or the volume) below the mapping layer, over the measured window. */
 struct bench_sweep_dev {

@@ -47,6 +47,11 @@ run "$BENCH" sweep --level raid0 "${sweep[@]}" --chunk 64K --model hdd-legacy -b
 # The figures the paragraph below quotes, from the sweep's own JSON.
 factor() { jq -r --arg w "$1" '.scaling[] | select(.workload == $w) | .factor[-1] | . * 100 | round / 100' "$out/sweep.json"; }
 diff_at() { jq -r --argjson n "$1" '.rand_vs_seq_pct[] | select(.members == $n and .op == "read") | .diff_pct | round' "$out/sweep.json"; }
+# each member's reads/s and %util in the sequential run at N members
+utils() {
+	jq -r --argjson n "$1" '.runs[] | select(.members == $n and .workload == "seqread") |
+		[.devices[] | "\(.name) \(.r_s | round) r/s \(.util_pct | round)%"] | join(", ")' "$out/sweep.json"
+}
 hi=$(jq -r '.params.members[1]' "$out/sweep.json")
 lo=$(jq -r '.params.members[0]' "$out/sweep.json")
 cat <<EOF
@@ -62,6 +67,13 @@ What to look for
     the members' reads/s, and aqu-sz / %util in sweep.csv).
   * avg sec/read (PerfMon's Avg. Disk sec/Read) falls as members are added: the same
     queue is spread over more arms.
+  * %util (util.png) is the share of the time a member had a request outstanding, as
+    iostat's. Sequential reads on $hi members: $(utils "$hi").
+    Equal reads/s with unequal %util is not unequal work: the 4 reads in flight follow
+    the stream, not the disks, so a member whose disk is ahead in its turn finishes
+    first and waits for its next request while its platter turns and reads ahead;
+    it loses nothing (with -o 8 each member always has a request waiting: 100%
+    each, the same reads/s). docs/experiments.md, section 1, has the measurement.
   Plots: $out/throughput.png (MB/s vs members, seq and random on one chart),
   iops.png, share.png (each member's share of the bytes), latency.png (p50/p90/p99);
   SVG next to each, data in sweep.csv / sweep.json, and plot.gp to redraw them.

@@ -13,7 +13,7 @@ DEMO_QUICK=1 DEMO_OUT="$T/results" DEMO_TMPDIR="$T/tmp" FSVOL_BUILD="$FSVOL_BUIL
 
 for s in "fsvol-bench sweep: raid0, 1-2 members, chunk 64K, 16M per member, model hdd-legacy" \
 	"members | workload  |    reads/s |     MB/s | avg sec/read |" \
-	"random vs sequential reads:" "scaling factor 1 -> N: seqread x" "What to look for" \
+	"random vs sequential reads:" "scaling factor 1 -> N: seqread x" "What to look for" "%util (util.png) is the share" \
 	"results kept in $T/results"; do
 	grep -qF -- "$s" "$T/demo.out" || fail "demo output lacks '$s':"$'\n'"$(cat "$T/demo.out")"
 done
@@ -22,6 +22,9 @@ for n in 1 2; do
 		grep -Eq "^ +$n \| $w +\| +[0-9.]+ \|" "$T/demo.out" || fail "no table row for $n members, $w"
 	done
 done
+# the %util bullet quotes each member's reads/s and %util at the largest count
+grep -Eq "Sequential reads on 2 members: m0 [0-9]+ r/s [0-9]+%, m1 [0-9]+ r/s [0-9]+%\.$" "$T/demo.out" ||
+	fail "the demo does not quote the members' %util: $(grep -A2 '%util (util.png)' "$T/demo.out")"
 # the paragraph quotes real figures, not jq errors or nulls
 ! grep -Eq '\(x |\(x\)|null|: % with' "$T/demo.out" || fail "demo paragraph has empty figures"
 [[ -s $T/results/sweep.csv ]] || fail "no sweep.csv in the results dir"

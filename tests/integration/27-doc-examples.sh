@@ -1,15 +1,57 @@
 #!/usr/bin/env bash
 # 17-doc-examples: every shell example in README.md and docs/*.md runs, and
 # the docs' option tables match the parsers'.
-# The convention (README, docs/experiments.md): a block of commands is fenced
+# The convention (docs/experiments.md): a block of commands is fenced
 # ```sh and runs as it is written, from an empty directory shared by the blocks
 # of one file, in their order; output and other text is fenced ```text (or
 # another language); a block too long for a test says so on its first line:
 # "# doc-test: skip (reason)". An untagged ``` fence fails the test, so a
 # command block cannot escape it. Each block runs under bash -e -o pipefail.
-# Also: every option README's command table names is one the command takes,
-# and docs/bench.md's flag table names the flags fsvol-bench --help lists.
+# Also: every option docs/commands.md's command table names is one the command
+# takes, and docs/bench.md's flag table names the flags fsvol-bench --help lists.
+# First, without root: README.md stays a newcomer's page (under 250 lines), every
+# relative link of README.md and docs/*.md reaches a file and, with #anchor, one
+# of its headings, and docs/ keeps no development log ("round N": that is git's).
 . "$(dirname "$0")/../lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+lines=$(wc -l <"$ROOT/README.md")
+[[ $lines -lt 250 ]] || fail "README.md has $lines lines: keep it under 250 (the reference goes to docs/ and the man pages)"
+/usr/bin/python3 - "$ROOT" >"$T/links.out" 2>&1 <<'EOF' || fail "docs:"$'\n'"$(cat "$T/links.out")"
+import os, re, sys
+root = sys.argv[1]
+docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(root + "/docs") if f.endswith(".md"))
+
+def slugs(path):  # GitHub's heading anchors: lower case, punctuation dropped, spaces to '-', repeats numbered
+    out, seen, fence = set(), {}, False
+    for line in open(path, encoding="utf-8"):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        m = None if fence else re.match(r"#{1,6} +(.*?) *#* *$", line)
+        if m:
+            s = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+            n = seen.get(s, 0)
+            seen[s] = n + 1
+            out.add(s if not n else f"{s}-{n}")
+    return out
+
+bad = []
+for doc in docs:
+    text = re.sub(r"```.*?```", "", open(os.path.join(root, doc), encoding="utf-8").read(), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue  # http:, mailto:
+        path, _, anchor = target.partition("#")
+        full = os.path.normpath(os.path.join(root, os.path.dirname(doc), path)) if path else os.path.join(root, doc)
+        if not os.path.exists(full):
+            bad.append(f"{doc}: link to {target}: no such file")
+        elif anchor and full.endswith(".md") and anchor not in slugs(full):
+            bad.append(f"{doc}: link to {target}: no heading '{anchor}' there")
+    if doc.startswith("docs/"):
+        for m in re.finditer(r"\(round \d|\bround \d+[:;)]|round-\d+ build|\bthis round\b|\bin round \d", text):
+            bad.append(f"{doc}: a development log ('{m.group(0)}'): history belongs to git")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
 requires_root "FUSE and loop mounts in the examples"
 requires jq
 requires fio
@@ -17,7 +59,6 @@ requires mkfs.ext4
 # README's quick start mounts ext4 through a loop device
 losetup -f >/dev/null 2>&1 || { echo "SKIP: no free loop device"; exit 77; }
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export PATH="$FSVOL_BUILD/bin:$PATH"
 mkdir -p "$T/blocks"
 
@@ -57,21 +98,21 @@ unmount_under() {
 }
 
 # --- the docs' option tables against the parsers' tables -----------------------
-# README's command table: every option a row names is one the command takes.
+# docs/commands.md's command table: every option a row names is one the command takes.
 n=0
 while IFS= read -r syn; do
 	cmd=$(awk '{ print $2 }' <<<"$syn")
-	"$FSVOL" "$cmd" --help >"$T/help" || fail "README names 'fsvol $cmd', which has no --help"
+	"$FSVOL" "$cmd" --help >"$T/help" || fail "docs/commands.md names 'fsvol $cmd', which has no --help"
 	for o in $(grep -oE -- '(^|[[ (])--?[a-zA-Z][a-z-]*' <<<"$syn" | tr -d '[( '); do
 		if [[ $o == --* ]]; then
-			grep -qE -- "$o( |$)" "$T/help" || fail "README: 'fsvol $cmd $o' is not an option of fsvol $cmd"
+			grep -qE -- "$o( |$)" "$T/help" || fail "docs/commands.md: 'fsvol $cmd $o' is not an option of fsvol $cmd"
 		else
-			grep -qE -- "^ +$o, " "$T/help" || fail "README: 'fsvol $cmd $o' is not an option of fsvol $cmd"
+			grep -qE -- "^ +$o, " "$T/help" || fail "docs/commands.md: 'fsvol $cmd $o' is not an option of fsvol $cmd"
 		fi
 		n=$((n + 1))
 	done
-done < <(sed -nE 's/^\| `(fsvol [a-z]+[^`]*)`.*/\1/p' "$ROOT/README.md")
-[[ $n -ge 20 ]] || fail "only $n options found in README's command table"
+done < <(sed -nE 's/^\| `(fsvol [a-z]+[^`]*)`.*/\1/p' "$ROOT/docs/commands.md")
+[[ $n -ge 20 ]] || fail "only $n options found in docs/commands.md's command table"
 # docs/bench.md's flag table and fsvol-bench --help name the same flags.
 sed -nE 's/^\| `(--?[a-zA-Z][a-z-]*).*/\1/p' "$ROOT/docs/bench.md" |
 	sed -E 's/^(-[a-zA-Z]).*/\1/' | sort -u >"$T/bench.doc"

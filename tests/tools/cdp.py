@@ -3,15 +3,16 @@
 (--remote-debugging-pipe: requests on fd 3, answers on fd 4, each a JSON
 text ended by a NUL), so a test can keep one page open while it changes the
 load, read what the page drew, and take a screenshot. No websocket module
-needed. Used by tests/integration/67-dashboard-history.sh.
+needed. Used by tests/integration/18-dashboard-layout.sh and 67-dashboard-history.sh.
 
     cdp.py  -- reads commands on stdin, one per line, and answers each with
     one line on stdout ("ok", a JSON value, or "error: WHY"), so a shell test
     drives it as a coprocess:
       open URL WIDTH HEIGHT        a fresh page of that size
       wait SECONDS JS              until JS is truthy (polled every 0.2 s)
+      size WIDTH HEIGHT            resize the page's window
       eval JS                      the value of JS, as JSON
-      shot FILE                    a PNG of the viewport
+      shot FILE [SCALE]            a PNG of the viewport (SCALE 0.5: half as wide)
     Chromium's profile lives in a temp dir under $T; it is closed at EOF."""
 import base64, fcntl, json, os, select, subprocess, sys, tempfile, time
 
@@ -70,9 +71,13 @@ class Chrome:
         t = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
         self.session = self.send("Target.attachToTarget", {"targetId": t["targetId"], "flatten": True},
                                  session=False)["sessionId"]
+        self.size(w, h)
+        self.send("Page.navigate", {"url": url})
+
+    def size(self, w, h):
+        self.w, self.h = w, h
         self.send("Emulation.setDeviceMetricsOverride",
                   {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
-        self.send("Page.navigate", {"url": url})
 
     def eval(self, js):
         r = self.send("Runtime.evaluate", {"expression": js, "returnByValue": True})
@@ -118,11 +123,19 @@ def main():
                                 out = f"error: waited {secs} s in vain for: {js} (last: {why})"
                                 break
                             time.sleep(0.2)
+                    elif cmd == "size":
+                        w, h = rest.split()
+                        c.size(int(w), int(h))
+                        out = "ok"
                     elif cmd == "eval":
                         out = json.dumps(c.eval(rest))
                     elif cmd == "shot":
-                        png = c.send("Page.captureScreenshot", {"format": "png"})["data"]
-                        open(rest, "wb").write(base64.b64decode(png))
+                        f, _, scale = rest.partition(" ")
+                        opt = {"format": "png"}
+                        if scale:
+                            opt["clip"] = {"x": 0, "y": 0, "width": c.w, "height": c.h, "scale": float(scale)}
+                        png = c.send("Page.captureScreenshot", opt)["data"]
+                        open(f, "wb").write(base64.b64decode(png))
                         out = "ok"
                     else:
                         out = f"error: unknown command {cmd}"
