@@ -20,6 +20,8 @@ struct cmd_opt {
 	const char *help;
 	unsigned flags;    /* CMD_OPT_* */
 	const char *values; /* words the completion offers for the argument, space-separated */
+	const char *alias;  /* another long name for it (mdadm's --parity beside --layout), or NULL */
+	int salias;         /* another short letter (fsvol's -s beside mdadm's -z), or 0 */
 };
 
 struct cmd {
@@ -54,6 +56,15 @@ int cmd_err(const struct cmd *c, const char *fmt, ...) __attribute__((format(pri
 int cmd_uerr(const struct cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse a size option value; prints an error naming the option. */
 int cmd_size(const struct cmd *c, const char *opt, const char *s, uint64_t *out);
+/* The same for the sizes mdadm takes in KiB (--chunk, --size, --bitmap-chunk,
+ * --data-offset): a bare number is KiB, as mdadm's parse_size reads it. */
+int cmd_size_kib(const struct cmd *c, const char *opt, const char *s, uint64_t *out);
+/* What the user wrote and what it was read as, for messages: "64 (64K: a bare
+ * number is KiB)" for a bare number, else "64K". */
+void cmd_size_said(const char *s, uint64_t v, char *out, size_t len);
+/* An option's names joined by sep: "-z, -s, --size" (sep ", "), "-z | -s |
+ * --size" (" | "). */
+void cmd_opt_names(const struct cmd_opt *o, const char *sep, char *out, size_t len);
 
 extern const struct cmd cmd_create, cmd_examine, cmd_mount, cmd_umount, cmd_status, cmd_map,
 	cmd_layout, cmd_model, cmd_stat, cmd_trace, cmd_scrub, cmd_fail, cmd_add, cmd_readd, cmd_remove,

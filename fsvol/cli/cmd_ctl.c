@@ -68,7 +68,7 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 	for (int i = first + 1; i < argc; i++) {
 		int n = snprintf(line + used, sizeof(line) - used, "%s%s", i > first + 1 ? " " : "", argv[i]);
 		if (n < 0 || (size_t)n >= sizeof(line) - used)
-			return cmd_err(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
+			return cmd_uerr(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
 		used += (size_t)n;
 	}
 	/* a command the daemon could not parse is a usage error (2), caught
@@ -94,7 +94,7 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 			used += (size_t)snprintf(line + used, sizeof(line) - used, " %s", w);
 		}
 		if (used >= sizeof(line))
-			return cmd_err(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
+			return cmd_uerr(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
 	}
 	if (cmd_ctl_send(argv[first], line, reason, sizeof(reason)))
 		return cmd_err(c, "%s", reason);
