@@ -18,6 +18,8 @@ int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof(path), "%s/ctl", mnt);
 	reason[0] = 0;
+	if (cmd_is_ctl_dir(mnt))
+		return cmd_ctl_dir_send(mnt, command, reason, len);
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;

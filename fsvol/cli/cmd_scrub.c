@@ -38,6 +38,8 @@ static int sync_line(const char *mnt, const char *what, char *out, size_t len)
 {
 	char path[PATH_MAX + 16], line[512];
 	snprintf(path, sizeof(path), "%s/status", mnt);
+	if (cmd_is_ctl_dir(mnt))
+		cmd_ctl_dir_refresh(mnt);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return -errno;
