@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
 #include "layout/layout.h"
@@ -126,9 +127,16 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 	for (unsigned i = 0; i < a.nadd; i++) {
 		char buf[PATH_MAX + 2], line[PATH_MAX + 16];
 		const char *p = cmd_abs_path(a.add[i], buf, sizeof(buf));
+		int made;
+		if (cmd_new_member(c, mnt, a.add[i], &made))
+			return CMD_EXIT_FAIL;
 		snprintf(line, sizeof(line), "add %s", p);
-		if (cmd_ctl_send(mnt, line, reason, sizeof(reason)))
+		if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) {
+			if (made == CMD_MEMBER_MADE)
+				unlink(a.add[i]);
 			return cmd_err(c, "%s", reason);
+		}
+		cmd_new_member_note(mnt, a.add[i], made);
 		printf("fsvol: added %s to %s\n", a.add[i], mnt);
 	}
 	snprintf(line, sizeof(line), "grow %s", spec);

@@ -20,6 +20,7 @@
 #include "fsvol/core/volume.h"
 #include "fsvol/members/fault.h"
 #include "fsvol/util/log.h"
+#include "fsvol/util/size.h"
 #include "stats/stats.h"
 
 uint64_t vol_failed_at(const struct vol *v, uint64_t off)
@@ -271,8 +272,11 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 		}
 	uint64_t need = v->data_offset + v->sb.slots[0].data_size;
 	if (m->size < need) {
-		snprintf(err, errlen, "%s: too small (%llu bytes, a member of this volume needs %llu)", path,
-			 (unsigned long long)m->size, (unsigned long long)need);
+		char hs[32], hn[32];
+		size_format(m->size, hs, sizeof(hs));
+		size_format(need, hn, sizeof(hn));
+		snprintf(err, errlen, "%s: too small: %s (%llu bytes), and a member of this volume needs %s (%llu bytes)",
+			 path, hs, (unsigned long long)m->size, hn, (unsigned long long)need);
 		member_close(m);
 		return NULL;
 	}
