@@ -200,9 +200,10 @@ int cmd_ctl_dir_stop(const struct cmd *c, const char *dir, long timeout)
 		fclose(f);
 	if (cmd_ctl_dir_send(dir, "stop", reason, sizeof(reason)))
 		return cmd_err(c, "%s", reason);
-	/* the server's watcher puts how it ended first in DIR/status */
-	snprintf(want, sizeof(want), "server: stopped (pid %d)", pid);
-	snprintf(died, sizeof(died), "server: died (pid %d", pid);
+	/* the server's watcher puts how it ended first in DIR/status (its pid
+	 * unknown, any server's end will do) */
+	snprintf(want, sizeof(want), pid > 0 ? "server: stopped (pid %d)" : "server: stopped (pid ", pid);
+	snprintf(died, sizeof(died), pid > 0 ? "server: died (pid %d" : "server: died (pid ", pid);
 	for (long ms = 0; ms < timeout * 1000; ms += CTLDIR_POLL_NS / 1000000) {
 		status_head(dir, head, sizeof(head));
 		if (!strncmp(head, want, strlen(want))) {

@@ -27,7 +27,7 @@ static int member_need(const char *mnt, uint64_t *need, uint64_t *doff)
 	struct cmd_json *st = cmd_json_read_file(path, &e);
 	if (!st)
 		return 1;
-	const struct cmd_json *ms = st ? cmd_json_get(st, "members") : NULL;
+	const struct cmd_json *ms = cmd_json_get(st, "members");
 	for (size_t k = 0; r && ms && ms->t == CMD_JSON_ARR && k < ms->n; k++) {
 		const char *p = cmd_json_str(&ms->kids[k], "path"), *state = cmd_json_str(&ms->kids[k], "state");
 		struct sb s;

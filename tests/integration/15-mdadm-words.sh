@@ -111,7 +111,8 @@ for o in "-z, -s, --size" "-p, --layout, --parity" "-x, --spare-devices, --spare
 done
 [[ $(awk 'length > 80' h | wc -l) -eq 0 ]] || fail "create --help is wider than 80 columns"
 [[ $("$FSVOL" --help | awk 'length > 80' | wc -l) -eq 0 ]] || fail "fsvol --help is wider than 80 columns"
-"$FSVOL" --man | grep -qF '\fB\-p\fR, \fB\-\-layout\fR, \fB\-\-parity\fR' || fail "the man page lacks --parity"
+"$FSVOL" --man >man || fail "--man"
+grep -qF '\fB\-p\fR, \fB\-\-layout\fR, \fB\-\-parity\fR' man || fail "the man page lacks --parity"
 "$FSVOL" --bash-completion >comp || fail "--bash-completion"
 bash -n comp || fail "the completion is not valid bash"
 grep -q -- "-x --spare-devices --spares" comp || fail "the completion lacks -x --spare-devices --spares"
