@@ -566,6 +566,32 @@ void sb_dump_field(FILE *f, const char *name, const char *fmt, ...)
 	fputc('\n', f);
 }
 
+/* The slot table under the dump: one row per slot, this device marked. */
+static void sb_dump_slots(FILE *f, const struct sb *s, unsigned nslots)
+{
+	char u[37], a[96], b[32];
+	fprintf(f, "\n   Slot  Number  State       Device UUID                           Data Size              Rebuild  Flags\n");
+	for (unsigned i = 0; i < nslots; i++) {
+		const struct sb_slot *sl = &s->slots[i];
+		char ds[128];
+
+		sb_uuid_format(sl->uuid, u);
+		fmt_size(sl->data_size, a, sizeof(a));
+		snprintf(ds, sizeof(ds), "%" PRIu64 " (%s)", sl->data_size, a);
+		if (sl->state == SB_REBUILDING)
+			fmt_size(sl->rebuild_pos, b, sizeof(b));
+		else
+			snprintf(b, sizeof(b), "-");
+		char num[8] = "-", fl[40] = "";
+		if (sl->number != SB_NO_NUMBER)
+			snprintf(num, sizeof(num), "%u", sl->number);
+		snprintf(fl, sizeof(fl), "%s%s%s", sl->flags & SB_SLOT_WRITE_MOSTLY ? " write-mostly" : "",
+			 sl->flags & SB_SLOT_FAILFAST ? " failfast" : "", sl->flags & SB_SLOT_JOURNAL ? " journal" : "");
+		fprintf(f, "   %4u  %6s  %-10s  %s  %-22s %-7s  %s%s\n", i, num, sb_state_name(sl->state), u, ds, b,
+			*fl ? fl + 1 : "-", i == s->index ? "   <- this device" : "");
+	}
+}
+
 void sb_dump(FILE *f, const struct sb *s, const char *path)
 {
 	uint8_t buf[SB_SIZE];
@@ -674,24 +700,5 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 	sb_dump_field(f, "Array State", "%s ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)",
 		      states);
 
-	fprintf(f, "\n   Slot  Number  State       Device UUID                           Data Size              Rebuild  Flags\n");
-	for (unsigned i = 0; i < nslots; i++) {
-		const struct sb_slot *sl = &s->slots[i];
-		char ds[128];
-
-		sb_uuid_format(sl->uuid, u);
-		fmt_size(sl->data_size, a, sizeof(a));
-		snprintf(ds, sizeof(ds), "%" PRIu64 " (%s)", sl->data_size, a);
-		if (sl->state == SB_REBUILDING)
-			fmt_size(sl->rebuild_pos, b, sizeof(b));
-		else
-			snprintf(b, sizeof(b), "-");
-		char num[8] = "-", fl[40] = "";
-		if (sl->number != SB_NO_NUMBER)
-			snprintf(num, sizeof(num), "%u", sl->number);
-		snprintf(fl, sizeof(fl), "%s%s%s", sl->flags & SB_SLOT_WRITE_MOSTLY ? " write-mostly" : "",
-			 sl->flags & SB_SLOT_FAILFAST ? " failfast" : "", sl->flags & SB_SLOT_JOURNAL ? " journal" : "");
-		fprintf(f, "   %4u  %6s  %-10s  %s  %-22s %-7s  %s%s\n", i, num, sb_state_name(sl->state), u, ds, b,
-			*fl ? fl + 1 : "-", i == s->index ? "   <- this device" : "");
-	}
+	sb_dump_slots(f, s, nslots);
 }
