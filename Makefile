@@ -83,6 +83,9 @@ INTEGRATION_TESTS := \
 	tests/integration/12-sweep.sh \
 	tests/integration/13-demo.sh \
 	tests/integration/14-blockdev.sh \
+	tests/integration/15-mdadm-words.sh \
+	tests/integration/16-ctl-dir.sh \
+	tests/integration/17-first-steps.sh \
 	tests/integration/18-dashboard-layout.sh \
 	tests/integration/19-plots.sh \
 	tests/integration/20-inflight.sh \
@@ -340,7 +343,7 @@ bench: deps
 	@FSVOL_BUILD=$(BUILD) tests/tools/with_fuse_uring.sh bench/run.sh
 
 demo: deps
-	@$(MAKE) --no-print-directory $(BINS)
+	@$(MAKE) --no-print-directory $(BINS) $(DOCS)
 	@FSVOL_BUILD=$(BUILD) scripts/demo.sh
 
 install: $(BINS) $(DOCS)

@@ -426,7 +426,11 @@ struct sw_progress {
 	unsigned k, n;        /* run k (0-based) of n */
 	uint64_t t0;          /* start of the sweep */
 	char what[256];
+	FILE *out, *csv;      /* the text report and DIR/sweep.csv as runs end, or NULL */
 };
+
+static void stream_row(const struct bench_sweep *s, const struct bench_sweep_row *row, struct sw_progress *pg);
+static void csv_row(FILE *f, const struct bench_sweep *s, const struct bench_sweep_row *row);
 
 static void progress_line(struct sw_progress *p, double frac, double iops)
 {
@@ -678,6 +682,7 @@ static int run_config(struct bench_sweep *s, enum layout_level level, unsigned n
 			row_fill(row, res);
 			bench_result_free(res);
 			s->nrow++;
+			stream_row(s, row, pg);
 		}
 	}
 out:
@@ -770,9 +775,8 @@ static void print_rand_vs_seq(FILE *f, const struct bench_sweep *s, unsigned k, 
 	}
 }
 
-static void print_members_table(FILE *f, const struct bench_sweep *s, unsigned k)
+static void members_head(FILE *f, const struct bench_sweep_opts *o)
 {
-	const struct bench_sweep_opts *o = s->o;
 	struct sw_names nm = names_of(o);
 	char h[32];
 
@@ -786,22 +790,25 @@ static void print_members_table(FILE *f, const struct bench_sweep *s, unsigned k
 	for (unsigned m = 0; m < o->mem_hi; m++)
 		fprintf(f, "--------------------+");
 	fputc('\n', f);
-	for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
-		for (unsigned w = 0; w < o->nwl; w++) {
-			const struct bench_sweep_row *row = bench_sweep_find(s, k, o->level, n, o->wl[w]);
-			if (!row)
-				continue;
-			fprintf(f, "%7u | %-9s | %10.2f | %8.2f | %12.5f |", n, bench_wl_name[row->wl], row->fig.iops,
-				row->fig.mb_s, row->fig.avg_ms / 1000);
-			for (unsigned m = 0; m < o->mem_hi; m++)
-				if (m < n)
-					fprintf(f, " %9.2f %8.2f |", row->dev[m].r_s + row->dev[m].w_s, row->dev[m].mb_s);
-				else
-					fprintf(f, " %9s %8s |", "", "");
-			fputc('\n', f);
-		}
-		print_rand_vs_seq(f, s, k, o->level, n);
-	}
+}
+
+static void members_row(FILE *f, const struct bench_sweep_opts *o, const struct bench_sweep_row *row)
+{
+	unsigned n = row->members;
+	fprintf(f, "%7u | %-9s | %10.2f | %8.2f | %12.5f |", n, bench_wl_name[row->wl], row->fig.iops, row->fig.mb_s,
+		row->fig.avg_ms / 1000);
+	for (unsigned m = 0; m < o->mem_hi; m++)
+		if (m < n)
+			fprintf(f, " %9.2f %8.2f |", row->dev[m].r_s + row->dev[m].w_s, row->dev[m].mb_s);
+		else
+			fprintf(f, " %9s %8s |", "", "");
+	fputc('\n', f);
+}
+
+/* The scaling table under the rows. */
+static void members_tail(FILE *f, const struct bench_sweep *s, unsigned k)
+{
+	const struct bench_sweep_opts *o = s->o;
 	if (o->mem_hi == o->mem_lo)
 		return;
 	fprintf(f, "\nscaling: MB/s relative to %u member%s\nworkload  |", o->mem_lo, o->mem_lo == 1 ? "" : "s");
@@ -830,15 +837,36 @@ static void print_members_table(FILE *f, const struct bench_sweep *s, unsigned k
 	fprintf(f, " (from %u to %u members)\n", o->mem_lo, o->mem_hi);
 }
 
-static void print_levels_table(FILE *f, const struct bench_sweep *s, unsigned k)
+static void print_members_table(FILE *f, const struct bench_sweep *s, unsigned k)
 {
 	const struct bench_sweep_opts *o = s->o;
-	struct sw_names nm = names_of(o);
-	char sec[32], x[32];
+	members_head(f, o);
+	for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
+		for (unsigned w = 0; w < o->nwl; w++) {
+			const struct bench_sweep_row *row = bench_sweep_find(s, k, o->level, n, o->wl[w]);
+			if (row)
+				members_row(f, o, row);
+		}
+		print_rand_vs_seq(f, s, k, o->level, n);
+	}
+	members_tail(f, s, k);
+}
+
+/* The level the "x LEVEL" column compares with: single when run, else the first. */
+static enum layout_level levels_base(const struct bench_sweep_opts *o)
+{
 	enum layout_level base = o->levels[0];
 	for (unsigned i = 0; i < o->nlevels; i++)
 		if (o->levels[i] == LAYOUT_SINGLE)
 			base = LAYOUT_SINGLE;
+	return base;
+}
+
+static void levels_head(FILE *f, const struct bench_sweep_opts *o)
+{
+	struct sw_names nm = names_of(o);
+	char sec[32], x[32];
+	enum layout_level base = levels_base(o);
 	snprintf(sec, sizeof(sec), "sec/%s", nm.rec);
 	snprintf(x, sizeof(x), "x %s", layout_level_name(base));
 	fprintf(f, "level   | members | workload  | %10s |    MB/s | %10s | %8s | member writes | member reads\n",
@@ -846,29 +874,47 @@ static void print_levels_table(FILE *f, const struct bench_sweep *s, unsigned k)
 	fprintf(f, "        |         |           |            |         |            |          |     per %-5s |     per %s\n",
 		nm.rec, nm.rec);
 	fprintf(f, "--------+---------+-----------+------------+---------+------------+----------+---------------+-------------\n");
-	for (unsigned i = 0; i < o->nlevels; i++) {
-		enum layout_level l = o->levels[i];
-		unsigned n = level_members(o, l);
-		for (unsigned w = 0; w < o->nwl; w++) {
-			const struct bench_sweep_row *row = bench_sweep_find(s, k, l, n, o->wl[w]);
-			const struct bench_sweep_row *b = bench_sweep_find(s, k, base, level_members(o, base), o->wl[w]);
-			if (!row)
-				continue;
-			fprintf(f, "%-7s | %7u | %-9s | %10.2f | %7.2f | %10.5f |", layout_level_name(l), n,
-				bench_wl_name[row->wl], row->fig.iops, row->fig.mb_s, row->fig.avg_ms / 1000);
-			if (b && b->fig.avg_ms > 0)
-				fprintf(f, " %8.2f |", row->fig.avg_ms / b->fig.avg_ms);
-			else
-				fprintf(f, " %8s |", "-");
-			fprintf(f, " %13.2f | %12.2f\n", row->m_writes_per_io, row->m_reads_per_io);
-		}
-	}
+}
+
+static void levels_row(FILE *f, const struct bench_sweep *s, const struct bench_sweep_row *row)
+{
+	const struct bench_sweep_opts *o = s->o;
+	enum layout_level base = levels_base(o);
+	const struct bench_sweep_row *b = bench_sweep_find(s, row->series, base, level_members(o, base), row->wl);
+	fprintf(f, "%-7s | %7u | %-9s | %10.2f | %7.2f | %10.5f |", layout_level_name(row->level), row->members,
+		bench_wl_name[row->wl], row->fig.iops, row->fig.mb_s, row->fig.avg_ms / 1000);
+	if (b && b->fig.avg_ms > 0)
+		fprintf(f, " %8.2f |", row->fig.avg_ms / b->fig.avg_ms);
+	else
+		fprintf(f, " %8s |", "-");
+	fprintf(f, " %13.2f | %12.2f\n", row->m_writes_per_io, row->m_reads_per_io);
+}
+
+/* What the columns mean, under the table. */
+static void levels_tail(FILE *f, const struct bench_sweep_opts *o)
+{
+	struct sw_names nm = names_of(o);
+	enum layout_level base = levels_base(o);
 	fprintf(f, "\nsec/%s: mean time per %s as the application saw it (PerfMon's Avg. Disk sec/%s);\n"
 		   "x %s: that time relative to %s; member writes/reads per %s: what the mapping\n"
 		   "layer issued below for each volume %s (raid1 writes every copy; raid5 writes data and\n"
 		   "parity and first reads old data and parity, or the rest of the stripe, to compute it).\n",
 		   nm.rec, nm.rec, BENCH_WL_WRITE(o->wl[0]) ? "Write" : "Read", layout_level_name(base),
 		   layout_level_name(base), nm.rec, nm.rec);
+}
+
+static void print_levels_table(FILE *f, const struct bench_sweep *s, unsigned k)
+{
+	const struct bench_sweep_opts *o = s->o;
+	levels_head(f, o);
+	for (unsigned i = 0; i < o->nlevels; i++)
+		for (unsigned w = 0; w < o->nwl; w++) {
+			const struct bench_sweep_row *row = bench_sweep_find(s, k, o->levels[i],
+									     level_members(o, o->levels[i]), o->wl[w]);
+			if (row)
+				levels_row(f, s, row);
+		}
+	levels_tail(f, o);
 }
 
 /* Mean %util of a run's members: near 100 when every arm is busy. */
@@ -880,12 +926,30 @@ static double mean_util(const struct bench_sweep_row *r)
 	return r->members ? u / r->members : NAN;
 }
 
-static void print_tables(FILE *f, const struct bench_sweep *s)
+/* "all runs": every run on one line, what varies side by side. */
+static void runs_head(FILE *f, const struct bench_sweep_opts *o)
+{
+	struct sw_names nm = names_of(o);
+	fprintf(f, "\nall runs:\n%-32s | level   | members | workload  | %10s |     MB/s | %12s | member %%util\n",
+		"series", nm.ops, nm.sec);
+	fprintf(f, "---------------------------------+---------+---------+-----------+------------+----------+--------------+-------------\n");
+}
+
+static void runs_row(FILE *f, const struct bench_sweep_opts *o, const struct bench_sweep_row *r)
+{
+	char lab[160];
+	fprintf(f, "%-32s | %-7s | %7u | %-9s | %10.2f | %8.2f | %12.5f | %6.1f\n",
+		bench_sweep_series_label(o, r->series, lab, sizeof(lab)), layout_level_name(r->level), r->members,
+		bench_wl_name[r->wl], r->fig.iops, r->fig.mb_s, r->fig.avg_ms / 1000, mean_util(r));
+}
+
+/* The tables of each series (several series: after the "all runs" table,
+ * which the sweep prints as it goes). */
+static void print_series_tables(FILE *f, const struct bench_sweep *s)
 {
 	const struct bench_sweep_opts *o = s->o;
 	unsigned ns = bench_sweep_nseries(o);
 	char lab[160];
-	struct sw_names nm = names_of(o);
 	for (unsigned k = 0; k < ns; k++) {
 		if (ns > 1)
 			fprintf(f, "\n== %s\n", bench_sweep_series_label(o, k, lab, sizeof(lab)));
@@ -894,18 +958,63 @@ static void print_tables(FILE *f, const struct bench_sweep *s)
 		else
 			print_members_table(f, s, k);
 	}
-	if (ns == 1)
-		return;
-	/* every run on one line each: what varies side by side */
-	fprintf(f, "\nall runs:\n%-32s | level   | members | workload  | %10s |     MB/s | %12s | member %%util\n",
-		"series", nm.ops, nm.sec);
-	fprintf(f, "---------------------------------+---------+---------+-----------+------------+----------+--------------+-------------\n");
-	for (unsigned i = 0; i < s->nrow; i++) {
-		const struct bench_sweep_row *r = &s->row[i];
-		fprintf(f, "%-32s | %-7s | %7u | %-9s | %10.2f | %8.2f | %12.5f | %6.1f\n",
-			bench_sweep_series_label(o, r->series, lab, sizeof(lab)), layout_level_name(r->level),
-			r->members, bench_wl_name[r->wl], r->fig.iops, r->fig.mb_s, r->fig.avg_ms / 1000, mean_util(r));
+}
+
+/* ---- the report as the runs end ----
+ * Each line is flushed as it is made, so a sweep written to a file or a pipe
+ * shows its header at once and a row per finished run. One series whose rows
+ * come in table order (a members sweep; levels with the compared level run
+ * first): the table itself, row by row, its summary at the end. Otherwise the
+ * "all runs" table row by row, then the tables of each series. */
+static int stream_table(const struct bench_sweep_opts *o)
+{
+	return bench_sweep_nseries(o) == 1 && (!o->nlevels || levels_base(o) == o->levels[0]);
+}
+
+static void stream_head(FILE *f, const struct bench_sweep_opts *o)
+{
+	print_params(f, o);
+	if (!stream_table(o))
+		runs_head(f, o);
+	else if (o->nlevels)
+		levels_head(f, o);
+	else
+		members_head(f, o);
+	fflush(f);
+}
+
+static void stream_row(const struct bench_sweep *s, const struct bench_sweep_row *row, struct sw_progress *pg)
+{
+	const struct bench_sweep_opts *o = s->o;
+	if (pg->csv) {
+		csv_row(pg->csv, s, row);
+		fflush(pg->csv);
 	}
+	if (!pg->out)
+		return;
+	if (pg->show)
+		fprintf(stderr, "\r\033[K"); /* the progress line, redrawn by the next run */
+	if (!stream_table(o))
+		runs_row(pg->out, o, row);
+	else if (o->nlevels)
+		levels_row(pg->out, s, row);
+	else {
+		members_row(pg->out, o, row);
+		if (row->wl == o->wl[o->nwl - 1])
+			print_rand_vs_seq(pg->out, s, row->series, o->level, row->members);
+	}
+	fflush(pg->out);
+}
+
+static void stream_tail(FILE *f, const struct bench_sweep *s)
+{
+	const struct bench_sweep_opts *o = s->o;
+	if (!stream_table(o))
+		print_series_tables(f, s);
+	else if (o->nlevels)
+		levels_tail(f, o);
+	else
+		members_tail(f, s, 0);
 }
 
 /* ---- CSV and JSON ---- */
@@ -917,62 +1026,60 @@ static void csv_num(FILE *f, double v)
 		fputc(',', f);
 }
 
-static int write_csv(const struct bench_sweep *s, const char *path)
+static void csv_head(FILE *f)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
 	fprintf(f, "level,members,chunk,block,workload,device,ios_s,reads_s,writes_s,mb_s,avg_ms,p50_ms,p90_ms,"
 		   "p99_ms,aqu_sz,util_pct,share_pct,member_reads_per_io,member_writes_per_io,"
 		   "qd,threads,pattern,model,size,filled\n");
-	for (unsigned i = 0; i < s->nrow; i++) {
-		const struct bench_sweep_row *row = &s->row[i];
-		int wr = BENCH_WL_WRITE(row->wl);
-		double sum = 0;
-		const char *lv = layout_level_name(row->level);
-		for (unsigned m = 0; m < row->members; m++)
-			sum += (double)row->dev[m].bytes;
-		char cfg[512], pat[80];
-		/* the rest of the configuration, the same on the run's every line; a
-		 * model spec has commas of its own, so it is quoted */
-		snprintf(cfg, sizeof(cfg), ",%u,%u,%s,\"%s\",%llu,%d", row->qd, row->threads,
-			 bench_sweep_pattern(s->o, row->wl, pat, sizeof(pat)), row->model ? row->model : "none",
-			 (unsigned long long)s->o->size, row->filled);
-		fprintf(f, "%s,%u,%llu,%llu,%s,total", lv, row->members, (unsigned long long)row->chunk,
-			(unsigned long long)row->block, bench_wl_name[row->wl]);
-		csv_num(f, row->fig.iops);
-		csv_num(f, wr ? 0 : row->fig.iops);
-		csv_num(f, wr ? row->fig.iops : 0);
-		csv_num(f, row->fig.mb_s);
-		csv_num(f, row->fig.avg_ms);
-		csv_num(f, row->pct_ms[2]);
-		csv_num(f, row->pct_ms[4]);
-		csv_num(f, row->pct_ms[6]);
-		csv_num(f, row->vol.aqu_sz);
-		csv_num(f, row->vol.util_pct);
-		csv_num(f, 100);
-		csv_num(f, row->m_reads_per_io);
-		csv_num(f, row->m_writes_per_io);
-		fprintf(f, "%s\n", cfg);
-		for (unsigned m = 0; m < row->members; m++) {
-			const struct bench_sweep_dev *d = &row->dev[m];
-			fprintf(f, "%s,%u,%llu,%llu,%s,m%u", lv, row->members, (unsigned long long)row->chunk,
-				(unsigned long long)row->block, bench_wl_name[row->wl], m);
-			csv_num(f, d->r_s + d->w_s);
-			csv_num(f, d->r_s);
-			csv_num(f, d->w_s);
-			csv_num(f, d->mb_s);
-			csv_num(f, d->await_ms);
-			csv_num(f, d->p50_ms);
-			csv_num(f, NAN);
-			csv_num(f, d->p99_ms);
-			csv_num(f, d->aqu_sz);
-			csv_num(f, d->util_pct);
-			csv_num(f, sum > 0 ? (double)d->bytes / sum * 100 : NAN);
-			fprintf(f, ",,%s\n", cfg);
-		}
+}
+
+/* One run: its total line, then a line per member. */
+static void csv_row(FILE *f, const struct bench_sweep *s, const struct bench_sweep_row *row)
+{
+	int wr = BENCH_WL_WRITE(row->wl);
+	double sum = 0;
+	const char *lv = layout_level_name(row->level);
+	for (unsigned m = 0; m < row->members; m++)
+		sum += (double)row->dev[m].bytes;
+	char cfg[512], pat[80];
+	/* the rest of the configuration, the same on the run's every line; a
+	 * model spec has commas of its own, so it is quoted */
+	snprintf(cfg, sizeof(cfg), ",%u,%u,%s,\"%s\",%llu,%d", row->qd, row->threads,
+		 bench_sweep_pattern(s->o, row->wl, pat, sizeof(pat)), row->model ? row->model : "none",
+		 (unsigned long long)s->o->size, row->filled);
+	fprintf(f, "%s,%u,%llu,%llu,%s,total", lv, row->members, (unsigned long long)row->chunk,
+		(unsigned long long)row->block, bench_wl_name[row->wl]);
+	csv_num(f, row->fig.iops);
+	csv_num(f, wr ? 0 : row->fig.iops);
+	csv_num(f, wr ? row->fig.iops : 0);
+	csv_num(f, row->fig.mb_s);
+	csv_num(f, row->fig.avg_ms);
+	csv_num(f, row->pct_ms[2]);
+	csv_num(f, row->pct_ms[4]);
+	csv_num(f, row->pct_ms[6]);
+	csv_num(f, row->vol.aqu_sz);
+	csv_num(f, row->vol.util_pct);
+	csv_num(f, 100);
+	csv_num(f, row->m_reads_per_io);
+	csv_num(f, row->m_writes_per_io);
+	fprintf(f, "%s\n", cfg);
+	for (unsigned m = 0; m < row->members; m++) {
+		const struct bench_sweep_dev *d = &row->dev[m];
+		fprintf(f, "%s,%u,%llu,%llu,%s,m%u", lv, row->members, (unsigned long long)row->chunk,
+			(unsigned long long)row->block, bench_wl_name[row->wl], m);
+		csv_num(f, d->r_s + d->w_s);
+		csv_num(f, d->r_s);
+		csv_num(f, d->w_s);
+		csv_num(f, d->mb_s);
+		csv_num(f, d->await_ms);
+		csv_num(f, d->p50_ms);
+		csv_num(f, NAN);
+		csv_num(f, d->p99_ms);
+		csv_num(f, d->aqu_sz);
+		csv_num(f, d->util_pct);
+		csv_num(f, sum > 0 ? (double)d->bytes / sum * 100 : NAN);
+		fprintf(f, ",,%s\n", cfg);
 	}
-	return fclose(f) ? -errno : 0;
 }
 
 static void json_num(FILE *f, const char *key, double v, int comma)
@@ -1148,17 +1255,13 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
+/* --out DIR: sweep.json and the plots (sweep.csv was written as runs ended). */
 static int write_outputs(const struct bench_sweep *s)
 {
 	char p[PATH_MAX];
 	const char *out = s->o->out;
 	int r;
 	FILE *f;
-	snprintf(p, sizeof(p), "%s/sweep.csv", out);
-	if ((r = write_csv(s, p))) {
-		fprintf(stderr, "fsvol-bench sweep: %s: %s\n", p, strerror(-r));
-		return r;
-	}
 	snprintf(p, sizeof(p), "%s/sweep.json", out);
 	if (!(f = fopen(p, "w"))) {
 		fprintf(stderr, "fsvol-bench sweep: %s: %s\n", p, strerror(errno));
@@ -1211,6 +1314,22 @@ int bench_sweep_main(int argc, char **argv)
 	pg.show = !o.quiet && isatty(STDERR_FILENO);
 	pg.n = nruns;
 	pg.t0 = stats_now();
+	if (o.out) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/sweep.csv", o.out);
+		if (!(pg.csv = fopen(p, "w"))) {
+			fprintf(stderr, "fsvol-bench sweep: %s: %s\n", p, strerror(errno));
+			bench_tmpdir_remove();
+			free(s.row);
+			return 1;
+		}
+		csv_head(pg.csv);
+		fflush(pg.csv);
+	}
+	if (!o.json) { /* the header now, each row as its run ends */
+		pg.out = stdout;
+		stream_head(stdout, &o);
+	}
 	for (unsigned ci = 0; ci < o.nchunk && !r; ci++)
 		for (unsigned c = 0; c < nconf && !r; c++) {
 			enum layout_level l = o.nlevels ? o.levels[c] : o.level;
@@ -1220,17 +1339,19 @@ int bench_sweep_main(int argc, char **argv)
 	if (pg.show)
 		fprintf(stderr, "\r\033[K");
 	bench_tmpdir_remove();
+	if (pg.csv && fclose(pg.csv) && !r) {
+		snprintf(err, sizeof(err), "%s/sweep.csv: %s", o.out, strerror(errno));
+		r = -EIO;
+	}
 	if (r) {
 		fprintf(stderr, "fsvol-bench sweep: %s\n", err);
 		free(s.row);
 		return 1;
 	}
-	if (o.json) {
+	if (o.json)
 		write_json(&s, stdout);
-	} else {
-		print_params(stdout, &o);
-		print_tables(stdout, &s);
-	}
+	else
+		stream_tail(stdout, &s);
 	fflush(stdout);
 	if (o.out && write_outputs(&s))
 		r = 1;

@@ -20,6 +20,8 @@ struct cmd_opt {
 	const char *help;
 	unsigned flags;    /* CMD_OPT_* */
 	const char *values; /* words the completion offers for the argument, space-separated */
+	const char *alias;  /* another long name for it (mdadm's --parity beside --layout), or NULL */
+	int salias;         /* another short letter (fsvol's -s beside mdadm's -z), or 0 */
 };
 
 struct cmd {
@@ -54,13 +56,23 @@ int cmd_err(const struct cmd *c, const char *fmt, ...) __attribute__((format(pri
 int cmd_uerr(const struct cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse a size option value; prints an error naming the option. */
 int cmd_size(const struct cmd *c, const char *opt, const char *s, uint64_t *out);
+/* The same for the sizes mdadm takes in KiB (--chunk, --size, --bitmap-chunk,
+ * --data-offset): a bare number is KiB, as mdadm's parse_size reads it. */
+int cmd_size_kib(const struct cmd *c, const char *opt, const char *s, uint64_t *out);
+/* What the user wrote and what it was read as, for messages: "64 (64K: a bare
+ * number is KiB)" for a bare number, else "64K". */
+void cmd_size_said(const char *s, uint64_t v, char *out, size_t len);
+/* An option's names joined by sep: "-z, -s, --size" (sep ", "), "-z | -s |
+ * --size" (" | "). */
+void cmd_opt_names(const struct cmd_opt *o, const char *sep, char *out, size_t len);
 
 extern const struct cmd cmd_create, cmd_examine, cmd_mount, cmd_umount, cmd_status, cmd_map,
 	cmd_layout, cmd_model, cmd_stat, cmd_trace, cmd_scrub, cmd_fail, cmd_add, cmd_readd, cmd_remove,
-	cmd_detail, cmd_ctl, cmd_serve, cmd_replace, cmd_monitor, cmd_grow;
+	cmd_detail, cmd_ctl, cmd_serve, cmd_replace, cmd_monitor, cmd_grow, cmd_stop;
 
-/* Write one command to MNT/ctl. 0, or -errno with the reason in reason:
- * the daemon's own words for a refused command (EINVAL), else the error. */
+/* Write one command to MNT/ctl (or a serve's DIR/ctl). 0, or -errno with the
+ * reason in reason: the daemon's own words for a refused command (EINVAL),
+ * else the error. */
 int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len);
 
 /* cmd_mnt.c. A member operand made absolute (URIs and mem: as they are),
@@ -79,6 +91,29 @@ int cmd_is_fsvol_mount(const char *mnt);
 void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t len);
 /* 0 when mnt is an fsvol mount with a live daemon; else prints why, returns 1. */
 int cmd_mnt_check(const struct cmd *c, const char *mnt);
+
+/* cmd_ctldir.c: the --ctl-dir of fsvol serve where a mount is taken. Is dir
+ * one (DIR/ctl a FIFO)? */
+int cmd_is_ctl_dir(const char *dir);
+/* One command through DIR/ctl, its outcome read back from DIR/ctl.log: as
+ * cmd_ctl_send (0, or -errno with the daemon's reason). */
+int cmd_ctl_dir_send(const char *dir, const char *command, char *reason, size_t len);
+/* Ask the server to rewrite DIR's files now, and wait until it has: 0, or
+ * -errno (no server: the files are its last). */
+int cmd_ctl_dir_refresh(const char *dir);
+/* Stop the server (its volume closed clean), waiting up to timeout s for it
+ * to end; the exit status. */
+int cmd_ctl_dir_stop(const struct cmd *c, const char *dir, long timeout);
+
+/* cmd_newmember.c: a member file named to add (add, grow --add, replace
+ * --with) made when missing (or empty), at the size of the volume's members,
+ * as create makes its own; one too small refused in human units. 0, or 1
+ * after a message; *made says what was done: the caller removes a file it
+ * MADE should the add be refused, and says so (cmd_new_member_note) once
+ * it is done. */
+enum { CMD_MEMBER_AS_IS = 0, CMD_MEMBER_MADE = 1, CMD_MEMBER_SIZED = 2 };
+int cmd_new_member(const struct cmd *c, const char *mnt, const char *path, int *made);
+void cmd_new_member_note(const char *mnt, const char *path, int made);
 
 /* cmd_scan.c. One member's superblock (a file or block device): 0, or
  * -errno with a message naming the path. */

@@ -1,8 +1,10 @@
 /* fsvol create: write fresh superblocks on the members (like mdadm --create). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fsvol/cli/cmd.h"
 #include "fsvol/util/size.h"
@@ -12,14 +14,17 @@
 static const struct cmd_opt create_opts[] = {
 	{ "level", 'l', "LEVEL", "single, linear, raid0, raid1, raid10, raid4, raid5, raid6 (required)",
 	  CMD_OPT_REQUIRED, "single linear raid0 raid1 raid10 raid4 raid5 raid6" },
-	{ "chunk", 'c', "CHUNK", "chunk size, a power of two >= 4K (default 512K, as md)" },
-	{ "size", 's', "SIZE", "data per member, with a unit (64M) or in bytes; members that do not exist are created" },
-	{ "layout", 0, "ALG", "raid5/6: left-symmetric (default), right-symmetric, left-asymmetric, "
-	  "right-asymmetric; raid10: n2 (default), f2, o2", 0,
-	  "left-symmetric right-symmetric left-asymmetric right-asymmetric n2 f2 o2" },
-	{ "spares", 0, "K", "the last K members are spares" },
+	{ "chunk", 'c', "CHUNK", "chunk size, a power of two >= 4K (default 512K, as md); a bare number is KiB, "
+	  "as mdadm's (-c64 is 64K)" },
+	{ "size", 'z', "SIZE", "data per member (mdadm's -z; a bare number is KiB, as mdadm's: -z 65536 is 64M); "
+	  "members that do not exist are created", 0, NULL, NULL, 's' },
+	{ "layout", 'p', "ALG", "raid5/6: left-symmetric (default), right-symmetric, left-asymmetric, "
+	  "right-asymmetric; raid10: n2 (default), f2, o2 (mdadm's -p, --parity)", 0,
+	  "left-symmetric right-symmetric left-asymmetric right-asymmetric n2 f2 o2", "parity" },
+	{ "spare-devices", 'x', "K", "the last K members given are spares (mdadm's -x)", 0, NULL, "spares" },
 	{ "name", 'N', "NAME", "volume name in every output: 1-31 of A-Z a-z 0-9 _ . - (default fsvol-<8 hex of the UUID>)" },
-	{ "data-offset", 0, "OFF", "start of the data area on each member (default 1M)" },
+	{ "data-offset", 0, "OFF", "start of the data area on each member (default 1M; a bare number is KiB, as "
+	  "mdadm's)" },
 	{ "force", 'f', NULL, "overwrite members that already carry an fsvol superblock" },
 	{ "assume-clean", 0, NULL, "do not zero the data areas (parity/copies may not match)" },
 	{ "prealloc", 0, NULL, "allocate the data areas of member files now (fallocate), so writes never meet "
@@ -27,7 +32,7 @@ static const struct cmd_opt create_opts[] = {
 	{ "bitmap", 0, "internal|none", "write-intent bitmap (default internal on redundant levels, as md)", 0,
 	  "internal none" },
 	{ "bitmap-chunk", 0, "SIZE", "data per bitmap bit, a power of two >= 4K (default 64M, larger when the "
-	  "bitmap would not fit below the data offset)" },
+	  "bitmap would not fit below the data offset; a bare number is KiB, as mdadm's)" },
 	{ "consistency-policy", 0, "POLICY", "how a dirty stop is made consistent (mdadm's word): bitmap (the default "
 	  "on redundant levels), resync (no bitmap), ppl (raid5: a partial parity log in each member's metadata "
 	  "area, closes the write hole; no bitmap), journal (needs --write-journal)", 0, "bitmap resync ppl journal" },
@@ -42,6 +47,8 @@ static const struct cmd_opt create_opts[] = {
 	{ "failfast", 0, "PATH", "raid1/raid10: PATH (as for --write-mostly) is failfast: an I/O of it that takes "
 	  "longer than failfast_ms (default 1000, fsvol ctl MNT failfast_ms MS) fails it at once and the I/O goes to "
 	  "another copy; repeatable" },
+	{ "raid-devices", 'n', "N", "the number of members in the layout (mdadm's -n): the devices given are N, "
+	  "then the spares" },
 	{ 0 },
 };
 
@@ -50,8 +57,9 @@ static const struct cmd_opt create_opts[] = {
 struct create_args {
 	struct vol_create vc;
 	const char *level, *layout;
-	const char *size_arg, *doff_arg; /* as the user wrote them, for messages */
+	const char *size_arg, *doff_arg, *chunk_arg; /* as the user wrote them, for messages */
 	int chunk_set;
+	unsigned raid_devices;           /* -n N, 0 when not given */
 	int policy_bitmap;               /* --consistency-policy bitmap (1) or resync (-1) */
 	int policy_journal;              /* --consistency-policy journal */
 	const char *journal;             /* --write-journal */
@@ -83,14 +91,15 @@ static int create_opt(int i, const char *arg, void *ctx)
 	switch (i) {
 	case 0: a->level = arg; return 0;
 	case 1:
-		if (cmd_size(&cmd_create, "--chunk", arg, &a->vc.geom.chunk))
+		if (cmd_size_kib(&cmd_create, "--chunk", arg, &a->vc.geom.chunk))
 			return -1;
 		if (!a->vc.geom.chunk) /* 0 would mean "the default" further down */
 			return cmd_err(&cmd_create, "--chunk %s: must be a power of two of at least 4K", arg), -1;
 		a->chunk_set = 1;
+		a->chunk_arg = arg;
 		return 0;
 	case 2:
-		if (cmd_size(&cmd_create, "--size", arg, &a->vc.size))
+		if (cmd_size_kib(&cmd_create, "--size", arg, &a->vc.size))
 			return -1;
 		if (!a->vc.size)
 			return cmd_err(&cmd_create, "--size 0: must be positive"), -1;
@@ -100,7 +109,7 @@ static int create_opt(int i, const char *arg, void *ctx)
 	case 4:
 		v = strtoull(arg, &end, 10);
 		if (!*arg || *end || v > 63)
-			return cmd_err(&cmd_create, "--spares %s: not a count", arg), -1;
+			return cmd_err(&cmd_create, "--spare-devices %s: not a count", arg), -1;
 		a->vc.spares = (unsigned)v;
 		return 0;
 	case 5: {
@@ -111,13 +120,16 @@ static int create_opt(int i, const char *arg, void *ctx)
 		return 0;
 	}
 	case 6:
-		if (cmd_size(&cmd_create, "--data-offset", arg, &a->vc.data_offset))
+		if (cmd_size_kib(&cmd_create, "--data-offset", arg, &a->vc.data_offset))
 			return -1;
 		if (!a->vc.data_offset) /* 0 would mean "the default" further down */
 			return cmd_err(&cmd_create, "--data-offset %s: must be a positive multiple of 4K "
 				       "(the superblock lives below it)", arg), -1;
-		if (a->vc.data_offset % 4096)
-			return cmd_err(&cmd_create, "--data-offset %s: must be a multiple of 4K", arg), -1;
+		if (a->vc.data_offset % 4096) {
+			char said[96];
+			cmd_size_said(arg, a->vc.data_offset, said, sizeof(said));
+			return cmd_err(&cmd_create, "--data-offset %s: must be a multiple of 4K", said), -1;
+		}
 		a->doff_arg = arg;
 		return 0;
 	case 7: a->vc.force = 1; return 0;
@@ -132,7 +144,7 @@ static int create_opt(int i, const char *arg, void *ctx)
 			return cmd_err(&cmd_create, "--bitmap %s: give internal or none", arg), -1;
 		return 0;
 	case 11:
-		if (cmd_size(&cmd_create, "--bitmap-chunk", arg, &a->vc.bitmap_chunk))
+		if (cmd_size_kib(&cmd_create, "--bitmap-chunk", arg, &a->vc.bitmap_chunk))
 			return -1;
 		if (!a->vc.bitmap_chunk)
 			return cmd_err(&cmd_create, "--bitmap-chunk %s: must be a power of two of at least 4K", arg), -1;
@@ -161,6 +173,12 @@ static int create_opt(int i, const char *arg, void *ctx)
 		a->vc.write_behind = (unsigned)v;
 		return 0;
 	case 17: return create_flag(a, arg, SB_SLOT_FAILFAST);
+	case 18:
+		v = strtoull(arg, &end, 10);
+		if (!*arg || *end || !v || v > LAYOUT_MAX_MEMBERS)
+			return cmd_err(&cmd_create, "--raid-devices %s: expected 1 to %u", arg, LAYOUT_MAX_MEMBERS), -1;
+		a->raid_devices = (unsigned)v;
+		return 0;
 	}
 	return -1;
 }
@@ -195,28 +213,54 @@ static void warn_unequal(const struct vol *v)
 		}
 }
 
+/* The same member given twice, however it is spelt (b, ./b, $PWD/b, a
+ * link to it): a usage error, as mdadm's. */
+static int create_dups(const struct cmd *c, char *const *paths, unsigned n)
+{
+	struct stat st[SB_MAX_SLOTS];
+	int have[SB_MAX_SLOTS];
+	char x[PATH_MAX + 2], y[PATH_MAX + 2];
+	for (unsigned i = 0; i < n; i++) {
+		have[i] = stat(paths[i], &st[i]) == 0;
+		for (unsigned j = 0; j < i; j++) {
+			int same = have[i] && have[j] && st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino;
+			if (!same && strcmp(cmd_abs_path(paths[i], x, sizeof(x)), cmd_abs_path(paths[j], y, sizeof(y))))
+				continue;
+			if (!strcmp(paths[i], paths[j]))
+				return cmd_uerr(c, "%s given twice (a device is one member)", paths[i]);
+			return cmd_uerr(c, "%s and %s are the same %s, given twice (a device is one member)", paths[j],
+					paths[i], have[i] ? "file" : "path");
+		}
+	}
+	return 0;
+}
+
 /* Every value a create can be refused for before any member is looked at:
  * a usage error (2), with the user's own words quoted. */
 static int create_check(const struct cmd *c, struct create_args *a, char *const *paths, unsigned n)
 {
 	char err[512], chunk[32];
+	int r;
 	for (unsigned i = 0; i < n; i++)
 		if (!strncmp(paths[i], "mem:", 4))
 			return cmd_uerr(c, "%s: a memory member lives only as long as the process that opens it; its "
 				       "superblock would vanish when create exits (use a file or a device)", paths[i]);
 	if (a->vc.spares >= n)
-		return cmd_uerr(c, "--spares %u with %u device%s: no member would be left (spares are the last K "
+		return cmd_uerr(c, "--spare-devices %u with %u device%s: no member would be left (spares are the last K "
 			       "of the devices given; at most %u here)", a->vc.spares, n, n == 1 ? "" : "s", n - 1);
+	if (a->raid_devices && a->raid_devices + a->vc.spares != n)
+		return cmd_uerr(c, "--raid-devices %u%s: %u device%s given (as mdadm, the devices are the raid devices, "
+				"then the spares%s)", a->raid_devices, a->vc.spares ? " with --spare-devices" : "", n,
+				n == 1 ? "" : "s", n > a->raid_devices && !a->vc.spares ? ": -x K makes the last K spares" : "");
+	if ((r = create_dups(c, paths, n)))
+		return r;
 	size_format(a->vc.geom.chunk, chunk, sizeof(chunk));
 	if (a->vc.size && a->vc.size < a->vc.geom.chunk) {
-		/* "-s 8" is 8 bytes: say so, rather than "too small (1048584 bytes)" */
-		int bare = a->size_arg[strspn(a->size_arg, "0123456789")] == 0;
-		if (bare)
-			return cmd_uerr(c, "--size %s: taken as %s bytes per member, less than one chunk (%s); -s wants "
-				       "a unit (-s %sM for %s MiB) or a number of bytes", a->size_arg, a->size_arg, chunk,
-				       a->size_arg, a->size_arg);
-		return cmd_uerr(c, "--size %s: %llu bytes per member, less than one chunk (%s)", a->size_arg,
-				(unsigned long long)a->vc.size, chunk);
+		/* "-z 8" is 8 KiB: say what it was read as */
+		char said[96], sz[32];
+		cmd_size_said(a->size_arg, a->vc.size, said, sizeof(said));
+		size_format(a->vc.size, sz, sizeof(sz));
+		return cmd_uerr(c, "--size %s: %s per member, less than one chunk (%s)", said, sz, chunk);
 	}
 	uint64_t doff = a->vc.data_offset ? a->vc.data_offset : SB_DEFAULT_DATA_OFFSET;
 	if ((a->vc.bitmap > 0 || a->vc.bitmap_chunk) && doff - SB_SIZE < BITMAP_BLOCK)
@@ -229,8 +273,13 @@ static int create_check(const struct cmd *c, struct create_args *a, char *const 
 	g.members = n - a->vc.spares;
 	for (unsigned i = 0; i < g.members; i++)
 		g.member_size[i] = a->vc.size ? a->vc.size : LAYOUT_MAX_CHUNK;
-	if (layout_init(&g, err, sizeof(err)))
-		return cmd_uerr(c, "%s", err);
+	if (layout_init(&g, err, sizeof(err))) {
+		char said[96];
+		if (!a->chunk_arg || strncmp(err, "chunk ", 6) || !strchr(err, ':'))
+			return cmd_uerr(c, "%s", err);
+		cmd_size_said(a->chunk_arg, a->vc.geom.chunk, said, sizeof(said)); /* "--chunk 3 (read as 3K...)" */
+		return cmd_uerr(c, "--chunk %s%s", said, strchr(err, ':'));
+	}
 	return 0;
 }
 

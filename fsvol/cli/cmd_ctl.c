@@ -18,6 +18,8 @@ int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof(path), "%s/ctl", mnt);
 	reason[0] = 0;
+	if (cmd_is_ctl_dir(mnt))
+		return cmd_ctl_dir_send(mnt, command, reason, len);
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -68,7 +70,7 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 	for (int i = first + 1; i < argc; i++) {
 		int n = snprintf(line + used, sizeof(line) - used, "%s%s", i > first + 1 ? " " : "", argv[i]);
 		if (n < 0 || (size_t)n >= sizeof(line) - used)
-			return cmd_err(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
+			return cmd_uerr(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
 		used += (size_t)n;
 	}
 	/* a command the daemon could not parse is a usage error (2), caught
@@ -94,7 +96,7 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 			used += (size_t)snprintf(line + used, sizeof(line) - used, " %s", w);
 		}
 		if (used >= sizeof(line))
-			return cmd_err(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
+			return cmd_uerr(c, "command too long (%zu bytes at most)", sizeof(line) - 1);
 	}
 	if (cmd_ctl_send(argv[first], line, reason, sizeof(reason)))
 		return cmd_err(c, "%s", reason);

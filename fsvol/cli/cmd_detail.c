@@ -364,6 +364,8 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point");
 	char path[PATH_MAX + 16], why[PATH_MAX + 400];
+	if (cmd_is_ctl_dir(argv[first]))
+		cmd_ctl_dir_refresh(argv[first]); /* current figures; a stopped server's last ones */
 	snprintf(path, sizeof(path), "%s/status.json", argv[first]);
 	struct cmd_json *st = cmd_json_read_file(path, &e);
 	if (!st) {

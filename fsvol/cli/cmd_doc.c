@@ -38,11 +38,8 @@ static void man_command(FILE *f, const struct cmd *c)
 	}
 	fputs(".RS\n", f);
 	for (const struct cmd_opt *o = c->opts; o && o->lname; o++) {
-		char names[64];
-		if (o->sname)
-			snprintf(names, sizeof(names), "-%c, --%s", o->sname, o->lname);
-		else
-			snprintf(names, sizeof(names), "--%s", o->lname);
+		char names[96];
+		cmd_opt_names(o, ", ", names, sizeof(names));
 		roff_opt(f, names, o->arg, 0, o->help);
 	}
 	fputs(".RE\n", f);
@@ -66,8 +63,12 @@ void cmd_man(FILE *f, const char *version)
 	      "It counts I/O twice: above the mapping layer (what the volume received) and below "
 	      "it (what each member was asked to do), and can give each member an emulated disk "
 	      "(seek, rotation, transfer) so stripe-count experiments show spindle parallelism.\n"
-	      ".PP\nSizes take the suffixes K, M, G and T (powers of 1024). "
-	      "Every command takes \\fB\\-h\\fR, \\fB\\-\\-help\\fR.\n"
+	      ".PP\nSizes take the suffixes K, M, G and T (powers of 1024). A bare number is bytes, except for "
+	      "the sizes mdadm takes in KiB: \\fB\\-\\-chunk\\fR, \\fB\\-\\-size\\fR, \\fB\\-\\-bitmap\\-chunk\\fR "
+	      "and \\fB\\-\\-data\\-offset\\fR read \\fB\\-c64\\fR as 64K, as mdadm does. "
+	      "Every command takes \\fB\\-h\\fR, \\fB\\-\\-help\\fR. Where a command takes a mount point "
+	      "\\fIMNT\\fR, the \\fB\\-\\-ctl\\-dir\\fR \\fIDIR\\fR of \\fBfsvol serve\\fR does as well "
+	      "(except \\fBtrace\\fR).\n"
 	      ".SH COMMANDS\n",
 	      f);
 	for (const struct cmd *const *c = cmd_all; *c; c++)
@@ -155,19 +156,19 @@ void cmd_bash_completion(FILE *f)
 	fputs("' -- \"$cur\"))\n\t\treturn ;;\n", f);
 	for (const struct cmd *const *c = cmd_all; *c; c++) {
 		fprintf(f, "\t%s)\n\t\topts='", (*c)->name);
+		char names[96];
 		for (const struct cmd_opt *o = (*c)->opts; o && o->lname; o++) {
-			if (o->sname)
-				fprintf(f, "-%c ", o->sname);
-			fprintf(f, "--%s ", o->lname);
+			cmd_opt_names(o, " ", names, sizeof(names));
+			fprintf(f, "%s ", names);
 		}
 		fputs("-h --help'\n\t\targopts='", f);
 		const char *sep = "";
 		for (const struct cmd_opt *o = (*c)->opts; o && o->lname; o++) {
 			if (!o->arg)
 				continue;
-			if (o->sname)
-				fprintf(f, "%s-%c", sep, o->sname), sep = " ";
-			fprintf(f, "%s--%s", sep, o->lname), sep = " ";
+			cmd_opt_names(o, " ", names, sizeof(names));
+			fprintf(f, "%s%s", sep, names);
+			sep = " ";
 		}
 		fputs("'\n\t\twords='", f);
 		literal_words(f, *c);
@@ -175,10 +176,8 @@ void cmd_bash_completion(FILE *f)
 		for (const struct cmd_opt *o = (*c)->opts; o && o->lname; o++) {
 			if (!o->arg || !o->values)
 				continue;
-			fputs("\t\t", f);
-			if (o->sname)
-				fprintf(f, "-%c | ", o->sname);
-			fprintf(f, "--%s)\n\t\t\tCOMPREPLY=($(compgen -W '", o->lname);
+			cmd_opt_names(o, " | ", names, sizeof(names));
+			fprintf(f, "\t\t%s)\n\t\t\tCOMPREPLY=($(compgen -W '", names);
 			sh_words(f, o->values);
 			fputs("' -- \"$cur\"))\n\t\t\treturn ;;\n", f);
 		}

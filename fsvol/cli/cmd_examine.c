@@ -158,8 +158,8 @@ static int examine_bbl(const struct cmd *c, struct member *m, const struct sb *s
 	if (r)
 		return cmd_err(c, "%s: bad-block list: %s", path, err);
 	if (!only)
-		printf("  Bad Block Log : %u entries (%u available), %llu sectors, sequence %llu\n", l.n, BBL_MAX,
-		       (unsigned long long)bbl_sectors(&l), (unsigned long long)l.seq);
+		sb_dump_field(stdout, "Bad Block Log", "%u entries (%u available), %llu sectors, sequence %llu", l.n,
+			      BBL_MAX, (unsigned long long)bbl_sectors(&l), (unsigned long long)l.seq);
 	if (l.n || only)
 		bbl_dump(stdout, &l, path);
 	return 0;

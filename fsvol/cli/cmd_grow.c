@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
 #include "layout/layout.h"
@@ -15,11 +16,13 @@ static const struct cmd_opt grow_opts[] = {
 			      "--raid-devices each one added widens the volume by one member" },
 	{ "raid-devices", 'n', "N", "the number of raid members after the reshape (mdadm --raid-devices); the new "
 				    "ones are the spares (in slot order)" },
-	{ "chunk", 'c', "SIZE", "the chunk after the reshape (K, M: powers of 1024)" },
+	{ "chunk", 'c', "SIZE", "the chunk after the reshape, a power of two >= 4K (K, M: powers of 1024; a bare "
+				"number is KiB, as mdadm's)" },
 	{ "level", 'l', "LEVEL", "the level after the reshape: raid6 from raid5 (takes one more member for Q)", 0,
 	  "raid6" },
 	{ "layout", 'p', "LAYOUT", "raid10 only: the layout after the reshape, near <-> offset with the same copies "
-				   "(n2 <-> o2); the far layout and another number of copies are refused, as md does" },
+				   "(n2 <-> o2); the far layout and another number of copies are refused, as md does "
+				   "(mdadm's -p, --parity)", 0, NULL, "parity" },
 	{ 0 },
 };
 
@@ -87,8 +90,13 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 	}
 	if (a.chunk) {
 		uint64_t ch;
-		if (cmd_size(c, "chunk", a.chunk, &ch))
+		char said[96];
+		if (cmd_size_kib(c, "--chunk", a.chunk, &ch))
 			return 2;
+		cmd_size_said(a.chunk, ch, said, sizeof(said));
+		if (ch & (ch - 1) || ch < LAYOUT_MIN_CHUNK || ch > LAYOUT_MAX_CHUNK)
+			return cmd_uerr(c, "--chunk %s: %s", said, ch & (ch - 1) ? "not a power of two"
+					: ch < LAYOUT_MIN_CHUNK ? "below the 4K minimum" : "above the 1G maximum");
 		used += (size_t)snprintf(spec + used, sizeof(spec) - used, "chunk=%llu,", (unsigned long long)ch);
 	}
 	if (a.level) {
@@ -99,7 +107,10 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 		used += (size_t)snprintf(spec + used, sizeof(spec) - used, "level=%s,", layout_level_name(l));
 	}
 	if (a.layout) {
-		if (strlen(a.layout) > 16 || strpbrk(a.layout, ",= "))
+		unsigned alg, copies;
+		char why[256];
+		if (strlen(a.layout) > 16 || strpbrk(a.layout, ",= ") ||
+		    layout_parse_alg_msg(LAYOUT_RAID10, a.layout, &alg, &copies, why, sizeof(why)))
 			return cmd_uerr(c, "--layout %s: expected a raid10 layout (n2, o2, ...)", a.layout);
 		used += (size_t)snprintf(spec + used, sizeof(spec) - used, "layout=%s,", a.layout);
 	}
@@ -116,9 +127,16 @@ static int grow_run(const struct cmd *c, int argc, char **argv)
 	for (unsigned i = 0; i < a.nadd; i++) {
 		char buf[PATH_MAX + 2], line[PATH_MAX + 16];
 		const char *p = cmd_abs_path(a.add[i], buf, sizeof(buf));
+		int made;
+		if (cmd_new_member(c, mnt, a.add[i], &made))
+			return CMD_EXIT_FAIL;
 		snprintf(line, sizeof(line), "add %s", p);
-		if (cmd_ctl_send(mnt, line, reason, sizeof(reason)))
+		if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) {
+			if (made == CMD_MEMBER_MADE)
+				unlink(a.add[i]);
 			return cmd_err(c, "%s", reason);
+		}
+		cmd_new_member_note(mnt, a.add[i], made);
 		printf("fsvol: added %s to %s\n", a.add[i], mnt);
 	}
 	snprintf(line, sizeof(line), "grow %s", spec);

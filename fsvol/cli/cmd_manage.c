@@ -134,12 +134,20 @@ static int add_run(const struct cmd *c, int argc, char **argv)
 	}
 	for (unsigned k = 0; k < a.n; k++) {
 		char buf[PATH_MAX + 2], line[PATH_MAX + 64], reason[512];
+		int made;
+		if (cmd_new_member(c, mnt, a.path[k], &made)) { /* a missing file is made, as create does */
+			bad = 1;
+			continue;
+		}
 		snprintf(line, sizeof(line), "add %s%s%s", member_arg(a.path[k], buf, sizeof(buf)),
 			 a.flags[k] & 1 ? " writemostly" : "", a.flags[k] & 2 ? " failfast" : "");
 		if (cmd_ctl_send(mnt, line, reason, sizeof(reason))) {
 			cmd_err(c, "%s", reason);
+			if (made == CMD_MEMBER_MADE)
+				unlink(a.path[k]);
 			bad = 1;
 		} else {
+			cmd_new_member_note(mnt, a.path[k], made);
 			manage_confirm(c, mnt, a.path[k]);
 		}
 	}
@@ -163,10 +171,17 @@ static int replace_run(const struct cmd *c, int argc, char **argv)
 	if (argc - first != 2)
 		return cmd_uerr(c, "need a mount point and the member to replace");
 	char b1[PATH_MAX + 2], b2[PATH_MAX + 2], line[2 * PATH_MAX + 64], reason[512];
+	int made = 0;
+	if (with && cmd_new_member(c, argv[first], with, &made))
+		return CMD_EXIT_FAIL;
 	const char *m = member_arg(argv[first + 1], b1, sizeof(b1));
 	snprintf(line, sizeof(line), "replace %s%s%s", m, with ? " " : "", with ? member_arg(with, b2, sizeof(b2)) : "");
-	if (cmd_ctl_send(argv[first], line, reason, sizeof(reason)))
+	if (cmd_ctl_send(argv[first], line, reason, sizeof(reason))) {
+		if (made == CMD_MEMBER_MADE)
+			unlink(with);
 		return cmd_err(c, "%s", reason);
+	}
+	cmd_new_member_note(argv[first], with ? with : "", made);
 	printf("fsvol: replacing %s in %s%s%s (progress: fsvol status)\n", argv[first + 1], argv[first],
 	       with ? " with " : "", with ? with : "");
 	return 0;
@@ -191,7 +206,8 @@ const struct cmd cmd_fail = {
 const struct cmd cmd_add = {
 	.name = "add",
 	.operands = "MNT PATH...",
-	.summary = "add spares; a degraded volume starts rebuilding onto one at once",
+	.summary = "add spares (a missing file is created the size of a member); a degraded volume starts "
+		   "rebuilding onto one at once",
 	.opts = add_opts,
 	.run = add_run,
 };

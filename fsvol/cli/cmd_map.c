@@ -16,20 +16,23 @@
 
 static const struct cmd_opt map_opts[] = {
 	{ "level", 'l', "LEVEL", "geometry without members: the level", 0, LEVELS },
-	{ "members", 'n', "N", "number of members" },
-	{ "chunk", 'c', "CHUNK", "chunk size (default 512K)" },
-	{ "size", 's', "SIZE", "data bytes per member (default 1G); sets the capacity shown" },
-	{ "layout", 0, "ALG", "raid5/6 algorithm or raid10 layout", 0, ALGS },
+	{ "members", 'n', "N", "number of members (mdadm's -n, --raid-devices)", 0, NULL, "raid-devices" },
+	{ "chunk", 'c', "CHUNK", "chunk size (default 512K; a bare number is KiB, as mdadm's)" },
+	{ "size", 'z', "SIZE", "data per member (default 1G; a bare number is KiB, as mdadm's); sets the capacity "
+	  "shown", 0, NULL, NULL, 's' },
+	{ "layout", 'p', "ALG", "raid5/6 algorithm or raid10 layout (mdadm's -p, --parity)", 0, ALGS, "parity" },
 	{ "json", 0, NULL, "print JSON: {\"extents\":[...],\"parity\":[...]}" },
 	{ 0 },
 };
 
 static const struct cmd_opt layout_opts[] = {
 	{ "level", 'l', "LEVEL", "the level (required)", CMD_OPT_REQUIRED, LEVELS },
-	{ "members", 'n', "N", "number of members (required)", CMD_OPT_REQUIRED },
-	{ "chunk", 'c', "CHUNK", "chunk size (default 512K)" },
-	{ "size", 's', "SIZE", "data bytes per member (default 1G); sets the capacity shown" },
-	{ "layout", 0, "ALG", "raid5/6 algorithm or raid10 layout", 0, ALGS },
+	{ "members", 'n', "N", "number of members (required; mdadm's -n, --raid-devices)", CMD_OPT_REQUIRED, NULL,
+	  "raid-devices" },
+	{ "chunk", 'c', "CHUNK", "chunk size (default 512K; a bare number is KiB, as mdadm's)" },
+	{ "size", 'z', "SIZE", "data per member (default 1G; a bare number is KiB, as mdadm's); sets the capacity "
+	  "shown", 0, NULL, NULL, 's' },
+	{ "layout", 'p', "ALG", "raid5/6 algorithm or raid10 layout (mdadm's -p, --parity)", 0, ALGS, "parity" },
 	{ "rows", 0, "R", "rows to draw (default: one full rotation)" },
 	{ 0 },
 };
@@ -56,13 +59,13 @@ static int geom_opt(int i, const char *arg, void *ctx)
 		a->n = (unsigned)v;
 		return 0;
 	case 2:
-		if (cmd_size(a->c, "--chunk", arg, &a->chunk))
+		if (cmd_size_kib(a->c, "--chunk", arg, &a->chunk))
 			return -1;
 		if (!a->chunk) /* 0 would mean "the default" below, as create refuses it */
 			return cmd_err(a->c, "--chunk %s: must be a power of two of at least 4K", arg), -1;
 		return 0;
 	case 3:
-		if (cmd_size(a->c, "--size", arg, &a->size))
+		if (cmd_size_kib(a->c, "--size", arg, &a->size))
 			return -1;
 		if (!a->size)
 			return cmd_err(a->c, "--size %s: must be positive", arg), -1;
@@ -221,7 +224,7 @@ static int map_run(const struct cmd *c, int argc, char **argv)
 		uint64_t x;
 		int after_num = nops >= 2 && !is_file(argv[argc - 2]) && size_parse(argv[argc - 2], &x) != -EINVAL;
 		if (!is_file(last))
-			return cmd_err(c, "%s: not a size for %s (a number with an optional K, M, G or T suffix)%s",
+			return cmd_uerr(c, "%s: not a size for %s (a number with an optional K, M, G or T suffix)%s",
 				       last, after_num ? "LENGTH" : "OFFSET",
 				       after_num || a.level ? "" : ", nor an existing member file");
 	}

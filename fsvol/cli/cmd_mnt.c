@@ -118,6 +118,9 @@ void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t
 		snprintf(out, len, "%s: the fsvol daemon serving this mount has died (killed, crashed or a "
 			 "ctl powercut); its last messages are in its --log file or in syslog (journalctl -t fsvol); "
 			 "'fsvol umount %s' removes the dead mount, and the next mount resyncs", mnt, mnt);
+	else if (e == ENOENT && cmd_is_ctl_dir(mnt))
+		snprintf(out, len, "%s: the ctl dir of fsvol serve has no %s (a mount has it: fsvol mount --nbd exports "
+			 "over NBD with one)", mnt, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
 	else if ((e == ENOENT || e == ENOTDIR) && !cmd_is_fsvol_mount(mnt))
 		snprintf(out, len, "%s: not an fsvol mount (%s: %s)", mnt, path, strerror(e));
 	else
@@ -128,7 +131,7 @@ int cmd_mnt_check(const struct cmd *c, const char *mnt)
 {
 	char path[PATH_MAX + 16], why[PATH_MAX + 400];
 	struct stat st;
-	if (!cmd_is_fsvol_mount(mnt))
+	if (!cmd_is_fsvol_mount(mnt) && !cmd_is_ctl_dir(mnt))
 		return cmd_err(c, "%s: not an fsvol mount", mnt);
 	snprintf(path, sizeof(path), "%s/status", mnt);
 	if (stat(path, &st) < 0) {

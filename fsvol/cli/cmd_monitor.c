@@ -1,5 +1,5 @@
-/* fsvol monitor: mdadm --monitor for fsvol mounts. It follows each mount's
- * MNT/events (the daemon's log of Fail, FailSpare, DegradedArray,
+/* fsvol monitor: mdadm --monitor for fsvol mounts (and the ctl dirs of fsvol
+ * serve, DIR/events). It follows each mount's MNT/events (the daemon's log of Fail, FailSpare, DegradedArray,
  * SpareActive, RebuildStarted, RebuildNN, RebuildFinished) from its end, adds
  * what only an outside watcher sees (DeviceDisappeared when a mount goes or
  * its daemon dies, NewArray when --scan finds a new one, DegradedArray for a
@@ -129,11 +129,14 @@ static void mon_gone(struct mon_mnt *m, const char *why)
 	mon_report(NULL, "DeviceDisappeared", m->mnt, NULL, why, NULL);
 }
 
-/* New lines of MNT/events; a mount gone or a daemon dead is reported once. */
+/* New lines of MNT/events; a mount gone or a daemon dead is reported once.
+ * A serve's ctl dir (DIR/events copied once a second) is gone when its
+ * server is, after its last events. */
 static void mon_poll(struct mon_mnt *m)
 {
 	char path[PATH_MAX + 16], buf[8192];
-	if (!cmd_is_fsvol_mount(m->mnt)) {
+	int ctl_dir = cmd_is_ctl_dir(m->mnt), served = ctl_dir && cmd_ctl_dir_refresh(m->mnt) != -ENXIO;
+	if (!ctl_dir && !cmd_is_fsvol_mount(m->mnt)) {
 		mon_gone(m, "unmounted");
 		return;
 	}
@@ -142,6 +145,8 @@ static void mon_poll(struct mon_mnt *m)
 	if (fd < 0) {
 		if (errno == ENOTCONN)
 			mon_gone(m, "its daemon died");
+		else if (ctl_dir && !served)
+			mon_gone(m, "its server stopped");
 		return;
 	}
 	for (;;) {
@@ -164,6 +169,8 @@ static void mon_poll(struct mon_mnt *m)
 		}
 	}
 	close(fd);
+	if (ctl_dir && !served)
+		mon_gone(m, "its server stopped");
 }
 
 /* The watch starts at the log's end; the state now is reported as mdadm
@@ -181,6 +188,8 @@ static void mon_start(struct mon_mnt *m, const char *mnt, int is_new)
 		m->off = (uint64_t)st.st_size;
 	if (is_new)
 		mon_report(NULL, "NewArray", mnt, NULL, NULL, NULL);
+	if (cmd_is_ctl_dir(mnt))
+		cmd_ctl_dir_refresh(mnt);
 	snprintf(path, sizeof(path), "%s/status.json", mnt);
 	struct cmd_json *s = cmd_json_read_file(path, &e);
 	const char *state = s ? cmd_json_str(s, "state") : NULL;

@@ -303,6 +303,12 @@ static int umount_opt(int i, const char *arg, void *ctx)
 	return timeout_opt(&cmd_umount, arg, ctx);
 }
 
+static int stop_opt(int i, const char *arg, void *ctx)
+{
+	(void)i;
+	return timeout_opt(&cmd_stop, arg, ctx);
+}
+
 /* A stopped or wedged daemon leaves every access to its mount waiting in
  * the kernel, where no timer reaches it; over FUSE over io_uring the wait is
  * even unkillable (the kernel hands a request to the daemon's ring at once,
@@ -499,15 +505,19 @@ static int umount_retry_busy(const char *mnt, long timeout)
 	}
 }
 
+/* umount MNT, and stop MNT|DIR (mdadm --stop): a serve's ctl dir is
+ * stopped through its ctl. */
 static int umount_run(const struct cmd *c, int argc, char **argv)
 {
 	long timeout = 60;
-	int first, r = cmd_parse(c, argc, argv, &first, umount_opt, &timeout);
+	int first, r = cmd_parse(c, argc, argv, &first, c == &cmd_stop ? stop_opt : umount_opt, &timeout);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
-		return cmd_uerr(c, "need exactly one mount point");
+		return cmd_uerr(c, "need exactly one mount point%s", c == &cmd_stop ? " or ctl dir" : "");
 	const char *mnt = argv[first];
+	if (cmd_is_ctl_dir(mnt))
+		return cmd_ctl_dir_stop(c, mnt, timeout);
 	watchdog_arm(c, mnt, timeout);
 	if (!cmd_is_fsvol_mount(mnt))
 		return cmd_err(c, "%s: not an fsvol mount", mnt);
@@ -553,6 +563,18 @@ const struct cmd cmd_umount = {
 	.run = umount_run,
 };
 
+const struct cmd cmd_stop = {
+	.name = "stop",
+	.operands = "MNT|DIR",
+	.summary = "stop a volume (mdadm --stop): unmount MNT, or end the fsvol serve of ctl dir DIR; "
+		   "the members are left clean",
+	.more = "On a ctl dir, the server finishes the requests in flight, disconnects its clients, marks the "
+		"members' superblocks clean and exits; its last counters stay in DIR, and DIR/status starts "
+		"\"server: stopped (pid N)\". 'echo stop > DIR/ctl' does the same without waiting.",
+	.opts = umount_opts,
+	.run = umount_run,
+};
+
 /* ---- status ---- */
 
 static const struct cmd_opt status_opts[] = {
@@ -576,8 +598,10 @@ static int status_run(const struct cmd *c, int argc, char **argv)
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point");
 	watchdog_arm(c, argv[first], timeout);
-	if (!cmd_is_fsvol_mount(argv[first]))
-		return cmd_err(c, "%s: not an fsvol mount", argv[first]);
+	if (cmd_is_ctl_dir(argv[first]))
+		cmd_ctl_dir_refresh(argv[first]); /* current figures; a stopped server's last ones */
+	else if (!cmd_is_fsvol_mount(argv[first]))
+		return cmd_err(c, "%s: not an fsvol mount or ctl dir", argv[first]);
 	snprintf(path, sizeof(path), "%s/status", argv[first]);
 	FILE *f = fopen(path, "r");
 	if (!f) {

@@ -79,29 +79,45 @@ void cmd_put_wrapped(FILE *f, const char *s, size_t col, size_t indent)
 	fputc('\n', f);
 }
 
-/* "  -c, --chunk CHUNK          help text", the help wrapped at WRAP_WIDTH. */
-static void opt_line(FILE *f, int sname, const char *lname, const char *arg, const char *help)
+void cmd_opt_names(const struct cmd_opt *o, const char *sep, char *out, size_t len)
 {
-	char left[64];
 	int n = 0;
-	if (sname)
-		n = snprintf(left, sizeof(left), "-%c, ", sname);
+	out[0] = 0;
+	if (o->sname)
+		n += snprintf(out + n, len - (size_t)n, "-%c%s", o->sname, sep);
+	if (o->salias && (size_t)n < len)
+		n += snprintf(out + n, len - (size_t)n, "-%c%s", o->salias, sep);
+	if ((size_t)n < len)
+		n += snprintf(out + n, len - (size_t)n, "--%s", o->lname);
+	if (o->alias && (size_t)n < len)
+		snprintf(out + n, len - (size_t)n, "%s--%s", sep, o->alias);
+}
+
+/* "  -c, --chunk CHUNK          help text", the help wrapped at WRAP_WIDTH;
+ * names too long for the column get a line of their own. */
+static void opt_line(FILE *f, const struct cmd_opt *o)
+{
+	char names[96], left[128];
+	cmd_opt_names(o, ", ", names, sizeof(names));
+	snprintf(left, sizeof(left), "%s%s%s%s", o->sname || o->salias ? "" : "    ", names, o->arg ? " " : "",
+		 o->arg ? o->arg : "");
+	if (strlen(left) > 28)
+		fprintf(f, "  %s\n%31s", left, "");
 	else
-		n = snprintf(left, sizeof(left), "    ");
-	snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s", lname, arg ? " " : "", arg ? arg : "");
-	int w = fprintf(f, "  %-28s ", left);
-	wrap_words(f, help, (size_t)w, 31, 1);
+		fprintf(f, "  %-28s ", left);
+	wrap_words(f, o->help, 31, 31, 1);
 	fputc('\n', f);
 }
 
 void cmd_usage(const struct cmd *c, FILE *f)
 {
 	cmd_synopsis(c, f);
-	fprintf(f, "  %s\n", c->summary);
+	fputs("  ", f);
+	cmd_put_wrapped(f, c->summary, 2, 2);
 	fprintf(f, "options:\n");
 	for (const struct cmd_opt *o = c->opts; o && o->lname; o++)
-		opt_line(f, o->sname, o->lname, o->arg, o->help);
-	opt_line(f, 'h', "help", NULL, "show this help");
+		opt_line(f, o);
+	opt_line(f, &(const struct cmd_opt){ "help", 'h', NULL, "show this help" });
 	if (c->more) {
 		fputs("  ", f);
 		wrap_words(f, c->more, 2, 2, 1);
@@ -144,16 +160,50 @@ int cmd_size(const struct cmd *c, const char *opt, const char *s, uint64_t *out)
 	return r;
 }
 
+int cmd_size_kib(const struct cmd *c, const char *opt, const char *s, uint64_t *out)
+{
+	size_t l = strlen(s);
+	if (!l || s[l - 1] < '0' || s[l - 1] > '9')
+		return cmd_size(c, opt, s, out); /* a unit given: as written */
+	int r = size_parse(s, out);
+	if (!r && *out > UINT64_MAX >> 10)
+		r = -ERANGE;
+	if (r == -ERANGE)
+		cmd_err(c, "%s %s: too large (a bare number is KiB, as mdadm's)", opt, s);
+	else if (r)
+		cmd_err(c, "%s %s: not a size (a number of KiB, as mdadm's, or with a K, M, G or T suffix)", opt, s);
+	else
+		*out <<= 10;
+	return r;
+}
+
+void cmd_size_said(const char *s, uint64_t v, char *out, size_t len)
+{
+	char h[32];
+	size_t l = strlen(s);
+	size_format(v, h, sizeof(h));
+	if (l && s[l - 1] >= '0' && s[l - 1] <= '9' && strcmp(h, s))
+		snprintf(out, len, "%s (read as %s: a bare number is KiB, as mdadm's)", s, h);
+	else
+		snprintf(out, len, "%s", s);
+}
+
 int cmd_parse(const struct cmd *c, int argc, char **argv, int *first,
 	      int (*on)(int i, const char *arg, void *ctx), void *ctx)
 {
-	struct option lo[CMD_MAX_OPTS + 2];
-	char so[3 * CMD_MAX_OPTS + 4] = ":h";
-	int n = 0, sl = 2;
-	for (const struct cmd_opt *o = c->opts; o && o->lname && n < CMD_MAX_OPTS; o++, n++) {
-		lo[n] = (struct option){ o->lname, o->arg ? required_argument : no_argument, NULL, 1000 + n };
-		if (o->sname) {
-			so[sl++] = (char)o->sname;
+	struct option lo[2 * CMD_MAX_OPTS + 2];
+	char so[6 * CMD_MAX_OPTS + 4] = ":h";
+	int n = 0, sl = 2, k = 0;
+	for (const struct cmd_opt *o = c->opts; o && o->lname && k < CMD_MAX_OPTS; o++, k++) {
+		int has = o->arg ? required_argument : no_argument;
+		lo[n++] = (struct option){ o->lname, has, NULL, 1000 + k };
+		if (o->alias)
+			lo[n++] = (struct option){ o->alias, has, NULL, 1000 + k };
+		for (int s = 0; s < 2; s++) {
+			int letter = s ? o->salias : o->sname;
+			if (!letter)
+				continue;
+			so[sl++] = (char)letter;
 			if (o->arg)
 				so[sl++] = ':';
 		}
@@ -185,9 +235,9 @@ int cmd_parse(const struct cmd *c, int argc, char **argv, int *first,
 		if (ch >= 1000)
 			i = ch - 1000;
 		else
-			for (int k = 0; c->opts[k].lname; k++)
-				if (c->opts[k].sname == ch)
-					i = k;
+			for (int j = 0; c->opts[j].lname; j++)
+				if (c->opts[j].sname == ch || c->opts[j].salias == ch)
+					i = j;
 		if (i < 0 || on(i, optarg, ctx))
 			return -1;
 	}

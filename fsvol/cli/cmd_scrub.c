@@ -38,6 +38,8 @@ static int sync_line(const char *mnt, const char *what, char *out, size_t len)
 {
 	char path[PATH_MAX + 16], line[512];
 	snprintf(path, sizeof(path), "%s/status", mnt);
+	if (cmd_is_ctl_dir(mnt))
+		cmd_ctl_dir_refresh(mnt);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return -errno;
@@ -64,8 +66,8 @@ static int scrub_run(const struct cmd *c, int argc, char **argv)
 		return cmd_uerr(c, "need exactly one mount point");
 	const char *mnt = argv[first], *what = a.repair ? "repair" : "check";
 	char why[512];
-	if (cmd_ctl_send(mnt, what, why, sizeof(why))) /* the daemon's own reason */
-		return cmd_err(c, "%s: %s", mnt, why);
+	if (cmd_ctl_send(mnt, what, why, sizeof(why))) /* the daemon's own reason, or why MNT is not one */
+		return cmd_err(c, "%s", why);
 	if (a.nowait)
 		return 0;
 	for (;;) {

@@ -18,7 +18,9 @@ static const struct cmd_opt serve_opts[] = {
 	{ "nbd", 0, "ADDR", "listen on unix:PATH or [ADDR:]PORT (required)" },
 	{ "name", 0, "EXPORT", "the export's name, listed to clients; other names are refused (default: empty, any name accepted)" },
 	{ "read-only", 'r', NULL, "export read-only" },
-	{ "ctl-dir", 0, "DIR", "counters and control: DIR/stats, stats.json, diskstats, status (rewritten every second); commands to the FIFO DIR/ctl, outcomes in DIR/ctl.log" },
+	{ "ctl-dir", 0, "DIR", "counters and control: DIR/stats, stats.json, diskstats, status, status.json (rewritten "
+	  "every second, and when an fsvol command asks), DIR/events; commands to the FIFO DIR/ctl, outcomes in "
+	  "DIR/ctl.log. Every fsvol command that takes a mount takes DIR (fsvol status DIR, fail DIR m1, stop DIR, ...)" },
 	{ "foreground", 'f', NULL, "stay in the foreground (Ctrl-C stops the server)" },
 	{ "pidfile", 0, "FILE", "write the server's pid to FILE once it serves" },
 	{ "log", 0, "FILE", "append the server's messages to FILE once it runs in the background (created 0600; a symbolic link is refused)" },
@@ -95,7 +97,8 @@ static int serve_run(const struct cmd *c, int argc, char **argv)
 		return r;
 	}
 	struct daemon_opts o = { .foreground = a.foreground, .log = a.log, .pidfile = a.pidfile, .nbd = a.addr,
-				 .nbd_opts = { .name = a.name, .readonly = a.readonly }, .ctl_dir = a.ctl_dir };
+				 .nbd_opts = { .name = a.name, .readonly = a.readonly }, .ctl_dir = a.ctl_dir,
+				 .events = !!a.ctl_dir /* DIR/events, for fsvol monitor DIR */ };
 	struct daemon *d;
 	struct vol *v = NULL;
 	/* before assembly: the log and the listening socket */

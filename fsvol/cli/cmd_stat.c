@@ -125,6 +125,8 @@ static int snap_read(const struct cmd *c, const char *mnt, struct stats_doc *doc
 {
 	char path[PATH_MAX + 32], err[256], *buf = NULL;
 	size_t len = 0;
+	if (cmd_is_ctl_dir(mnt))
+		cmd_ctl_dir_refresh(mnt); /* current figures, not those of the last periodic rewrite */
 	snprintf(path, sizeof(path), "%s/stats.json", mnt);
 	int r = read_file(path, &buf, &len);
 	if (r) {
@@ -139,9 +141,9 @@ static int snap_read(const struct cmd *c, const char *mnt, struct stats_doc *doc
 	return 0;
 }
 
-/* A snapshot newer than t_ns: a --ctl-dir (fsvol serve) is rewritten once a
- * second, so a shorter interval can find the same one again; wait for the next
- * (2 s at most). 0, or 1 after an error message. */
+/* A snapshot newer than t_ns: a --ctl-dir (fsvol serve) rewritten on demand
+ * gives one at once; should the server not answer, its periodic rewrite comes
+ * within a second (2 s at most). 0, or 1 after an error message. */
 static int snap_read_after(const struct cmd *c, const char *mnt, struct stats_doc *doc, uint64_t t_ns)
 {
 	for (int i = 0;; i++) {

@@ -6,7 +6,7 @@
 #include "fsvol/util/version.h"
 
 const struct cmd *const cmd_all[] = {
-	&cmd_create, &cmd_examine, &cmd_mount, &cmd_umount, &cmd_status, &cmd_map, &cmd_layout, &cmd_model, &cmd_stat, &cmd_trace, &cmd_scrub,
+	&cmd_create, &cmd_examine, &cmd_mount, &cmd_umount, &cmd_stop, &cmd_status, &cmd_map, &cmd_layout, &cmd_model, &cmd_stat, &cmd_trace, &cmd_scrub,
 	&cmd_fail, &cmd_add, &cmd_readd, &cmd_remove, &cmd_replace, &cmd_grow, &cmd_detail, &cmd_monitor, &cmd_ctl, &cmd_serve, NULL,
 };
 
@@ -19,8 +19,10 @@ static void usage(FILE *f)
 		fprintf(f, "  %-9s ", (*c)->name);
 		cmd_put_wrapped(f, (*c)->summary, 12, 12);
 	}
-	fprintf(f, "\n'fsvol COMMAND --help' shows a command's options.\n"
-		   "Sizes take K, M, G, T (powers of 1024).\n"
+	fprintf(f, "\n'fsvol COMMAND --help' shows a command's options. Where a command takes\n"
+		   "a mount point MNT, the --ctl-dir DIR of fsvol serve does as well.\n"
+		   "Sizes take K, M, G, T (powers of 1024); a bare number is bytes, but KiB\n"
+		   "for mdadm's --chunk, --size, --bitmap-chunk, --data-offset (-c64 is 64K).\n"
 		   "Exit status: 0 done, 1 failed, 2 usage error.\n"
 		   "'fsvol --man' prints the manual page.\n");
 }

@@ -20,6 +20,7 @@
 #include "fsvol/core/volume.h"
 #include "fsvol/members/fault.h"
 #include "fsvol/util/log.h"
+#include "fsvol/util/size.h"
 #include "stats/stats.h"
 
 uint64_t vol_failed_at(const struct vol *v, uint64_t off)
@@ -250,7 +251,7 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 	}
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && !strcmp(v->slot[i]->path, path)) {
-			snprintf(err, errlen, "%s: already in the volume (slot %u)", path, i);
+			snprintf(err, errlen, "%s: already in the volume (m%d)", path, vol_slot_number(v, i));
 			return NULL;
 		}
 	struct member *m = &v->members[v->nmembers];
@@ -265,14 +266,17 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 	atomic_store(&ms->modeled, 0);
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && v->slot[i]->dev == m->dev && v->slot[i]->ino == m->ino) {
-			snprintf(err, errlen, "%s: the same member as slot %u (%s)", path, i, v->slot[i]->path);
+			snprintf(err, errlen, "%s: the same member as m%d (%s)", path, vol_slot_number(v, i), v->slot[i]->path);
 			member_close(m);
 			return NULL;
 		}
 	uint64_t need = v->data_offset + v->sb.slots[0].data_size;
 	if (m->size < need) {
-		snprintf(err, errlen, "%s: too small (%llu bytes, a member of this volume needs %llu)", path,
-			 (unsigned long long)m->size, (unsigned long long)need);
+		char hs[32], hn[32];
+		size_format(m->size, hs, sizeof(hs));
+		size_format(need, hn, sizeof(hn));
+		snprintf(err, errlen, "%s: too small: %s (%llu bytes), and a member of this volume needs %s (%llu bytes)",
+			 path, hs, (unsigned long long)m->size, hn, (unsigned long long)need);
 		member_close(m);
 		return NULL;
 	}
@@ -472,7 +476,7 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 			const char *st = vol_slot_state(v, i);
 			if (strcmp(st, "failed")) {
 				pthread_mutex_unlock(&v->state_lock);
-				snprintf(err, errlen, "re-add %s: it is %s in slot %u, not a former member", path, st, i);
+				snprintf(err, errlen, "re-add %s: it is m%d, %s, not a former member", path, vol_slot_number(v, i), st);
 				return -EBUSY;
 			}
 			struct member *old = v->slot[i];
@@ -497,7 +501,7 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "re-add %s: not a former member of this volume (use add)", path);
 		r = -EINVAL;
 	} else if (!(atomic_load(&v->failed) & (1ull << k)) || v->slot[k] || atomic_load(&v->rebuild_slot) >= 0) {
-		snprintf(err, errlen, "re-add %s: its slot %u is %s", path, k,
+		snprintf(err, errlen, "re-add %s: its raid device %u is %s", path, k,
 			 atomic_load(&v->rebuild_slot) >= 0 ? "busy: a recovery is running" : vol_slot_state(v, k));
 		r = -EBUSY;
 	}
@@ -551,8 +555,12 @@ int vol_replace(struct vol *v, const char *which, const char *path, char *err, s
 	vol_state_lock(v);
 	int k = vol_slot_of(v, which), s = -1, r = 0;
 	if (k < 0 || (unsigned)k >= v->geom.members || strcmp(vol_slot_state(v, (unsigned)k), "active")) {
-		snprintf(err, errlen, "replace %s: expected an active member (slot below %u or its path); "
-			 "a failed one is rebuilt onto a spare by itself", which, v->geom.members);
+		char act[200] = "";
+		for (unsigned i = 0, n = 0; i < v->geom.members && n + 8 < sizeof(act); i++)
+			if (v->slot[i] && !strcmp(vol_slot_state(v, i), "active"))
+				n += (unsigned)snprintf(act + n, sizeof(act) - n, " m%d", vol_slot_number(v, i));
+		snprintf(err, errlen, "replace %s: expected an active member, its Number (mN, as fsvol status names it) or "
+			 "its path (active:%s); a failed one is rebuilt onto a spare by itself", which, *act ? act : " none");
 		r = -EINVAL;
 	} else if (atomic_load(&v->rebuild_slot) >= 0 || atomic_load(&v->replace_slot) >= 0) {
 		snprintf(err, errlen, "replace %s: a recovery or replace is running; one at a time", which);

@@ -881,7 +881,7 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 		return now ? 0 : dry_plan(v, to6, alg, n, chunk ? chunk : g->chunk, err, errlen);
 	for (unsigned s = g->members; s < n; s++)
 		if (s >= v->nslots || !v->slot[s] || v->sb.slots[s].state != SB_SPARE)
-			return refuse(err, errlen, -EINVAL, "grow: %s to %u members needs a spare in slot %u (fsvol grow --add PATH, "
+			return refuse(err, errlen, -EINVAL, "grow: %s to %u members needs a spare for raid device %u (fsvol grow --add PATH, "
 				      "or fsvol add first)", lname, n, s);
 	if (now)
 		return n == g->members ? refuse(err, errlen, -EINVAL, "grow: nothing to change (%s, %u members)", lname, n)

@@ -47,7 +47,7 @@ int vol_set_flag(struct vol *v, const char *which, unsigned flag, int on, char *
 	int s = vol_slot_of(v, which);
 	if (s < 0 || (!v->slot[s] && v->sb.slots[s].state == SB_EMPTY)) {
 		pthread_mutex_unlock(&v->state_lock);
-		snprintf(err, errlen, "%s %s: no member there (give a slot number or a member's path)",
+		snprintf(err, errlen, "%s %s: no member there (give a member's Number, mN as fsvol status names it, or its path)",
 			 vol_flag_name(flag), which);
 		return -ENOENT;
 	}

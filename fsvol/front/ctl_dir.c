@@ -1,10 +1,15 @@
 /* ctl_dir: the mount's text files and ctl verbs in a plain directory, for a
  * volume served over NBD without a FUSE mount. Files are written to a
- * temporary name and renamed, so a reader always sees one whole snapshot. */
+ * temporary name and renamed, so a reader always sees one whole snapshot.
+ * Two words are the directory's own, not MNT/ctl's: "refresh TOKEN" rewrites
+ * the files at once and then lists TOKEN in DIR/refreshed (fsvol stat,
+ * status and detail ask so before they read), and "stop" ends the server as
+ * SIGTERM does (fsvol stop DIR). DIR/events follows the events log. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +19,11 @@
 
 #include "fsvol/front/ctl_dir.h"
 #include "fsvol/front/ctl.h"
+#include "fsvol/front/events.h"
 #include "fsvol/front/report.h"
+
+#define CTL_DIR_TOKENS 16 /* refresh tokens listed at once: as many askers */
+#define CTL_DIR_TOKEN_MAX 64
 
 struct ctl_dir {
 	struct vol *v;
@@ -26,6 +35,10 @@ struct ctl_dir {
 	int running;
 	char line[512];  /* a command split over reads */
 	size_t used;
+	struct events_log *events; /* copied to DIR/events, or NULL */
+	uint64_t events_off;       /* bytes of it copied so far */
+	char token[CTL_DIR_TOKENS][CTL_DIR_TOKEN_MAX]; /* the last refresh tokens, a ring */
+	unsigned ntoken;
 };
 
 static const struct {
@@ -76,10 +89,56 @@ static int ctl_dir_write_file(struct ctl_dir *c, const char *name, enum report_k
 }
 
 
+/* What the events log gained since the last look, appended to DIR/events. */
+static void ctl_dir_events(struct ctl_dir *c)
+{
+	char path[4200], buf[8192];
+	if (!c->events || events_size(c->events) == c->events_off)
+		return;
+	snprintf(path, sizeof(path), "%s/events", c->dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0)
+		return;
+	size_t n;
+	while ((n = events_read(c->events, c->events_off, buf, sizeof(buf))) > 0) {
+		if (write(fd, buf, n) != (ssize_t)n)
+			break;
+		c->events_off += n;
+	}
+	close(fd);
+}
+
 static void ctl_dir_refresh(struct ctl_dir *c)
 {
 	for (size_t i = 0; i < sizeof(ctl_dir_files) / sizeof(ctl_dir_files[0]); i++)
 		ctl_dir_write_file(c, ctl_dir_files[i].name, ctl_dir_files[i].kind);
+	ctl_dir_events(c);
+}
+
+/* "refresh TOKEN": the files are current; TOKEN joins DIR/refreshed, which
+ * lists the last CTL_DIR_TOKENS (one asker's token is not lost to the next). */
+static void ctl_dir_refreshed(struct ctl_dir *c, const char *token)
+{
+	char path[4200], tmp[4200];
+	if (!*token || strlen(token) >= CTL_DIR_TOKEN_MAX || token[strspn(token, "0123456789.-_abcdefghijklmnopqrstuvwxyz"
+									       "ABCDEFGHIJKLMNOPQRSTUVWXYZ")])
+		return;
+	snprintf(c->token[c->ntoken++ % CTL_DIR_TOKENS], CTL_DIR_TOKEN_MAX, "%s", token);
+	snprintf(path, sizeof(path), "%s/refreshed", c->dir);
+	snprintf(tmp, sizeof(tmp), "%s/.refreshed.tmp", c->dir);
+	unlink(tmp);
+	FILE *f = NULL;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	unsigned n = c->ntoken < CTL_DIR_TOKENS ? c->ntoken : CTL_DIR_TOKENS;
+	for (unsigned i = 0; i < n; i++)
+		fprintf(f, "%s\n", c->token[(c->ntoken - n + i) % CTL_DIR_TOKENS]);
+	if (fclose(f) || rename(tmp, path))
+		unlink(tmp);
 }
 
 /* Append the outcome of one command to DIR/ctl.log. */
@@ -107,6 +166,17 @@ static void ctl_dir_command(struct ctl_dir *c, char *cmd, size_t len)
 	cmd[len] = 0;
 	if (!len)
 		return;
+	if (!strncmp(cmd, "refresh", 7) && (!cmd[7] || cmd[7] == ' ')) {
+		ctl_dir_refresh(c); /* not logged: readers ask for it all the time */
+		ctl_dir_refreshed(c, cmd[7] ? cmd + 8 : "");
+		return;
+	}
+	if (!strcmp(cmd, "stop")) {
+		/* the main thread takes it in sigwait, and stops as for kill PID */
+		ctl_dir_log(c, cmd, "ok");
+		kill(getpid(), SIGTERM);
+		return;
+	}
 	int r = ctl_exec(c->v, cmd, len, err, sizeof(err));
 	/* the files show the command's effect before its outcome is logged */
 	ctl_dir_refresh(c);
@@ -189,6 +259,16 @@ int ctl_dir_open(struct ctl_dir **out, struct vol *v, const char *dir, unsigned 
 			 S_ISLNK(st.st_mode) ? "a symbolic link" : "another kind of file");
 		return -EEXIST;
 	}
+	/* the files of the last server that are not rewritten at once: gone */
+	static const char *const stale[] = { "events", "refreshed" };
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(log, sizeof(log), "%s/%s", dir, stale[i]);
+		if (lstat(log, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			snprintf(err, errlen, "--ctl-dir %s: %s is not a regular file: remove it", dir, log);
+			return -EEXIST;
+		}
+		unlink(log);
+	}
 	if (mkfifo(path, 0600) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -errno;
@@ -215,8 +295,9 @@ int ctl_dir_open(struct ctl_dir **out, struct vol *v, const char *dir, unsigned 
 	return 0;
 }
 
-int ctl_dir_start(struct ctl_dir *c)
+int ctl_dir_start(struct ctl_dir *c, struct events_log *events)
 {
+	c->events = events;
 	ctl_dir_refresh(c);
 	int r = pthread_create(&c->thread, NULL, ctl_dir_main, c);
 	if (r)

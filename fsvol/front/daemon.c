@@ -12,9 +12,9 @@
  *   until the end: the FUSE loop (unmounted, or SIGTERM, SIGINT, SIGHUP), or
  *     without FUSE those signals taken by sigwait
  *   then the services in reverse: NBD clients disconnected once their
- *     requests finish, HTTP and events stopped, the engine drained, the ctl
- *     dir written a last time (the final counters), FUSE unmounted, and the
- *     volume closed clean.
+ *     requests finish, HTTP stopped, the engine drained, the ctl dir written
+ *     a last time (the final counters and events), events stopped, FUSE
+ *     unmounted, and the volume closed clean.
  *
  * With FUSE, the mount is the front end: another service that cannot start
  * is logged and the mount serves. Without it, each one is needed: the
@@ -260,7 +260,7 @@ static int daemon_start_services(struct daemon *d, char *err, size_t errlen)
 		if (!d->nbd && (r = daemon_service_failed(d, -EIO, err, err, errlen)))
 			return r;
 	}
-	if (d->cd && ctl_dir_start(d->cd))
+	if (d->cd && ctl_dir_start(d->cd, d->events))
 		return daemon_service_failed(d, -EIO, "--ctl-dir: cannot start its thread", err, errlen);
 	return 0;
 }
@@ -282,11 +282,11 @@ static void daemon_stop(struct daemon *d)
 {
 	nbd_server_stop(d->nbd);
 	http_stop(d->http);
-	events_stop(d->events);
 	/* requests still in the engine reply through FUSE or NBD: let them */
 	if (d->started)
 		engine_drain(d->v);
-	ctl_dir_close(d->cd);
+	ctl_dir_close(d->cd); /* the last files, and the last events: it reads the log */
+	events_stop(d->events);
 	ff_close(d->fuse);
 	vol_close(d->v);
 	daemon_close_fds(d);

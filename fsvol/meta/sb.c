@@ -556,6 +556,42 @@ static char state_char(unsigned st)
 	}
 }
 
+void sb_dump_field(FILE *f, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(f, "%*s : ", SB_DUMP_NAME_WIDTH, name);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+}
+
+/* The slot table under the dump: one row per slot, this device marked. */
+static void sb_dump_slots(FILE *f, const struct sb *s, unsigned nslots)
+{
+	char u[37], a[96], b[32];
+	fprintf(f, "\n   Slot  Number  State       Device UUID                           Data Size              Rebuild  Flags\n");
+	for (unsigned i = 0; i < nslots; i++) {
+		const struct sb_slot *sl = &s->slots[i];
+		char ds[128];
+
+		sb_uuid_format(sl->uuid, u);
+		fmt_size(sl->data_size, a, sizeof(a));
+		snprintf(ds, sizeof(ds), "%" PRIu64 " (%s)", sl->data_size, a);
+		if (sl->state == SB_REBUILDING)
+			fmt_size(sl->rebuild_pos, b, sizeof(b));
+		else
+			snprintf(b, sizeof(b), "-");
+		char num[8] = "-", fl[40] = "";
+		if (sl->number != SB_NO_NUMBER)
+			snprintf(num, sizeof(num), "%u", sl->number);
+		snprintf(fl, sizeof(fl), "%s%s%s", sl->flags & SB_SLOT_WRITE_MOSTLY ? " write-mostly" : "",
+			 sl->flags & SB_SLOT_FAILFAST ? " failfast" : "", sl->flags & SB_SLOT_JOURNAL ? " journal" : "");
+		fprintf(f, "   %4u  %6s  %-10s  %s  %-22s %-7s  %s%s\n", i, num, sb_state_name(sl->state), u, ds, b,
+			*fl ? fl + 1 : "-", i == s->index ? "   <- this device" : "");
+	}
+}
+
 void sb_dump(FILE *f, const struct sb *s, const char *path)
 {
 	uint8_t buf[SB_SIZE];
@@ -577,75 +613,73 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 	g.chunk = s->chunk;
 
 	fprintf(f, "%s:\n", path ? path : "(superblock)");
-	fprintf(f, "          Magic : SVOL\n");
-	fprintf(f, "        Version : %" PRIu32 "\n", s->version ? s->version : SB_VERSION);
+	sb_dump_field(f, "Magic", "SVOL");
+	sb_dump_field(f, "Version", "%" PRIu32, s->version ? s->version : SB_VERSION);
 	sb_uuid_format(s->volume_uuid, u);
-	fprintf(f, "    Volume UUID : %s\n", u);
-	fprintf(f, "           Name : %.*s\n", (int)strnlen(s->name, sizeof(s->name)), s->name);
+	sb_dump_field(f, "Volume UUID", "%s", u);
+	sb_dump_field(f, "Name", "%.*s", (int)strnlen(s->name, sizeof(s->name)), s->name);
 	fmt_time(s->ctime, a, sizeof(a));
-	fprintf(f, "  Creation Time : %s\n", a);
+	sb_dump_field(f, "Creation Time", "%s", a);
 	fmt_time(s->utime, a, sizeof(a));
-	fprintf(f, "    Update Time : %s\n", a);
-	fprintf(f, "     Raid Level : %s\n",
-		s->level <= LAYOUT_RAID6 ? layout_level_name(g.level) : "unknown");
+	sb_dump_field(f, "Update Time", "%s", a);
+	sb_dump_field(f, "Raid Level", "%s", s->level <= LAYOUT_RAID6 ? layout_level_name(g.level) : "unknown");
 	if (s->level <= LAYOUT_RAID6) {
 		const char *alg = layout_alg_name(&g);
-		fprintf(f, "         Layout : %s\n", alg && *alg ? alg : "-");
+		sb_dump_field(f, "Layout", "%s", alg && *alg ? alg : "-");
 	} else {
-		fprintf(f, "         Layout : %" PRIu32 "\n", s->layout);
+		sb_dump_field(f, "Layout", "%" PRIu32, s->layout);
 	}
-	fprintf(f, "         Copies : %" PRIu32 "\n", s->copies);
+	sb_dump_field(f, "Copies", "%" PRIu32, s->copies);
 	fmt_size(s->chunk, a, sizeof(a));
-	fprintf(f, "     Chunk Size : %s\n", a);
-	fprintf(f, "   Raid Devices : %" PRIu32 "\n", s->members);
-	fprintf(f, "         Spares : %" PRIu32 "\n", s->spares);
+	sb_dump_field(f, "Chunk Size", "%s", a);
+	sb_dump_field(f, "Raid Devices", "%" PRIu32, s->members);
+	sb_dump_field(f, "Spares", "%" PRIu32, s->spares);
 	fmt_size(s->data_offset, a, sizeof(a));
-	fprintf(f, "    Data Offset : %" PRIu64 " (%s)\n", s->data_offset, a);
+	sb_dump_field(f, "Data Offset", "%" PRIu64 " (%s)", s->data_offset, a);
 	if (me) {
 		fmt_size(me->data_size, a, sizeof(a));
-		fprintf(f, " Data Size/Dev  : %" PRIu64 " (%s)\n", me->data_size, a);
+		sb_dump_field(f, "Data Size/Dev", "%" PRIu64 " (%s)", me->data_size, a);
 	}
 	fmt_size(s->volume_size, a, sizeof(a));
-	fprintf(f, "    Volume Size : %" PRIu64 " (%s)\n", s->volume_size, a);
+	sb_dump_field(f, "Volume Size", "%" PRIu64 " (%s)", s->volume_size, a);
 	if (s->bitmap_offset) {
 		fmt_size(s->bitmap_chunk, a, sizeof(a));
-		fprintf(f, "  Bitmap Offset : %" PRIu64 " (chunk %s)\n", s->bitmap_offset, a);
+		sb_dump_field(f, "Bitmap Offset", "%" PRIu64 " (chunk %s)", s->bitmap_offset, a);
 	} else {
-		fprintf(f, "  Bitmap Offset : none\n");
+		sb_dump_field(f, "Bitmap Offset", "none");
 	}
 	static const char *const cons[] = { "resync", "ppl", "journal" };
-	fprintf(f, "Consistency Policy : %s\n",
-		s->consistency == SB_CONS_RESYNC && s->bitmap_offset ? "bitmap"
-		: s->consistency <= SB_CONS_JOURNAL ? cons[s->consistency] : "unknown");
+	sb_dump_field(f, "Consistency Policy", "%s", s->consistency == SB_CONS_RESYNC && s->bitmap_offset ? "bitmap"
+		      : s->consistency <= SB_CONS_JOURNAL ? cons[s->consistency] : "unknown");
 	if (s->ppl_offset)
-		fprintf(f, "            PPL : %" PRIu32 " bytes at offset %" PRIu64 "\n", s->ppl_size, s->ppl_offset);
+		sb_dump_field(f, "PPL", "%" PRIu32 " bytes at offset %" PRIu64, s->ppl_size, s->ppl_offset);
 	if (s->write_behind)
-		fprintf(f, "   Write Behind : %" PRIu32 "\n", s->write_behind);
+		sb_dump_field(f, "Write Behind", "%" PRIu32, s->write_behind);
 	if (s->reshape_flags & SB_RESHAPE_ACTIVE) {
 		g.level = (enum layout_level)s->new_level;
 		g.alg = s->new_layout;
 		fmt_size(s->new_chunk, b, sizeof(b));
-		fprintf(f, "  Reshape pos'n : %" PRIu64 "\n", s->reshape_pos);
-		fprintf(f, "  New Geometry  : %s, %" PRIu32 " devices, chunk %s, copies %" PRIu32 "\n",
-			s->new_level <= LAYOUT_RAID6 ? layout_level_name(g.level) : "unknown", s->new_members, b,
-			s->new_copies);
+		sb_dump_field(f, "Reshape pos'n", "%" PRIu64, s->reshape_pos);
+		sb_dump_field(f, "New Geometry", "%s, %" PRIu32 " devices, chunk %s, copies %" PRIu32,
+			      s->new_level <= LAYOUT_RAID6 ? layout_level_name(g.level) : "unknown", s->new_members, b,
+			      s->new_copies);
 		if (s->reshape_backup)
-			fprintf(f, " Reshape Backup : offset %" PRIu64 "\n", s->reshape_backup);
+			sb_dump_field(f, "Reshape Backup", "offset %" PRIu64, s->reshape_backup);
 	}
 	if (s->bbl_offset)
-		fprintf(f, "  Bad Block Log : %" PRIu32 " bytes at offset %" PRIu64 "\n", s->bbl_size, s->bbl_offset);
+		sb_dump_field(f, "Bad Block Log", "%" PRIu32 " bytes at offset %" PRIu64, s->bbl_size, s->bbl_offset);
 	sb_uuid_format(s->member_uuid, u);
-	fprintf(f, "    Device UUID : %s\n", u);
-	fprintf(f, "   Device Index : %" PRIu32 "\n", s->index);
-	fprintf(f, "         Events : %" PRIu64 "\n", s->events);
-	fprintf(f, "          State : %s\n", s->clean ? "clean" : "active (dirty)");
+	sb_dump_field(f, "Device UUID", "%s", u);
+	sb_dump_field(f, "Device Index", "%" PRIu32, s->index);
+	sb_dump_field(f, "Events", "%" PRIu64, s->events);
+	sb_dump_field(f, "State", "%s", s->clean ? "clean" : "active (dirty)");
 	if (s->checksum == computed)
-		fprintf(f, "       Checksum : 0x%08" PRIx32 " (correct)\n", computed);
+		sb_dump_field(f, "Checksum", "0x%08" PRIx32 " (correct)", computed);
 	else if (s->checksum == 0)
-		fprintf(f, "       Checksum : 0x%08" PRIx32 " (computed)\n", computed);
+		sb_dump_field(f, "Checksum", "0x%08" PRIx32 " (computed)", computed);
 	else
-		fprintf(f, "       Checksum : 0x%08" PRIx32 " (stored; the fields encode to 0x%08" PRIx32 ")\n",
-			s->checksum, computed);
+		sb_dump_field(f, "Checksum", "0x%08" PRIx32 " (stored; the fields encode to 0x%08" PRIx32 ")",
+			      s->checksum, computed);
 
 	if (!me)
 		snprintf(a, sizeof(a), "none (index out of range)");
@@ -658,30 +692,13 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 		snprintf(a, sizeof(a), "spare");
 	else
 		snprintf(a, sizeof(a), "%s device %" PRIu32, sb_state_name(me->state), s->index);
-	fprintf(f, "   Device Role  : %s\n", a);
-	fprintf(f, "  Array State   : ");
+	sb_dump_field(f, "Device Role", "%s", a);
+	char states[SB_MAX_SLOTS + 1];
 	for (unsigned i = 0; i < nslots; i++)
-		fputc(state_char(s->slots[i].state), f);
-	fprintf(f, " ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)\n");
+		states[i] = state_char(s->slots[i].state);
+	states[nslots] = 0;
+	sb_dump_field(f, "Array State", "%s ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)",
+		      states);
 
-	fprintf(f, "\n   Slot  Number  State       Device UUID                           Data Size              Rebuild  Flags\n");
-	for (unsigned i = 0; i < nslots; i++) {
-		const struct sb_slot *sl = &s->slots[i];
-		char ds[128];
-
-		sb_uuid_format(sl->uuid, u);
-		fmt_size(sl->data_size, a, sizeof(a));
-		snprintf(ds, sizeof(ds), "%" PRIu64 " (%s)", sl->data_size, a);
-		if (sl->state == SB_REBUILDING)
-			fmt_size(sl->rebuild_pos, b, sizeof(b));
-		else
-			snprintf(b, sizeof(b), "-");
-		char num[8] = "-", fl[40] = "";
-		if (sl->number != SB_NO_NUMBER)
-			snprintf(num, sizeof(num), "%u", sl->number);
-		snprintf(fl, sizeof(fl), "%s%s%s", sl->flags & SB_SLOT_WRITE_MOSTLY ? " write-mostly" : "",
-			 sl->flags & SB_SLOT_FAILFAST ? " failfast" : "", sl->flags & SB_SLOT_JOURNAL ? " journal" : "");
-		fprintf(f, "   %4u  %6s  %-10s  %s  %-22s %-7s %s%s\n", i, num, sb_state_name(sl->state), u, ds, b,
-			*fl ? fl + 1 : "-", i == s->index ? "   <- this device" : "");
-	}
+	sb_dump_slots(f, s, nslots);
 }

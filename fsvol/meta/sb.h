@@ -105,8 +105,12 @@ void sb_encode(const struct sb *s, uint8_t *buf);
  * (stored 0x..., computed 0x...)", "unsupported version 7", ...). */
 int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t errlen);
 
-/* Print every field, mdadm --examine style. */
+/* Print every field, mdadm --examine style: names right-aligned, the colons
+ * in one column (the longest name, "Consistency Policy", sets it). */
 void sb_dump(FILE *f, const struct sb *s, const char *path);
+#define SB_DUMP_NAME_WIDTH 18
+/* One "              Name : value" line of that dump. */
+void sb_dump_field(FILE *f, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 void sb_uuid_generate(uint8_t uuid[16]);         /* random v4, from getrandom() */
 void sb_uuid_format(const uint8_t uuid[16], char out[37]);

@@ -75,14 +75,15 @@ status 2 "$FSVOL" map -l raid0 -n 4 -s 0 0
 status 2 "$FSVOL" map -l raid0 -n 4 -c 48K 0
 status 2 "$FSVOL" ctl "$T" frobnicate                 # an unknown ctl word
 status 2 "$FSVOL" ctl "$T" stats lots
-# point 8: -s 8 is 8 bytes; the message quotes it and asks for a unit
+# point 8 (issue 30 point 7: mdadm's KiB): -s 8 is 8 KiB; the message says what it was read as
 status 2 "$FSVOL" create -l raid5 -s 8 "$T/c0" "$T/c1" "$T/c2"
-grep -q -- "--size 8: taken as 8 bytes" "$T/err" && grep -q "wants a unit" "$T/err" || fail "-s 8: $(cat "$T/err")"
+grep -q -- "--size 8 (read as 8K: a bare number is KiB, as mdadm's): 8K per member, less than one chunk" "$T/err" ||
+	fail "-s 8: $(cat "$T/err")"
 status 2 "$FSVOL" create -l raid5 --data-offset 4K --bitmap internal -s 8M "$T/c0" "$T/c1" "$T/c2"
 grep -q -- "--data-offset 4K: leaves no room for the write-intent bitmap" "$T/err" || fail "--data-offset 4K: $(cat "$T/err")"
 status 2 "$FSVOL" create -l raid5 --data-offset 6K -s 8M "$T/c0" "$T/c1" "$T/c2"
 status 2 "$FSVOL" create -l raid5 --spares 3 -s 8M "$T/c0" "$T/c1" "$T/c2"
-grep -q -- "--spares 3 with 3 devices" "$T/err" && ! grep -q "0 members" "$T/err" || fail "--spares 3: $(cat "$T/err")"
+grep -q -- "--spare-devices 3 with 3 devices" "$T/err" && ! grep -q "0 members" "$T/err" || fail "--spares 3: $(cat "$T/err")"
 # point 10: memory members would lose their superblocks with the process
 status 2 "$FSVOL" create -l raid1 -s 8M mem:a mem:b
 grep -q "mem:a: a memory member lives only as long as the process" "$T/err" || fail "mem: $(cat "$T/err")"

@@ -105,9 +105,9 @@ while IFS= read -r syn; do
 	"$FSVOL" "$cmd" --help >"$T/help" || fail "docs/commands.md names 'fsvol $cmd', which has no --help"
 	for o in $(grep -oE -- '(^|[[ (])--?[a-zA-Z][a-z-]*' <<<"$syn" | tr -d '[( '); do
 		if [[ $o == --* ]]; then
-			grep -qE -- "$o( |$)" "$T/help" || fail "docs/commands.md: 'fsvol $cmd $o' is not an option of fsvol $cmd"
+			grep -qE -- "$o(,| |$)" "$T/help" || fail "docs/commands.md: 'fsvol $cmd $o' is not an option of fsvol $cmd"
 		else
-			grep -qE -- "^ +$o, " "$T/help" || fail "docs/commands.md: 'fsvol $cmd $o' is not an option of fsvol $cmd"
+			grep -qE -- "^ +(-[a-zA-Z0-9], )*$o, " "$T/help" || fail "docs/commands.md: 'fsvol $cmd $o' is not an option of fsvol $cmd"
 		fi
 		n=$((n + 1))
 	done

@@ -33,7 +33,7 @@ if command -v nbdinfo >/dev/null; then
 fi
 # refused: nothing to change, no spare for a 5th member
 expect_fail_msg "nothing to change" "$FSVOL" grow "$d/mnt" --chunk 64K
-expect_fail_msg "needs a spare in slot 4" "$FSVOL" grow "$d/mnt" --raid-devices 5
+expect_fail_msg "needs a spare for raid device 4" "$FSVOL" grow "$d/mnt" --raid-devices 5
 expect_fail_msg "shrinking is not supported" "$FSVOL" grow "$d/mnt" --raid-devices 3
 echo reset >"$d/mnt/ctl"
 reshape_speed "$d/mnt" 3000

@@ -358,7 +358,7 @@ START_TEST(test_refusals)
 	struct vol *v = mkvol("raid5", 4, 64 * K);
 	char err[256];
 	ck_assert_int_eq(vol_grow(v, "raid-devices=5", err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "needs a spare in slot 4"), "%s", err);
+	ck_assert_msg(strstr(err, "needs a spare for raid device 4"), "%s", err);
 	ck_assert_int_eq(vol_grow(v, "chunk=65536", err, sizeof(err)), -EINVAL);
 	ck_assert_int_eq(vol_grow(v, "level=raid10", err, sizeof(err)), -EOPNOTSUPP);
 	ck_assert_int_eq(vol_grow(v, "raid-devices=3", err, sizeof(err)), -EOPNOTSUPP);

@@ -711,24 +711,24 @@ START_TEST(test_dump)
 	char *out = dump_to_string(&d, "/tmp/v/m2");
 	static const char *const want[] = {
 		"/tmp/v/m2:\n",
-		"          Magic : SVOL\n",
-		"        Version : 3\n",
-		"    Volume UUID : 10111213-1415-1617-1819-1a1b1c1d1e1f\n",
-		"           Name : test-volume\n",
-		"  Creation Time : Tue Nov 14 22:13:20 2023\n",
-		"     Raid Level : raid5\n",
-		"         Layout : left-symmetric\n",
-		"     Chunk Size : 64K\n",
-		"   Raid Devices : 4\n",
-		"         Spares : 0\n",
-		"    Data Offset : 1048576 (1M)\n",
-		" Data Size/Dev  : 268435456 (256M)\n",
-		"    Volume Size : 805306368 (768M)\n",
-		"   Device Index : 2\n",
-		"         Events : 3\n",
-		"          State : clean\n",
-		"   Device Role  : Active device 2\n",
-		"  Array State   : A.AR ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)\n",
+		"             Magic : SVOL\n",
+		"           Version : 3\n",
+		"       Volume UUID : 10111213-1415-1617-1819-1a1b1c1d1e1f\n",
+		"              Name : test-volume\n",
+		"     Creation Time : Tue Nov 14 22:13:20 2023\n",
+		"        Raid Level : raid5\n",
+		"            Layout : left-symmetric\n",
+		"        Chunk Size : 64K\n",
+		"      Raid Devices : 4\n",
+		"            Spares : 0\n",
+		"       Data Offset : 1048576 (1M)\n",
+		"     Data Size/Dev : 268435456 (256M)\n",
+		"       Volume Size : 805306368 (768M)\n",
+		"      Device Index : 2\n",
+		"            Events : 3\n",
+		"             State : clean\n",
+		"       Device Role : Active device 2\n",
+		"       Array State : A.AR ('A' == active, '.' == missing/failed, 'R' == rebuilding, 'S' == spare)\n",
 		"failed ",
 		"rebuilding ",
 		"100M",
@@ -737,9 +737,9 @@ START_TEST(test_dump)
 		ck_assert_msg(strstr(out, want[i]), "dump lacks \"%s\":\n%s", want[i], out);
 	char u[37];
 	sb_uuid_format(d.member_uuid, u);
-	snprintf(line, sizeof(line), "    Device UUID : %s\n", u);
+	snprintf(line, sizeof(line), "       Device UUID : %s\n", u);
 	ck_assert_msg(strstr(out, line), "dump lacks device uuid:\n%s", out);
-	snprintf(line, sizeof(line), "       Checksum : 0x%08x (correct)\n", le32(buf + 8));
+	snprintf(line, sizeof(line), "          Checksum : 0x%08x (correct)\n", le32(buf + 8));
 	ck_assert_msg(strstr(out, line), "dump lacks \"%s\":\n%s", line, out);
 	/* every slot has a row with its uuid */
 	for (unsigned i = 0; i < 4; i++) {
@@ -756,11 +756,18 @@ START_TEST(test_dump)
 	d.slots[4].data_size = (3ull << 29); /* 1.5G */
 	d.checksum = 0x1;
 	out = dump_to_string(&d, "m4");
-	ck_assert_ptr_nonnull(strstr(out, "          State : active (dirty)\n"));
-	ck_assert_ptr_nonnull(strstr(out, "   Device Role  : spare\n"));
-	ck_assert_ptr_nonnull(strstr(out, " Data Size/Dev  : 1610612736 (1.50G)\n"));
-	ck_assert_ptr_nonnull(strstr(out, "  Array State   : A.ARS ("));
-	ck_assert_ptr_nonnull(strstr(out, "       Checksum : 0x00000001 (stored; the fields encode to 0x"));
+	ck_assert_ptr_nonnull(strstr(out, "             State : active (dirty)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "       Device Role : spare\n"));
+	ck_assert_ptr_nonnull(strstr(out, "     Data Size/Dev : 1610612736 (1.50G)\n"));
+	ck_assert_ptr_nonnull(strstr(out, "       Array State : A.ARS ("));
+	ck_assert_ptr_nonnull(strstr(out, "          Checksum : 0x00000001 (stored; the fields encode to 0x"));
+	/* mdadm --examine's shape: every field's colon in one column */
+	for (char *l = out; (l = strstr(l, " : ")); l++) {
+		char *bol = l;
+		while (bol > out && bol[-1] != '\n')
+			bol--;
+		ck_assert_msg(l - bol == SB_DUMP_NAME_WIDTH, "ragged field: %.40s", bol);
+	}
 	free(out);
 }
 END_TEST
