@@ -47,6 +47,7 @@ struct eng_mio {
 	struct member_io io;     /* to the backend */
 	struct emul_io eio;      /* to the model, when the member has one */
 	struct eng_req *rq;
+	struct member *m;        /* the member it went to: a spare taking over may move another into the slot */
 	unsigned slot;
 	uint8_t op, why, emulated;
 	uint64_t off, len, t0;   /* data-area offset */
