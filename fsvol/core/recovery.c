@@ -223,18 +223,34 @@ int vol_recovery_done(struct vol *v, unsigned gen)
 	return done;
 }
 
-/* Undo open_new: the backend, the fault wrapper and the counters go, and the
- * member struct is free again. State lock held. */
+/* Undo open_new: the backend and the fault wrapper go, and the member entry
+ * is free again (its counters stay, for the next member it holds). State
+ * lock held. */
 static void close_new(struct vol *v, struct member *m)
 {
+	(void)v;
 	member_close(m);
-	if (m->stats)
-		stats_dev_destroy(m->stats);
-	m->stats = NULL;
-	v->nmembers--;
 }
 
-/* Open a member to add at run time: a free member struct, the backend, the
+/* A member entry no one holds: closed (removed, or replaced by a re-add), in
+ * no slot, with no I/O in flight; else the next never used one. NULL when
+ * all SB_MAX_SLOTS hold members. Entries are reused, never freed while the
+ * volume lives: a status reader may still look at one it found in a slot
+ * (its counters, its path), so the memory stays what it was. State lock held. */
+static struct member *free_entry(struct vol *v)
+{
+	for (unsigned i = 0; i < v->nmembers; i++) {
+		struct member *m = &v->members[i];
+		int held = m->ops || atomic_load(&vol_ms(v, m)->pending);
+		for (unsigned s = 0; s < v->nslots && !held; s++)
+			held = v->slot[s] == m;
+		if (!held)
+			return m;
+	}
+	return v->nmembers < SB_MAX_SLOTS ? &v->members[v->nmembers++] : NULL;
+}
+
+/* Open a member to add at run time: a free member entry, the backend, the
  * fault wrapper, the claim. Its counters (most of a member's memory) come
  * with with_stats, once it is accepted, so that a refusal allocates little.
  * State lock held. */
@@ -244,17 +260,19 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 		snprintf(err, errlen, "%s: give an absolute path (the daemon runs in /)", path);
 		return NULL;
 	}
-	if (v->nmembers == SB_MAX_SLOTS) {
-		snprintf(err, errlen, "%s: no room for another member in this mount (%d at most)", path, SB_MAX_SLOTS);
-		return NULL;
-	}
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && !strcmp(v->slot[i]->path, path)) {
 			snprintf(err, errlen, "%s: already in the volume (slot %u)", path, i);
 			return NULL;
 		}
-	struct member *m = &v->members[v->nmembers];
+	struct member *m = free_entry(v);
+	if (!m) {
+		snprintf(err, errlen, "%s: no room for another member in this mount (%d at most)", path, SB_MAX_SLOTS);
+		return NULL;
+	}
+	struct stats_dev *kept = m->stats; /* member_open starts from a clean struct */
 	int r = member_open(m, path, !v->opts.buffered, err, errlen);
+	m->stats = kept;
 	if (r)
 		return NULL;
 	/* a fresh member to the engine (a spindle struct stays for reuse: the
@@ -281,21 +299,24 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 		member_close(m);
 		return NULL;
 	}
-	m->stats = NULL;
 	if (member_fault_wrap(m)) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		member_close(m);
 		return NULL;
 	}
 	m->data_offset = v->data_offset;
-	v->nmembers++;
 	vol_bbl_attach(v, m); /* its bad-block list counts from the start */
 	return m;
 }
 
-/* The counters of an accepted member; closes it when there is no memory. */
+/* The counters of an accepted member (those of the entry's last member, from
+ * zero, or new ones); closes it when there is no memory. */
 static int with_stats(struct vol *v, struct member *m, char *err, size_t errlen)
 {
+	if (m->stats) {
+		stats_reset(m->stats, stats_now());
+		return 0;
+	}
 	if ((m->stats = stats_dev_create()))
 		return 0;
 	snprintf(err, errlen, "%s: out of memory", m->path);
@@ -454,7 +475,11 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 	pthread_mutex_unlock(&v->state_lock);
 	vol_peek_wait(v);
 	m->ops->close(m);
+	/* the entry is free for the next add from here (free_entry reads it
+	 * under the state lock) */
+	vol_state_lock(v);
 	m->ops = NULL;
+	pthread_mutex_unlock(&v->state_lock);
 	return 0;
 }
 
