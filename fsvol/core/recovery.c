@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "fsvol/core/bbl_vol.h"
@@ -418,6 +419,16 @@ int vol_slot_of(const struct vol *v, const char *which)
 		return n >= 0 ? vol_slot_of_number(v, (unsigned)n) : -1;
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && !strcmp(v->slot[i]->path, which))
+			return (int)i;
+	/* another spelling of a member's file (a link to it, a hard link): the
+	 * member with its identity (member_file.c: st_rdev of a device) */
+	struct stat st;
+	if (member_backend(which) != &member_file_ops || stat(which, &st))
+		return -1;
+	uint64_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && member_backend(v->slot[i]->path) == &member_file_ops && v->slot[i]->dev == dev &&
+		    v->slot[i]->ino == ino)
 			return (int)i;
 	return -1;
 }
