@@ -147,6 +147,7 @@ INTEGRATION_TESTS := \
 	tests/integration/88-remove-under-readers.sh \
 	tests/integration/89-null-fuse.sh \
 	tests/integration/95-member-entries.sh \
+	tests/integration/96-replace-resume.sh \
 	tests/integration/97-member-paths.sh
 
 BINS := $(BUILD)/bin/fsvol

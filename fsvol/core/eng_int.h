@@ -89,6 +89,7 @@ struct eng_req {
 	void (*done)(void *arg, int res); /* engine.h's engine_done_fn */
 	void *arg;
 	int res, state, tries;
+	unsigned repl_epoch;     /* the replace epoch the segment is planned in (core/replace.c) */
 	uint64_t t0, trace_parent, progress;
 	atomic_uint pending;     /* member I/Os or children in flight, +1 while issuing */
 	atomic_uint_fast64_t failed_now; /* members that erred in the last batch */

@@ -822,6 +822,18 @@ void eng_ack_early(struct eng_req *rq)
 	rq->done(rq->arg, 0);
 }
 
+/* A write planned before the role being replaced failed would miss its
+ * replacement (core/replace.c): planned again, once the replacement has the
+ * role. 1 when rq waits for that. */
+static int replace_replan(struct eng_req *rq)
+{
+	eng_scratch_free(rq);
+	rq->npieces = 0;
+	rq->phase = 0;
+	rq->rpos = rq->seg_off;
+	return vol_replace_wait(rq->v, &rq->wait, &rq->repl_epoch);
+}
+
 /* Run rq until it waits for something or finishes. */
 static void eng_step(struct eng_req *rq)
 {
@@ -846,6 +858,7 @@ static void eng_step(struct eng_req *rq)
 			rq->phase = 0; /* the family's first step */
 			rq->tries = 0;
 			rq->rpos = rq->seg_off;
+			rq->repl_epoch = vol_replace_epoch(v); /* before the plan reads the failed mask */
 			rq->state = ST_LOCK;
 			break;
 		case ST_LOCK:
@@ -906,6 +919,11 @@ static void eng_step(struct eng_req *rq)
 				rq->state = ST_SEG_END;
 				rq->done(rq->arg, 1);
 				return;
+			}
+			if (rq->kind == ENG_K_WRITE && rq->repl_epoch != vol_replace_epoch(v)) {
+				if (replace_replan(rq))
+					return; /* the takeover kicks us */
+				break;
 			}
 			rq->state = ST_WAIT;
 			r = batch_issue(rq);
