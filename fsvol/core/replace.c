@@ -212,7 +212,9 @@ int vol_replace_takeover(struct vol *v)
 		return 0;
 	int k = atomic_load(&v->replace_slot), s = atomic_load(&v->replace_with);
 	uint64_t failed = atomic_load(&v->failed), pos = atomic_load(&v->replace_pos);
-	if (k >= 0 && s >= 0 && v->slot[s] && ((failed >> k) & 1) && atomic_load(&v->rebuild_slot) < 0 &&
+	if (k >= 0 && s >= 0 && !((failed >> k) & 1))
+		return 0; /* its failure is still being marked: the kick that follows it does this */
+	if (k >= 0 && s >= 0 && v->slot[s] && atomic_load(&v->rebuild_slot) < 0 &&
 	    layout_survives(&v->geom, failed)) {
 		/* md: the replacement becomes the recovering device, keeping its progress */
 		replace_end(v);
