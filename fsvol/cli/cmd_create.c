@@ -234,6 +234,35 @@ static int create_check(const struct cmd *c, struct create_args *a, char *const 
 	return 0;
 }
 
+/* The members: the operands, then flagged paths not among them (mdadm's
+ * "--write-mostly DEV" flags the device that follows); a flagged path is an
+ * operand when it names the same file, however spelt. 0, or 2 (a usage error). */
+static int create_members(const struct cmd *c, struct create_args *a, char **ops, int nops, char **paths,
+			  unsigned *n)
+{
+	for (int i = 0; i < nops; i++) {
+		if (*n == SB_MAX_SLOTS)
+			return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
+		paths[(*n)++] = ops[i];
+	}
+	for (unsigned k = 0; k < a->nflagged; k++) {
+		unsigned i = 0;
+		while (i < *n && !cmd_same_file(paths[i], a->flagged[k]))
+			i++;
+		if (a->journal && cmd_same_file(a->journal, a->flagged[k]))
+			return cmd_uerr(c, "--%s %s: that is the write journal (--write-journal %s), not a member",
+					a->flag_of[k] & SB_SLOT_WRITE_MOSTLY ? "write-mostly" : "failfast", a->flagged[k],
+					a->journal);
+		if (i == *n) {
+			if (*n == SB_MAX_SLOTS)
+				return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
+			paths[(*n)++] = (char *)a->flagged[k];
+		}
+		a->vc.flags[i] |= (uint8_t)a->flag_of[k];
+	}
+	return 0;
+}
+
 static int create_run(const struct cmd *c, int argc, char **argv)
 {
 	struct create_args a = { 0 };
@@ -251,31 +280,10 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		return cmd_uerr(c, "%s", err);
 	if (!a.chunk_set)
 		a.vc.geom.chunk = 512 << 10;
-	/* members: the operands, then flagged paths not among them (mdadm's
-	 * "--write-mostly DEV" flags the device that follows); a flagged path
-	 * is an operand when it names the same file, however spelt */
 	char *paths[SB_MAX_SLOTS];
 	unsigned n = 0;
-	for (int i = first; i < argc; i++) {
-		if (n == SB_MAX_SLOTS)
-			return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
-		paths[n++] = argv[i];
-	}
-	for (unsigned k = 0; k < a.nflagged; k++) {
-		unsigned i = 0;
-		while (i < n && !cmd_same_file(paths[i], a.flagged[k]))
-			i++;
-		if (a.journal && cmd_same_file(a.journal, a.flagged[k]))
-			return cmd_uerr(c, "--%s %s: that is the write journal (--write-journal %s), not a member",
-					a.flag_of[k] & SB_SLOT_WRITE_MOSTLY ? "write-mostly" : "failfast", a.flagged[k],
-					a.journal);
-		if (i == n) {
-			if (n == SB_MAX_SLOTS)
-				return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
-			paths[n++] = (char *)a.flagged[k];
-		}
-		a.vc.flags[i] |= (uint8_t)a.flag_of[k];
-	}
+	if ((r = create_members(c, &a, argv + first, argc - first, paths, &n)))
+		return r;
 	if (!n)
 		return cmd_uerr(c, "no members given");
 	if (a.vc.bitmap < 0 && a.vc.bitmap_chunk)

@@ -61,23 +61,31 @@ finish() { # DIR
 	[[ $out == *", 0 mismatches"* ]] || fail "scrub after the resumed replace: $out"
 }
 
+# resume DIR WHAT AT: after WHAT, a plain mount says the replace resumes, and
+# it goes on from where it was (s1 built to AT MiB, the bitmap clean) to the end
+resume() {
+	local d=$1 n
+	remount "$d"
+	grep -q "replace of member 1 ($d/m1) onto $d/s1 resumes at [0-9.]*% (recorded in the superblocks)" "$d/mount.err" ||
+		fail "the mount after $2 did not say the replace resumes: $(cat "$d/mount.err")"
+	wait_for 60 "the replace did not go on after $2: $(cat "$d/mnt/status")" grep -q "replace \(running\|done\)" "$d/mnt/status"
+	n=$(resumed_at)
+	((n > 0)) || fail "the replace started again from 0 after $2 (s1 was built to $3M)"
+	note "$2 with s1 built to $3M: resumed at unit $n"
+	finish "$d"
+	fsvol_umount "$d/mnt"
+}
+
 # --- A4, a clean umount
 part_umount() {
-	local d=$T/umount at n
+	local d=$T/umount at
 	mkvol "$d"
 	fsvol_umount "$d/mnt"
 	at=$(built "$d/s1")
 	"$FSVOL" examine "$d/s1" | grep -q "^ *Version : 4$" || fail "a replace recorded in a version-3 superblock"
 	"$FSVOL" examine "$d/m0" | grep -Eq "^ +4 +4 +spare .* replacement for 1$" ||
 		fail "m0's slot table lacks the replacement: $("$FSVOL" examine "$d/m0")"
-	remount "$d"
-	grep -q "replace of member 1 ($d/m1) onto $d/s1 resumes at [0-9.]*% (recorded in the superblocks)" "$d/mount.err" ||
-		fail "the mount did not say the replace resumes: $(cat "$d/mount.err")"
-	n=$(resumed_at)
-	((n > 0)) || fail "the replace started again from 0 after a clean umount (s1 was built to $at)"
-	note "clean umount with s1 built to ${at}M: resumed at unit $n"
-	finish "$d"
-	fsvol_umount "$d/mnt"
+	resume "$d" "a clean umount" "$at"
 }
 
 # --- 2: the replaced member is marked faulty; grow --add NEW puts NEW in the new role
@@ -103,7 +111,7 @@ part_grow() {
 
 # --- A4, kill -9
 part_kill() {
-	local d=$T/kill at n pid
+	local d=$T/kill at pid
 	mkvol "$d"
 	at=$(built "$d/s1")
 	pid=$(daemon_pid "$d/mnt")
@@ -111,15 +119,7 @@ part_kill() {
 	wait_for 10 "daemon $pid still alive after kill -9" _gone "$pid"
 	umount -l "$d/mnt" 2>/dev/null || fusermount3 -uz "$d/mnt" 2>/dev/null || true
 	_drop_cleanup fsvol "$d/mnt" "$pid"
-	remount "$d"
-	grep -q "replace of member 1 ($d/m1) onto $d/s1 resumes at" "$d/mount.err" ||
-		fail "the mount after kill -9 did not say the replace resumes: $(cat "$d/mount.err")"
-	wait_for 60 "the replace did not go on after kill -9: $(cat "$d/mnt/status")" grep -q "replace \(running\|done\)" "$d/mnt/status"
-	n=$(resumed_at)
-	((n > 0)) || fail "the replace started again from 0 after kill -9 (s1 was built to ${at}M, bitmap clean)"
-	note "kill -9 with s1 built to ${at}M: resumed at unit $n"
-	finish "$d"
-	fsvol_umount "$d/mnt"
+	resume "$d" "kill -9" "$at"
 }
 
 # --- A5: the role fails during its replace, under acknowledged writes
