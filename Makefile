@@ -150,7 +150,10 @@ INTEGRATION_TESTS := \
 	tests/integration/86-reshape-raid10.sh \
 	tests/integration/87-model-clock.sh \
 	tests/integration/88-remove-under-readers.sh \
-	tests/integration/89-null-fuse.sh
+	tests/integration/89-null-fuse.sh \
+	tests/integration/95-member-entries.sh \
+	tests/integration/96-replace-resume.sh \
+	tests/integration/97-member-paths.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -81,6 +81,10 @@ int cmd_ctl_send(const char *mnt, const char *command, char *reason, size_t len)
 const char *cmd_abs_path(const char *a, char *buf, size_t len);
 char **cmd_abs_paths(char *const *in, unsigned n);
 void cmd_free_paths(char **p, unsigned n);
+/* cmd_samefile.c: 1 when member arguments a and b name one member, whatever
+ * the spelling (the same file or device; for a file yet to be created, the
+ * same name in the same resolved directory; URIs and mem: as spelt). */
+int cmd_same_file(const char *a, const char *b);
 /* fn(ctx, dir) for every fsvol FUSE mount in /proc/self/mounts, its mount
  * point unescaped, until fn returns non-zero: that value, 0, or -errno. */
 int cmd_fsvol_mounts(int (*fn)(void *ctx, const char *dir), void *ctx);

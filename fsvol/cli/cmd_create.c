@@ -40,7 +40,7 @@ static const struct cmd_opt create_opts[] = {
 	  "write's data and parity go there first; closes the write hole; no bitmap" },
 	{ "bad-block-log", 0, "internal|none", "a bad-block list on each member (md's bad block log: 8K before the "
 	  "data; default internal on redundant levels when the data offset leaves room)", 0, "internal none" },
-	{ "write-mostly", 0, "PATH", "raid1: PATH (a member given, or one more after them) is write-mostly, md's word: "
+	{ "write-mostly", 0, "PATH", "raid1: PATH (a member given, whatever the spelling of its path, or one more after them) is write-mostly, md's word: "
 	  "not read from while another copy serves (a slow or remote leg); repeatable" },
 	{ "write-behind", 0, "N", "raid1 with the bitmap: up to N writes may complete before the write-mostly members "
 	  "have them (md's --write-behind, 0..16383; mdadm takes 256 when no N is given)" },
@@ -71,7 +71,7 @@ struct create_args {
 static int create_flag(struct create_args *a, const char *path, unsigned flag)
 {
 	for (unsigned i = 0; i < a->nflagged; i++)
-		if (!strcmp(a->flagged[i], path)) {
+		if (cmd_same_file(a->flagged[i], path)) {
 			a->flag_of[i] |= flag;
 			return 0;
 		}
@@ -283,6 +283,35 @@ static int create_check(const struct cmd *c, struct create_args *a, char *const 
 	return 0;
 }
 
+/* The members: the operands, then flagged paths not among them (mdadm's
+ * "--write-mostly DEV" flags the device that follows); a flagged path is an
+ * operand when it names the same file, however spelt. 0, or 2 (a usage error). */
+static int create_members(const struct cmd *c, struct create_args *a, char **ops, int nops, char **paths,
+			  unsigned *n)
+{
+	for (int i = 0; i < nops; i++) {
+		if (*n == SB_MAX_SLOTS)
+			return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
+		paths[(*n)++] = ops[i];
+	}
+	for (unsigned k = 0; k < a->nflagged; k++) {
+		unsigned i = 0;
+		while (i < *n && !cmd_same_file(paths[i], a->flagged[k]))
+			i++;
+		if (a->journal && cmd_same_file(a->journal, a->flagged[k]))
+			return cmd_uerr(c, "--%s %s: that is the write journal (--write-journal %s), not a member",
+					a->flag_of[k] & SB_SLOT_WRITE_MOSTLY ? "write-mostly" : "failfast", a->flagged[k],
+					a->journal);
+		if (i == *n) {
+			if (*n == SB_MAX_SLOTS)
+				return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
+			paths[(*n)++] = (char *)a->flagged[k];
+		}
+		a->vc.flags[i] |= (uint8_t)a->flag_of[k];
+	}
+	return 0;
+}
+
 static int create_run(const struct cmd *c, int argc, char **argv)
 {
 	struct create_args a = { 0 };
@@ -300,26 +329,10 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 		return cmd_uerr(c, "%s", err);
 	if (!a.chunk_set)
 		a.vc.geom.chunk = 512 << 10;
-	/* members: the operands, then flagged paths not among them (mdadm's
-	 * "--write-mostly DEV" flags the device that follows) */
 	char *paths[SB_MAX_SLOTS];
 	unsigned n = 0;
-	for (int i = first; i < argc; i++) {
-		if (n == SB_MAX_SLOTS)
-			return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
-		paths[n++] = argv[i];
-	}
-	for (unsigned k = 0; k < a.nflagged; k++) {
-		unsigned i = 0;
-		while (i < n && strcmp(paths[i], a.flagged[k]))
-			i++;
-		if (i == n) {
-			if (n == SB_MAX_SLOTS)
-				return cmd_uerr(c, "more than %d members", SB_MAX_SLOTS);
-			paths[n++] = (char *)a.flagged[k];
-		}
-		a.vc.flags[i] |= (uint8_t)a.flag_of[k];
-	}
+	if ((r = create_members(c, &a, argv + first, argc - first, paths, &n)))
+		return r;
 	if (!n)
 		return cmd_uerr(c, "no members given");
 	if (a.vc.bitmap < 0 && a.vc.bitmap_chunk)

@@ -83,15 +83,19 @@ static int ctl_run(const struct cmd *c, int argc, char **argv)
 	free(parsed);
 	if (r)
 		return cmd_uerr(c, "%s", !strncmp(reason, "ctl: ", 5) ? reason + 5 : reason);
-	if (verb == CTL_ADD || verb == CTL_READD || verb == CTL_FAIL || verb == CTL_REMOVE || verb == CTL_REPLACE) {
+	if (verb == CTL_ADD || verb == CTL_READD || verb == CTL_FAIL || verb == CTL_REMOVE || verb == CTL_REPLACE ||
+	    verb == CTL_WRITEMOSTLY || verb == CTL_FAILFAST) {
 		/* a member's path as the daemon stores it: absolute (it runs in /),
 		 * whatever directory this is typed in; Numbers, "force" and what
-		 * looks like an option (refused by the daemon as typed) as they are */
+		 * looks like an option (refused by the daemon as typed) as they are;
+		 * the words after the member (on, off, writemostly, ...) too, but
+		 * replace's second one, the new member */
 		char abs[PATH_MAX + 2];
 		used = (size_t)snprintf(line, sizeof(line), "%s", argv[first + 1]);
 		for (int i = first + 2; i < argc && used < sizeof(line); i++) {
 			const char *w = argv[i];
-			if (vol_parse_number(w) < 0 && strcmp(w, "force") && w[0] != '-')
+			int member = i == first + 2 || (verb == CTL_REPLACE && i == first + 3);
+			if (member && vol_parse_number(w) < 0 && strcmp(w, "force") && w[0] != '-')
 				w = cmd_abs_path(w, abs, sizeof(abs));
 			used += (size_t)snprintf(line + used, sizeof(line) - used, " %s", w);
 		}

@@ -103,7 +103,7 @@ static int add_opt(int i, const char *arg, void *ctx)
 {
 	struct add_args *a = ctx;
 	unsigned k = 0;
-	while (k < a->n && strcmp(a->path[k], arg))
+	while (k < a->n && !cmd_same_file(a->path[k], arg))
 		k++;
 	if (k == 64)
 		return cmd_err(&cmd_add, "too many members"), -1;
@@ -127,7 +127,7 @@ static int add_run(const struct cmd *c, int argc, char **argv)
 	const char *mnt = argv[first];
 	for (int i = first + 1; i < argc; i++) {
 		unsigned k = 0;
-		while (k < a.n && strcmp(a.path[k], argv[i]))
+		while (k < a.n && !cmd_same_file(a.path[k], argv[i]))
 			k++;
 		if (k == a.n && k < 64)
 			a.path[a.n++] = argv[i];

@@ -47,6 +47,7 @@ struct eng_mio {
 	struct member_io io;     /* to the backend */
 	struct emul_io eio;      /* to the model, when the member has one */
 	struct eng_req *rq;
+	struct member *m;        /* the member it went to: a spare taking over may move another into the slot */
 	unsigned slot;
 	uint8_t op, why, emulated;
 	uint64_t off, len, t0;   /* data-area offset */
@@ -88,6 +89,7 @@ struct eng_req {
 	void (*done)(void *arg, int res); /* engine.h's engine_done_fn */
 	void *arg;
 	int res, state, tries;
+	unsigned repl_epoch;     /* the replace epoch the segment is planned in (core/replace.c) */
 	uint64_t t0, trace_parent, progress;
 	atomic_uint pending;     /* member I/Os or children in flight, +1 while issuing */
 	atomic_uint_fast64_t failed_now; /* members that erred in the last batch */

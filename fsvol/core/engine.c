@@ -376,7 +376,7 @@ static void mio_complete(struct eng_mio *s)
 {
 	struct eng_req *rq = s->rq;
 	struct vol *v = rq->v;
-	struct member *m = v->slot[s->slot];
+	struct member *m = s->m; /* not v->slot[s->slot]: its counters and in-flight count are this one's */
 	int res = s->io.res;
 	/* a modelled member completed at its emulated time */
 	uint64_t end = s->emulated ? s->eio.r.done_ns : eng_now(v);
@@ -439,7 +439,9 @@ static int batch_issue(struct eng_req *rq)
 	}
 	struct emul *emul = atomic_load_explicit(&v->emul, memory_order_acquire);
 	int virt = emul && emul_is_virtual(emul);
-	uint64_t now = virt ? emul_now(emul) : stats_now(), used[SB_MAX_SLOTS / 64 + 1] = { 0 };
+	uint64_t now = virt ? emul_now(emul) : stats_now();
+	struct member *used[SB_MAX_SLOTS];
+	unsigned nused = 0;
 	int counted = member_counted(v);
 	atomic_store(&rq->pending, rq->nmio + 1);
 	atomic_store(&rq->failed_now, 0);
@@ -448,6 +450,7 @@ static int batch_issue(struct eng_req *rq)
 		struct eng_mio *s = &rq->mio[k];
 		struct member *m = v->slot[s->slot];
 		s->rq = rq;
+		s->m = m;
 		s->t0 = now;
 		s->io.op = s->op;
 		s->io.off = s->off + (eng_why_meta(s->why) ? 0 : v->data_offset);
@@ -472,17 +475,20 @@ static int batch_issue(struct eng_req *rq)
 			else
 				emul_submit(emul, &s->eio);
 		}
-		used[s->slot / 64] |= 1ull << (s->slot % 64);
+		unsigned u = 0;
+		while (u < nused && used[u] != m)
+			u++;
+		if (u == nused && nused < SB_MAX_SLOTS)
+			used[nused++] = m;
 		if (!s->virt && ff_wanted(v, s->slot))
 			ff_queue(v, m, s->slot, &s->io); /* under the failfast deadline */
 		else
 			m->ops->queue(m, &s->io);
 	}
-	for (unsigned w = 0; w < sizeof(used) / sizeof(used[0]); w++)
-		for (uint64_t b = used[w]; b; b &= b - 1) {
-			struct member *m = v->slot[w * 64 + (unsigned)__builtin_ctzll(b)];
-			m->ops->commit(m);
-		}
+	/* the members queued to, not the slots' members now: a swap meanwhile
+	 * would leave a queued I/O uncommitted for good */
+	for (unsigned u = 0; u < nused; u++)
+		used[u]->ops->commit(used[u]);
 	return atomic_fetch_sub_explicit(&rq->pending, 1, memory_order_acq_rel) == 1;
 }
 
@@ -612,6 +618,13 @@ static int batch_settle(struct eng_req *rq)
 	struct vol *v = rq->v;
 	uint64_t bad = atomic_exchange(&rq->failed_now, 0);
 	int host = atomic_exchange(&rq->host_err, 0);
+	/* an error of a member no longer in its slot (a spare took the role
+	 * meanwhile) fails nobody: the segment is planned again */
+	uint64_t moved = 0;
+	for (unsigned k = 0; k < rq->nmio && bad; k++)
+		if (rq->mio[k].io.res < 0 && v->slot[rq->mio[k].slot] != rq->mio[k].m)
+			moved |= 1ull << rq->mio[k].slot;
+	bad &= ~moved;
 	if (host) {
 		/* a full host filesystem: the request fails, no member does; the
 		 * stripes it touched may disagree now, so the volume stays owed a
@@ -621,7 +634,7 @@ static int batch_settle(struct eng_req *rq)
 		rq->res = host;
 		return 0;
 	}
-	if (!bad)
+	if (!bad && !moved)
 		return 1;
 	int rw = atomic_load(&v->replace_with);
 	if (rw >= 0 && (bad & (1ull << rw))) {
@@ -632,7 +645,7 @@ static int batch_settle(struct eng_req *rq)
 			rq->res = -EIO;
 			return 0;
 		}
-		if (!bad)
+		if (!bad && !moved)
 			return 1;
 	}
 	if (ppl_member_errors(v, &bad) && !bad) {
@@ -809,6 +822,18 @@ void eng_ack_early(struct eng_req *rq)
 	rq->done(rq->arg, 0);
 }
 
+/* A write planned before the role being replaced failed would miss its
+ * replacement (core/replace.c): planned again, once the replacement has the
+ * role. 1 when rq waits for that. */
+static int replace_replan(struct eng_req *rq)
+{
+	eng_scratch_free(rq);
+	rq->npieces = 0;
+	rq->phase = 0;
+	rq->rpos = rq->seg_off;
+	return vol_replace_wait(rq->v, &rq->wait, &rq->repl_epoch);
+}
+
 /* Run rq until it waits for something or finishes. */
 static void eng_step(struct eng_req *rq)
 {
@@ -833,6 +858,7 @@ static void eng_step(struct eng_req *rq)
 			rq->phase = 0; /* the family's first step */
 			rq->tries = 0;
 			rq->rpos = rq->seg_off;
+			rq->repl_epoch = vol_replace_epoch(v); /* before the plan reads the failed mask */
 			rq->state = ST_LOCK;
 			break;
 		case ST_LOCK:
@@ -893,6 +919,11 @@ static void eng_step(struct eng_req *rq)
 				rq->state = ST_SEG_END;
 				rq->done(rq->arg, 1);
 				return;
+			}
+			if (rq->kind == ENG_K_WRITE && rq->repl_epoch != vol_replace_epoch(v)) {
+				if (replace_replan(rq))
+					return; /* the takeover kicks us */
+				break;
 			}
 			rq->state = ST_WAIT;
 			r = batch_issue(rq);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "fsvol/core/bbl_vol.h"
@@ -131,13 +132,45 @@ static int redundant(const struct vol *v)
 	return layout_copies(&v->geom) > 1 || layout_parity_count(&v->geom) > 0;
 }
 
+int vol_idle_spare(const struct vol *v, unsigned s)
+{
+	/* a replacement is built for its role only (md gives it no other) */
+	return s >= v->geom.members && s < v->nslots && v->slot[s] && v->sb.slots[s].state == SB_SPARE &&
+	       !(v->sb.slots[s].flags & (SB_SLOT_REPLACEMENT | SB_SLOT_JOURNAL)) &&
+	       (int)s != atomic_load(&v->replace_with) && !vol_reshape_new_member(v, s);
+}
+
 /* A spare slot holding a member, or -1. State lock held. */
 static int find_spare(const struct vol *v)
 {
 	for (unsigned s = v->geom.members; s < v->nslots; s++)
-		if (v->slot[s] && v->sb.slots[s].state == SB_SPARE && !vol_reshape_new_member(v, s))
+		if (vol_idle_spare(v, s))
 			return (int)s;
 	return -1;
+}
+
+void vol_spares_first(struct vol *v)
+{
+	vol_state_lock(v);
+	unsigned moved = 0;
+	for (unsigned t = v->geom.members; t < v->nslots; t++) {
+		if (vol_idle_spare(v, t) || (v->sb.slots[t].flags & (SB_SLOT_JOURNAL | SB_SLOT_REPLACEMENT)) ||
+		    (int)t == atomic_load(&v->replace_with))
+			continue;
+		/* a failed member parked here (a replaced one), or an empty entry */
+		unsigned u = t + 1;
+		while (u < v->nslots && !vol_idle_spare(v, u))
+			u++;
+		if (u == v->nslots)
+			break;
+		vol_slot_swap(v, t, u);
+		moved++;
+	}
+	if (moved) {
+		v->sb.events++;
+		vol_write_sbs(v);
+	}
+	pthread_mutex_unlock(&v->state_lock);
 }
 
 /* A role to recover: failed or missing, lowest first. -1 when none. */
@@ -150,30 +183,40 @@ static int find_role(const struct vol *v)
 	return -1;
 }
 
-/* Start rebuilding role k onto the member in slot s (a spare): swap them.
- * State lock held. */
-static void take_over(struct vol *v, unsigned k, unsigned s)
+void vol_slot_swap(struct vol *v, unsigned a, unsigned b)
 {
-	struct member *spare = v->slot[s], *old = v->slot[k];
-	struct sb_slot sk = v->sb.slots[k], ss = v->sb.slots[s];
-	v->slot[k] = spare;
-	spare->slot = (int)k;
-	v->slot[s] = old;
-	if (old)
-		old->slot = (int)s;
-	v->sb.slots[k] = ss;
-	v->sb.slots[k].state = SB_REBUILDING;
-	v->sb.slots[k].rebuild_pos = 0;
-	v->sb.slots[k].data_size = sk.data_size;
-	v->sb.slots[s] = sk;
+	struct member *ma = v->slot[a], *mb = v->slot[b];
+	struct sb_slot sa = v->sb.slots[a];
+	v->slot[a] = mb;
+	v->slot[b] = ma;
+	if (mb)
+		mb->slot = (int)a;
+	if (ma)
+		ma->slot = (int)b;
+	v->sb.slots[a] = v->sb.slots[b];
+	v->sb.slots[b] = sa;
+}
+
+void vol_take_over(struct vol *v, unsigned k, unsigned s, uint64_t pos)
+{
+	struct member *old = v->slot[k];
+	uint64_t size = v->sb.slots[k].data_size; /* the role's */
+	vol_slot_swap(v, k, s);
+	struct sb_slot *sl = &v->sb.slots[k];
+	sl->state = SB_REBUILDING;
+	sl->rebuild_pos = vol_rebuild_to_member(v, pos);
+	sl->data_size = size;
+	sl->flags &= (uint8_t)~SB_SLOT_REPLACEMENT; /* a replacement that takes the role is its member now */
+	sl->replaces = 0;
 	v->sb.slots[s].state = old ? SB_FAILED : SB_EMPTY;
 	if (!old)
 		v->sb.slots[s].number = SB_NO_NUMBER; /* the missing device is forgotten */
-	/* from 0, whatever an earlier target of this role had reached */
-	vol_rebuild_set(v, (int)k, 0);
+	/* a spare starts from 0, whatever an earlier target of this role had reached */
+	vol_rebuild_set(v, (int)k, pos);
 	v->sb.events++;
-	fsvol_log(LOG_NOTICE, "spare %s takes over member %u (%s): recovery starts", spare->path, k,
-		old ? old->path : "missing");
+	if (!pos)
+		fsvol_log(LOG_NOTICE, "spare %s takes over member %u (%s): recovery starts", v->slot[k]->path, k,
+			  old ? old->path : "missing");
 }
 
 void vol_recovery_kick(struct vol *v)
@@ -182,18 +225,20 @@ void vol_recovery_kick(struct vol *v)
 	if (!redundant(v) || v->opts.readonly)
 		return;
 	vol_state_lock(v);
+	/* the role being replaced failed: its replacement takes it (md) */
+	int took = vol_replace_takeover(v);
 	int k = find_role(v), s = find_spare(v), start = 0;
 	if (atomic_load(&v->rebuild_slot) >= 0) {
 		start = 1; /* one is pending or running already: make sure it runs */
 	} else if (k >= 0 && s >= 0 && layout_survives(&v->geom, atomic_load(&v->failed))) {
-		/* redundancy first: a replace in progress gives its spare to the recovery */
-		atomic_store(&v->replace_slot, -1);
-		atomic_store(&v->replace_with, -1);
-		take_over(v, (unsigned)k, (unsigned)s);
+		/* redundancy first: a replace under way waits for this recovery */
+		vol_take_over(v, (unsigned)k, (unsigned)s, 0);
 		vol_write_sbs(v);
 		start = 1;
 	}
 	pthread_mutex_unlock(&v->state_lock);
+	if (took)
+		vol_replace_release(v); /* the writes held meanwhile go on, planned again */
 	if (!start || !v->started)
 		return;
 	vol_pass_want(v, VOL_PASS_RECOVERY);
@@ -224,18 +269,34 @@ int vol_recovery_done(struct vol *v, unsigned gen)
 	return done;
 }
 
-/* Undo open_new: the backend, the fault wrapper and the counters go, and the
- * member struct is free again. State lock held. */
+/* Undo open_new: the backend and the fault wrapper go, and the member entry
+ * is free again (its counters stay, for the next member it holds). State
+ * lock held. */
 static void close_new(struct vol *v, struct member *m)
 {
+	(void)v;
 	member_close(m);
-	if (m->stats)
-		stats_dev_destroy(m->stats);
-	m->stats = NULL;
-	v->nmembers--;
 }
 
-/* Open a member to add at run time: a free member struct, the backend, the
+/* A member entry no one holds: closed (removed, or replaced by a re-add), in
+ * no slot, with no I/O in flight; else the next never used one. NULL when
+ * all SB_MAX_SLOTS hold members. Entries are reused, never freed while the
+ * volume lives: a status reader may still look at one it found in a slot
+ * (its counters, its path), so the memory stays what it was. State lock held. */
+static struct member *free_entry(struct vol *v)
+{
+	for (unsigned i = 0; i < v->nmembers; i++) {
+		struct member *m = &v->members[i];
+		int held = m->ops || atomic_load(&vol_ms(v, m)->pending);
+		for (unsigned s = 0; s < v->nslots && !held; s++)
+			held = v->slot[s] == m;
+		if (!held)
+			return m;
+	}
+	return v->nmembers < SB_MAX_SLOTS ? &v->members[v->nmembers++] : NULL;
+}
+
+/* Open a member to add at run time: a free member entry, the backend, the
  * fault wrapper, the claim. Its counters (most of a member's memory) come
  * with with_stats, once it is accepted, so that a refusal allocates little.
  * State lock held. */
@@ -245,17 +306,19 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 		snprintf(err, errlen, "%s: give an absolute path (the daemon runs in /)", path);
 		return NULL;
 	}
-	if (v->nmembers == SB_MAX_SLOTS) {
-		snprintf(err, errlen, "%s: no room for another member in this mount (%d at most)", path, SB_MAX_SLOTS);
-		return NULL;
-	}
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && !strcmp(v->slot[i]->path, path)) {
 			snprintf(err, errlen, "%s: already in the volume (m%d)", path, vol_slot_number(v, i));
 			return NULL;
 		}
-	struct member *m = &v->members[v->nmembers];
+	struct member *m = free_entry(v);
+	if (!m) {
+		snprintf(err, errlen, "%s: no room for another member in this mount (%d at most)", path, SB_MAX_SLOTS);
+		return NULL;
+	}
+	struct stats_dev *kept = m->stats; /* member_open starts from a clean struct */
 	int r = member_open(m, path, !v->opts.buffered, err, errlen);
+	m->stats = kept;
 	if (r)
 		return NULL;
 	/* a fresh member to the engine (a spindle struct stays for reuse: the
@@ -285,21 +348,24 @@ static struct member *open_new(struct vol *v, const char *path, char *err, size_
 		member_close(m);
 		return NULL;
 	}
-	m->stats = NULL;
 	if (member_fault_wrap(m)) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		member_close(m);
 		return NULL;
 	}
 	m->data_offset = v->data_offset;
-	v->nmembers++;
 	vol_bbl_attach(v, m); /* its bad-block list counts from the start */
 	return m;
 }
 
-/* The counters of an accepted member; closes it when there is no memory. */
+/* The counters of an accepted member (those of the entry's last member, from
+ * zero, or new ones); closes it when there is no memory. */
 static int with_stats(struct vol *v, struct member *m, char *err, size_t errlen)
 {
+	if (m->stats) {
+		stats_reset(m->stats, stats_now());
+		return 0;
+	}
 	if ((m->stats = stats_dev_create()))
 		return 0;
 	snprintf(err, errlen, "%s: out of memory", m->path);
@@ -313,7 +379,7 @@ static int with_stats(struct vol *v, struct member *m, char *err, size_t errlen)
 static int leftover(const struct vol *v, unsigned s)
 {
 	return s >= v->geom.members && s < v->nslots && !v->slot[s] && v->sb.slots[s].state != SB_REBUILDING &&
-	       (int)s != atomic_load(&v->replace_with) &&
+	       (int)s != atomic_load(&v->replace_with) && !(v->sb.slots[s].flags & SB_SLOT_REPLACEMENT) &&
 	       !(v->sb.slots[s].flags & SB_SLOT_JOURNAL); /* a missing journal's place stays its */
 }
 
@@ -402,6 +468,16 @@ int vol_slot_of(const struct vol *v, const char *which)
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && !strcmp(v->slot[i]->path, which))
 			return (int)i;
+	/* another spelling of a member's file (a link to it, a hard link): the
+	 * member with its identity (member_file.c: st_rdev of a device) */
+	struct stat st;
+	if (member_backend(which) != &member_file_ops || stat(which, &st))
+		return -1;
+	uint64_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && member_backend(v->slot[i]->path) == &member_file_ops && v->slot[i]->dev == dev &&
+		    v->slot[i]->ino == ino)
+			return (int)i;
 	return -1;
 }
 
@@ -432,6 +508,11 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 		snprintf(err, errlen, "remove %s: no member there (give a member's Number, mN as fsvol status names it, "
 			 "or its path)", which);
 		r = -ENOENT;
+	} else if (s == atomic_load(&v->replace_with)) {
+		/* md: a replacement under way is in a role, not a spare */
+		snprintf(err, errlen, "remove %s: m%d is being built to replace m%d (a replace is running)", which,
+			 vol_slot_number(v, (unsigned)s), vol_slot_number(v, (unsigned)atomic_load(&v->replace_slot)));
+		r = -EBUSY;
 	} else if (strcmp(st, "failed") && strcmp(st, "spare")) {
 		/* mdadm: "device or resource busy": fail it first */
 		snprintf(err, errlen, "remove %s: m%d is %s; only failed or spare members can be removed "
@@ -458,7 +539,11 @@ int vol_remove(struct vol *v, const char *which, char *err, size_t errlen)
 	pthread_mutex_unlock(&v->state_lock);
 	vol_peek_wait(v);
 	m->ops->close(m);
+	/* the entry is free for the next add from here (free_entry reads it
+	 * under the state lock) */
+	vol_state_lock(v);
 	m->ops = NULL;
+	pthread_mutex_unlock(&v->state_lock);
 	return 0;
 }
 
@@ -537,100 +622,4 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 		!v->bitmap ? "" : missed_reshape ? " (all of it: it missed a reshape)" : " (the bitmap's dirty regions)");
 	vol_recovery_kick(v);
 	return 0;
-}
-
-/* ---- replace (md's want_replacement) ---- */
-
-int vol_replace(struct vol *v, const char *which, const char *path, char *err, size_t errlen)
-{
-	if (!redundant(v)) {
-		snprintf(err, errlen, "%s has no redundancy to build a replacement from", layout_level_name(v->geom.level));
-		return -EINVAL;
-	}
-	if (path && path[0]) {
-		int r = vol_add(v, path, err, errlen);
-		if (r)
-			return r;
-	}
-	vol_state_lock(v);
-	int k = vol_slot_of(v, which), s = -1, r = 0;
-	if (k < 0 || (unsigned)k >= v->geom.members || strcmp(vol_slot_state(v, (unsigned)k), "active")) {
-		char act[200] = "";
-		for (unsigned i = 0, n = 0; i < v->geom.members && n + 8 < sizeof(act); i++)
-			if (v->slot[i] && !strcmp(vol_slot_state(v, i), "active"))
-				n += (unsigned)snprintf(act + n, sizeof(act) - n, " m%d", vol_slot_number(v, i));
-		snprintf(err, errlen, "replace %s: expected an active member, its Number (mN, as fsvol status names it) or "
-			 "its path (active:%s); a failed one is rebuilt onto a spare by itself", which, *act ? act : " none");
-		r = -EINVAL;
-	} else if (atomic_load(&v->rebuild_slot) >= 0 || atomic_load(&v->replace_slot) >= 0) {
-		snprintf(err, errlen, "replace %s: a recovery or replace is running; one at a time", which);
-		r = -EBUSY;
-	} else if (path && path[0]) {
-		for (unsigned i = v->geom.members; i < v->nslots; i++)
-			if (v->slot[i] && !strcmp(v->slot[i]->path, path))
-				s = (int)i;
-	} else {
-		s = find_spare(v);
-	}
-	if (!r && s < 0) {
-		snprintf(err, errlen, "replace %s: no spare to build the replacement on (add one, or give --with PATH)", which);
-		r = -ENOENT;
-	}
-	if (!r) {
-		atomic_store(&v->replace_with, s);
-		atomic_store_explicit(&v->replace_slot, k, memory_order_release);
-		fsvol_log(LOG_NOTICE, "replace of member %d (%s) onto %s starts", k, v->slot[k]->path, v->slot[s]->path);
-	}
-	pthread_mutex_unlock(&v->state_lock);
-	if (r)
-		return r;
-	vol_pass_want(v, VOL_PASS_REPLACE);
-	if (vol_pass_start(v, VOL_PASS_REPLACE) == -EBUSY)
-		return 0; /* the running pass gives way and goes on with the replace */
-	return 0;
-}
-
-/* End a replace without swapping (state lock held or not: atomics only, and
- * the sb update under the lock). */
-static void replace_end(struct vol *v)
-{
-	atomic_store(&v->replace_slot, -1);
-	atomic_store(&v->replace_with, -1);
-}
-
-void vol_replace_abort(struct vol *v, int error)
-{
-	/* a completion: atomics only, the metadata thread records it */
-	int s = atomic_exchange(&v->replace_with, -1);
-	if (s >= 0) {
-		atomic_store(&v->replace_slot, -1);
-		fsvol_log(LOG_ERR, "replacement %s failed: %s; replace stopped, the member it was to replace still serves",
-			  v->slot[s] ? v->slot[s]->path : "?", strerror(error < 0 ? -error : EIO));
-		vol_md_mark_failed(v, (unsigned)s);
-	}
-}
-
-void vol_replace_done(struct vol *v)
-{
-	vol_state_lock(v);
-	int k = atomic_load(&v->replace_slot), s = atomic_load(&v->replace_with);
-	if (k >= 0 && s >= 0) {
-		struct member *old = v->slot[k], *rep = v->slot[s];
-		struct sb_slot sk = v->sb.slots[k], ss = v->sb.slots[s];
-		/* the replacement takes the role; the old member becomes a spare */
-		v->slot[k] = rep;
-		rep->slot = k;
-		v->slot[s] = old;
-		old->slot = s;
-		v->sb.slots[k] = ss;
-		v->sb.slots[k].state = SB_ACTIVE;
-		v->sb.slots[k].data_size = sk.data_size;
-		v->sb.slots[s] = sk;
-		v->sb.slots[s].state = SB_SPARE;
-		replace_end(v);
-		v->sb.events++;
-		vol_write_sbs(v);
-		fsvol_log(LOG_NOTICE, "%s replaced member %d; %s is a spare now", rep->path, k, old->path);
-	}
-	pthread_mutex_unlock(&v->state_lock);
 }

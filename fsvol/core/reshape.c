@@ -879,6 +879,7 @@ int vol_reshape_grow(struct vol *v, const char *spec, char *err, size_t errlen)
 			      g->members, n);
 	if (dry)
 		return now ? 0 : dry_plan(v, to6, alg, n, chunk ? chunk : g->chunk, err, errlen);
+	vol_spares_first(v); /* the new roles are the first spare slots: a failed member parked there moves out */
 	for (unsigned s = g->members; s < n; s++)
 		if (s >= v->nslots || !v->slot[s] || v->sb.slots[s].state != SB_SPARE)
 			return refuse(err, errlen, -EINVAL, "grow: %s to %u members needs a spare for raid device %u (fsvol grow --add PATH, "

@@ -426,43 +426,65 @@ static int run_recovery(struct vol *v)
 	return done;
 }
 
-/* replace: umount stops it; the replacement or the role failing ends it */
+/* replace: umount stops it, and a recovery goes first (it resumes after);
+ * the replacement or the role failing ends it */
 static int replace_interrupted(struct pass_run *p)
 {
-	if (atomic_load(&p->v->sync->intr))
+	if (atomic_load(&p->v->sync->intr) || wanted(p->v->sync, VOL_PASS_RECOVERY))
 		return 1;
 	return atomic_load(&p->v->replace_slot) != p->slot ? -EIO : 0;
 }
 
 static int replace_unit(struct pass_run *p, uint64_t u)
 {
-	return engine_copy(p->v, u);
+	int r = engine_copy(p->v, u);
+	uint64_t off, len;
+	engine_unit_range(p->v, u, &off, &len);
+	if (!r) /* on the replacement now, and every write since goes there too */
+		vol_replace_advance(p->v, p->slot, off + len);
+	return r;
+}
+
+static void replace_after(struct pass_run *p)
+{
+	if (stats_now() - p->saved > SYNC_CHECKPOINT_NS) {
+		vol_replace_checkpoint(p->v);
+		p->saved = stats_now();
+	}
 }
 
 static const struct pass_ops replace_ops = {
-	.interrupted = replace_interrupted, .unit = replace_unit, .span = 1,
+	.interrupted = replace_interrupted, .unit = replace_unit, .after = replace_after, .span = 1,
 };
 
-/* A replacement built while the role it replaces serves (md's want_replacement). */
+/* A replacement built while the role it replaces serves (md's
+ * want_replacement), from the first unit it does not hold yet. */
 static int run_replace(struct vol *v)
 {
 	struct vol_sync *s = v->sync;
 	struct pass_run p = { .v = v, .pass = VOL_PASS_REPLACE, .slot = atomic_load(&v->replace_slot) };
-	int k = p.slot;
-	uint64_t u;
-	if (k < 0)
+	int k = p.slot, w = atomic_load(&v->replace_with);
+	uint64_t u = 0, off = 0, len = 0, pos = atomic_load(&v->replace_pos);
+	if (k < 0 || w < 0)
 		return 1;
-	fsvol_log(LOG_NOTICE, "replace of member %d: %llu units", k, (unsigned long long)s->total);
-	ppl_member_reset(v, atomic_load(&v->replace_with));
+	while (u < s->total && (engine_unit_range(v, u, &off, &len), off + len <= pos))
+		u++;
+	p.first = u;
+	p.base = off < pos ? off : pos;
+	p.saved = stats_now();
+	if (!u)
+		ppl_member_reset(v, w); /* no stale record may outlive the copy */
+	fsvol_log(LOG_NOTICE, "replace of member %d (%s) onto %s %s at %llu of %llu units", k,
+		  v->slot[k] ? v->slot[k]->path : "?", v->slot[w] ? v->slot[w]->path : "?", u ? "resumes" : "starts",
+		  (unsigned long long)u, (unsigned long long)s->total);
 	int r = sync_window(&p, &replace_ops, &u);
 	int done = !r && u == s->total;
-	if (done) {
+	if (done)
 		vol_replace_done(v);
-	} else if (atomic_load(&v->replace_slot) == k) {
-		/* stopped (umount, a recovery first): the replacement stays a spare */
-		atomic_store(&v->replace_slot, -1);
-		atomic_store(&v->replace_with, -1);
-	}
+	else if (!r)
+		vol_replace_checkpoint(v); /* umount, a recovery first: it resumes from here */
+	else
+		vol_replace_stop(v, k, r); /* nothing if the replacement or the role ended it */
 	fsvol_log(LOG_NOTICE, "replace of member %d %s: %llu of %llu units", k, done ? "done" : "stopped",
 		  (unsigned long long)atomic_load(&s->pos), (unsigned long long)s->total);
 	return done;
@@ -571,6 +593,8 @@ static void *sync_main(void *arg)
 			next = VOL_PASS_RESYNC; /* what a crash left owed, in the new geometry */
 		else if (go && pass == VOL_PASS_RECOVERY && done && vol_resync_owed(v) && !atomic_load(&v->failed))
 			next = VOL_PASS_RESYNC;
+		else if (go && atomic_load(&v->replace_slot) >= 0)
+			next = VOL_PASS_REPLACE; /* one that gave way, or a resumed one after what went first */
 		if (next != VOL_PASS_NONE) {
 			sync_pass_begin(v, next);
 			pthread_mutex_unlock(&s->lock);

@@ -91,10 +91,17 @@ struct vol {
 	pthread_mutex_t rebuild_lock;
 	struct vol_bitmap *bitmap;      /* write-intent bitmap (core/bitmap_vol.c), NULL: none */
 	struct vol_bbl *bbl;            /* the members' bad-block lists (core/bbl_vol.c), NULL: none */
-	/* replace (md's want_replacement): role replace_slot is rebuilt onto the
-	 * member in spare slot replace_with while the role keeps serving; every
-	 * write to the role goes to both. -1: none. */
+	/* replace (md's want_replacement, core/replace.c): role replace_slot is
+	 * rebuilt onto the member in spare slot replace_with while the role keeps
+	 * serving; every write to the role goes to both. -1: none. Below
+	 * replace_pos (logical bytes) the replacement holds the role. While
+	 * replace_epoch is odd the role has failed and the metadata thread has
+	 * yet to give it to its replacement: writes wait in replace_waiters
+	 * (rebuild_lock) and are planned again. */
 	atomic_int replace_slot, replace_with;
+	atomic_uint_fast64_t replace_pos;
+	atomic_uint replace_epoch;
+	struct vol_waiter *replace_waiters;
 	/* the metadata thread (core/vol_md.c, md's md thread): superblock
 	 * writes, the bitmap's writes, starting passes; never a completion */
 	pthread_mutex_t md_lock;
@@ -190,8 +197,35 @@ uint64_t vol_failed_at(const struct vol *v, uint64_t off);
 /* The replacement failed (the engine saw an error on it): the replace ends;
  * marked only, the metadata thread writes the superblocks. */
 void vol_replace_abort(struct vol *v, int error);
-/* The replacement holds the whole role: swap it in. */
+/* The replacement holds the whole role: swap it in; the replaced member is
+ * marked faulty (md). */
 void vol_replace_done(struct vol *v);
+/* core/replace.c, the rest of a replace's life: the copy of role reached
+ * pos (sync.c); its checkpoint to the superblocks; it stopped on an error
+ * (the record goes). */
+void vol_replace_advance(struct vol *v, int role, uint64_t pos);
+void vol_replace_checkpoint(struct vol *v);
+void vol_replace_stop(struct vol *v, int role, int error);
+/* The role being replaced failed (vol_fail_slot, before the failed mask says
+ * so; a completion may call it: a leaf lock only). */
+void vol_replace_role_failing(struct vol *v);
+/* The engine: the epoch a write's plan is made in; a write whose epoch moved
+ * is planned again, and waits first while a takeover is to come: 1 when w is
+ * queued (resumed by vol_replace_release), 0 to plan now. *epoch: the epoch
+ * its new plan is made in. Any thread. */
+unsigned vol_replace_epoch(const struct vol *v);
+int vol_replace_wait(struct vol *v, struct vol_waiter *w, unsigned *epoch);
+/* The metadata thread, state lock held: the replacement of a failed role
+ * takes it, from what it has built (md). 1 when a takeover was due: call
+ * vol_replace_release once the state lock is dropped. */
+int vol_replace_takeover(struct vol *v);
+void vol_replace_release(struct vol *v);
+/* vol_open: the replace the superblocks record resumes (or, its role gone,
+ * its replacement takes the role); vol_start: the pass, after a recovery or
+ * the resync a crash owes, from the first region the bitmap marks when the
+ * volume was not shut down cleanly. */
+void vol_replace_load(struct vol *v);
+void vol_replace_resume(struct vol *v);
 /* The metadata thread (a member failed or came): a spare at hand takes over
  * and the recovery starts. Never on a completion. */
 void vol_recovery_kick(struct vol *v);
@@ -224,6 +258,16 @@ void vol_model_pump_stop(void *pump);
  * being replaced), VOL_REPLACING (its replacement), 0; the other end in *other. */
 enum { VOL_REPLACED = 1, VOL_REPLACING };
 int vol_replace_pair(const struct vol *v, unsigned slot, int *other);
+
+/* core/recovery.c: slot s holds a spare free for any role (not a
+ * replacement, not the journal); swap two slots' members and entries (state
+ * lock held); role k's recovery onto the member in slot s from logical pos
+ * (0: a spare taking over; a replacement keeps what it built); the idle
+ * spares into the lowest spare slots (a grow takes those, md takes any). */
+int vol_idle_spare(const struct vol *v, unsigned s);
+void vol_slot_swap(struct vol *v, unsigned a, unsigned b);
+void vol_take_over(struct vol *v, unsigned k, unsigned s, uint64_t pos);
+void vol_spares_first(struct vol *v);
 
 /* core/volume.c: write slot's superblock (nothing for a failed member). */
 int vol_write_sb_slot(struct vol *v, unsigned slot);

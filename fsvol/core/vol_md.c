@@ -78,6 +78,8 @@ static void md_apply_fails(struct vol *v)
 		if (bits & (1ull << i)) {
 			v->sb.slots[i].state = SB_FAILED;
 			v->sb.slots[i].rebuild_pos = 0; /* a spare that takes over starts from 0 */
+			v->sb.slots[i].flags &= (uint8_t)~SB_SLOT_REPLACEMENT; /* a failed replacement replaces nothing */
+			v->sb.slots[i].replaces = 0;
 			v->sb.events++;
 		}
 }

@@ -131,6 +131,10 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 	 * the metadata thread's to change (vol_md_apply_fails) */
 	uint64_t bit = 1ull << slot;
 	int marked = 0;
+	/* the role being replaced failed: its replacement is to take it, and
+	 * until then no write may plan without it (core/replace.c) */
+	if ((int)slot == atomic_load(&v->replace_slot) && atomic_load(&v->replace_with) >= 0)
+		vol_replace_role_failing(v);
 	if (vol_rebuild_drop(v, (int)slot)) {
 		/* the member being rebuilt failed: the recovery stops, it stays
 		 * failed; a spare that takes over starts again from 0 */
@@ -142,12 +146,6 @@ void vol_fail_slot(struct vol *v, unsigned slot, int error)
 			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error),
 			vol_reshape_survives(v, atomic_load(&v->failed)) ? "degraded" : "FAILED");
 		marked = 1;
-	}
-	if ((int)slot == atomic_load(&v->replace_slot)) {
-		/* the role being replaced failed: its replacement (a spare) is
-		 * rebuilt instead, by the recovery the kick below starts */
-		atomic_store(&v->replace_slot, -1);
-		atomic_store(&v->replace_with, -1);
 	}
 	if (marked)
 		vol_md_mark_failed(v, slot);
@@ -404,6 +402,9 @@ int vol_start(struct vol *v)
 	 * now, or after the recovery (status shows it pending meanwhile). */
 	if (!r && vol_resync_owed(v) && atomic_load(&v->rebuild_slot) < 0)
 		r = vol_pass_start(v, VOL_PASS_RESYNC);
+	/* a replace the superblocks record goes on (after those, sync.c) */
+	if (!r)
+		vol_replace_resume(v);
 	/* raid1/raid10: the failfast watchdog (idle until a failfast member's I/O) */
 	if (!r && !v->opts.readonly && ff_start(v))
 		fsvol_log(LOG_WARNING, "failfast: no watchdog thread; failfast members wait for their I/O");
@@ -486,6 +487,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 			v->slot[i]->data_offset = v->data_offset;
 		}
 	vol_numbers_fix(v);
+	vol_replace_load(v); /* before the roles' states are read: a replacement may take one */
 	uint64_t failed = 0;
 	/* a reshape under way: the slots it adds hold the windows below
 	 * reshape_pos, so their members count as roles (failed or missing too) */

@@ -108,7 +108,7 @@ void vol_slot_name(const struct vol *v, unsigned slot, char out[VOL_NAME_LEN]);
 int vol_parse_number(const char *which);
 /* Replace role M (slot or path) with PATH (added as a spare first) or with a
  * spare: the new member is built while the old one serves, then takes the
- * role; the old one becomes a spare. 0 or -errno with a message. */
+ * role; the old one is marked faulty (md). 0 or -errno with a message. */
 int vol_replace(struct vol *v, const char *which, const char *path, char *err, size_t errlen);
 /* Set (or change, at run time) the members' spindle models from a spec
  * (fsvol mount --model, MNT/ctl "model SPEC"). -EBUSY while a model has

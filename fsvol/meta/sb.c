@@ -14,7 +14,7 @@
 #include "layout/layout.h"
 #include "fsvol/util/le.h"
 
-/* Byte offsets of the fixed header (versions 1 to 3); docs/format.md has the table. */
+/* Byte offsets of the fixed header (versions 1 to 4); docs/format.md has the table. */
 enum {
 	OFF_MAGIC = 0,
 	OFF_VERSION = 4,
@@ -57,6 +57,7 @@ enum {
 	SLOT_STATE = 0,
 	SLOT_FLAGS = 1,
 	SLOT_NUMBER = 2,
+	SLOT_REPLACES = 4, /* version 4 */
 	SLOT_UUID = 8,
 	SLOT_DATA_SIZE = 24,
 	SLOT_REBUILD_POS = 32,
@@ -193,6 +194,7 @@ void sb_encode(const struct sb *s, uint8_t *buf)
 		e[SLOT_STATE] = sl->state;
 		e[SLOT_FLAGS] = sl->flags;
 		put_le16(e + SLOT_NUMBER, sl->number);
+		put_le16(e + SLOT_REPLACES, sl->replaces);
 		memcpy(e + SLOT_UUID, sl->uuid, 16);
 		put_le64(e + SLOT_DATA_SIZE, sl->data_size);
 		put_le64(e + SLOT_REBUILD_POS, sl->rebuild_pos);
@@ -295,6 +297,33 @@ static int check_numbers(const struct sb *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* A replace in progress (version 4, md's Replacement): one spare at most,
+ * built for a raid role; a slot that is none has replaces 0. */
+static int check_replacement(const struct sb *s, char *err, size_t errlen)
+{
+	int seen = -1;
+	for (unsigned i = 0; i < SB_MAX_SLOTS; i++) {
+		const struct sb_slot *sl = &s->slots[i];
+		if (!(sl->flags & SB_SLOT_REPLACEMENT)) {
+			if (sl->replaces)
+				return sb_refuse(err, errlen, "bad slots[%u].replaces %u (not a replacement)", i,
+						 sl->replaces);
+			continue;
+		}
+		if (i < s->members || sl->state != SB_SPARE)
+			return sb_refuse(err, errlen, "bad slots[%u]: a replacement must be a spare beyond the %" PRIu32
+					 " raid slots (state %s)", i, s->members, sb_state_name(sl->state));
+		if (sl->replaces >= s->members)
+			return sb_refuse(err, errlen, "bad slots[%u].replaces %u (must be < members = %" PRIu32 ")", i,
+					 sl->replaces, s->members);
+		if (seen >= 0)
+			return sb_refuse(err, errlen, "bad slots[%d] and slots[%u]: both are replacements (one at a time)",
+					 seen, i);
+		seen = (int)i;
+	}
+	return 0;
+}
+
 /* Field sanity after a good checksum: a sane-looking block that lies would
  * otherwise drive the engine (e.g. index used as an array subscript). */
 static int check_fields(const struct sb *s, char *err, size_t errlen)
@@ -347,12 +376,14 @@ static int check_fields(const struct sb *s, char *err, size_t errlen)
 
 		if (sl->state > SB_MISSING)
 			return sb_refuse(err, errlen, "bad slots[%u].state %u (unknown)", i, sl->state);
-		if (sl->flags & ~SB_SLOT_FLAGS_ALL)
+		if (sl->flags & ~(s->version < 4 ? SB_SLOT_FLAGS_V3 : SB_SLOT_FLAGS_ALL))
 			return sb_refuse(err, errlen, "bad slots[%u].flags 0x%02x (unknown bits)", i, sl->flags);
 		if (i >= slots && sl->state != SB_EMPTY)
 			return sb_refuse(err, errlen, "bad slots[%u].state %s (beyond members + spares = %" PRIu64 ")",
 				    i, sb_state_name(sl->state), slots);
 	}
+	if ((r = check_replacement(s, err, errlen)))
+		return r;
 	return check_numbers(s, err, errlen);
 }
 
@@ -376,7 +407,7 @@ int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t er
 			    stored, computed);
 	v = get_le32(buf + OFF_HDR_SIZE);
 	if (v != OFF_SLOTS)
-		return sb_refuse(err, errlen, "bad header_size %" PRIu32 " (versions 1 to 3 have %d)", v, OFF_SLOTS);
+		return sb_refuse(err, errlen, "bad header_size %" PRIu32 " (versions 1 to 4 have %d)", v, OFF_SLOTS);
 	if (!memchr(buf + OFF_NAME, 0, 32))
 		return sb_refuse(err, errlen, "bad name (not NUL-terminated within 32 bytes)");
 
@@ -422,6 +453,7 @@ int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t er
 		sl->flags = e[SLOT_FLAGS];
 		/* before version 3 a device's Number was its slot */
 		sl->number = s->version < 3 ? (sl->state ? (uint16_t)i : SB_NO_NUMBER) : get_le16(e + SLOT_NUMBER);
+		sl->replaces = s->version < 4 ? 0 : get_le16(e + SLOT_REPLACES); /* reserved (zero) before */
 		memcpy(sl->uuid, e + SLOT_UUID, 16);
 		sl->data_size = get_le64(e + SLOT_DATA_SIZE);
 		sl->rebuild_pos = get_le64(e + SLOT_REBUILD_POS);
@@ -578,15 +610,17 @@ static void sb_dump_slots(FILE *f, const struct sb *s, unsigned nslots)
 		sb_uuid_format(sl->uuid, u);
 		fmt_size(sl->data_size, a, sizeof(a));
 		snprintf(ds, sizeof(ds), "%" PRIu64 " (%s)", sl->data_size, a);
-		if (sl->state == SB_REBUILDING)
+		if (sl->state == SB_REBUILDING || (sl->flags & SB_SLOT_REPLACEMENT))
 			fmt_size(sl->rebuild_pos, b, sizeof(b));
 		else
 			snprintf(b, sizeof(b), "-");
-		char num[8] = "-", fl[40] = "";
+		char num[8] = "-", fl[64] = "", rep[24] = "";
 		if (sl->number != SB_NO_NUMBER)
 			snprintf(num, sizeof(num), "%u", sl->number);
-		snprintf(fl, sizeof(fl), "%s%s%s", sl->flags & SB_SLOT_WRITE_MOSTLY ? " write-mostly" : "",
-			 sl->flags & SB_SLOT_FAILFAST ? " failfast" : "", sl->flags & SB_SLOT_JOURNAL ? " journal" : "");
+		if (sl->flags & SB_SLOT_REPLACEMENT)
+			snprintf(rep, sizeof(rep), " replacement for %u", sl->replaces);
+		snprintf(fl, sizeof(fl), "%s%s%s%s", sl->flags & SB_SLOT_WRITE_MOSTLY ? " write-mostly" : "",
+			 sl->flags & SB_SLOT_FAILFAST ? " failfast" : "", sl->flags & SB_SLOT_JOURNAL ? " journal" : "", rep);
 		fprintf(f, "   %4u  %6s  %-10s  %s  %-22s %-7s  %s%s\n", i, num, sb_state_name(sl->state), u, ds, b,
 			*fl ? fl + 1 : "-", i == s->index ? "   <- this device" : "");
 	}
@@ -688,6 +722,9 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 	else if (me->state == SB_REBUILDING) {
 		fmt_size(me->rebuild_pos, b, sizeof(b));
 		snprintf(a, sizeof(a), "Rebuilding device %" PRIu32 " (at %s)", s->index, b);
+	} else if (me->state == SB_SPARE && (me->flags & SB_SLOT_REPLACEMENT)) {
+		fmt_size(me->rebuild_pos, b, sizeof(b));
+		snprintf(a, sizeof(a), "Replacement device %u (built to %s)", me->replaces, b);
 	} else if (me->state == SB_SPARE)
 		snprintf(a, sizeof(a), "spare");
 	else

@@ -10,7 +10,7 @@
 
 #define SB_SIZE 4096u            /* bytes reserved for the superblock */
 #define SB_MAGIC 0x4c4f5653u     /* "SVOL" read as little-endian u32 of "SVOL" */
-#define SB_VERSION 3u          /* 3: md features (docs/format.md, "Version history") */
+#define SB_VERSION 4u          /* 4: a replace in progress (docs/format.md, "Version history") */
 #define SB_MAX_SLOTS 64          /* members + spares */
 #define SB_DEFAULT_DATA_OFFSET (1u << 20)
 
@@ -28,8 +28,10 @@ enum sb_slot_flag {
 	SB_SLOT_WRITE_MOSTLY = 1u << 0, /* raid1: not read from while another copy serves */
 	SB_SLOT_FAILFAST = 1u << 1,     /* raid1/raid10: failed at once when its I/O overruns */
 	SB_SLOT_JOURNAL = 1u << 2,      /* raid4/5/6: the write journal member */
+	SB_SLOT_REPLACEMENT = 1u << 3,  /* version 4: built to take role `replaces` (md's Replacement) */
 };
-#define SB_SLOT_FLAGS_ALL 0x07u
+#define SB_SLOT_FLAGS_ALL 0x0fu
+#define SB_SLOT_FLAGS_V3 0x07u
 
 /* md's consistency policies (the bitmap is told by bitmap_offset). */
 enum sb_consistency {
@@ -46,11 +48,14 @@ struct sb_slot {
 	uint8_t flags;          /* enum sb_slot_flag */
 	uint16_t number;        /* the device's Number (md): stays with the device
 				 * across fail/remove/add; the slot index is its role */
+	uint16_t replaces;      /* SB_SLOT_REPLACEMENT: the role it is built for (md's
+				 * dev_roles entry of a replacement); else 0 */
 	uint8_t uuid[16];       /* member UUID recorded for this slot */
 	uint64_t data_size;     /* usable data bytes of that member */
-	uint64_t rebuild_pos;   /* REBUILDING: bytes of the member's data area in sync
-				 * (md's recovery_offset); decode restarts (0) what
-				 * version 1 stored or what is out of range */
+	uint64_t rebuild_pos;   /* REBUILDING, or a replacement: bytes of the member's
+				 * data area in sync (md's recovery_offset); decode
+				 * restarts (0) what version 1 stored or what is out of
+				 * range */
 };
 
 struct sb {

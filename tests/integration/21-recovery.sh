@@ -92,7 +92,8 @@ replace_run() { # LEVEL N ROLE OTHER: replace ROLE under verified writes, then f
 	wait "$fio_pid" || fail "$level: fio saw errors during a replace: $(tail -5 "$d/w.out")"
 	for ((i = 0; i < 1200; i++)); do grep -q "replace done" "$d/mnt/status" && break; sleep 0.05; done
 	grep -q ": $d/new active (role $role)$" "$d/mnt/status" || fail "$level: the replacement did not take the role: $(cat "$d/mnt/status")"
-	grep -q "$d/m$role spare" "$d/mnt/status" || fail "$level: the replaced member is not a spare: $(cat "$d/mnt/status")"
+	# md marks the replaced device faulty ("the replaced device will be marked as faulty")
+	grep -q "$d/m$role failed" "$d/mnt/status" || fail "$level: the replaced member is not marked faulty: $(cat "$d/mnt/status")"
 	"$FSVOL" fail "$d/mnt" "$other"
 	fio_job "$d/mnt" "$d/v.out" --verify_only || fail "$level: verify after replace + fail $other: $(tail -5 "$d/v.out")"
 	fsvol_umount "$d/mnt"

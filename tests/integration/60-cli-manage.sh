@@ -90,9 +90,9 @@ fi
 	fail "detail during a replace: $("$FSVOL" detail m5)"
 "$FSVOL" ctl m5 sync_speed_max 200000
 for ((i = 0; i < 600; i++)); do grep -q "replace done" m5/status && break; sleep 0.05; done
-# the Numbers stay with the devices: rpnew (m3) plays role 1, rp1 (m1) is a spare
+# the Numbers stay with the devices: rpnew (m3) plays role 1, rp1 (m1) is marked faulty (md)
 grep -q "m3: $T/rpnew active (role 1)$" m5/status || fail "after the replace: $(cat m5/status)"
-grep -q "m1: $T/rp1 spare$" m5/status || fail "after the replace, the old member: $(cat m5/status)"
+grep -q "m1: $T/rp1 failed$" m5/status || fail "after the replace, the old member: $(cat m5/status)"
 ! grep -q "replac" <(grep "^ *m[0-9]" m5/status) || fail "replace marks left after it ended: $(cat m5/status)"
 fsvol_umount m5
 

@@ -57,17 +57,19 @@ wait_for 10 "MNT/events' size is not its length" size_is_length
 for ((i = 0; i < 100; i++)); do grep -q SpareActive "$T/tail.out" && break; sleep 0.05; done
 cmp -s "$T/tail.out" "$T/mnt/events" || fail "tail -f of MNT/events: $(cat "$T/tail.out")"
 
-# a replace (md's want_replacement) of role 0: the pass's steps, its end, then
-# the replacement's SpareActive; the replaced member, a spare now, goes again
+# a replace (md's want_replacement) of role 0: the pass's steps, the replaced
+# member marked faulty (md: out of sync, mdadm's Fail), the pass's end, then
+# the replacement's SpareActive; the replaced member is removed
 truncate -s "$(stat -c %s "$T/v/d0")" "$T/v/d4"
 n0=$(wc -l <"$T/mon.out")
 "$FSVOL" replace --with "$T/v/d4" "$T/mnt" 0 >/dev/null || fail "replace 0"
 for ((i = 0; i < 600; i++)); do grep -q "SpareActive $T/mnt m[0-9]* $T/v/d4" "$T/mon.out" && break; sleep 0.05; done
-want_r=(RebuildStarted Rebuild20 Rebuild40 Rebuild60 Rebuild80 RebuildFinished SpareActive)
+want_r=(RebuildStarted Rebuild20 Rebuild40 Rebuild60 Rebuild80 Fail RebuildFinished SpareActive)
 got=$(tail -n +$((n0 + 1)) "$T/mon.out" | awk '{ print $2 }' | tr '\n' ' ')
 [[ $got == "${want_r[*]} " ]] || fail "replace events: '$got', want '${want_r[*]}'"$'\n'"$(cat "$T/mon.out")"
 grep -q "RebuildFinished $T/mnt - replace done, 0 mismatches" "$T/mon.out" || fail "replace's end: $(cat "$T/mon.out")"
 grep -qx "SpareActive $T/mnt $T/v/d4" "$T/alerts" || fail "alerts: $(cat "$T/alerts")"
+grep -Eq "^[0-9T:.-]+Z Fail $T/mnt m0 $T/v/d0$" "$T/mon.out" || fail "the replaced member's Fail: $(cat "$T/mon.out")"
 "$FSVOL" remove "$T/mnt" "$T/v/d0" >/dev/null || fail "remove the replaced member"
 
 # --oneshot: what is degraded now, then exit (the failed member removed, no spare left)

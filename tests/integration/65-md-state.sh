@@ -85,7 +85,11 @@ valid "$M"
 [[ $(jq -r '.members[] | select(.slot == 0) | .path' "$M/status.json") == "$T/new" ]] ||
 	fail "after the replace, slot 0 is not the replacement: $(jq .members "$M/status.json")"
 
-# a recovery (the old m0, now a spare, takes over m1's role): recovering
+# a recovery (a spare takes over m1's role; the old m0 is marked faulty, md's
+# way after a replace, and removed): recovering
+"$FSVOL" remove "$M" "$T/m0" >/dev/null || fail "remove the replaced m0: $(cat "$M/status")"
+truncate -s 33M "$T/new2"
+"$FSVOL" add "$M" "$T/new2" >/dev/null
 slow "$M"
 "$FSVOL" fail "$M" 1 >/dev/null
 in_pass "$M" recovery recovering

@@ -349,6 +349,7 @@ START_TEST(test_garbage)
 				buf[256 + i * 48 + 1] = (uint8_t)(rnd() % 8);
 				buf[256 + i * 48 + 2] = (uint8_t)i; /* Numbers unique (a duplicate is refused) */
 				buf[256 + i * 48 + 3] = 0;
+				buf[256 + i * 48 + 4] = buf[256 + i * 48 + 5] = 0; /* version 4: no replacement */
 				put64(buf + 256 + i * 48 + 32, 0);
 			}
 			if (it % 4 == 1) /* then spoil one random header byte */
@@ -510,6 +511,73 @@ START_TEST(test_v3_fields)
 	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(d.slots[3].number, 3);
 	ck_assert_uint_eq(d.slots[SB_MAX_SLOTS - 1].number, SB_NO_NUMBER);
+}
+END_TEST
+
+/* Version 4: a replace in progress (md's Replacement: the role it is built
+ * for and how far, its recovery_offset) round-trips and dumps; a version-3
+ * block with the flag, a replacement that is no spare or has no role, two of
+ * them, or a role without the flag are refused, naming the slot. */
+START_TEST(test_v4_replacement)
+{
+	struct sb s, d;
+	uint8_t buf[SB_SIZE];
+	char err[256] = "", *out = NULL;
+	size_t outlen = 0;
+
+	base_sb(&s, 4, 2);
+	s.slots[5].flags = SB_SLOT_REPLACEMENT | SB_SLOT_WRITE_MOSTLY;
+	s.slots[5].replaces = 1;
+	s.slots[5].rebuild_pos = 40 << 20;
+	s.index = 5;
+	memcpy(s.member_uuid, s.slots[5].uuid, 16);
+	sb_encode(&s, buf);
+	ck_assert_uint_eq(buf[4] | buf[5] << 8, 4);
+	ck_assert_uint_eq(buf[256 + 5 * 48 + 4], 1); /* replaces: entry bytes 4..5 */
+	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(d.slots[5].flags, SB_SLOT_REPLACEMENT | SB_SLOT_WRITE_MOSTLY);
+	ck_assert_uint_eq(d.slots[5].replaces, 1);
+	ck_assert_uint_eq(d.slots[5].rebuild_pos, 40 << 20);
+	FILE *f = open_memstream(&out, &outlen);
+	sb_dump(f, &d, "m5");
+	fclose(f);
+	ck_assert_msg(strstr(out, "   Device Role  : Replacement device 1 (built to 40M)\n"), "%s", out);
+	ck_assert_msg(strstr(out, "write-mostly replacement for 1   <- this device"), "%s", out);
+	free(out);
+	/* version 3 had no such bit, and ignored entry bytes 4..7 */
+	put32(buf + 4, 3);
+	fix_csum(buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "bad slots[5].flags 0x09 (unknown bits)"), "%s", err);
+	buf[256 + 5 * 48 + 1] = SB_SLOT_WRITE_MOSTLY;
+	fix_csum(buf);
+	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(d.slots[5].replaces, 0);
+	static const struct {
+		unsigned slot, state, flags, replaces;
+		const char *msg;
+	} bad[] = {
+		{ 1, SB_ACTIVE, SB_SLOT_REPLACEMENT, 2, "bad slots[1]: a replacement must be a spare" },
+		{ 5, SB_FAILED, SB_SLOT_REPLACEMENT, 1, "bad slots[5]: a replacement must be a spare beyond the 4 raid slots (state failed)" },
+		{ 5, SB_SPARE, SB_SLOT_REPLACEMENT, 4, "bad slots[5].replaces 4 (must be < members = 4)" },
+		{ 5, SB_SPARE, 0, 1, "bad slots[5].replaces 1 (not a replacement)" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		base_sb(&s, 4, 2);
+		s.slots[bad[i].slot].state = (uint8_t)bad[i].state;
+		s.slots[bad[i].slot].flags = (uint8_t)bad[i].flags;
+		s.slots[bad[i].slot].replaces = (uint16_t)bad[i].replaces;
+		sb_encode(&s, buf);
+		ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, bad[i].msg), "case %zu: %s", i, err);
+	}
+	base_sb(&s, 4, 2);
+	s.slots[4].flags = s.slots[5].flags = SB_SLOT_REPLACEMENT;
+	s.slots[4].replaces = 0;
+	s.slots[5].replaces = 1;
+	sb_encode(&s, buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "bad slots[4] and slots[5]: both are replacements"), "%s", err);
 }
 END_TEST
 
@@ -712,7 +780,7 @@ START_TEST(test_dump)
 	static const char *const want[] = {
 		"/tmp/v/m2:\n",
 		"             Magic : SVOL\n",
-		"           Version : 3\n",
+		"           Version : 4\n",
 		"       Volume UUID : 10111213-1415-1617-1819-1a1b1c1d1e1f\n",
 		"              Name : test-volume\n",
 		"     Creation Time : Tue Nov 14 22:13:20 2023\n",
@@ -1330,6 +1398,7 @@ static Suite *sb_suite(void)
 	tcase_add_test(t, test_base_valid);
 	tcase_add_test(t, test_rebuild_pos_restart);
 	tcase_add_test(t, test_v3_fields);
+	tcase_add_test(t, test_v4_replacement);
 	tcase_add_test(t, test_numbers);
 	tcase_add_loop_test(t, test_insane_fields, 0, sizeof(insane) / sizeof(insane[0]));
 	tcase_add_test(t, test_every_byte_flip);
