@@ -541,7 +541,7 @@ START_TEST(test_v4_replacement)
 	FILE *f = open_memstream(&out, &outlen);
 	sb_dump(f, &d, "m5");
 	fclose(f);
-	ck_assert_msg(strstr(out, "   Device Role  : Replacement device 1 (built to 40M)\n"), "%s", out);
+	ck_assert_msg(strstr(out, "       Device Role : Replacement device 1 (built to 40M)\n"), "%s", out);
 	ck_assert_msg(strstr(out, "write-mostly replacement for 1   <- this device"), "%s", out);
 	free(out);
 	/* version 3 had no such bit, and ignored entry bytes 4..7 */
