@@ -20,7 +20,11 @@ int vol_fail_request(struct vol *v, unsigned slot, int force, char *err, size_t 
 	 * geometries must survive (md fails any member of a reshaping array) */
 	unsigned n = vol_reshape_members(v);
 	if (slot >= n) {
-		snprintf(err, errlen, "m%d is not in a raid role (a spare: fsvol remove takes it out)", vol_slot_number(v, slot));
+		int num = vol_slot_number(v, slot);
+		if (num < 0)
+			snprintf(err, errlen, "slot %u holds no member in a raid role", slot);
+		else
+			snprintf(err, errlen, "m%d is not in a raid role (a spare: fsvol remove takes it out)", num);
 		return -EINVAL;
 	}
 	uint64_t failed = vol_failed_mask(v), bit = 1ull << slot;
