@@ -192,7 +192,8 @@ dd if="$d/mnt/volume" of="$d/data" bs=1M iflag=direct status=none
 wait_recovered "$d/mnt"
 "$FSVOL" fail "$d/mnt" 0
 vol_cmp "$d/data" "$d/mnt/volume" || fail "the re-added member does not hold the volume's data"
-expect_fail_msg "nonexistent: No such file" "$FSVOL" add "$d/mnt" "$d/nonexistent"
+# a path that cannot be made (add makes a missing file, not a missing directory)
+expect_fail_msg "nonexistent: No such file" "$FSVOL" add "$d/mnt" "$d/nodir/nonexistent"
 fsvol_umount "$d/mnt"
 
 # --- detail --test: 0 healthy, 1 degraded, 2 unusable, 4 unreadable; scrub's exit code
