@@ -2,12 +2,17 @@
  *
  * Fresh memory costs 12-16 us per 4 KiB page here (DESIGN.md), so a buffer
  * is touched once when made and kept for reuse; but memory follows the load
- * down: at most ENG_POOL_IDLE bytes wait idle, the rest goes back at once
- * (buffers of 128 KiB and more are their own mappings and unmap on free).
+ * down: at most ENG_POOL_IDLE bytes wait idle, the rest goes back at once.
+ * Buffers of BUFPOOL_MAP_MIN and more are mappings of their own, unmapped
+ * when given back: glibc's malloc would keep them (its mmap threshold grows
+ * to the size of the first large block freed, and what its heaps free inside
+ * stays resident), and a burst of clients that left 1 MiB replies unread
+ * kept the daemon's memory for good (issue 30 A7).
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fsvol/core/bufpool.h"
 
@@ -38,6 +43,28 @@ static unsigned pool_class(size_t len, size_t *cap)
 	return s < len ? ENG_POOL_CLASSES : c;
 }
 
+/* Made touched: a page fault now, none on the I/O path. */
+static void *buf_new(size_t cap)
+{
+	void *p = NULL;
+	if (cap >= BUFPOOL_MAP_MIN) {
+		p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	if (posix_memalign(&p, ENG_ALIGN, cap))
+		return NULL;
+	memset(p, 0, cap);
+	return p;
+}
+
+static void buf_free(void *p, size_t cap)
+{
+	if (cap >= BUFPOOL_MAP_MIN)
+		munmap(p, cap);
+	else
+		free(p);
+}
+
 void *bufpool_get(size_t len, size_t *cap)
 {
 	unsigned c = pool_class(len ? len : 1, cap);
@@ -52,11 +79,7 @@ void *bufpool_get(size_t len, size_t *cap)
 		if (b)
 			return b;
 	}
-	void *p = NULL;
-	if (posix_memalign(&p, ENG_ALIGN, *cap))
-		return NULL;
-	memset(p, 0, *cap); /* touch it now, once */
-	return p;
+	return buf_new(*cap);
 }
 
 void bufpool_put(void *p, size_t cap)
@@ -76,5 +99,6 @@ void bufpool_put(void *p, size_t cap)
 		}
 		pthread_mutex_unlock(&pool.lock);
 	}
-	free(p);
+	if (p)
+		buf_free(p, cap);
 }

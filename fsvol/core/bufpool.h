@@ -6,6 +6,10 @@
 
 #include <stddef.h>
 
+/* Buffers of this capacity and more are mappings of their own: given back
+ * beyond the idle bound, their memory returns to the system at once. */
+#define BUFPOOL_MAP_MIN ((size_t)128 << 10)
+
 /* A buffer of at least len bytes, 4 KiB aligned; its capacity in *cap. NULL
  * when out of memory. */
 void *bufpool_get(size_t len, size_t *cap);
