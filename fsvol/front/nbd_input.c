@@ -26,6 +26,28 @@ static int nbds_got(struct nbds_conn *c)
 	}
 }
 
+/* May c's next request be read? Its own budgets (requests and bytes read and
+ * not yet answered: in the engine or queued to go out), the engine's limit,
+ * and the whole server's bytes: past NBD_SERVER_TOTAL_BYTES a connection with
+ * nothing in flight may still have one request read, from a reserve, so that
+ * clients that leave their replies unread cannot lock the others out. The
+ * budgets are checked before a request is read: one request more (at most
+ * NBDS_MAX_BLOCK) may pass each. *global: held back by the server's limits. */
+static int nbds_may_read(const struct nbds_conn *c, unsigned inflight, size_t pending, int *global)
+{
+	struct nbd_server *s = c->s;
+	size_t total = atomic_load(&s->total);
+	*global = 0;
+	if (inflight >= NBD_SERVER_CONN_INFLIGHT || pending >= NBD_SERVER_CONN_BYTES)
+		return 0;
+	*global = 1;
+	if (nbds_jobs(s) >= NBD_SERVER_INFLIGHT)
+		return 0;
+	if (total < NBD_SERVER_TOTAL_BYTES)
+		return 1;
+	return total < NBD_SERVER_TOTAL_BYTES + NBD_SERVER_RESERVE_BYTES && !inflight && !pending;
+}
+
 /* Work a connection's socket may need now, from its state and budgets. */
 void nbds_update(struct nbds_conn *c)
 {
@@ -40,17 +62,18 @@ void nbds_update(struct nbds_conn *c)
 		nbds_close(c);
 		return;
 	}
-	int over_total = atomic_load(&s->total) >= NBD_SERVER_TOTAL_BYTES || nbds_jobs(s) >= NBD_SERVER_INFLIGHT;
-	int in = !c->ending && inflight < NBD_SERVER_CONN_INFLIGHT && pending < NBD_SERVER_CONN_BYTES && !over_total;
-	/* a payload being read is taken whole: its bytes are counted already */
-	if (c->state == ST_REQ_DATA || c->state == ST_DISCARD)
+	int global, in = !c->ending && nbds_may_read(c, inflight, pending, &global);
+	/* the handshake holds no buffer; a payload being read is taken whole:
+	 * its bytes are counted already */
+	if (c->state != ST_REQ_HDR)
 		in = !c->ending;
 	pthread_mutex_lock(&c->lock);
 	c->throttled = !in && !c->ending;
 	pthread_mutex_unlock(&c->lock);
-	if (!in && !c->ending && over_total)
+	if (!in && !c->ending && global)
 		s->any_throttled = 1;
-	uint32_t ev = (in ? EPOLLIN : 0) | (out ? EPOLLOUT : 0);
+	/* held back, it is not read: a client that hangs up then shows as RDHUP */
+	uint32_t ev = (in ? EPOLLIN : c->ending ? 0 : EPOLLRDHUP) | (out ? EPOLLOUT : 0);
 	if (ev != c->events) {
 		struct epoll_event e = { .events = ev, .data.ptr = c };
 		epoll_ctl(s->ep, EPOLL_CTL_MOD, c->fd, &e);
@@ -121,10 +144,11 @@ void nbds_readable(struct nbds_conn *c)
 		if (c->state == ST_REQ_HDR) {
 			/* re-check the budgets between requests */
 			pthread_mutex_lock(&c->lock);
-			int full = c->inflight >= NBD_SERVER_CONN_INFLIGHT || c->pending >= NBD_SERVER_CONN_BYTES;
+			unsigned inflight = c->inflight;
+			size_t pending = c->pending;
 			pthread_mutex_unlock(&c->lock);
-			if (full || atomic_load(&c->s->total) >= NBD_SERVER_TOTAL_BYTES ||
-			    nbds_jobs(c->s) >= NBD_SERVER_INFLIGHT)
+			int global;
+			if (!nbds_may_read(c, inflight, pending, &global))
 				break;
 		}
 	}

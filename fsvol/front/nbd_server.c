@@ -199,7 +199,9 @@ static void *nbds_event_main(void *arg)
 				ssize_t r = read(s->wake, &x, sizeof(x));
 				(void)r;
 			} else if (c->fd >= 0) {
-				if (ev[i].events & (EPOLLERR | EPOLLHUP) && !(ev[i].events & EPOLLIN)) {
+				/* gone, or hung up while its reading was held back (RDHUP):
+				 * what it left unread is given back now, not at the stall */
+				if (ev[i].events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP) && !(ev[i].events & EPOLLIN)) {
 					nbds_close(c);
 					continue;
 				}
