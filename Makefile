@@ -147,7 +147,8 @@ INTEGRATION_TESTS := \
 	tests/integration/88-remove-under-readers.sh \
 	tests/integration/89-null-fuse.sh \
 	tests/integration/92-journal-forged.sh \
-	tests/integration/93-nbd-unread-memory.sh
+	tests/integration/93-nbd-unread-memory.sh \
+	tests/integration/94-http-limits.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -268,7 +269,8 @@ FUSE_TESTS := \
 	tests/integration/58-no-wait.sh \
 	tests/integration/89-null-fuse.sh \
 	tests/integration/92-journal-forged.sh \
-	tests/integration/93-nbd-unread-memory.sh
+	tests/integration/93-nbd-unread-memory.sh \
+	tests/integration/94-http-limits.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 
 # tests/run.sh runs INTEGRATION_JOBS scripts at once (most of a script's time
