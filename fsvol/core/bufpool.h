@@ -1,6 +1,7 @@
 /* bufpool: aligned, pre-touched I/O buffers by power-of-two class, kept for
- * reuse up to a bound and given back beyond it (for the engine and the front
- * ends, whose requests outlive the thread that received them). */
+ * reuse as the load needs them and given back when it goes down (for the
+ * engine and the front ends, whose requests outlive the thread that received
+ * them). */
 #ifndef FSVOL_BUFPOOL_H
 #define FSVOL_BUFPOOL_H
 
@@ -15,5 +16,8 @@
 void *bufpool_get(size_t len, size_t *cap);
 /* Give back a buffer bufpool_get returned with capacity cap. */
 void bufpool_put(void *p, size_t cap);
+/* Give idle buffers the load no longer needs back to the system: call about
+ * once a second from a thread that ticks (the NBD server's does). */
+void bufpool_shrink(void);
 
 #endif

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fsvol/core/bufpool.h"
 #include "fsvol/core/engine.h"
 #include "fsvol/front/nbd_int.h"
 #include "fsvol/members/member.h"
@@ -232,6 +233,8 @@ static void *nbds_event_main(void *arg)
 		nbds_batch_flush();
 		time_t now = time(NULL);
 		if (now != last || s->any_throttled) {
+			if (now != last)
+				bufpool_shrink(); /* buffers a burst of requests left idle go back */
 			last = now;
 			nbds_tick(s);
 		}
