@@ -246,8 +246,15 @@ static int scan_one(struct jnl_scan *sc, const uint8_t *hdr, uint64_t b)
 		sc->refused++;
 		return 0;
 	}
-	if (memcmp(rec.volume_uuid, sc->v->sb.volume_uuid, 16) || rec.blocks > sc->nblocks)
+	if (memcmp(rec.volume_uuid, sc->v->sb.volume_uuid, 16))
+		return 0; /* another volume's */
+	if (rec.blocks > sc->nblocks) {
+		fsvol_log(LOG_ERR, "journal: %s: record at block %llu (seq %llu) refused: %u blocks, the ring has %llu; "
+			  "a resync is owed", sc->jm->path, (unsigned long long)b, (unsigned long long)rec.seq, rec.blocks,
+			  (unsigned long long)sc->nblocks);
+		sc->refused++;
 		return 0;
+	}
 	int r = scan_payload(sc, b, rec.blocks - 1);
 	if (r)
 		return r;

@@ -10,8 +10,9 @@
 # starts it). m0's metadata zone is the same bytes before and after but the
 # superblock (rewritten by the mount: events, clean), the bad-block list
 # reads, `fsvol examine` works, and the data written before the crash reads
-# back. A forged write to a slot past the members, and one inside the
-# offsets but past the data area, are refused the same way.
+# back. A forged write to a slot past the members, one inside the offsets
+# but past the data area, and a record larger than the ring are refused the
+# same way.
 . "$(dirname "$0")/../lib.sh"
 requires jq
 
@@ -99,4 +100,11 @@ grep -q "refused: its write 0 (m1, $d/m1, offset $((4 * MiB - 4096)), 8192 bytes
 	fail "past the data area: $(cat "$d/mount.err")"
 cmp -n $((6 * MiB)) "$d/src" "$d/mnt/volume" || fail "the data does not read back"
 fsvol_umount "$d/mnt"
+"$FORGE" "$d/j" 1 0 $((4 * MiB + 4096)) >/dev/null || fail "forge a record larger than the ring"
+for m in m0 m1 m2 m3 j; do sb_set "$d/$m" 120 0; done
+fsvol_mount "$d/mnt" "$d"/m{0,1,2,3} "$d/j" 2>"$d/mount.err"
+grep -q "journal: $d/j: record at block [0-9]* (seq [0-9]*) refused: 1026 blocks, the ring has 1024" "$d/mount.err" ||
+	fail "larger than the ring: $(cat "$d/mount.err")"
+fsvol_umount "$d/mnt"
+zone_same "$d"
 echo "PASS"

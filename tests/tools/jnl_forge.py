@@ -4,8 +4,9 @@
 of BYTE (default 0xaa) to member slot SLOT at OFFSET of its data area (a u64:
 2^64 - data_offset is member offset 0 once added to data_offset). It goes
 right after the newest record of JOURNAL's ring with the next sequence number,
-so a dirty start takes it as the last write of the last session. Prints
-"forged record at block B seq S"."""
+so a dirty start takes it as the last write of the last session. A LENGTH
+more than the ring holds writes the header alone. Prints "forged record at
+block B seq S"."""
 import struct
 import sys
 
@@ -61,17 +62,18 @@ def main():
                 newest = (seq, b, blocks)
         if newest is None:
             sys.exit("jnl_forge: %s holds no record to follow" % path)
-        payload = bytes([byte]) * length
         pb = length // BLOCK
-        if length % BLOCK or pb + 1 > nblocks:
-            sys.exit("jnl_forge: %d bytes: not whole blocks, or more than the ring holds" % length)
+        if length % BLOCK:
+            sys.exit("jnl_forge: %d bytes: not whole blocks" % length)
+        # more than the ring holds: the header alone (its payload crc of nothing)
+        payload = bytes([byte]) * length if pb + 1 <= nblocks else b""
         seq, at = newest[0] + 1, (newest[1] + newest[2]) % nblocks
         hdr = bytearray(BLOCK)
         struct.pack_into("<IIII", hdr, 0, JNL_MAGIC, 1, 0, 1 + pb)
         hdr[16:32] = uuid
         struct.pack_into("<QQII", hdr, 32, seq, 0, crc32c(payload), 1)
         struct.pack_into("<IIQQ", hdr, 64, slot, 0, off & (2**64 - 1), length)
-        blocks = [bytes(sealed(hdr))] + [payload[i * BLOCK:(i + 1) * BLOCK] for i in range(pb)]
+        blocks = [bytes(sealed(hdr))] + [payload[i * BLOCK:(i + 1) * BLOCK] for i in range(len(payload) // BLOCK)]
         for k, blk in enumerate(blocks):  # the record may wrap from the ring's end to its start
             f.seek(data_offset + ((at + k) % nblocks) * BLOCK)
             f.write(blk)
