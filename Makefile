@@ -151,6 +151,9 @@ INTEGRATION_TESTS := \
 	tests/integration/87-model-clock.sh \
 	tests/integration/88-remove-under-readers.sh \
 	tests/integration/89-null-fuse.sh \
+	tests/integration/92-journal-forged.sh \
+	tests/integration/93-nbd-unread-memory.sh \
+	tests/integration/94-http-limits.sh \
 	tests/integration/95-member-entries.sh \
 	tests/integration/96-replace-resume.sh \
 	tests/integration/97-member-paths.sh
@@ -290,7 +293,10 @@ FUSE_TESTS := \
 	tests/integration/20-inflight.sh \
 	tests/integration/29-defects.sh \
 	tests/integration/58-no-wait.sh \
-	tests/integration/89-null-fuse.sh
+	tests/integration/89-null-fuse.sh \
+	tests/integration/92-journal-forged.sh \
+	tests/integration/93-nbd-unread-memory.sh \
+	tests/integration/94-http-limits.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 
 # tests/run.sh runs INTEGRATION_JOBS scripts at once (most of a script's time

@@ -48,7 +48,9 @@ static const struct cmd_opt mount_opts[] = {
 	{ "name", 0, "EXPORT", "with --nbd: the export name" },
 	{ "read-only", 'r', NULL, "with --nbd: export read-only (MNT/volume stays writable)" },
 	{ "http", 0, "[ADDR:]PORT", "serve a live dashboard, /metrics, /stats.json and /status.json over HTTP "
-	  "(ADDR 127.0.0.1 unless given; see docs/counters.md)" },
+	  "(ADDR 127.0.0.1 unless given; see docs/counters.md); at most " HTTP_STR(HTTP_MAX_CONNECTIONS)
+	  " connections, " HTTP_STR(HTTP_MAX_PER_IP) " from one address (one more closes the oldest), a request "
+	  "within " HTTP_STR(HTTP_DEADLINE_S) " s, idle ones closed after " HTTP_STR(HTTP_TIMEOUT_S) " s" },
 	{ "run", 0, NULL, "start degraded when a member the superblocks record as active is not given "
 	  "(mdadm --assemble --run); refused without it, naming the missing members" },
 	{ "fuse-transport", 0, "auto|dev|uring", "how FUSE requests reach the daemon: /dev/fuse, or FUSE over io_uring "

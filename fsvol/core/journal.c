@@ -16,6 +16,7 @@
 #include "fsvol/core/journal.h"
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/ppl_int.h"
+#include "fsvol/core/volume.h"
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/log.h"
 #include "fsvol/meta/rec.h"
@@ -27,6 +28,8 @@ enum {
 };
 #define JNL_VERSION 1u
 #define JNL_BLOCK 4096u
+#define JNL_MAX_LEN (1ull << 40)          /* one write's bytes, at most */
+#define JNL_MAX_END ((uint64_t)INT64_MAX) /* a write's end, at most: member offsets are off_t */
 
 void jnl_rec_encode(const struct jnl_rec *r, uint8_t *buf)
 {
@@ -70,9 +73,16 @@ int jnl_rec_decode(const uint8_t *buf, struct jnl_rec *r, char *err, size_t errl
 		r->w[i].off = get_le64(w + 8);
 		r->w[i].len = get_le64(w + 16);
 		if (r->w[i].slot >= SB_MAX_SLOTS || !r->w[i].len || r->w[i].len % JNL_BLOCK || r->w[i].off % JNL_BLOCK ||
-		    r->w[i].len > (1ull << 40)) {
+		    r->w[i].len > JNL_MAX_LEN) {
 			snprintf(err, errlen, "bad write %u (slot %u, offset %llu, %llu bytes)", i, r->w[i].slot,
 				 (unsigned long long)r->w[i].off, (unsigned long long)r->w[i].len);
+			return -EINVAL;
+		}
+		/* its end must be a member offset (an off_t): an end that wraps
+		 * would land on the superblock at 0 */
+		if (r->w[i].off > JNL_MAX_END - r->w[i].len) {
+			snprintf(err, errlen, "bad write %u (slot %u, offset %llu + %llu bytes is past 2^63)", i,
+				 r->w[i].slot, (unsigned long long)r->w[i].off, (unsigned long long)r->w[i].len);
 			return -EINVAL;
 		}
 		sum += r->w[i].len;
@@ -168,93 +178,144 @@ static int read_payload(struct member *m, uint64_t area, uint64_t nblocks, uint6
 
 #define JNL_SCAN (1u << 20) /* the ring is read in windows of this, never whole */
 
-int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, char *err, size_t errlen)
+/* The replay's state: the ring, the records found, the payload buffer. */
+struct jnl_scan {
+	struct vol *v;
+	struct member *jm;
+	uint64_t area, nblocks;
+	struct jnl_found *f;
+	unsigned nf, cap, refused;
+	uint8_t *payload;
+	uint64_t maxp;           /* payload's blocks */
+};
+
+/* Does every write of a record lie in a role member's data area? A record
+ * with good checksums may still be forged: refused whole (none of its writes
+ * made), naming the journal, the record and the write. */
+static int rec_fits(struct jnl_scan *sc, const struct jnl_rec *rec, uint64_t block)
 {
-	uint64_t failed = atomic_load(&v->failed), maxp = 0;
-	struct member *jm = v->slot[jslot];
-	uint8_t *win = NULL, *payload = NULL;
-	struct jnl_found *f = NULL;
-	unsigned nf = 0, cap = 0, writes = 0, skipped = 0;
-	int r = posix_memalign((void **)&win, JNL_BLOCK, JNL_SCAN) ? -ENOMEM : 0;
-	/* 1. the complete records: header and payload checksums hold */
-	for (uint64_t w = 0; !r && w < nblocks; w += JNL_SCAN / JNL_BLOCK) {
-		uint64_t nb = nblocks - w < JNL_SCAN / JNL_BLOCK ? nblocks - w : JNL_SCAN / JNL_BLOCK;
-		if ((r = member_pread(jm, win, nb * JNL_BLOCK, area + w * JNL_BLOCK)))
-			break;
-		for (uint64_t b = 0; !r && b < nb; b++) {
-			struct jnl_rec rec;
-			char why[128];
-			if (jnl_rec_decode(win + b * JNL_BLOCK, &rec, why, sizeof(why)) ||
-			    memcmp(rec.volume_uuid, v->sb.volume_uuid, 16) || rec.blocks > nblocks)
-				continue;
-			uint64_t pb = rec.blocks - 1;
-			if (pb > maxp) {
-				free(payload);
-				maxp = 0;
-				if (posix_memalign((void **)&payload, JNL_BLOCK, pb * JNL_BLOCK)) {
-					payload = NULL;
-					r = -ENOMEM;
-					break;
-				}
-				maxp = pb;
-			}
-			if ((r = read_payload(jm, area, nblocks, w + b, pb, payload)))
-				break;
-			if (sb_crc32c(0, payload, pb * JNL_BLOCK) != rec.payload_crc)
-				continue; /* torn: its member writes were never issued */
-			struct jnl_rec *keep = malloc(sizeof(*keep));
-			if (nf == cap) {
-				cap = cap ? 2 * cap : 64;
-				struct jnl_found *nfp = realloc(f, cap * sizeof(*nfp));
-				if (nfp)
-					f = nfp;
-				else
-					cap = nf;
-			}
-			if (!keep || nf == cap) {
-				free(keep);
-				r = -ENOMEM;
-				break;
-			}
-			*keep = rec;
-			f[nf++] = (struct jnl_found){ keep, w + b };
-		}
+	const struct vol *v = sc->v;
+	for (unsigned k = 0; k < rec->nwrites; k++) {
+		unsigned s = rec->w[k].slot;
+		uint64_t off = rec->w[k].off, len = rec->w[k].len, ds = s < v->geom.members ? v->sb.slots[s].data_size : 0;
+		if (s < v->geom.members && len <= ds && off <= ds - len)
+			continue;
+		char name[VOL_NAME_LEN] = "no role";
+		if (s < v->geom.members)
+			vol_slot_name(v, s, name);
+		fsvol_log(LOG_ERR, "journal: %s: record at block %llu (seq %llu, stripe %llu) refused: its write %u "
+			  "(%s, %s, offset %llu, %llu bytes) is outside %s; none of its writes made, a resync is owed",
+			  sc->jm->path, (unsigned long long)block, (unsigned long long)rec->seq,
+			  (unsigned long long)rec->stripe, k, name,
+			  s < v->geom.members && v->slot[s] ? v->slot[s]->path : "no member",
+			  (unsigned long long)off, (unsigned long long)len,
+			  s < v->geom.members ? "the member's data area" : "the volume's members");
+		sc->refused++;
+		return 0;
 	}
+	return 1;
+}
+
+/* Read a record's payload into sc->payload (grown as needed). */
+static int scan_payload(struct jnl_scan *sc, uint64_t hdr, uint64_t pb)
+{
+	if (pb > sc->maxp) {
+		free(sc->payload);
+		sc->maxp = 0;
+		if (posix_memalign((void **)&sc->payload, JNL_BLOCK, pb * JNL_BLOCK)) {
+			sc->payload = NULL;
+			return -ENOMEM;
+		}
+		sc->maxp = pb;
+	}
+	return read_payload(sc->jm, sc->area, sc->nblocks, hdr, pb, sc->payload);
+}
+
+/* The record whose header is at ring block b (hdr): kept when it is whole
+ * (both checksums), this volume's and fits. 0, or -errno. */
+static int scan_one(struct jnl_scan *sc, const uint8_t *hdr, uint64_t b)
+{
+	struct jnl_rec rec;
+	char why[128];
+	if (rec_check(hdr, JNL_BLOCK, JNL_MAGIC, JNL_VERSION, why, sizeof(why)))
+		return 0; /* no record here */
+	if (jnl_rec_decode(hdr, &rec, why, sizeof(why))) {
+		/* whole (its checksum holds) yet impossible: forged or a bug */
+		fsvol_log(LOG_ERR, "journal: %s: record at block %llu refused: %s; a resync is owed", sc->jm->path,
+			  (unsigned long long)b, why);
+		sc->refused++;
+		return 0;
+	}
+	if (memcmp(rec.volume_uuid, sc->v->sb.volume_uuid, 16))
+		return 0; /* another volume's */
+	if (rec.blocks > sc->nblocks) {
+		fsvol_log(LOG_ERR, "journal: %s: record at block %llu (seq %llu) refused: %u blocks, the ring has %llu; "
+			  "a resync is owed", sc->jm->path, (unsigned long long)b, (unsigned long long)rec.seq, rec.blocks,
+			  (unsigned long long)sc->nblocks);
+		sc->refused++;
+		return 0;
+	}
+	int r = scan_payload(sc, b, rec.blocks - 1);
 	if (r)
-		snprintf(err, errlen, "%s: reading the write journal: %s", jm->path, strerror(-r));
-	/* only the last session's (as the PPL's: an earlier one ended consistent,
-	 * and its records past the last session's head may be stale) */
-	uint64_t last = 0;
-	for (unsigned i = 0; i < nf; i++)
-		last = PPL_SESSION(f[i].r->seq) > last ? PPL_SESSION(f[i].r->seq) : last;
-	unsigned keep = 0;
-	for (unsigned i = 0; i < nf; i++) {
-		if (PPL_SESSION(f[i].r->seq) == last)
-			f[keep++] = f[i];
-		else
-			free(f[i].r);
+		return r;
+	if (sb_crc32c(0, sc->payload, (rec.blocks - 1) * JNL_BLOCK) != rec.payload_crc)
+		return 0; /* torn: its member writes were never issued */
+	if (!rec_fits(sc, &rec, b))
+		return 0;
+	if (sc->nf == sc->cap) {
+		unsigned cap = sc->cap ? 2 * sc->cap : 64;
+		struct jnl_found *nfp = realloc(sc->f, cap * sizeof(*nfp));
+		if (!nfp)
+			return -ENOMEM;
+		sc->f = nfp;
+		sc->cap = cap;
 	}
-	nf = keep;
-	/* 2. written again, oldest first */
-	if (!r && nf)
-		qsort(f, nf, sizeof(*f), found_cmp);
-	for (unsigned i = 0; !r && i < nf; i++) {
+	struct jnl_rec *keep = malloc(sizeof(*keep));
+	if (!keep)
+		return -ENOMEM;
+	*keep = rec;
+	sc->f[sc->nf++] = (struct jnl_found){ keep, b };
+	return 0;
+}
+
+/* 1. the complete records: header and payload checksums hold */
+static int scan_ring(struct jnl_scan *sc)
+{
+	uint8_t *win = NULL;
+	int r = posix_memalign((void **)&win, JNL_BLOCK, JNL_SCAN) ? -ENOMEM : 0;
+	for (uint64_t w = 0; !r && w < sc->nblocks; w += JNL_SCAN / JNL_BLOCK) {
+		uint64_t nb = sc->nblocks - w < JNL_SCAN / JNL_BLOCK ? sc->nblocks - w : JNL_SCAN / JNL_BLOCK;
+		r = member_pread(sc->jm, win, nb * JNL_BLOCK, sc->area + w * JNL_BLOCK);
+		for (uint64_t b = 0; !r && b < nb; b++)
+			r = scan_one(sc, win + b * JNL_BLOCK, w + b);
+	}
+	free(win);
+	return r;
+}
+
+/* 2. written again, oldest first (those of the last session) */
+static int write_records(struct jnl_scan *sc, unsigned *writes, unsigned *skipped, char *err, size_t errlen)
+{
+	struct vol *v = sc->v;
+	uint64_t failed = atomic_load(&v->failed);
+	int r = 0;
+	for (unsigned i = 0; !r && i < sc->nf; i++) {
+		const struct jnl_rec *rec = sc->f[i].r;
 		uint64_t at = 0;
-		if ((r = read_payload(jm, area, nblocks, f[i].block, f[i].r->blocks - 1, payload))) {
-			snprintf(err, errlen, "%s: reading the write journal: %s", jm->path, strerror(-r));
+		if ((r = read_payload(sc->jm, sc->area, sc->nblocks, sc->f[i].block, rec->blocks - 1, sc->payload))) {
+			snprintf(err, errlen, "%s: reading the write journal: %s", sc->jm->path, strerror(-r));
 			break;
 		}
-		for (unsigned k = 0; !r && k < f[i].r->nwrites; k++) {
-			unsigned s = f[i].r->w[k].slot;
-			uint64_t len = f[i].r->w[k].len, off = f[i].r->w[k].off;
-			if (s < v->geom.members && v->slot[s] && !(failed & (1ull << s)) &&
-			    off + len <= v->sb.slots[s].data_size) {
-				if ((r = member_pwrite(v->slot[s], payload + at, len, v->data_offset + off)))
+		for (unsigned k = 0; !r && k < rec->nwrites; k++) {
+			unsigned s = rec->w[k].slot; /* < members, in its data area: rec_fits */
+			uint64_t len = rec->w[k].len, off = rec->w[k].off;
+			if (v->slot[s] && !(failed & (1ull << s))) {
+				if ((r = member_pwrite(v->slot[s], sc->payload + at, len, v->data_offset + off)))
 					snprintf(err, errlen, "%s: replaying the write journal: %s", v->slot[s]->path,
 						 strerror(-r));
-				writes++;
+				(*writes)++;
 			} else {
-				skipped++; /* a missing member: the record's parity stands for it */
+				(*skipped)++; /* a missing member: the record's parity stands for it */
 			}
 			at += len;
 		}
@@ -262,15 +323,51 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 	for (unsigned m = 0; !r && m < v->geom.members; m++)
 		if (v->slot[m] && !(failed & (1ull << m)))
 			member_flush(v->slot[m]);
+	return r;
+}
+
+/* The replay; *refused: records refused (forged: a resync is owed). */
+static int replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, unsigned *refused, char *err,
+		  size_t errlen)
+{
+	struct jnl_scan sc = { .v = v, .jm = v->slot[jslot], .area = area, .nblocks = nblocks };
+	unsigned writes = 0, skipped = 0;
+	int r = scan_ring(&sc);
+	if (r)
+		snprintf(err, errlen, "%s: reading the write journal: %s", sc.jm->path, strerror(-r));
+	/* only the last session's (as the PPL's: an earlier one ended consistent,
+	 * and its records past the last session's head may be stale) */
+	uint64_t last = 0;
+	for (unsigned i = 0; i < sc.nf; i++)
+		last = PPL_SESSION(sc.f[i].r->seq) > last ? PPL_SESSION(sc.f[i].r->seq) : last;
+	unsigned keep = 0;
+	for (unsigned i = 0; i < sc.nf; i++) {
+		if (PPL_SESSION(sc.f[i].r->seq) == last)
+			sc.f[keep++] = sc.f[i];
+		else
+			free(sc.f[i].r);
+	}
+	sc.nf = keep;
+	if (!r && sc.nf)
+		qsort(sc.f, sc.nf, sizeof(*sc.f), found_cmp);
+	if (!r)
+		r = write_records(&sc, &writes, &skipped, err, errlen);
 	if (!r)
 		fsvol_log(LOG_NOTICE, "journal: not shut down cleanly: %u record%s replayed (%u member writes, %u for "
-			  "missing members left to parity); no resync owed", nf, nf == 1 ? "" : "s", writes, skipped);
-	for (unsigned i = 0; i < nf; i++)
-		free(f[i].r);
-	free(f);
-	free(win);
-	free(payload);
-	return r < 0 ? r : (int)nf;
+			  "missing members left to parity)%s%s", sc.nf, sc.nf == 1 ? "" : "s", writes, skipped,
+			  sc.refused ? ", forged records refused" : "", sc.refused ? "" : "; no resync owed");
+	for (unsigned i = 0; i < sc.nf; i++)
+		free(sc.f[i].r);
+	free(sc.f);
+	free(sc.payload);
+	*refused = sc.refused;
+	return r < 0 ? r : (int)sc.nf;
+}
+
+int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, char *err, size_t errlen)
+{
+	unsigned refused;
+	return replay(v, jslot, area, nblocks, &refused, err, errlen);
 }
 
 /* ---- open and mode ---- */
@@ -316,11 +413,13 @@ static int jnl_open(struct vol *v, char *err, size_t errlen)
 	}
 	if (!v->was_dirty || v->opts.readonly)
 		return 0;
-	int r = jnl_kind.replay(v, j, l->area, l->nblocks, err, errlen);
+	unsigned refused;
+	int r = replay(v, j, l->area, l->nblocks, &refused, err, errlen);
 	if (r < 0)
 		return r;
 	atomic_store(&l->replayed, (uint64_t)r);
-	v->was_dirty = 0; /* every interrupted stripe write ended whole */
+	if (!refused)
+		v->was_dirty = 0; /* every interrupted stripe write ended whole */
 	return 0;
 }
 

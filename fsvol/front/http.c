@@ -12,10 +12,16 @@
  * never takes a lock the I/O path holds, so it cannot stall the volume.
  *
  * Slow clients cannot lock the others out: one polling thread (epoll) serves
- * up to HTTP_MAX_CONNECTIONS at once, HTTP_MAX_PER_IP from one address, and a
- * request must arrive whole within HTTP_DEADLINE_S of the connection's start
- * or of its previous answer (a byte now and then renews only the idle
- * timeout): the deadline thread shuts the socket of a connection past it.
+ * up to HTTP_MAX_CONNECTIONS at once, HTTP_MAX_PER_IP from one address; a
+ * connection past either limit shuts the socket of the oldest one (of that
+ * address, or of all: the one that waited longest for its request or since
+ * its last answer), so a client holding connections open cannot keep a new
+ * one out, from another address or from its own (on loopback every local
+ * client is 127.0.0.1). A request must arrive whole within HTTP_DEADLINE_S
+ * of the connection's start or of its previous answer (a byte now and then
+ * renews only the idle timeout): the deadline thread shuts the socket of a
+ * connection past it. libmicrohttpd's own limits sit above ours, so that it
+ * accepts the connection that makes room.
  * The Host header must name this server (its address, localhost, this
  * machine's name): a page served from elsewhere that rebinds its own name to
  * this address (DNS rebinding) gets 421.
@@ -42,10 +48,9 @@
 /* http_dashboard[]: dashboard.html as bytes, NUL-terminated (Makefile, xxd -i) */
 #include "dashboard_html.h"
 
-#define HTTP_MAX_CONNECTIONS 256u /* at once, all clients */
-#define HTTP_MAX_PER_IP 64u       /* at once, from one address */
-#define HTTP_TIMEOUT_S 10u        /* an idle client's connection is closed after this */
-#define HTTP_DEADLINE_S 10        /* a whole request, from the connection's start or its last answer */
+#define HTTP_MHD_ROOM 64u /* libmicrohttpd's limits are ours + this: it accepts, we make room */
+#define HTTP_BACKLOG 128   /* connections the kernel queues before they are accepted */
+#define HTTP_LOG_PER_S 10  /* libmicrohttpd's messages logged per second, at most */
 
 /* A connection the deadline thread watches (from MHD's notify callbacks). */
 struct http_conn {
@@ -53,6 +58,8 @@ struct http_conn {
 	int fd;
 	time_t since;     /* start, or the last answer */
 	int cut;          /* shut down already */
+	int family;       /* the client's address */
+	unsigned char addr[16];
 };
 
 struct http_server {
@@ -68,6 +75,9 @@ struct http_server {
 	pthread_t deadline;
 	int deadline_running;
 	struct chunk_heat *heat; /* /chunks.json */
+	pthread_mutex_t log_lock;
+	time_t log_second;
+	unsigned logged, suppressed;
 };
 
 static const struct http_route {
@@ -157,7 +167,7 @@ int http_listen(const char *spec, char *err, size_t errlen)
 		return r;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, 16) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, HTTP_BACKLOG) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "--http %s: cannot listen: %s%s", spec, strerror(-r),
 			 r == -EADDRINUSE ? " (another server has that port)"
@@ -168,10 +178,27 @@ int http_listen(const char *spec, char *err, size_t errlen)
 	return fd;
 }
 
+/* libmicrohttpd's messages (a client that hung up mid-request, ...), at most
+ * HTTP_LOG_PER_S a second: a thousand clients must not flood the log. */
 static void http_log(void *cls, const char *fmt, va_list ap)
 {
+	struct http_server *s = cls;
 	char msg[512];
-	(void)cls;
+	time_t now = time(NULL);
+	unsigned suppressed = 0;
+	pthread_mutex_lock(&s->log_lock);
+	if (now != s->log_second) {
+		suppressed = s->suppressed;
+		s->log_second = now;
+		s->logged = s->suppressed = 0;
+	}
+	int quiet = s->logged++ >= HTTP_LOG_PER_S;
+	s->suppressed += (unsigned)quiet;
+	pthread_mutex_unlock(&s->log_lock);
+	if (suppressed)
+		fsvol_log(LOG_WARNING, "http: %u more messages in the second before", suppressed);
+	if (quiet)
+		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = 0;
 	fsvol_log(LOG_WARNING, "http: %s", msg);
@@ -279,6 +306,52 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *c, const ch
 			  route->type);
 }
 
+static void http_cut(struct http_conn *hc)
+{
+	shutdown(hc->fd, SHUT_RDWR);
+	hc->cut = 1;
+}
+
+/* The client's address, to count connections per address. */
+static void http_peer(struct MHD_Connection *c, struct http_conn *hc)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	if (sa && sa->sa_family == AF_INET)
+		memcpy(hc->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa && sa->sa_family == AF_INET6)
+		memcpy(hc->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	hc->family = sa ? sa->sa_family : 0;
+}
+
+static int http_same_peer(const struct http_conn *a, const struct http_conn *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+/* Under s->lock: the new connection hc is in; past a limit the oldest
+ * connection (of hc's address, then of all) other than hc is cut. */
+static void http_make_room(struct http_server *s, const struct http_conn *hc)
+{
+	for (int all = 0; all < 2; all++) {
+		unsigned n, limit = all ? HTTP_MAX_CONNECTIONS : HTTP_MAX_PER_IP;
+		do {
+			struct http_conn *oldest = NULL;
+			n = 0;
+			for (struct http_conn *x = s->conns; x; x = x->next) {
+				if (x->cut || (!all && !http_same_peer(x, hc)))
+					continue;
+				n++;
+				if (x != hc && (!oldest || x->since <= oldest->since))
+					oldest = x;
+			}
+			if (n <= limit || !oldest)
+				break;
+			http_cut(oldest);
+		} while (--n > limit);
+	}
+}
+
 /* MHD's thread: a connection starts (watched from now) or ends (before
  * MHD closes its socket, so a shutdown under the lock never hits a reused
  * descriptor). */
@@ -293,11 +366,13 @@ static void http_notify(void *cls, struct MHD_Connection *c, void **socket_ctx, 
 			return; /* not watched: the idle timeout still applies */
 		hc->fd = ci->connect_fd;
 		hc->since = time(NULL);
+		http_peer(c, hc);
 		pthread_mutex_lock(&s->lock);
 		hc->next = s->conns;
 		if (s->conns)
 			s->conns->prev = hc;
 		s->conns = hc;
+		http_make_room(s, hc);
 		pthread_mutex_unlock(&s->lock);
 		*socket_ctx = hc;
 	} else if (hc) {
@@ -342,10 +417,8 @@ static void *http_deadline_main(void *arg)
 		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 		time_t now = time(NULL);
 		for (struct http_conn *hc = s->conns; hc; hc = hc->next)
-			if (!hc->cut && now - hc->since > HTTP_DEADLINE_S) {
-				shutdown(hc->fd, SHUT_RDWR);
-				hc->cut = 1;
-			}
+			if (!hc->cut && now - hc->since > HTTP_DEADLINE_S)
+				http_cut(hc);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
@@ -376,13 +449,14 @@ struct http_server *http_start(struct vol *v, int fd, char *err, size_t errlen)
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	pthread_mutex_init(&s->log_lock, NULL);
 	if (pthread_create(&s->deadline, NULL, http_deadline_main, s) == 0)
 		s->deadline_running = 1;
 	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-				http_answer, s, MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL, MHD_OPTION_LISTEN_SOCKET,
-				(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_MAX_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
-				HTTP_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
+				http_answer, s, MHD_OPTION_EXTERNAL_LOGGER, http_log, s, MHD_OPTION_LISTEN_SOCKET,
+				(MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS + HTTP_MHD_ROOM,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTP_MAX_PER_IP + HTTP_MHD_ROOM,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
 				MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_END);
 	if (!s->d) {
 		snprintf(err, errlen, "--http: libmicrohttpd could not start its server");
@@ -408,6 +482,7 @@ void http_stop(struct http_server *s)
 		pthread_join(s->deadline, NULL);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->log_lock);
 	chunk_heat_destroy(s->heat);
 	free(s);
 }

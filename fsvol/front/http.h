@@ -8,6 +8,14 @@
 
 #include "fsvol/core/volume.h"
 
+/* The limits (docs/counters.md, "HTTP"; the --http option's help). */
+#define HTTP_MAX_CONNECTIONS 256 /* at once, all clients; one more closes the oldest */
+#define HTTP_MAX_PER_IP 64       /* at once, from one address; one more closes its oldest */
+#define HTTP_TIMEOUT_S 10        /* an idle client's connection is closed after this */
+#define HTTP_DEADLINE_S 10       /* a whole request, from the connection's start or its last answer */
+#define HTTP_STR(x) HTTP_STR_(x)  /* a limit in the option's help */
+#define HTTP_STR_(x) #x
+
 struct http_server;
 
 /* Check [ADDR:]PORT (ADDR numeric IPv4, [IPv6] or localhost; 127.0.0.1 when

@@ -17,8 +17,9 @@
 #define NBD_SERVER_INFLIGHT 4096u    /* requests in the engine at once, all connections together */
 #define NBD_SERVER_MAX_CONNS 4096u   /* connections at once (fewer if the fd limit is lower) */
 #define NBD_SERVER_CONN_INFLIGHT 64u /* requests read but not yet answered, per connection */
-#define NBD_SERVER_CONN_BYTES (64u << 20)   /* their payload and reply bytes, per connection */
-#define NBD_SERVER_TOTAL_BYTES (512u << 20) /* the same, all connections together */
+#define NBD_SERVER_CONN_BYTES (64u << 20)   /* their buffers' bytes (payloads, replies), per connection */
+#define NBD_SERVER_TOTAL_BYTES (256u << 20) /* the same, all connections together ... */
+#define NBD_SERVER_RESERVE_BYTES (32u << 20) /* ... and past it, a request each for connections with none */
 #define NBD_SERVER_HANDSHAKE_S 30    /* a client must finish the handshake within this */
 #define NBD_SERVER_STALL_S 30        /* replies unread for this long: the client is dropped */
 

@@ -6,11 +6,15 @@
   nbd_hostile.py SOCKET unread-reads   86 reads of 1 MiB, no reply read, then close
   nbd_hostile.py SOCKET zero-length    a write of 0 bytes (must not be ENOSPC)
   nbd_hostile.py SOCKET alive          write 64 KiB, read it back equal
+  nbd_hostile.py SOCKET unread-hold N  N connections, each sends 256 reads of 1 MiB and
+                                       reads no reply; prints "holding N", then keeps
+                                       them open until stdin ends (issue 30 A7)
 Prints "ok ..." or "BAD ..." (exit 1). Whether the server survived is for the
 caller to see (its pid, a new connection).
 """
 import os
 import socket
+import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
@@ -49,6 +53,22 @@ def unread_reads(path):
     return "ok %d reads of 1 MiB sent, closed with no reply read" % n
 
 
+def unread_hold(path, n):
+    socks = []
+    for _ in range(n):
+        s, size, _ = p.go(path)
+        # one send of 7 KiB of headers: the socket takes it whole (256 sends
+        # of 28 bytes would fill its buffer once the server stops reading)
+        s.sendall(b"".join(struct.pack(">IHHQQI", p.REQ_MAGIC, 0, p.CMD_READ, i + 1, (i % (size >> 20)) << 20,
+                                       1 << 20) for i in range(256)))
+        socks.append(s)
+    print("holding %d" % n, flush=True)
+    sys.stdin.read()  # until the caller closes it (or dies)
+    for s in socks:
+        s.close()
+    return "ok %d connections held with 256 unread reads of 1 MiB each, then closed" % n
+
+
 def zero_length(path):
     s, _, _ = p.go(path)
     p.request(s, p.CMD_WRITE, 4096, 0)
@@ -76,7 +96,9 @@ def alive(path):
 
 def main():
     kinds = {"fast-zero": fast_zero, "unread-reads": unread_reads, "zero-length": zero_length, "alive": alive}
-    if len(sys.argv) != 3 or sys.argv[2] not in kinds:
+    if len(sys.argv) == 4 and sys.argv[2] == "unread-hold":
+        kinds["unread-hold"] = lambda path: unread_hold(path, int(sys.argv[3]))
+    elif len(sys.argv) != 3 or sys.argv[2] not in kinds:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     try:

@@ -129,6 +129,67 @@ START_TEST(test_journal_codec)
 }
 END_TEST
 
+/* Offsets and lengths at the edges of 64 bits (issue 30 A2: a record with
+ * good checksums, offset 2^64 - 1 MiB and 1 MiB + 4 KiB, passed the bound
+ * off + len <= data_size because the sum wrapped to 4096, and was written
+ * over the superblock). A write must end at or below 2^63 (an off_t). */
+START_TEST(test_journal_wrap)
+{
+	static const struct {
+		uint64_t off, len;
+		int ok;
+	} cases[] = {
+		{ (uint64_t)0 - (1u << 20), (1u << 20) + 4096, 0 }, /* wraps to 4096 */
+		{ (uint64_t)0 - 4096, 4096, 0 },                    /* wraps to 0 */
+		{ (uint64_t)0 - (2u << 20), 1u << 20, 0 },          /* data_offset + off + len wraps */
+		{ 1ull << 63, 4096, 0 },
+		{ (1ull << 63) - 4096, 4096, 0 },                   /* ends at 2^63: one past */
+		{ (1ull << 63) - 8192, 4096, 1 },                   /* ends at 2^63 - 4096 */
+		{ 0, (1ull << 40) + 4096, 0 },                      /* longer than any write */
+		{ (1ull << 63) - (1ull << 40) - 4096, 1ull << 40, 1 },
+	};
+	uint8_t buf[PPL_BLOCK];
+	char err[128];
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct jnl_rec r = jsample(), d;
+		r.nwrites = 1;
+		r.w[0].off = cases[i].off;
+		r.w[0].len = cases[i].len;
+		r.blocks = (uint32_t)(1 + cases[i].len / 4096);
+		jnl_rec_encode(&r, buf);
+		int got = jnl_rec_decode(buf, &d, err, sizeof(err));
+		ck_assert_msg(cases[i].ok ? got == 0 : got == -EINVAL, "case %u (offset %llu, %llu bytes): %d %s", i,
+			      (unsigned long long)cases[i].off, (unsigned long long)cases[i].len, got, got ? err : "");
+		if (!cases[i].ok)
+			ck_assert_msg(strstr(err, "bad write 0"), "case %u: %s", i, err);
+	}
+}
+END_TEST
+
+/* The partial parity log's codec at the same edges: a span that wraps, or a
+ * block count whose bytes do not match the span, is refused (the scan then
+ * bounds the span by the chunk before any I/O). */
+START_TEST(test_ppl_wrap)
+{
+	uint8_t buf[PPL_BLOCK];
+	struct ppl_rec r = sample(), d;
+	char err[128];
+	r.span_lo = (uint64_t)0 - 4096; /* [2^64 - 4K, 0): wraps */
+	r.span_hi = 0;
+	r.lo[1] = r.hi[1] = 0;
+	r.blocks = 2;
+	ppl_rec_encode(&r, buf);
+	ck_assert_int_eq(ppl_rec_decode(buf, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "bad span"));
+	r.span_lo = (uint64_t)0 - 8192; /* no wrap, but 2^32 - 1 blocks are not its 4 KiB */
+	r.span_hi = (uint64_t)0 - 4096;
+	r.blocks = UINT32_MAX;
+	ppl_rec_encode(&r, buf);
+	ck_assert_int_eq(ppl_rec_decode(buf, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "bad blocks"));
+}
+END_TEST
+
 /* ---- replay on memory members ---- */
 
 static char names[4][64];
@@ -326,6 +387,8 @@ static Suite *ppl_suite(void)
 	tcase_add_test(c, test_codec_every_byte);
 	tcase_add_test(c, test_codec_fields);
 	tcase_add_test(c, test_journal_codec);
+	tcase_add_test(c, test_journal_wrap);
+	tcase_add_test(c, test_ppl_wrap);
 	suite_add_tcase(s, c);
 	c = tcase_create("replay");
 	tcase_set_timeout(c, 60);

@@ -497,7 +497,24 @@ START_TEST(test_v3_fields)
 	sb_encode(&s, buf);
 	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "ppl area"));
+	/* areas at the edge of 64 bits: offset + size would wrap (issue 30 A2's audit) */
+	s.ppl_offset = (uint64_t)0 - 4096;
+	sb_encode(&s, buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "ppl area"));
 	s.ppl_offset = 8192;
+	s.bbl_offset = s.data_offset - 4096;
+	s.bbl_size = UINT32_MAX & ~4095u; /* past data_offset, whatever the sum */
+	sb_encode(&s, buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "bad-block list area"));
+	s.bbl_size = 4096;
+	s.bitmap_offset = (uint64_t)0 - 4096;
+	s.bitmap_chunk = 1 << 20;
+	sb_encode(&s, buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "bitmap_offset"));
+	s.bitmap_offset = 0;
 	s.slots[1].flags = 0x80;
 	sb_encode(&s, buf);
 	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
