@@ -1,5 +1,5 @@
 /* fsvol serve: assemble a volume and export it over NBD (fsvol's own server,
- * fsvol/front/nbd_server.c); counters and control go to --ctl-dir DIR.
+ * fsvol/front/nbd_*.c); counters and control go to --ctl-dir DIR.
  *
  * Everything that can fail on the user's input (options, the log, the
  * address, the members, the ctl dir) happens before the process goes to the
