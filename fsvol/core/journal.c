@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/meta_io.h"
 #include "fsvol/core/journal.h"
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/ppl_int.h"
@@ -157,12 +158,13 @@ static int found_cmp(const void *a, const void *b)
 }
 
 /* A record's payload, which may wrap from the ring's end to its start. */
-static int read_payload(struct member *m, uint64_t area, uint64_t nblocks, uint64_t hdr, uint64_t pb, uint8_t *buf)
+static int read_payload(struct vol *v, struct member *m, uint64_t area, uint64_t nblocks, uint64_t hdr, uint64_t pb,
+			uint8_t *buf)
 {
 	uint64_t first = (hdr + 1) % nblocks, n1 = nblocks - first < pb ? nblocks - first : pb;
-	int r = member_pread(m, buf, n1 * JNL_BLOCK, area + first * JNL_BLOCK);
+	int r = vol_meta_io(v, m, MEMBER_READ, STATS_WHY_JOURNAL, buf, n1 * JNL_BLOCK, area + first * JNL_BLOCK);
 	if (!r && n1 < pb)
-		r = member_pread(m, buf + n1 * JNL_BLOCK, (pb - n1) * JNL_BLOCK, area);
+		r = vol_meta_io(v, m, MEMBER_READ, STATS_WHY_JOURNAL, buf + n1 * JNL_BLOCK, (pb - n1) * JNL_BLOCK, area);
 	return r;
 }
 
@@ -179,7 +181,7 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 	/* 1. the complete records: header and payload checksums hold */
 	for (uint64_t w = 0; !r && w < nblocks; w += JNL_SCAN / JNL_BLOCK) {
 		uint64_t nb = nblocks - w < JNL_SCAN / JNL_BLOCK ? nblocks - w : JNL_SCAN / JNL_BLOCK;
-		if ((r = member_pread(jm, win, nb * JNL_BLOCK, area + w * JNL_BLOCK)))
+		if ((r = vol_meta_io(v, jm, MEMBER_READ, STATS_WHY_JOURNAL, win, nb * JNL_BLOCK, area + w * JNL_BLOCK)))
 			break;
 		for (uint64_t b = 0; !r && b < nb; b++) {
 			struct jnl_rec rec;
@@ -198,7 +200,7 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 				}
 				maxp = pb;
 			}
-			if ((r = read_payload(jm, area, nblocks, w + b, pb, payload)))
+			if ((r = read_payload(v, jm, area, nblocks, w + b, pb, payload)))
 				break;
 			if (sb_crc32c(0, payload, pb * JNL_BLOCK) != rec.payload_crc)
 				continue; /* torn: its member writes were never issued */
@@ -240,7 +242,7 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 		qsort(f, nf, sizeof(*f), found_cmp);
 	for (unsigned i = 0; !r && i < nf; i++) {
 		uint64_t at = 0;
-		if ((r = read_payload(jm, area, nblocks, f[i].block, f[i].r->blocks - 1, payload))) {
+		if ((r = read_payload(v, jm, area, nblocks, f[i].block, f[i].r->blocks - 1, payload))) {
 			snprintf(err, errlen, "%s: reading the write journal: %s", jm->path, strerror(-r));
 			break;
 		}
@@ -249,7 +251,8 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 			uint64_t len = f[i].r->w[k].len, off = f[i].r->w[k].off;
 			if (s < v->geom.members && v->slot[s] && !(failed & (1ull << s)) &&
 			    off + len <= v->sb.slots[s].data_size) {
-				if ((r = member_pwrite(v->slot[s], payload + at, len, v->data_offset + off)))
+				if ((r = vol_meta_io(v, v->slot[s], MEMBER_WRITE, STATS_WHY_JOURNAL, payload + at, len,
+						     v->data_offset + off)))
 					snprintf(err, errlen, "%s: replaying the write journal: %s", v->slot[s]->path,
 						 strerror(-r));
 				writes++;

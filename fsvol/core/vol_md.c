@@ -28,6 +28,7 @@
 #include "fsvol/core/volume.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
+#include "layout/layout.h"
 
 #define MD_IDLE_NS 2000000000ull /* a wake-up now and then without a bitmap: nothing is lost either way */
 
@@ -36,6 +37,8 @@ void vol_md_init(struct vol *v)
 	pthread_mutex_init(&v->md_lock, NULL);
 	pthread_cond_init(&v->md_cond, NULL);
 	pthread_cond_init(&v->sb_done_cond, NULL);
+	vol_safe_init(v);
+	atomic_store(&v->rmw_level, LAYOUT_RMW_ENABLE); /* md's default */
 }
 
 void vol_md_destroy(struct vol *v)
@@ -161,6 +164,8 @@ static void md_work(struct vol *v, unsigned f, int stopping)
 		vol_bbl_run(v); /* probe the members with new bad blocks, start their fixes */
 	if ((f & VOL_MD_RECOVERY) && !stopping)
 		vol_recovery_kick(v); /* a spare at hand takes over, the pass starts */
+	if (f & (VOL_MD_SAFE | VOL_MD_TICK))
+		vol_safe_run(v); /* writes waiting for the dirty mark; clean when idle */
 }
 
 static uint64_t now_ns(void)
@@ -200,12 +205,15 @@ static void *md_main(void *arg)
 	pthread_mutex_lock(&v->md_lock);
 	while (!v->md_stop) {
 		unsigned f = atomic_exchange(&v->md_flags, 0);
+		uint64_t due = vol_safe_due(v);
 		if (!f && now_ns() >= next_tick) {
 			f = VOL_MD_TICK;
 			next_tick = now_ns() + MD_IDLE_NS;
 		}
+		if (!f && now_ns() >= due)
+			f = VOL_MD_SAFE; /* idle for safe_mode_delay: mark clean */
 		if (!f) {
-			md_wait_until(v, next_tick);
+			md_wait_until(v, due < next_tick ? due : next_tick);
 			continue;
 		}
 		pthread_mutex_unlock(&v->md_lock);
@@ -216,7 +224,7 @@ static void *md_main(void *arg)
 	}
 	pthread_mutex_unlock(&v->md_lock);
 	/* what is still queued gets its round before the thread goes */
-	md_work(v, atomic_exchange(&v->md_flags, 0) | VOL_MD_SB_CHANGE | VOL_MD_BITMAP, 1);
+	md_work(v, atomic_exchange(&v->md_flags, 0) | VOL_MD_SB_CHANGE | VOL_MD_BITMAP | VOL_MD_SAFE, 1);
 	return NULL;
 }
 
