@@ -108,6 +108,7 @@ INTEGRATION_TESTS := \
 	tests/integration/42-dirty-recovery.sh \
 	tests/integration/43-nbd-idle.sh \
 	tests/integration/44-write-hole.sh \
+	tests/integration/45-rmw-rcw.sh \
 	tests/integration/46-stress-short.sh \
 	tests/integration/47-failpath-short.sh \
 	tests/integration/50-trace-record.sh \
@@ -145,7 +146,9 @@ INTEGRATION_TESTS := \
 	tests/integration/86-reshape-raid10.sh \
 	tests/integration/87-model-clock.sh \
 	tests/integration/88-remove-under-readers.sh \
-	tests/integration/89-null-fuse.sh
+	tests/integration/89-null-fuse.sh \
+	tests/integration/98-meta-counted.sh \
+	tests/integration/99-safe-mode.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
