@@ -74,6 +74,9 @@ run "$FSVOL" create -l raid5 -c 64K -s 16M "$T"/p0 "$T"/p1 "$T"/p2 "$T"/p3
 mkdir -p "$T/parity"
 if run "$FSVOL" mount "$T/parity" "$T"/p0 "$T"/p1 "$T"/p2 "$T"/p3; then
 	mounted+=("$T/parity")
+	# md marks an idle volume clean again after safe_mode_delay (0.2 s): here
+	# a minute, so the counters below show this one write and its marks
+	echo "safe_mode_delay 60" >"$T/parity/ctl"
 	echo reset >"$T/parity/ctl"
 	"$FSVOL" trace -n 1 "$T/parity" >"$T/trace.txt" &
 	tracer=$!
