@@ -216,6 +216,9 @@ struct layout_plan {
 int layout_plan_write(const struct layout_geom *g, uint64_t off, uint64_t len, uint64_t failed_mask,
 		      const struct layout_write_opts *o, struct layout_plan *p);
 
+/* Sort a few in-chunk offsets (a plan's cuts) ascending, in place. */
+void layout_sort_offsets(uint64_t *v, unsigned n);
+
 /* Plan a read of logical [off, off+len) within one stripe: READ when every
  * column needed is present (reads are the data extents), else RECONSTRUCT:
  * reads every other present data column and P (Q too when two are missing)

@@ -173,6 +173,16 @@ static int band_choose(const struct layout_geom *g, uint64_t failed, enum layout
 	return any;
 }
 
+void layout_sort_offsets(uint64_t *v, unsigned n)
+{
+	for (unsigned a = 1; a < n; a++) /* insertion sort: a few cuts */
+		for (unsigned b = a; b > 0 && v[b - 1] > v[b]; b--) {
+			uint64_t t = v[b];
+			v[b] = v[b - 1];
+			v[b - 1] = t;
+		}
+}
+
 /* Cut the span into bands: at the page rows where a column starts or ends. */
 static int plan_bands(const struct layout_geom *g, uint64_t failed, const struct layout_write_opts *o,
 		      struct layout_plan *p)
@@ -189,12 +199,7 @@ static int plan_bands(const struct layout_geom *g, uint64_t failed, const struct
 			if (c[k] > p->span_lo && c[k] < p->span_hi)
 				cut[nc++] = c[k];
 	}
-	for (unsigned a = 1; a < nc; a++) /* insertion sort: few cuts */
-		for (unsigned b = a; b > 0 && cut[b - 1] > cut[b]; b--) {
-			uint64_t t = cut[b];
-			cut[b] = cut[b - 1];
-			cut[b - 1] = t;
-		}
+	layout_sort_offsets(cut, nc);
 	for (unsigned k = 0; k + 1 < nc; k++) {
 		struct layout_band b = { .lo = cut[k], .hi = cut[k + 1] };
 		if (b.lo == b.hi || (!band_choose(g, failed, o->rmw_level, p, &b) && !o->dense))

@@ -260,12 +260,7 @@ static int band_rcw(struct eng_req *rq, const struct eng_plan *pl, const struct 
 		if (p->hi[j] > b->lo && p->hi[j] < b->hi)
 			cuts[nc++] = p->hi[j];
 	}
-	for (unsigned a = 1; a < nc; a++) /* insertion sort: few cuts */
-		for (unsigned c = a; c > 0 && cuts[c - 1] > cuts[c]; c--) {
-			uint64_t t = cuts[c];
-			cuts[c] = cuts[c - 1];
-			cuts[c - 1] = t;
-		}
+	layout_sort_offsets(cuts, nc);
 	for (unsigned s = 0; s + 1 < nc; s++) {
 		uint64_t x = cuts[s], y = cuts[s + 1];
 		const void *cols[LAYOUT_MAX_MEMBERS];

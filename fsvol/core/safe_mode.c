@@ -25,7 +25,6 @@
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
-#include "fsvol/model/emul.h"
 #include "layout/layout.h"
 #include "stats/stats.h"
 
@@ -47,12 +46,6 @@ int vol_safe_open(struct vol *v)
 	return clean;
 }
 
-static struct emul *virtual_emul(const struct vol *v)
-{
-	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
-	return e && emul_is_virtual(e) ? e : NULL;
-}
-
 /* md marks dirty for the levels whose members must agree (raid0 and linear
  * never call md_write_start: their arrays stay clean). */
 static int redundant(const struct vol *v)
@@ -67,16 +60,8 @@ int vol_safe_begin(struct vol *v, struct vol_waiter *w)
 		return 1;
 	pthread_mutex_lock(&v->md_lock);
 	int queued = atomic_load(&v->sm_state) != SM_DIRTY && atomic_load(&v->md_running);
-	if (queued) {
-		w->res = 0;
-		w->next = v->sm_waiters;
-		v->sm_waiters = w;
-		struct emul *e = virtual_emul(v);
-		if (e)
-			emul_expect(e, 1); /* virtual time waits for it: a superblock costs no emulated time */
-		atomic_fetch_or(&v->md_flags, VOL_MD_SAFE);
-		pthread_cond_signal(&v->md_cond);
-	}
+	if (queued)
+		vol_md_queue_locked(v, &v->sm_waiters, w, VOL_MD_SAFE);
 	pthread_mutex_unlock(&v->md_lock);
 	return !queued;
 }
@@ -133,14 +118,7 @@ static void mark_dirty(struct vol *v)
 	struct vol_waiter *w = v->sm_waiters;
 	v->sm_waiters = NULL;
 	pthread_mutex_unlock(&v->md_lock);
-	struct emul *e = virtual_emul(v);
-	while (w) {
-		struct vol_waiter *n = w->next;
-		w->resume(w);
-		if (e)
-			emul_expect(e, -1);
-		w = n;
-	}
+	vol_md_resume(v, w);
 }
 
 /* md's set_in_sync: no write in flight, none owed a resync. */

@@ -187,6 +187,10 @@ void vol_peek_wait(struct vol *v);
  * thread records it in the superblock (SB_FAILED, events) and writes it;
  * acknowledgements wait for that; a spare may take over. */
 void vol_md_mark_failed(struct vol *v, unsigned slot);
+/* md_lock held: queue w on list for the metadata thread and wake it for
+ * flag (virtual time waits for it); vol_md_resume resumes a taken list. */
+void vol_md_queue_locked(struct vol *v, struct vol_waiter **list, struct vol_waiter *w, unsigned flag);
+void vol_md_resume(struct vol *v, struct vol_waiter *w);
 /* A write or flush about to be acknowledged: 1 when no superblock change
  * is pending, 0 when w was queued (the thread resumes it once written). */
 int vol_md_sb_wait(struct vol *v, struct vol_waiter *w);

@@ -98,6 +98,30 @@ static struct emul *virtual_emul(const struct vol *v)
 	return e && emul_is_virtual(e) ? e : NULL;
 }
 
+void vol_md_queue_locked(struct vol *v, struct vol_waiter **list, struct vol_waiter *w, unsigned flag)
+{
+	w->res = 0;
+	w->next = *list;
+	*list = w;
+	struct emul *e = virtual_emul(v);
+	if (e)
+		emul_expect(e, 1); /* virtual time waits for it: a superblock costs no emulated time */
+	atomic_fetch_or(&v->md_flags, flag);
+	pthread_cond_signal(&v->md_cond);
+}
+
+void vol_md_resume(struct vol *v, struct vol_waiter *w)
+{
+	struct emul *e = virtual_emul(v);
+	while (w) {
+		struct vol_waiter *n = w->next;
+		w->resume(w); /* it may queue again */
+		if (e)
+			emul_expect(e, -1);
+		w = n;
+	}
+}
+
 int vol_md_sb_wait(struct vol *v, struct vol_waiter *w)
 {
 	/* read-only, or no thread (a volume only read): nothing writes them
@@ -107,16 +131,8 @@ int vol_md_sb_wait(struct vol *v, struct vol_waiter *w)
 		return 1;
 	pthread_mutex_lock(&v->md_lock);
 	int queued = atomic_load(&v->sb_seq_done) < atomic_load(&v->sb_seq_want) && atomic_load(&v->md_running);
-	if (queued) {
-		w->res = 0;
-		w->next = v->sb_waiters;
-		v->sb_waiters = w;
-		struct emul *e = virtual_emul(v);
-		if (e)
-			emul_expect(e, 1); /* virtual time waits for it: a superblock costs no emulated time */
-		atomic_fetch_or(&v->md_flags, VOL_MD_SB_CHANGE);
-		pthread_cond_signal(&v->md_cond);
-	}
+	if (queued)
+		vol_md_queue_locked(v, &v->sb_waiters, w, VOL_MD_SB_CHANGE);
 	pthread_mutex_unlock(&v->md_lock);
 	return !queued;
 }
@@ -143,14 +159,7 @@ static void md_write_sbs(struct vol *v)
 	v->sb_waiters = NULL;
 	pthread_cond_broadcast(&v->sb_done_cond);
 	pthread_mutex_unlock(&v->md_lock);
-	struct emul *e = virtual_emul(v);
-	while (w) {
-		struct vol_waiter *n = w->next;
-		w->resume(w); /* it queues again if a newer change came meanwhile */
-		if (e)
-			emul_expect(e, -1);
-		w = n;
-	}
+	vol_md_resume(v, w); /* one queues again if a newer change came meanwhile */
 }
 
 /* One round of whatever the flags ask for, md_lock NOT held. */
