@@ -80,7 +80,7 @@ if run "$FSVOL" mount "$T/parity" "$T"/p0 "$T"/p1 "$T"/p2 "$T"/p3; then
 	echo reset >"$T/parity/ctl"
 	"$FSVOL" trace -n 1 "$T/parity" >"$T/trace.txt" &
 	tracer=$!
-	for _ in $(seq 100); do ls -l "/proc/$tracer/fd" 2>/dev/null | grep -q "/trace$" && break; sleep 0.05; done
+	for _ in $(seq 100); do ls -l "/proc/$tracer/fd" 2>/dev/null | grep -qF -- "-> $T/parity/trace" && break; sleep 0.05; done
 	run dd if=/dev/urandom of="$T/parity/volume" bs=4K count=1 seek=5 oflag=direct conv=notrunc status=none
 	timeout 10 tail --pid="$tracer" -f /dev/null || kill "$tracer" 2>/dev/null || true
 	echo "md's choice on 4 members: read the two other data chunks (reconstruct-write: 2 reads,"

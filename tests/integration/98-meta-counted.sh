@@ -31,10 +31,10 @@ echo reset >"$M/ctl"
 "$FSVOL" trace --json -n 1 "$M" >"$T/trace.json" &
 tracer=$!
 track_pid "$tracer"
-tracing() { ls -l "/proc/$tracer/fd" 2>/dev/null | grep -q "trace.json"; }
+tracing() { ls -l "/proc/$tracer/fd" 2>/dev/null | grep -qF -- "-> $M/trace.json"; } # its stdout is $T/trace.json
 wait_for 10 "the tracer to open MNT/trace.json" tracing
 dd if=/dev/urandom of="$M/volume" bs=4K count=1 seek=$((OFF / 4096)) oflag=direct conv=notrunc status=none
-timeout 10 tail --pid="$tracer" -f /dev/null || fail "fsvol trace -n 1 did not end after the write"
+timeout 30 tail --pid="$tracer" -f /dev/null || fail "fsvol trace -n 1 did not end after the write: $(cat "$T/trace.json")"
 # every view at once: seconds later the bitmap's daemon clears the bit (one
 # more block write on each member, labelled bitmap too)
 S=$T/snap

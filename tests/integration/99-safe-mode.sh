@@ -28,7 +28,7 @@ writer_start() {
 	WPID=$!
 	track_pid "$WPID"
 }
-writer_stop() { kill "$WPID" 2>/dev/null; wait "$WPID" 2>/dev/null || true; _drop_cleanup pid "$WPID"; }
+writer_stop() { kill "$WPID" 2>/dev/null || true; wait "$WPID" 2>/dev/null || true; _drop_cleanup pid "$WPID"; }
 crash() { # kill -9 of the daemon, its dead mount removed
 	local pid
 	pid=$(daemon_pid "$M")
