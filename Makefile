@@ -113,6 +113,7 @@ INTEGRATION_TESTS := \
 	tests/integration/42-dirty-recovery.sh \
 	tests/integration/43-nbd-idle.sh \
 	tests/integration/44-write-hole.sh \
+	tests/integration/45-rmw-rcw.sh \
 	tests/integration/46-stress-short.sh \
 	tests/integration/47-failpath-short.sh \
 	tests/integration/50-trace-record.sh \
@@ -156,7 +157,9 @@ INTEGRATION_TESTS := \
 	tests/integration/94-http-limits.sh \
 	tests/integration/95-member-entries.sh \
 	tests/integration/96-replace-resume.sh \
-	tests/integration/97-member-paths.sh
+	tests/integration/97-member-paths.sh \
+	tests/integration/98-meta-counted.sh \
+	tests/integration/99-safe-mode.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)

@@ -211,7 +211,7 @@ void bench_conserve(struct bench_below *b)
 		cons(b, "writes", mw, v->write_bytes,
 		     mirror ? "every copy" : parity ? "data + parity" : "each byte written once", plain);
 		if (parity && !v->read_bytes)
-			cons(b, "member reads for writes", mr, v->write_bytes, "read-modify-write", 0);
+			cons(b, "member reads for writes", mr, v->write_bytes, "read-modify-write or reconstruct-write", 0);
 	}
 }
 

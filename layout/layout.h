@@ -133,6 +133,16 @@ struct layout_stripe {
 };
 void layout_stripe(const struct layout_geom *g, uint64_t stripe, struct layout_stripe *s);
 
+enum layout_plan_mode {
+	LAYOUT_PLAN_READ,        /* plain read, every column present */
+	LAYOUT_PLAN_RMW,         /* read old data + old parity, parity ^= old ^ new */
+	LAYOUT_PLAN_RCW,         /* read the rest of the stripe, parity from all data */
+	LAYOUT_PLAN_FULL,        /* every data byte of the rows is new: no reads */
+	LAYOUT_PLAN_RECONSTRUCT, /* a needed column is missing: read every present
+				    column over the span, recover the missing ones */
+	LAYOUT_PLAN_MIXED,       /* a write's bands differ: RMW here, RCW there */
+};
+
 /* One member I/O of a plan. */
 struct layout_io {
 	unsigned member;
@@ -141,23 +151,42 @@ struct layout_io {
 	uint64_t offset; /* member offset */
 	uint64_t length;
 	uint64_t in_chunk; /* offset within the chunk (offset - stripe.member_offset) */
+	enum layout_plan_mode mode; /* of the band it serves (a read: old data under RMW) */
 };
 
-enum layout_plan_mode {
-	LAYOUT_PLAN_READ,        /* plain read, every column present */
-	LAYOUT_PLAN_RMW,         /* read old data + old parity, parity ^= old ^ new */
-	LAYOUT_PLAN_RCW,         /* read the rest of the stripe, parity from all data */
-	LAYOUT_PLAN_FULL,        /* every data byte of the span is new: no reads */
-	LAYOUT_PLAN_RECONSTRUCT, /* a needed column is missing: read every present
-				    column over the span, recover the missing ones */
+/* md's rmw_level (drivers/md/raid5.c, sysfs rmw_level): how a stripe write
+ * chooses between read-modify-write and reconstruct-write. */
+enum layout_rmw {
+	LAYOUT_RMW_DISABLE = 0, /* always reconstruct-write */
+	LAYOUT_RMW_ENABLE = 1,  /* fewer blocks read wins; a tie goes to reconstruct-write (md's default) */
+	LAYOUT_RMW_PREFER = 2,  /* fewer blocks read wins; a tie goes to read-modify-write */
 };
+/* md chooses per page of its stripe cache (STRIPE_SIZE, 4 KiB): per row of
+ * LAYOUT_PAGE bytes across the stripe's members. */
+#define LAYOUT_PAGE 4096u
 
-#define LAYOUT_PLAN_MAX_IO (2 * LAYOUT_MAX_MEMBERS + 4)
+/* Rows of a stripe written alike (docs/engine.md, "raid4/5/6 writes"): md's
+ * counts for each LAYOUT_PAGE row of them, and the mode they give. */
+struct layout_band {
+	uint64_t lo, hi;            /* in-chunk [lo, hi), within the span */
+	enum layout_plan_mode mode; /* RMW, RCW or FULL */
+	unsigned rmw, rcw;          /* blocks each would read per row (a missing one
+				     * counts 2 x members: md's "cannot read it") */
+};
+#define LAYOUT_PLAN_MAX_BANDS 8
+#define LAYOUT_PLAN_MAX_IO (4 * LAYOUT_MAX_MEMBERS + 8)
+
+/* What a write plan may not decide alone. */
+struct layout_write_opts {
+	enum layout_rmw rmw_level;
+	int dense; /* plan rows of the span no byte is written in too (a partial
+		    * parity log record covers the whole span) */
+};
 
 /* A plan for a request that lies inside one stripe. */
 struct layout_plan {
 	struct layout_stripe s;
-	enum layout_plan_mode mode;
+	enum layout_plan_mode mode; /* a write: its bands' mode, MIXED, or RECONSTRUCT */
 	uint64_t span_lo, span_hi; /* in-chunk byte range the plan works on */
 	/* per data index: in-chunk range the request covers (lo == hi: untouched) */
 	uint64_t lo[LAYOUT_MAX_MEMBERS], hi[LAYOUT_MAX_MEMBERS];
@@ -165,6 +194,9 @@ struct layout_plan {
 	 * recovered from redundancy before use (RECONSTRUCT only) */
 	unsigned nlost;
 	unsigned lost[2];
+	/* a write's bands, ascending (not RECONSTRUCT) */
+	unsigned nbands;
+	struct layout_band band[LAYOUT_PLAN_MAX_BANDS];
 	unsigned nreads, nwrites;
 	struct layout_io reads[LAYOUT_PLAN_MAX_IO];
 	struct layout_io writes[LAYOUT_PLAN_MAX_IO];
@@ -172,13 +204,20 @@ struct layout_plan {
 };
 
 /* Plan a write of logical [off, off+len) lying within one stripe of a parity
- * level. failed_mask: members that can be neither read nor written.
- * Chooses RMW or RCW by bytes read (ties: RMW); FULL when nothing needs reading;
- * RECONSTRUCT when neither is possible with the members present.
- * Writes go to every present member whose content changes.
+ * level. failed_mask: members that can be neither read nor written; o: NULL
+ * for md's defaults. As md's handle_stripe_dirtying, per LAYOUT_PAGE row:
+ * RMW reads the old data it overwrites and the parity, RCW the data it does
+ * not overwrite; the fewer blocks wins, a tie as rmw_level says; FULL when
+ * RCW reads nothing. Rows alike form a band; rows no byte is written in get
+ * no I/O (unless o->dense). RECONSTRUCT, over the whole span, when the
+ * mode chosen would read a missing member. Writes go to every present member
+ * whose content changes: the new data, the parity of each band.
  * Returns 0, or -EIO when more members are missing than the level tolerates. */
-int layout_plan_write(const struct layout_geom *g, uint64_t off, uint64_t len,
-		      uint64_t failed_mask, struct layout_plan *p);
+int layout_plan_write(const struct layout_geom *g, uint64_t off, uint64_t len, uint64_t failed_mask,
+		      const struct layout_write_opts *o, struct layout_plan *p);
+
+/* Sort a few in-chunk offsets (a plan's cuts) ascending, in place. */
+void layout_sort_offsets(uint64_t *v, unsigned n);
 
 /* Plan a read of logical [off, off+len) within one stripe: READ when every
  * column needed is present (reads are the data extents), else RECONSTRUCT:

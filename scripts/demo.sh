@@ -81,14 +81,24 @@ What to look for
   one disk): docs/experiments.md.
 EOF
 
-say "2. A 4K write on raid5 costs 2 member reads and 2 member writes"
+say "2. A 4K write on raid5 costs 2 member reads and 2 member writes, and metadata"
 run "$FSVOL" create -l raid5 -c 64K -s 16M "$T"/p0 "$T"/p1 "$T"/p2 "$T"/p3
 mkdir -p "$T/parity"
 if run "$FSVOL" mount "$T/parity" "$T"/p0 "$T"/p1 "$T"/p2 "$T"/p3; then
 	mounted+=("$T/parity")
+	# md marks an idle volume clean again after safe_mode_delay (0.2 s): here
+	# a minute, so the counters below show this one write and its marks
+	echo "safe_mode_delay 60" >"$T/parity/ctl"
 	echo reset >"$T/parity/ctl"
+	"$FSVOL" trace -n 1 "$T/parity" >"$T/trace.txt" &
+	tracer=$!
+	for _ in $(seq 100); do ls -l "/proc/$tracer/fd" 2>/dev/null | grep -qF -- "-> $T/parity/trace" && break; sleep 0.05; done
 	run dd if=/dev/urandom of="$T/parity/volume" bs=4K count=1 seek=5 oflag=direct conv=notrunc status=none
-	echo "read old data + old parity, write new data + new parity (read-modify-write):"
+	timeout 10 tail --pid="$tracer" -f /dev/null || kill "$tracer" 2>/dev/null || true
+	echo "md's choice on 4 members: read the two other data chunks (reconstruct-write: 2 reads,"
+	echo "as read-modify-write would), write new data + new parity; first, the write to an idle"
+	echo "volume marks it dirty (sb) and sets its region's write-intent bit (bitmap) on every member:"
+	run cat "$T/trace.txt"
 	run cat "$T/parity/stats"
 	run "$FSVOL" map -l raid5 -n 4 -c 64K -s 16M 20K 4K
 	run "$FSVOL" layout -l raid5 -n 4 -c 64K --rows 4

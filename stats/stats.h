@@ -209,16 +209,26 @@ enum stats_why {
 	STATS_WHY_PPL,         /* partial parity log record (metadata area, before the stripe write) */
 	STATS_WHY_JOURNAL,     /* write journal record (the journal member) */
 	STATS_WHY_RESHAPE,     /* reshape: moving data to a new geometry */
+	STATS_WHY_SB,          /* superblock (a state change, safe mode's clean/dirty marks) */
+	STATS_WHY_BITMAP,      /* write-intent bitmap blocks (and the flush before bits clear) */
+	STATS_WHY_BBL,         /* bad-block list */
 	STATS_WHY_COUNT
 };
 const char *stats_why_name(enum stats_why w);
+/* Metadata I/O: at a member offset of its own, outside the data area. */
+static inline int stats_why_meta(int w)
+{
+	return w == STATS_WHY_PPL || w == STATS_WHY_JOURNAL || w == STATS_WHY_SB || w == STATS_WHY_BITMAP ||
+	       w == STATS_WHY_BBL;
+}
 
 struct stats_trace_rec {
 	uint64_t seq;        /* from stats_trace_id */
 	uint64_t parent;     /* 0 for a volume request */
 	uint64_t t_start_ns;
 	uint64_t latency_ns;
-	uint64_t offset, length;
+	uint64_t offset, length; /* a member's: in its data area, or from its start for
+				  * metadata (stats_why_meta) */
 	int32_t dev;         /* member index, -1 for the volume */
 	uint8_t op;          /* enum stats_op */
 	uint8_t why;         /* enum stats_why */

@@ -36,6 +36,9 @@ static const char *const why_names[STATS_WHY_COUNT] = {
 	[STATS_WHY_PPL] = "ppl",
 	[STATS_WHY_JOURNAL] = "journal",
 	[STATS_WHY_RESHAPE] = "reshape",
+	[STATS_WHY_SB] = "sb",
+	[STATS_WHY_BITMAP] = "bitmap",
+	[STATS_WHY_BBL] = "bbl",
 };
 
 const char *stats_why_name(enum stats_why w)

@@ -404,6 +404,20 @@ wait_resync() { # MNT: until a resync that a dirty mount started is done
 	fail "resync did not finish: $(cat "$1/status")"
 }
 
+# safe_mode_off MNT: md's safe mode off (safe_mode_delay 0) and the volume
+# marked dirty now (its first block read and written back as it is), so no
+# superblock is written from here to the umount: member counters then show
+# the data path alone (with --bitmap none, no bitmap writes either), and a
+# kill -9 leaves the volume dirty, as in md with safe mode off.
+safe_mode_off() {
+	echo "safe_mode_delay 0" >"$1/ctl"
+	if [[ $(jq -r .array_state "$1/status.json") != active ]]; then
+		dd if="$1/volume" of="$T/.block0" bs=4K count=1 iflag=direct status=none
+		dd if="$T/.block0" of="$1/volume" bs=4K count=1 oflag=direct conv=notrunc status=none
+	fi
+	jq_true '.array_state == "active"' "$1/status.json" || fail "$1: still $(jq -r .array_state "$1/status.json")"
+}
+
 # sb_set FILE OFFSET VALUE: the little-endian u64 at OFFSET of FILE's
 # superblock, checksum fixed (docs/format.md): a forged field
 sb_set() { /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/tools/sb_set.py" "$@"; }

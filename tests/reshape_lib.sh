@@ -236,6 +236,9 @@ reshape_begin() {
 	opts+=("--ctl=sync_speed_max 1000")
 	"$FSVOL" create "$@" --spares "$nadd" "${mem[@]}" >/dev/null || fail "$name: create"
 	fsvol_mount "${opts[@]}" "$d/mnt" "${mem[@]}"
+	# dirty to the end (md with safe mode off): each cut leaves a dirty volume
+	# (an idle one would be clean, and a degraded one then starts unforced)
+	safe_mode_off "$d/mnt"
 	cap=$(size_of "$d/mnt/volume")
 	random_file "$d/data" "$cap"
 	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct conv=fsync status=none

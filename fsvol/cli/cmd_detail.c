@@ -149,8 +149,11 @@ static void detail_state(struct detail *d)
 	const char *action = sync ? cmd_json_str(sync, "action") : NULL, *sstate = sync ? cmd_json_str(sync, "state") : NULL;
 	st = st ? st : "?";
 	d->sync_running = sstate && !strcmp(sstate, "running");
-	/* mounted, the superblocks say dirty (active); clean after a clean umount */
-	size_t n = (size_t)snprintf(d->state, sizeof(d->state), "%s", d->have_sb && d->sb.clean ? "clean" : "active");
+	/* md's safe mode: clean while idle, active while writes may be in flight
+	 * (the daemon's array_state; a daemon without it: the superblock) */
+	const char *as = cmd_json_str(d->st, "array_state");
+	int clean = as ? !strcmp(as, "clean") : d->have_sb && d->sb.clean;
+	size_t n = (size_t)snprintf(d->state, sizeof(d->state), "%s", clean ? "clean" : "active");
 	if (!strcmp(st, "degraded") || !strcmp(st, "rebuilding"))
 		n += (size_t)snprintf(d->state + n, sizeof(d->state) - n, ", degraded");
 	if (!strcmp(st, "failed"))

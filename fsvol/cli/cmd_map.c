@@ -168,7 +168,7 @@ static int map_print(const struct layout_geom *g, uint64_t off, uint64_t len, in
 			uint64_t send = (pos / sbytes + 1) * sbytes;
 			uint64_t plen = (send < off + len ? send : off + len) - pos;
 			struct layout_plan *p = malloc(sizeof(*p));
-			if (!p || layout_plan_write(g, pos, plen, 0, p)) {
+			if (!p || layout_plan_write(g, pos, plen, 0, NULL, p)) {
 				free(p);
 				return 1;
 			}

@@ -60,7 +60,8 @@ static const struct cmd_opt mount_opts[] = {
 	  "members have it) or write-back (once the journal has it); md's journal_mode, also ctl journal_mode", 0,
 	  "write-through write-back" },
 	{ "ctl", 0, "'VERB ARG'", "a setting of MNT/ctl applied before the volume starts, as md's sysctl limits apply "
-	  "from assembly (repeatable): sync_speed_min KIBS, sync_speed_max KIBS, sync_max SECTORS, failfast_ms MS" },
+	  "from assembly (repeatable): sync_speed_min KIBS, sync_speed_max KIBS, sync_max SECTORS, failfast_ms MS, "
+	  "safe_mode_delay SECONDS, rmw_level 0|1|2" },
 	{ 0 },
 };
 

@@ -440,8 +440,8 @@ static int trace_opt(int i, const char *arg, void *ctx)
 /* Is this output line a volume request (not one of its member requests)? */
 static int is_volume_line(const char *line, int json)
 {
-	if (json)
-		return strstr(line, "\"parent\":0,") != NULL;
+	if (json) /* a member's metadata I/O of nobody's request has parent 0 too */
+		return strstr(line, "\"parent\":0,") != NULL && strstr(line, "\"dev\":-1,") != NULL;
 	return line[0] != ' ' && strstr(line, " vol ") != NULL;
 }
 

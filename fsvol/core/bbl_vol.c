@@ -20,6 +20,7 @@
 
 #include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/meta_io.h"
 #include "fsvol/meta/bbl.h"
 #include "fsvol/util/log.h"
 
@@ -75,7 +76,7 @@ static int area_read(struct vol *v, struct member *m, struct bbl *l, char *why, 
 	void *buf = NULL;
 	if (posix_memalign(&buf, 4096, BBL_AREA))
 		return -ENOMEM;
-	int r = member_pread(m, buf, BBL_AREA, v->sb.bbl_offset);
+	int r = vol_meta_io(v, m, MEMBER_READ, STATS_WHY_BBL, buf, BBL_AREA, v->sb.bbl_offset);
 	if (r < 0)
 		snprintf(why, whylen, "%s", strerror(-r));
 	else
@@ -381,7 +382,7 @@ void vol_bbl_run(struct vol *v)
 			continue; /* gone or failed meanwhile */
 		/* sector-local? a member whose superblock cannot be read either is
 		 * failing as a whole (md fails it once its errors pile up) */
-		int r = member_pread(jb->m, buf, SB_SIZE, 0);
+		int r = vol_meta_io(v, jb->m, MEMBER_READ, STATS_WHY_SB, buf, SB_SIZE, 0);
 		if (r < 0) {
 			fsvol_log(LOG_ERR, "member %u (%s): its superblock cannot be read either (%s): the errors are not "
 				  "sector-local; failing it", jb->slot, jb->m->path, strerror(-r));
@@ -450,9 +451,9 @@ int vol_bbl_write(struct vol *v)
 		bbl_ack_all(&copy);
 		bbl_encode(&copy, seq, buf);
 		/* the other copy keeps the previous list while this one is written */
-		int r = member_pwrite(m, buf, BBL_COPY, v->sb.bbl_offset + bbl_copy_off(seq));
+		int r = vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_BBL, buf, BBL_COPY, v->sb.bbl_offset + bbl_copy_off(seq));
 		if (!r)
-			r = member_flush(m);
+			r = vol_meta_flush(v, m, STATS_WHY_BBL);
 		pthread_mutex_lock(&b->lock);
 		if (!r) {
 			bm->list.seq = seq;

@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "fsvol/core/bitmap_vol.h"
-#include "fsvol/core/failfast.h"
+#include "fsvol/core/meta_io.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/meta/bitmap.h"
 #include "fsvol/model/emul.h"
@@ -158,7 +158,7 @@ int vol_bitmap_open(struct vol *v, char *err, size_t errlen)
 	for (unsigned i = 0; i < v->geom.members; i++) {
 		if (!v->slot[i])
 			continue;
-		if ((r = member_pread(v->slot[i], b->snap, b->bytes, b->offset)) < 0) {
+		if ((r = vol_meta_io(v, v->slot[i], MEMBER_READ, STATS_WHY_BITMAP, b->snap, b->bytes, b->offset)) < 0) {
 			snprintf(err, errlen, "%s: reading the write-intent bitmap: %s", v->slot[i]->path, strerror(-r));
 			vol_bitmap_free(v);
 			return r;
@@ -205,12 +205,13 @@ static void bm_write(struct vol *v, struct vol_bitmap *b, int *res)
 		int r = 0, wrote = 0, whole = b->whole[slots[k]] != m;
 		for (uint64_t o = 0; o < b->bytes && !r; o += BITMAP_BLOCK)
 			if (whole || memcmp(b->snap + o, b->ondisk + o, BITMAP_BLOCK)) {
-				r = ff_pwrite(v, slots[k], m, b->snap + o, BITMAP_BLOCK, b->offset + o);
+				r = vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_BITMAP, b->snap + o, BITMAP_BLOCK,
+						b->offset + o);
 				wrote = 1;
 				atomic_fetch_add(&b->writes, 1);
 			}
 		if (!r && wrote && (m->caps & MEMBER_CAN_FLUSH))
-			r = ff_flush(v, slots[k], m); /* both under the failfast deadline */
+			r = vol_meta_flush(v, m, STATS_WHY_BITMAP); /* both counted, traced, under failfast */
 		res[slots[k]] = r;
 		if (!r)
 			b->whole[slots[k]] = m;
@@ -224,7 +225,7 @@ static void bm_flush_members(struct vol *v)
 	unsigned slots[SB_MAX_SLOTS], n = bm_hold(v, ms, slots);
 	for (unsigned k = 0; k < n; k++) {
 		if (ms[k]->caps & MEMBER_CAN_FLUSH)
-			member_flush(ms[k]); /* an error shows on the next write */
+			vol_meta_flush(v, ms[k], STATS_WHY_BITMAP); /* an error shows on the next write */
 		atomic_fetch_sub(&vol_ms(v, ms[k])->pending, 1);
 	}
 }
@@ -246,7 +247,13 @@ static void bm_round(struct vol *v, struct vol_bitmap *b)
 		b->sure[i] = b->ondisk[i] & b->snap[i];
 	pthread_mutex_unlock(&b->lock);
 	int res[SB_MAX_SLOTS] = { 0 }, host = 0;
+	/* the trace shows the blocks under a write that waited for them */
+	uint64_t cause = 0;
+	for (struct vol_waiter *x = w; x; x = x->next) /* newest first: the oldest */
+		cause = x->trace_id ? x->trace_id : cause;
+	uint64_t prev = vol_meta_cause(cause);
 	bm_write(v, b, res);
+	vol_meta_cause(prev);
 	for (unsigned i = 0; i < v->geom.members; i++)
 		if (host_error(res[i]))
 			host = res[i]; /* the host's condition, not the disk's (engine.md) */

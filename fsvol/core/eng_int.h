@@ -126,7 +126,7 @@ struct eng_req {
  * not in the data area. */
 static inline int eng_why_meta(int why)
 {
-	return why == STATS_WHY_PPL || why == STATS_WHY_JOURNAL;
+	return stats_why_meta(why);
 }
 
 #define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */
@@ -134,6 +134,7 @@ static inline int eng_why_meta(int why)
 #define ENG_F_ACKED 0x4u         /* acknowledged early (a write-back journal has it) */
 #define ENG_F_BEHIND 0x8u        /* a write-behind: only the write-mostly legs (write_behind.c) */
 #define ENG_F_RESHAPE 0x10u       /* a reshape's I/O: its geometry is set, no bitmap, labelled reshape */
+#define ENG_F_SAFE 0x20u          /* a write counted in writes_pending (md's safe mode, safe_mode.c) */
 /* A family step's answer for ENG_K_RESHAPE: the locks are held, park. */
 #define ENG_PARK 3
 

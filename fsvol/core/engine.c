@@ -798,6 +798,8 @@ static void req_finish(struct eng_req *rq)
 	engine_done_fn done = rq->done;
 	void *arg = rq->arg;
 	int res = rq->res;
+	if (rq->flags & ENG_F_SAFE)
+		vol_safe_end(v); /* md_write_end */
 	if (req_counted(rq->flags))
 		atomic_fetch_sub_explicit(&v->eng->active, 1, memory_order_release);
 	if (background && rq->kind != ENG_K_FIX) {
@@ -846,6 +848,12 @@ static void eng_step(struct eng_req *rq)
 			    (rq->kind == ENG_K_FLUSH && rq->progress)) {
 				rq->state = ST_FINISH;
 				break;
+			}
+			/* md_write_start: a write waits while the superblocks say clean */
+			if (rq->kind == ENG_K_WRITE && !(rq->flags & (ENG_F_SAFE | ENG_F_RESHAPE))) {
+				rq->flags |= ENG_F_SAFE;
+				if (!vol_safe_begin(v, &rq->wait))
+					return; /* the metadata thread marks them dirty, then kicks us */
 			}
 			if (rq->kind == ENG_K_FLUSH) {
 				rq->lk.want = 0;
@@ -1045,6 +1053,7 @@ static struct eng_req *req_init(struct vol *v, int kind, unsigned flags, int why
 	rq->t0 = eng_now(v);
 	if (!(flags & ENG_F_NOLOCK) && stats_trace_on(v->trace))
 		rq->trace_parent = stats_trace_id(v->trace);
+	rq->wait.trace_id = rq->trace_parent; /* the metadata I/O it waits for shows under it */
 	return rq;
 }
 

@@ -16,6 +16,7 @@
 
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/ppl.h"
+#include "fsvol/core/volume.h"
 #include "layout/parity.h"
 
 #define PARITY_WINDOW (256u << 10)
@@ -67,13 +68,13 @@ static int gather_lost(struct eng_req *rq, const struct eng_plan *pl, void *bloc
 	return 0;
 }
 
-static int read_why(const struct layout_plan *p, const struct layout_io *io)
+static int read_why(const struct layout_io *io)
 {
+	if (io->mode == LAYOUT_PLAN_RECONSTRUCT)
+		return STATS_WHY_RECONSTRUCT;
 	if (io->role != LAYOUT_DATA)
-		return p->mode == LAYOUT_PLAN_RECONSTRUCT ? STATS_WHY_RECONSTRUCT : STATS_WHY_PARITY_READ;
-	if (p->mode == LAYOUT_PLAN_RMW)
-		return STATS_WHY_OLD_DATA;
-	return p->mode == LAYOUT_PLAN_RECONSTRUCT ? STATS_WHY_RECONSTRUCT : STATS_WHY_DATA;
+		return STATS_WHY_PARITY_READ;
+	return io->mode == LAYOUT_PLAN_RMW ? STATS_WHY_OLD_DATA : STATS_WHY_DATA;
 }
 
 /* Bytes of scratch a plan needs: its reads, new P/Q, recovered columns. */
@@ -92,7 +93,7 @@ static int plan_reads(struct eng_req *rq, struct eng_plan *pl, int why_override)
 		const struct layout_io *io = &pl->p.reads[i];
 		if (!(pl->rbuf[i] = eng_alloc(rq, io->length)))
 			return -ENOMEM;
-		int r = eng_piece(rq, io->member, MEMBER_READ, why_override >= 0 ? why_override : read_why(&pl->p, io),
+		int r = eng_piece(rq, io->member, MEMBER_READ, why_override >= 0 ? why_override : read_why(io),
 				  io->offset, io->length, pl->rbuf[i]);
 		if (r)
 			return r;
@@ -212,6 +213,70 @@ static const uint8_t *col_read(const struct eng_plan *pl, int role, int j, uint6
 	return NULL;
 }
 
+/* The new parity of a read-modify-write band [x, y): the old parity, then
+ * old ^ new of every column written there. */
+static int band_rmw(struct eng_req *rq, const struct eng_plan *pl, const struct layout_band *b, uint8_t *pbuf,
+		    uint8_t *qbuf)
+{
+	const struct layout_geom *g = rq->geom;
+	const struct layout_plan *p = &pl->p;
+	uint8_t *par[2] = { pbuf, qbuf };
+	for (unsigned k = 0; k < 2; k++) {
+		if (!par[k])
+			continue;
+		const uint8_t *old = col_read(pl, k ? LAYOUT_Q : LAYOUT_P, -1, b->lo);
+		if (!old)
+			return -EIO; /* a plan that reads no parity cannot update it */
+		memcpy(par[k] + (b->lo - p->span_lo), old, b->hi - b->lo);
+	}
+	for (unsigned j = 0; j < g->data_members; j++) {
+		uint64_t x = p->lo[j] > b->lo ? p->lo[j] : b->lo, y = p->hi[j] < b->hi ? p->hi[j] : b->hi;
+		if (p->lo[j] == p->hi[j] || x >= y)
+			continue;
+		const uint8_t *old = col_read(pl, LAYOUT_DATA, (int)j, x);
+		if (!old)
+			return -EIO;
+		parity_rmw(pbuf ? pbuf + (x - p->span_lo) : NULL, qbuf ? qbuf + (x - p->span_lo) : NULL, old,
+			   col_src(g, pl, j, x), j, y - x);
+	}
+	return 0;
+}
+
+/* The parity of a reconstruct-write (or full) band [x, y) from every
+ * column: cut where columns start or end, each piece of a column is then
+ * either new (src) or read. */
+static int band_rcw(struct eng_req *rq, const struct eng_plan *pl, const struct layout_band *b, uint8_t *pbuf,
+		    uint8_t *qbuf)
+{
+	const struct layout_geom *g = rq->geom;
+	const struct layout_plan *p = &pl->p;
+	unsigned nd = g->data_members, nc = 0;
+	uint64_t cuts[2 * LAYOUT_MAX_MEMBERS + 2];
+	cuts[nc++] = b->lo;
+	cuts[nc++] = b->hi;
+	for (unsigned j = 0; j < nd; j++) {
+		if (p->lo[j] > b->lo && p->lo[j] < b->hi)
+			cuts[nc++] = p->lo[j];
+		if (p->hi[j] > b->lo && p->hi[j] < b->hi)
+			cuts[nc++] = p->hi[j];
+	}
+	layout_sort_offsets(cuts, nc);
+	for (unsigned s = 0; s + 1 < nc; s++) {
+		uint64_t x = cuts[s], y = cuts[s + 1];
+		const void *cols[LAYOUT_MAX_MEMBERS];
+		if (x == y)
+			continue;
+		for (unsigned j = 0; j < nd; j++) {
+			if (p->lo[j] <= x && y <= p->hi[j])
+				cols[j] = col_src(g, pl, j, x);
+			else if (!(cols[j] = col_read(pl, LAYOUT_DATA, (int)j, x)))
+				return -EIO;
+		}
+		parity_gen(cols, nd, pbuf + (x - p->span_lo), qbuf ? qbuf + (x - p->span_lo) : NULL, y - x);
+	}
+	return 0;
+}
+
 /* Compute the new parity of a plan and add its write pieces. */
 static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 {
@@ -222,67 +287,26 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 	uint8_t *pbuf = NULL, *qbuf = NULL;
 	/* Which parity to produce follows the plan (made with one failed mask),
 	 * not the live mask, which another request may change meanwhile. */
-	int want_p = 0, want_q = 0;
+	int want_p = 0, want_q = 0, r = 0;
 	for (unsigned i = 0; i < p->nwrites; i++) {
 		want_p |= p->writes[i].role == LAYOUT_P;
 		want_q |= p->writes[i].role == LAYOUT_Q;
 	}
 
-	if (p->mode == LAYOUT_PLAN_RMW) {
-		pbuf = want_p ? (uint8_t *)col_read(pl, LAYOUT_P, -1, p->span_lo) : NULL;
-		qbuf = want_q ? (uint8_t *)col_read(pl, LAYOUT_Q, -1, p->span_lo) : NULL;
-		if ((want_p && !pbuf) || (want_q && !qbuf))
-			return -EIO; /* a plan that reads no parity cannot update it */
-		for (unsigned j = 0; j < nd; j++) {
-			if (p->lo[j] == p->hi[j])
-				continue;
-			const uint8_t *old = col_read(pl, LAYOUT_DATA, (int)j, p->lo[j]);
-			if (!old)
-				return -EIO;
-			parity_rmw(pbuf ? pbuf + (p->lo[j] - p->span_lo) : NULL, qbuf ? qbuf + (p->lo[j] - p->span_lo) : NULL,
-				   old, col_src(g, pl, j, p->lo[j]), j, p->hi[j] - p->lo[j]);
-		}
-	} else if (p->mode == LAYOUT_PLAN_RCW || p->mode == LAYOUT_PLAN_FULL) {
+	if (p->mode != LAYOUT_PLAN_RECONSTRUCT) {
 		/* parity_gen always needs a P target, even when P's member is gone */
 		if (!(pbuf = eng_alloc(rq, span)) || (want_q && !(qbuf = eng_alloc(rq, span))))
 			return -ENOMEM;
-		/* Segments between column boundaries: in each, every column's bytes
-		 * are contiguous, either new (src) or read. */
-		uint64_t cuts[2 * LAYOUT_MAX_MEMBERS + 2];
-		unsigned nc = 0;
-		cuts[nc++] = p->span_lo;
-		cuts[nc++] = p->span_hi;
-		for (unsigned j = 0; j < nd; j++) {
-			if (p->lo[j] > p->span_lo && p->lo[j] < p->span_hi)
-				cuts[nc++] = p->lo[j];
-			if (p->hi[j] > p->span_lo && p->hi[j] < p->span_hi)
-				cuts[nc++] = p->hi[j];
-		}
-		for (unsigned a = 1; a < nc; a++) /* insertion sort: few cuts */
-			for (unsigned b = a; b > 0 && cuts[b - 1] > cuts[b]; b--) {
-				uint64_t t = cuts[b];
-				cuts[b] = cuts[b - 1];
-				cuts[b - 1] = t;
-			}
-		for (unsigned s = 0; s + 1 < nc; s++) {
-			uint64_t x = cuts[s], y = cuts[s + 1];
-			const void *cols[LAYOUT_MAX_MEMBERS];
-			if (x == y)
-				continue;
-			for (unsigned j = 0; j < nd; j++) {
-				if (p->lo[j] <= x && y <= p->hi[j])
-					cols[j] = col_src(g, pl, j, x);
-				else if (!(cols[j] = col_read(pl, LAYOUT_DATA, (int)j, x)))
-					return -EIO;
-			}
-			parity_gen(cols, nd, pbuf ? pbuf + (x - p->span_lo) : NULL, qbuf ? qbuf + (x - p->span_lo) : NULL,
-				   y - x);
-		}
-	} else { /* RECONSTRUCT */
+		for (unsigned k = 0; k < p->nbands && !r; k++)
+			r = p->band[k].mode == LAYOUT_PLAN_RMW
+				    ? band_rmw(rq, pl, &p->band[k], want_p ? pbuf : NULL, qbuf)
+				    : band_rcw(rq, pl, &p->band[k], pbuf, qbuf);
+		if (r)
+			return r;
+	} else {
 		void *blocks[LAYOUT_MAX_MEMBERS + 2];
 		unsigned lost[2], nlost, nparity;
-		int r = gather_lost(rq, pl, blocks, &nparity, lost, &nlost, span);
-		if (r)
+		if ((r = gather_lost(rq, pl, blocks, &nparity, lost, &nlost, span)))
 			return r;
 		if (nlost && parity_recover(blocks, nd, nparity, lost, nlost, span))
 			return -EIO;
@@ -311,12 +335,33 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 			from += io->in_chunk - p->span_lo;
 			why = STATS_WHY_PARITY_WRITE;
 		}
-		int r = eng_piece(rq, io->member, MEMBER_WRITE, why, io->offset, io->length, (void *)from);
-		if (r)
+		if ((r = eng_piece(rq, io->member, MEMBER_WRITE, why, io->offset, io->length, (void *)from)))
 			return r;
 	}
 	/* ppl: the partial parity record; journal: the record of these writes */
 	return ppl_on(rq->v) ? ppl_record(rq, pl, want_p ? pbuf : NULL, first) : 0;
+}
+
+/* md's rmw_level for this write; reconstruct-write while a resync is owed and
+ * nothing is missing (md: above the resync checkpoint, parity may be stale,
+ * so it is made from the data, never updated). */
+static struct layout_write_opts write_opts(struct eng_req *rq, uint64_t failed)
+{
+	struct vol *v = rq->v;
+	struct layout_write_opts o = { .rmw_level = (enum layout_rmw)vol_rmw_level(v), .dense = ppl_on(v) };
+	if (!failed && vol_resync_owed(v))
+		o.rmw_level = LAYOUT_RMW_DISABLE;
+	return o;
+}
+
+unsigned vol_rmw_level(const struct vol *v)
+{
+	return atomic_load_explicit(&v->rmw_level, memory_order_relaxed);
+}
+
+void vol_set_rmw_level(struct vol *v, unsigned level)
+{
+	atomic_store(&v->rmw_level, level);
 }
 
 /* Plan a write round from rq->rpos: as many stripes as fit the budget. */
@@ -331,8 +376,9 @@ static int write_round(struct eng_req *rq)
 		uint64_t failed = eng_failed_at(rq, pos);
 		struct layout_plan p;
 		uint64_t need;
+		struct layout_write_opts o = write_opts(rq, failed);
 		for (;;) {
-			if ((r = layout_plan_write(g, pos, plen, failed, &p)))
+			if ((r = layout_plan_write(g, pos, plen, failed, &o, &p)))
 				return r;
 			need = plan_need(g, &p);
 			if (budget + need <= ENG_ROUND_BUDGET || rq->nplans)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/meta_io.h"
 #include "fsvol/core/journal.h"
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/ppl_int.h"
@@ -167,12 +168,13 @@ static int found_cmp(const void *a, const void *b)
 }
 
 /* A record's payload, which may wrap from the ring's end to its start. */
-static int read_payload(struct member *m, uint64_t area, uint64_t nblocks, uint64_t hdr, uint64_t pb, uint8_t *buf)
+static int read_payload(struct vol *v, struct member *m, uint64_t area, uint64_t nblocks, uint64_t hdr, uint64_t pb,
+			uint8_t *buf)
 {
 	uint64_t first = (hdr + 1) % nblocks, n1 = nblocks - first < pb ? nblocks - first : pb;
-	int r = member_pread(m, buf, n1 * JNL_BLOCK, area + first * JNL_BLOCK);
+	int r = vol_meta_io(v, m, MEMBER_READ, STATS_WHY_JOURNAL, buf, n1 * JNL_BLOCK, area + first * JNL_BLOCK);
 	if (!r && n1 < pb)
-		r = member_pread(m, buf + n1 * JNL_BLOCK, (pb - n1) * JNL_BLOCK, area);
+		r = vol_meta_io(v, m, MEMBER_READ, STATS_WHY_JOURNAL, buf + n1 * JNL_BLOCK, (pb - n1) * JNL_BLOCK, area);
 	return r;
 }
 
@@ -228,7 +230,7 @@ static int scan_payload(struct jnl_scan *sc, uint64_t hdr, uint64_t pb)
 		}
 		sc->maxp = pb;
 	}
-	return read_payload(sc->jm, sc->area, sc->nblocks, hdr, pb, sc->payload);
+	return read_payload(sc->v, sc->jm, sc->area, sc->nblocks, hdr, pb, sc->payload);
 }
 
 /* The record whose header is at ring block b (hdr): kept when it is whole
@@ -285,7 +287,7 @@ static int scan_ring(struct jnl_scan *sc)
 	int r = posix_memalign((void **)&win, JNL_BLOCK, JNL_SCAN) ? -ENOMEM : 0;
 	for (uint64_t w = 0; !r && w < sc->nblocks; w += JNL_SCAN / JNL_BLOCK) {
 		uint64_t nb = sc->nblocks - w < JNL_SCAN / JNL_BLOCK ? sc->nblocks - w : JNL_SCAN / JNL_BLOCK;
-		r = member_pread(sc->jm, win, nb * JNL_BLOCK, sc->area + w * JNL_BLOCK);
+		r = vol_meta_io(sc->v, sc->jm, MEMBER_READ, STATS_WHY_JOURNAL, win, nb * JNL_BLOCK, sc->area + w * JNL_BLOCK);
 		for (uint64_t b = 0; !r && b < nb; b++)
 			r = scan_one(sc, win + b * JNL_BLOCK, w + b);
 	}
@@ -302,7 +304,7 @@ static int write_records(struct jnl_scan *sc, unsigned *writes, unsigned *skippe
 	for (unsigned i = 0; !r && i < sc->nf; i++) {
 		const struct jnl_rec *rec = sc->f[i].r;
 		uint64_t at = 0;
-		if ((r = read_payload(sc->jm, sc->area, sc->nblocks, sc->f[i].block, rec->blocks - 1, sc->payload))) {
+		if ((r = read_payload(v, sc->jm, sc->area, sc->nblocks, sc->f[i].block, rec->blocks - 1, sc->payload))) {
 			snprintf(err, errlen, "%s: reading the write journal: %s", sc->jm->path, strerror(-r));
 			break;
 		}
@@ -310,7 +312,8 @@ static int write_records(struct jnl_scan *sc, unsigned *writes, unsigned *skippe
 			unsigned s = rec->w[k].slot; /* < members, in its data area: rec_fits */
 			uint64_t len = rec->w[k].len, off = rec->w[k].off;
 			if (v->slot[s] && !(failed & (1ull << s))) {
-				if ((r = member_pwrite(v->slot[s], sc->payload + at, len, v->data_offset + off)))
+				if ((r = vol_meta_io(v, v->slot[s], MEMBER_WRITE, STATS_WHY_JOURNAL, sc->payload + at, len,
+						     v->data_offset + off)))
 					snprintf(err, errlen, "%s: replaying the write journal: %s", v->slot[s]->path,
 						 strerror(-r));
 				(*writes)++;

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/meta_io.h"
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/ppl_int.h"
 #include "fsvol/meta/sb.h"
@@ -380,7 +381,7 @@ static int scan_member(struct vol *v, unsigned m, struct ppl_found **f, unsigned
 	uint8_t *area = ppl_buf(bytes);
 	if (!area)
 		return -ENOMEM;
-	int r = member_pread(v->slot[m], area, bytes, l->area);
+	int r = vol_meta_io(v, v->slot[m], MEMBER_READ, STATS_WHY_PPL, area, bytes, l->area);
 	if (r) {
 		free(area);
 		return r;
@@ -442,12 +443,15 @@ static int replay_rows(struct vol *v, const struct ppl_found *f, const struct la
 		uint64_t a = r->lo[j] > x ? r->lo[j] : x, b = r->hi[j] < y ? r->hi[j] : y;
 		if (a >= b)
 			continue;
-		int e = member_pread(v->slot[st->data[j]], col, b - a, v->data_offset + st->member_offset + a);
+		/* the replay's data and parity I/O: at data-area places, labelled ppl */
+		int e = vol_meta_io(v, v->slot[st->data[j]], MEMBER_READ, STATS_WHY_PPL, col, b - a,
+				    v->data_offset + st->member_offset + a);
 		if (e)
 			return e;
 		parity_xor_into(buf + (a - x), col, b - a);
 	}
-	return member_pwrite(v->slot[st->p], buf, len, v->data_offset + st->member_offset + x);
+	return vol_meta_io(v, v->slot[st->p], MEMBER_WRITE, STATS_WHY_PPL, buf, len,
+			   v->data_offset + st->member_offset + x);
 }
 
 static int replay(struct vol *v, char *err, size_t errlen)

@@ -29,6 +29,8 @@ struct vol_waiter {
 	struct vol_waiter *next;
 	int res;                             /* set before resume: 0, or the host's -errno */
 	void (*resume)(struct vol_waiter *w); /* any thread, no lock held */
+	uint64_t trace_id;                   /* its request's (0: none): the metadata I/O done
+					      * for it shows under it (core/meta_io.h) */
 };
 struct vol_bitmap;
 struct vol_bbl;
@@ -119,6 +121,16 @@ struct vol {
 	atomic_uint failfast_ms;        /* the failfast deadline; 0: VOL_FAILFAST_MS_DEFAULT */
 	struct vol_wb *wb;              /* write-behind (core/write_behind.c), NULL: none */
 	struct vol_ff *ff;              /* failfast watchdog (core/failfast.c), NULL: none */
+	/* md's safe mode (core/safe_mode.c): clean while no write is in flight
+	 * for safe_mode_delay; a write waits for the dirty mark */
+	atomic_int sm_state;            /* safe_mode.c's SM_* */
+	atomic_uint sm_delay_ms;        /* md's safe_mode_delay; 0: dirty until the umount */
+	atomic_uint_fast64_t writes_pending; /* md's writes_pending: write requests in flight */
+	atomic_uint_fast64_t sm_idle_ns; /* when the last write ended */
+	atomic_int sm_armed;            /* the metadata thread looks again at vol_safe_due */
+	struct vol_waiter *sm_waiters;  /* md_lock: writes waiting for the dirty mark */
+	atomic_uint_fast64_t sm_marks;  /* clean and dirty marks written */
+	atomic_uint rmw_level;          /* md's rmw_level (raid4/5/6 writes, layout/plan.c) */
 };
 
 /* md_flags (md's MD_SB_CHANGE_PENDING, MD_RECOVERY_NEEDED, the bitmap daemon) */
@@ -128,7 +140,27 @@ enum {
 	VOL_MD_BITMAP = 1u << 2,    /* writes wait for write-intent bits */
 	VOL_MD_TICK = 1u << 3,      /* internal: the bitmap's lazy clearing is due */
 	VOL_MD_BBL = 1u << 4,       /* bad blocks listed: probe their members, fix them (core/bbl_vol.c) */
+	VOL_MD_SAFE = 1u << 5,      /* safe mode: writes wait for the dirty mark, or the volume went idle */
 };
+
+/* core/safe_mode.c: md's safe mode */
+#define VOL_SAFE_MODE_DELAY_MS 200u /* md's default safe_mode_delay */
+void vol_safe_init(struct vol *v);
+/* The mount's superblocks: whether they say clean (a volume owed no resync). */
+int vol_safe_open(struct vol *v);
+/* A write request starts (the engine, before its first member I/O): 1 when
+ * the superblocks say dirty, 0 when w was queued (the metadata thread marks
+ * them dirty, then resumes it). Either way vol_safe_end follows. */
+int vol_safe_begin(struct vol *v, struct vol_waiter *w);
+void vol_safe_end(struct vol *v);
+/* The metadata thread: mark dirty for the queued writes; clean when idle
+ * for the delay. Never on a completion. */
+void vol_safe_run(struct vol *v);
+/* When vol_safe_run must look again (CLOCK_MONOTONIC ns; UINT64_MAX: when woken). */
+uint64_t vol_safe_due(const struct vol *v);
+/* Its line of MNT/status; its status.json members (each with a leading comma). */
+void vol_safe_status(struct vol *v, FILE *f);
+void vol_safe_json(struct vol *v, FILE *f);
 
 /* core/vol_flags.c (also in volume.h): a slot's SB_SLOT_* read without a
  * lock; the failfast deadline in ms */
@@ -162,6 +194,10 @@ void vol_peek_wait(struct vol *v);
  * thread records it in the superblock (SB_FAILED, events) and writes it;
  * acknowledgements wait for that; a spare may take over. */
 void vol_md_mark_failed(struct vol *v, unsigned slot);
+/* md_lock held: queue w on list for the metadata thread and wake it for
+ * flag (virtual time waits for it); vol_md_resume resumes a taken list. */
+void vol_md_queue_locked(struct vol *v, struct vol_waiter **list, struct vol_waiter *w, unsigned flag);
+void vol_md_resume(struct vol *v, struct vol_waiter *w);
 /* A write or flush about to be acknowledged: 1 when no superblock change
  * is pending, 0 when w was queued (the thread resumes it once written). */
 int vol_md_sb_wait(struct vol *v, struct vol_waiter *w);

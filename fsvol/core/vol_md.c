@@ -28,6 +28,7 @@
 #include "fsvol/core/volume.h"
 #include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
+#include "layout/layout.h"
 
 #define MD_IDLE_NS 2000000000ull /* a wake-up now and then without a bitmap: nothing is lost either way */
 
@@ -36,6 +37,8 @@ void vol_md_init(struct vol *v)
 	pthread_mutex_init(&v->md_lock, NULL);
 	pthread_cond_init(&v->md_cond, NULL);
 	pthread_cond_init(&v->sb_done_cond, NULL);
+	vol_safe_init(v);
+	atomic_store(&v->rmw_level, LAYOUT_RMW_ENABLE); /* md's default */
 }
 
 void vol_md_destroy(struct vol *v)
@@ -97,6 +100,30 @@ static struct emul *virtual_emul(const struct vol *v)
 	return e && emul_is_virtual(e) ? e : NULL;
 }
 
+void vol_md_queue_locked(struct vol *v, struct vol_waiter **list, struct vol_waiter *w, unsigned flag)
+{
+	w->res = 0;
+	w->next = *list;
+	*list = w;
+	struct emul *e = virtual_emul(v);
+	if (e)
+		emul_expect(e, 1); /* virtual time waits for it: a superblock costs no emulated time */
+	atomic_fetch_or(&v->md_flags, flag);
+	pthread_cond_signal(&v->md_cond);
+}
+
+void vol_md_resume(struct vol *v, struct vol_waiter *w)
+{
+	struct emul *e = virtual_emul(v);
+	while (w) {
+		struct vol_waiter *n = w->next;
+		w->resume(w); /* it may queue again */
+		if (e)
+			emul_expect(e, -1);
+		w = n;
+	}
+}
+
 int vol_md_sb_wait(struct vol *v, struct vol_waiter *w)
 {
 	/* read-only, or no thread (a volume only read): nothing writes them
@@ -106,16 +133,8 @@ int vol_md_sb_wait(struct vol *v, struct vol_waiter *w)
 		return 1;
 	pthread_mutex_lock(&v->md_lock);
 	int queued = atomic_load(&v->sb_seq_done) < atomic_load(&v->sb_seq_want) && atomic_load(&v->md_running);
-	if (queued) {
-		w->res = 0;
-		w->next = v->sb_waiters;
-		v->sb_waiters = w;
-		struct emul *e = virtual_emul(v);
-		if (e)
-			emul_expect(e, 1); /* virtual time waits for it: a superblock costs no emulated time */
-		atomic_fetch_or(&v->md_flags, VOL_MD_SB_CHANGE);
-		pthread_cond_signal(&v->md_cond);
-	}
+	if (queued)
+		vol_md_queue_locked(v, &v->sb_waiters, w, VOL_MD_SB_CHANGE);
 	pthread_mutex_unlock(&v->md_lock);
 	return !queued;
 }
@@ -142,14 +161,7 @@ static void md_write_sbs(struct vol *v)
 	v->sb_waiters = NULL;
 	pthread_cond_broadcast(&v->sb_done_cond);
 	pthread_mutex_unlock(&v->md_lock);
-	struct emul *e = virtual_emul(v);
-	while (w) {
-		struct vol_waiter *n = w->next;
-		w->resume(w); /* it queues again if a newer change came meanwhile */
-		if (e)
-			emul_expect(e, -1);
-		w = n;
-	}
+	vol_md_resume(v, w); /* one queues again if a newer change came meanwhile */
 }
 
 /* One round of whatever the flags ask for, md_lock NOT held. */
@@ -163,6 +175,8 @@ static void md_work(struct vol *v, unsigned f, int stopping)
 		vol_bbl_run(v); /* probe the members with new bad blocks, start their fixes */
 	if ((f & VOL_MD_RECOVERY) && !stopping)
 		vol_recovery_kick(v); /* a spare at hand takes over, the pass starts */
+	if (f & (VOL_MD_SAFE | VOL_MD_TICK))
+		vol_safe_run(v); /* writes waiting for the dirty mark; clean when idle */
 }
 
 static uint64_t now_ns(void)
@@ -202,12 +216,15 @@ static void *md_main(void *arg)
 	pthread_mutex_lock(&v->md_lock);
 	while (!v->md_stop) {
 		unsigned f = atomic_exchange(&v->md_flags, 0);
+		uint64_t due = vol_safe_due(v);
 		if (!f && now_ns() >= next_tick) {
 			f = VOL_MD_TICK;
 			next_tick = now_ns() + MD_IDLE_NS;
 		}
+		if (!f && now_ns() >= due)
+			f = VOL_MD_SAFE; /* idle for safe_mode_delay: mark clean */
 		if (!f) {
-			md_wait_until(v, next_tick);
+			md_wait_until(v, due < next_tick ? due : next_tick);
 			continue;
 		}
 		pthread_mutex_unlock(&v->md_lock);
@@ -218,7 +235,7 @@ static void *md_main(void *arg)
 	}
 	pthread_mutex_unlock(&v->md_lock);
 	/* what is still queued gets its round before the thread goes */
-	md_work(v, atomic_exchange(&v->md_flags, 0) | VOL_MD_SB_CHANGE | VOL_MD_BITMAP, 1);
+	md_work(v, atomic_exchange(&v->md_flags, 0) | VOL_MD_SB_CHANGE | VOL_MD_BITMAP | VOL_MD_SAFE, 1);
 	return NULL;
 }
 

@@ -166,5 +166,6 @@ void vol_status_json(struct vol *v, FILE *f)
 	}
 	wb_status_json(v, f);
 	fprintf(f, ",\"failfast_ms\":%u,\"failfast_timeouts\":%lu", vol_failfast_ms(v), ff_timeouts(v));
+	vol_safe_json(v, f);
 	fputs("}\n", f);
 }

@@ -24,6 +24,7 @@
 #include "fsvol/meta/bbl.h"
 #include "fsvol/core/write_behind.h"
 #include "fsvol/core/failfast.h"
+#include "fsvol/core/meta_io.h"
 #include "fsvol/core/reshape.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
@@ -53,16 +54,17 @@ int vol_read_sb(struct member *m, struct sb_candidate *c)
 	return 0;
 }
 
-/* v: a running volume's slot (failfast: under its deadline), or NULL (create). */
-static int write_sb(struct member *m, const struct sb *s, struct vol *v, unsigned slot)
+/* v: a running volume's member, or NULL (create). */
+static int write_sb(struct member *m, const struct sb *s, struct vol *v)
 {
 	uint8_t *buf = aligned_block();
 	if (!buf)
 		return -ENOMEM;
 	sb_encode(s, buf);
-	int r = v ? ff_pwrite(v, slot, m, buf, SB_SIZE, 0) : member_pwrite(m, buf, SB_SIZE, 0);
+	/* a running volume's: counted, traced (sb), failfast and modelled */
+	int r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, 0) : member_pwrite(m, buf, SB_SIZE, 0);
 	if (!r)
-		r = v ? ff_flush(v, slot, m) : member_flush(m);
+		r = v ? vol_meta_flush(v, m, STATS_WHY_SB) : member_flush(m);
 	free(buf);
 	return r;
 }
@@ -88,7 +90,7 @@ static int write_slot(struct vol *v, unsigned i)
 	struct sb s = v->sb;
 	s.index = i;
 	memcpy(s.member_uuid, v->sb.slots[i].uuid, 16);
-	return write_sb(v->slot[i], &s, v, i);
+	return write_sb(v->slot[i], &s, v);
 }
 
 int vol_write_sb_slot(struct vol *v, unsigned slot)
@@ -294,6 +296,7 @@ void vol_status(struct vol *v, FILE *f)
 	}
 	vol_reshape_status(v, f);
 	vol_bitmap_status(v, f);
+	vol_safe_status(v, f);
 	ppl_status(v, f);
 	wb_status(v, f);
 	vol_model_status(v, f);
@@ -486,6 +489,18 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 			v->slot[i]->slot = (int)i;
 			v->slot[i]->data_offset = v->data_offset;
 		}
+	/* Counters exist at every level so the level can change at run time;
+	 * from here on, so what assembly reads and replays counts too. */
+	atomic_store(&v->stats_level, opts->stats);
+	if (!(v->vstats = stats_dev_create())) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && !(v->slot[i]->stats = stats_dev_create())) {
+			r = -ENOMEM;
+			goto fail;
+		}
 	vol_numbers_fix(v);
 	vol_replace_load(v); /* before the roles' states are read: a replacement may take one */
 	uint64_t failed = 0;
@@ -551,17 +566,6 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		snprintf(err, errlen, "write-behind: out of memory");
 		goto fail;
 	}
-	/* Counters exist at every level so the level can change at run time. */
-	atomic_store(&v->stats_level, opts->stats);
-	if (!(v->vstats = stats_dev_create())) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	for (unsigned i = 0; i < v->nslots; i++)
-			if (v->slot[i] && !(v->slot[i]->stats = stats_dev_create())) {
-				r = -ENOMEM;
-				goto fail;
-			}
 	if (opts->model) {
 		char why[512];
 		if ((r = vol_model(v, opts->model, why, sizeof(why)))) {
@@ -582,7 +586,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 						       (i >= v->geom.members && v->sb.slots[i].state == SB_SPARE)))
 				v->sb.slots[i].state = v->slot[i] ? SB_FAILED : SB_MISSING;
 		v->sb.events++;
-		v->sb.clean = 0;
+		v->sb.clean = (uint32_t)vol_safe_open(v); /* md's safe mode: dirty from the first write */
 		if ((r = vol_write_sbs(v))) {
 			snprintf(err, errlen, "writing superblocks: %s", strerror(-r));
 			goto fail;
@@ -1039,7 +1043,7 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		}
 		s.index = i;
 		memcpy(s.member_uuid, s.slots[i].uuid, 16);
-		if ((r = write_sb(&ms[i], &s, NULL, 0))) {
+		if ((r = write_sb(&ms[i], &s, NULL))) {
 			snprintf(err, errlen, "%s: writing the superblock: %s", paths[i], strerror(-r));
 			goto out;
 		}

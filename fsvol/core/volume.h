@@ -144,6 +144,16 @@ int vol_flags_check(const struct layout_geom *g, unsigned flags, char *err, size
 int vol_set_flag(struct vol *v, const char *which, unsigned flag, int on, char *err, size_t errlen);
 unsigned vol_failfast_ms(const struct vol *v);
 void vol_set_failfast_ms(struct vol *v, unsigned ms);
+/* md's safe mode (core/safe_mode.c): safe_mode_delay in ms (0: off, dirty
+ * from the first write to the umount); md's array_state word ("clean",
+ * "active", "write-pending"); the clean and dirty marks written since mount. */
+unsigned vol_safe_delay(const struct vol *v);
+void vol_safe_set_delay(struct vol *v, unsigned ms);
+const char *vol_array_state(const struct vol *v);
+uint64_t vol_safe_marks(const struct vol *v);
+/* md's rmw_level for raid4/5/6 writes (layout.h's LAYOUT_RMW_*; io_parity.c). */
+unsigned vol_rmw_level(const struct vol *v);
+void vol_set_rmw_level(struct vol *v, unsigned level);
 /* vol_add with md's device flags for the new member (SB_SLOT_*). */
 int vol_add_flags(struct vol *v, const char *path, unsigned flags, char *err, size_t errlen);
 

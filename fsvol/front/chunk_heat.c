@@ -53,8 +53,9 @@ struct chunk_heat *chunk_heat_create(struct vol *v)
 static void count_rec(struct chunk_heat *h, const struct stats_trace_rec *r)
 {
 	uint64_t chunk = vol_geom(h->v)->chunk;
-	if (r->dev < 0 || (unsigned)r->dev >= h->members || r->op > STATS_WRITE || !r->length || !chunk)
-		return; /* the volume's own records, spare slots, flushes */
+	if (r->dev < 0 || (unsigned)r->dev >= h->members || r->op > STATS_WRITE || !r->length || !chunk ||
+	    stats_why_meta(r->why))
+		return; /* the volume's own records, spare slots, flushes, metadata (not in the grid) */
 	uint64_t c0 = r->offset / chunk / h->rows_per_cell, c1 = (r->offset + r->length - 1) / chunk / h->rows_per_cell;
 	uint64_t *row = h->count + ((size_t)r->op * h->members + (size_t)r->dev) * h->cells;
 	for (uint64_t c = c0; c <= c1 && c < h->cells; c++)

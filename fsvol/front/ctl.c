@@ -54,6 +54,8 @@ static const struct ctl_verb_def {
 	{ "writemostly", CTL_WRITEMOSTLY, 2, 2, "M on|off" },
 	{ "failfast", CTL_FAILFAST, 2, 2, "M on|off" },
 	{ "failfast_ms", CTL_FAILFAST_MS, 1, 1, "MS", 1 },
+	{ "safe_mode_delay", CTL_SAFE_MODE_DELAY, 1, 1, "SECONDS", 1 },
+	{ "rmw_level", CTL_RMW_LEVEL, 1, 1, "0|1|2", 1 },
 	{ "grow", CTL_GROW, 1, 1, "raid-devices=N,chunk=BYTES,level=L" },
 	{ "sync_max", CTL_SYNC_MAX, 1, 1, "SECTORS|max", 1 },
 };
@@ -61,7 +63,28 @@ static const struct ctl_verb_def {
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
 		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH], " \
 		      "journal_mode write-through|write-back, writemostly M on|off, failfast M on|off, failfast_ms MS, grow SPEC, " \
-		      "sync_max SECTORS|max"
+		      "safe_mode_delay SECONDS, rmw_level 0|1|2, sync_max SECTORS|max"
+
+/* md's seconds to the millisecond ("0.2", "0.200", "5", "0"): *ms, up to an hour.
+ * 0, or -EINVAL. */
+static int ctl_parse_msec(const char *s, unsigned *ms)
+{
+	unsigned long whole = 0, frac = 0, digits = 0;
+	const char *p = s;
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p) && whole <= 3600; p++)
+		whole = whole * 10 + (unsigned long)(*p - '0');
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p) && digits < 3; p++, digits++)
+			frac = frac * 10 + (unsigned long)(*p - '0');
+	if (*p || whole > 3600 || (whole == 3600 && frac) || (s[strlen(s) - 1] == '.'))
+		return -EINVAL;
+	while (digits++ < 3)
+		frac *= 10;
+	*ms = (unsigned)(whole * 1000 + frac);
+	return 0;
+}
 
 /* A member's Number ("N" or "mN", as status names it) below SB_MAX_SLOTS,
  * or CTL_NO_INDEX. */
@@ -198,6 +221,22 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 		c->number = (unsigned)k;
 		break;
 	}
+	case CTL_SAFE_MODE_DELAY:
+		/* md's sysfs value: seconds, to the millisecond ("0.200"); 0 turns it off */
+		if (ctl_parse_msec(w[1], &c->number)) {
+			snprintf(err, errlen, "ctl: safe_mode_delay %s: expected seconds with at most 3 decimals, "
+				 "0 (off) to 3600 (md's sysfs value, e.g. 0.200)", w[1]);
+			return -EINVAL;
+		}
+		break;
+	case CTL_RMW_LEVEL:
+		if (strlen(w[1]) != 1 || w[1][0] < '0' || w[1][0] > '2') {
+			snprintf(err, errlen, "ctl: rmw_level %s: expected 0 (reconstruct-write only), 1 (the fewer "
+				 "reads; ties: reconstruct-write) or 2 (ties: read-modify-write)", w[1]);
+			return -EINVAL;
+		}
+		c->number = (unsigned)(w[1][0] - '0');
+		break;
 	case CTL_POWERCUT_AFTER: {
 		char *end;
 		unsigned long k = strtoul(w[1], &end, 10);
@@ -346,6 +385,18 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		return r;
 	case CTL_FAILFAST_MS:
 		vol_set_failfast_ms(v, c.number);
+		return 0;
+	case CTL_SAFE_MODE_DELAY:
+		vol_safe_set_delay(v, c.number);
+		return 0;
+	case CTL_RMW_LEVEL:
+		/* md has it for raid4/5/6 only (raid5.c's sysfs attribute) */
+		if (!layout_is_parity(vol_geom(v))) {
+			snprintf(err, errlen, "ctl: rmw_level: %s has no parity to read-modify-write (raid4, raid5 and "
+				 "raid6 have rmw_level)", layout_level_name(vol_geom(v)->level));
+			return -EINVAL;
+		}
+		vol_set_rmw_level(v, c.number);
 		return 0;
 	case CTL_POWERCUT:
 		ctl_powercut(v);

@@ -16,8 +16,9 @@ enum ctl_verb {
 	CTL_POWERCUT, CTL_POWERCUT_AFTER, CTL_REPLACE, CTL_JOURNAL_MODE, CTL_GROW,
 	CTL_WRITEMOSTLY, CTL_FAILFAST, CTL_FAILFAST_MS, /* md's per-device flags */
 	CTL_SYNC_MAX,
+	CTL_SAFE_MODE_DELAY, CTL_RMW_LEVEL,             /* md's array knobs */
 };
-#define CTL_LAST_VERB CTL_SYNC_MAX /* a new verb goes after it, and moves this */
+#define CTL_LAST_VERB CTL_RMW_LEVEL /* a new verb goes after it, and moves this */
 #define CTL_NO_INDEX (~0u)
 #define CTL_MAX 1100 /* bytes of one command: a path, a fault spec */
 struct ctl_cmd {
@@ -27,7 +28,8 @@ struct ctl_cmd {
 				 * below SB_MAX_SLOTS, not yet checked against the volume, or
 				 * CTL_NO_INDEX (missing, not a number) */
 	unsigned number;        /* sync_speed_min/max: KiB/s; powercut-after: K; failfast_ms: ms;
-				 * writemostly/failfast: 1 on, 0 off; add: the new member's SB_SLOT_* */
+				 * writemostly/failfast: 1 on, 0 off; add: the new member's SB_SLOT_*;
+				 * safe_mode_delay: ms; rmw_level: 0, 1 or 2 */
 	uint64_t sectors;       /* sync_max: 512-byte sectors, UINT64_MAX for "max" */
 	int force;              /* fail M force */
 	char arg[CTL_MAX + 1];  /* the first argument as written (model: the spec) */

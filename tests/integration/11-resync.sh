@@ -7,6 +7,7 @@
 # - `fsvol scrub` finds a corrupted parity block, `--repair` fixes it.
 . "$(dirname "$0")/../lib.sh"
 requires fio
+requires jq
 
 wait_sync() { # MNT WHAT: until MNT/status says WHAT is done
 	local i
@@ -24,6 +25,8 @@ fio --name=w --filename="$T/mnt/volume" --rw=randwrite --bs=12k --direct=1 --ioe
 	--iodepth=16 --size=70M --time_based --runtime=30 --output=/dev/null >/dev/null 2>&1 &
 fio_pid=$!
 track_pid "$fio_pid"
+# killed while writes are in flight (md's safe mode: an idle volume is clean)
+wait_for 30 "fio writing (array_state active)" jq_true '.array_state == "active"' "$T/mnt/status.json"
 sleep 1
 kill -KILL "$pid"
 wait "$fio_pid" 2>/dev/null || true

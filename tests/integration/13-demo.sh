@@ -33,10 +33,14 @@ if command -v gnuplot >/dev/null 2>&1; then
 	[[ -s $T/results/throughput.png ]] || fail "no throughput.png"
 	grep -qF "plots (PNG and SVG) in $T/results/" "$T/demo.out" || fail "the plots' path is not printed"
 fi
-# the raid5 tail: a 4K write = 2 member reads + 2 member writes
+# the raid5 tail: a 4K write = 2 member reads + 2 member writes of data and
+# parity, plus the metadata writes the trace labels (sb, bitmap)
 if grep -q "A 4K write on raid5" "$T/demo.out" && ! grep -q "no FUSE here" "$T/demo.out"; then
-	awk '/^  [^ ]+\.m[0-9]+ / { r += $3; w += $4 } END { exit !(r == 2 && w == 2) }' "$T/demo.out" ||
-		fail "raid5 4K write: member reads/writes not 2 + 2:"$'\n'"$(grep -A6 '^DEVICE' "$T/demo.out")"
+	meta=$(grep -Ec '^  [0-9.]+ +[0-9]+ m[0-9]+ +W .* (sb|bitmap)$' "$T/demo.out") || true
+	dp=$(grep -Ec '^  [0-9.]+ +[0-9]+ m[0-9]+ +W .* (data|parity_write)$' "$T/demo.out") || true
+	((dp == 2 && meta >= 8)) || fail "raid5 4K write trace: $dp data/parity writes, $meta sb/bitmap writes:"$'\n'"$(cat "$T/demo.out")"
+	awk -v meta="$meta" '/^  [^ ]+\.m[0-9]+ / { r += $3; w += $4 } END { exit !(r == 2 && w == 2 + meta) }' "$T/demo.out" ||
+		fail "raid5 4K write: member reads/writes not 2 + 2 + $meta metadata:"$'\n'"$(grep -A6 '^DEVICE' "$T/demo.out")"
 fi
 [[ -z $(ls -A "$T/tmp") ]] || fail "the demo left its temp dir behind: $(ls -A "$T/tmp")"
 grep -qs "$T/tmp" /proc/self/mounts && fail "the demo left a mount behind"

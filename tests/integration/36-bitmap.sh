@@ -44,6 +44,7 @@ d=$T/crash
 mkdir -p "$d"
 "$FSVOL" create -l raid5 -c 64K -s 64M --bitmap-chunk 1M "$d"/m{0,1,2,3} >/dev/null
 fsvol_mount "$d/mnt" "$d"/m{0,1,2,3}
+safe_mode_off "$d/mnt" # md with safe mode off: dirty until the umount, so the kill leaves it dirty
 random_file "$d/data" $((4 * MiB))
 dd if="$d/data" of="$d/mnt/volume" bs=1M seek=40 oflag=direct conv=notrunc status=none
 grep -q "bitmap: [1-9][0-9]*/192 regions dirty" "$d/mnt/status" ||

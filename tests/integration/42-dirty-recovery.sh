@@ -38,6 +38,7 @@ killed_mid_rebuild() { # DIR: a raid5 whose recovery onto DIR/spare was killed a
 	"$FSVOL" create -l raid5 -c 16K -s 4M "$d/m0" "$d/m1" "$d/m2" >/dev/null
 	truncate -s 6M "$d/spare"
 	fsvol_mount "$d/mnt" "$d/m0" "$d/m1" "$d/m2"
+	safe_mode_off "$d/mnt" # md with safe mode off: still dirty when killed mid-recovery
 	random_file "$d/data" "$(stat -c %s "$d/mnt/volume")"
 	dd if="$d/data" of="$d/mnt/volume" bs=1M oflag=direct status=none
 	sync_hold "$d/mnt" 40 # md's sync_max: the recovery stops at 40% (its checkpoint saved)

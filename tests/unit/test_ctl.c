@@ -72,6 +72,17 @@ static const struct {
 	{ "failfast /m/x off", 0, 0, CTL_FAILFAST, 0, "/m/x", NULL },
 	{ "failfast_ms 250", 0, 0, CTL_FAILFAST_MS, 0, "250", NULL },
 	{ "failfast_ms 0", 0, -EINVAL, 0, 0, NULL, "expected milliseconds from 1" },
+	/* md's array knobs: safe_mode_delay in seconds to the ms, rmw_level 0-2 */
+	{ "safe_mode_delay 0.200", 0, 0, CTL_SAFE_MODE_DELAY, 0, "0.200", NULL },
+	{ "safe_mode_delay 0", 0, 0, CTL_SAFE_MODE_DELAY, 0, "0", NULL },
+	{ "safe_mode_delay 0.0001", 0, -EINVAL, 0, 0, NULL, "at most 3 decimals" },
+	{ "safe_mode_delay 3601", 0, -EINVAL, 0, 0, NULL, "safe_mode_delay 3601" },
+	{ "safe_mode_delay -1", 0, -EINVAL, 0, 0, NULL, "safe_mode_delay -1" },
+	{ "safe_mode_delay 1.", 0, -EINVAL, 0, 0, NULL, "safe_mode_delay 1." },
+	{ "safe_mode_delay", 0, -EINVAL, 0, 0, NULL, "safe_mode_delay SECONDS: the argument is missing" },
+	{ "rmw_level 2", 0, 0, CTL_RMW_LEVEL, 0, "2", NULL },
+	{ "rmw_level 3", 0, -EINVAL, 0, 0, NULL, "expected 0 (reconstruct-write only)" },
+	{ "rmw_level 10", 0, -EINVAL, 0, 0, NULL, "rmw_level 10" },
 };
 
 START_TEST(test_parse)
@@ -109,12 +120,30 @@ START_TEST(test_too_long)
 }
 END_TEST
 
+/* md's safe_mode_delay is seconds to the millisecond; rmw_level its digit */
+START_TEST(test_numbers)
+{
+	static const struct { const char *s; unsigned n; } want[] = {
+		{ "safe_mode_delay 0.2", 200 }, { "safe_mode_delay 0.200", 200 }, { "safe_mode_delay 1.5", 1500 },
+		{ "safe_mode_delay 0.001", 1 }, { "safe_mode_delay 3600", 3600000 }, { "safe_mode_delay 0", 0 },
+		{ "rmw_level 0", 0 }, { "rmw_level 2", 2 },
+	};
+	static struct ctl_cmd c;
+	char err[256] = "";
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_msg(ctl_parse(want[i].s, strlen(want[i].s), &c, err, sizeof(err)) == 0, "%s: %s", want[i].s, err);
+		ck_assert_msg(c.number == want[i].n, "%s: %u, want %u", want[i].s, c.number, want[i].n);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ctl");
 	TCase *tc = tcase_create("ctl");
 	tcase_add_loop_test(tc, test_parse, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, test_too_long);
+	tcase_add_test(tc, test_numbers);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -736,23 +736,56 @@ START_TEST(plan_examples)
 {
 	struct layout_geom g;
 	static struct layout_plan p;
+	const struct layout_write_opts prefer = { .rmw_level = LAYOUT_RMW_PREFER },
+				       never = { .rmw_level = LAYOUT_RMW_DISABLE };
 
-	/* raid5 n=4, 4 KiB inside one chunk: RMW reads old D + P, writes D + P */
+	/* raid5 n=4, 4 KiB inside one chunk: md counts 2 (old D1, P) against 2
+	 * (D0, D2); the tie goes to reconstruct-write (rmw_level 1) */
 	geom_parity(&g, LAYOUT_RAID5, 4, 64 * K);
-	IEQ(layout_plan_write(&g, 64 * K + 8 * K, 4 * K, 0, &p), 0);
-	IEQ(p.mode, LAYOUT_PLAN_RMW);
+	IEQ(layout_plan_write(&g, 64 * K + 8 * K, 4 * K, 0, NULL, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_RCW);
+	UEQ(p.nbands, 1);
+	UEQ(p.band[0].rmw, 2);
+	UEQ(p.band[0].rcw, 2);
 	UEQ(p.nreads, 2);
 	UEQ(p.nwrites, 2);
 	UEQ(p.read_bytes, 8 * K);
-	UEQ(count_role(p.reads, p.nreads, LAYOUT_P), 1);
-	UEQ(p.reads[0].member, p.s.data[1]);
+	UEQ(count_role(p.reads, p.nreads, LAYOUT_P), 0);
+	UEQ(p.reads[0].member, p.s.data[0]);
+	UEQ(p.reads[1].member, p.s.data[2]);
 	UEQ(p.reads[0].in_chunk, 8 * K);
-	UEQ(p.reads[0].offset, 8 * K);
 	UEQ(p.span_lo, 8 * K);
 	UEQ(p.span_hi, 12 * K);
+	/* rmw_level 2: the tie goes to read-modify-write: old D + P */
+	IEQ(layout_plan_write(&g, 64 * K + 8 * K, 4 * K, 0, &prefer, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_RMW);
+	UEQ(p.nreads, 2);
+	UEQ(p.reads[0].member, p.s.data[1]);
+	IEQ(p.reads[0].mode, LAYOUT_PLAN_RMW);
+	UEQ(count_role(p.reads, p.nreads, LAYOUT_P), 1);
+
+	/* raid5 n=5: 2 (old D, P) beat 3 (the other data): read-modify-write */
+	geom_parity(&g, LAYOUT_RAID5, 5, 64 * K);
+	IEQ(layout_plan_write(&g, 4 * K, 4 * K, 0, NULL, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_RMW);
+	UEQ(p.band[0].rmw, 2);
+	UEQ(p.band[0].rcw, 3);
+	UEQ(p.nreads, 2);
+	/* rmw_level 0: reconstruct-write whatever it reads */
+	IEQ(layout_plan_write(&g, 4 * K, 4 * K, 0, &never, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_RCW);
+	UEQ(p.nreads, 3);
+
+	/* a 64 KiB chunk written whole on raid5 n=4: every 4 KiB row is a tie,
+	 * so the other two columns are read (bytes would have tied too) */
+	geom_parity(&g, LAYOUT_RAID5, 4, 64 * K);
+	IEQ(layout_plan_write(&g, 64 * K, 64 * K, 0, NULL, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_RCW);
+	UEQ(p.nreads, 2);
+	UEQ(p.read_bytes, 128 * K);
 
 	/* raid5 n=4, aligned full stripe of 192 KiB: FULL, no reads, 4 writes */
-	IEQ(layout_plan_write(&g, 192 * K, 192 * K, 0, &p), 0);
+	IEQ(layout_plan_write(&g, 192 * K, 192 * K, 0, NULL, &p), 0);
 	IEQ(p.mode, LAYOUT_PLAN_FULL);
 	UEQ(p.nreads, 0);
 	UEQ(p.read_bytes, 0);
@@ -763,8 +796,18 @@ START_TEST(plan_examples)
 		UEQ(p.writes[i].length, 64 * K);
 	}
 
+	/* the end of D0 and the start of D1: only the rows written get I/O,
+	 * the 56 KiB between them none (the parity is written twice, 4 KiB each) */
+	IEQ(layout_plan_write(&g, 60 * K, 8 * K, 0, NULL, &p), 0);
+	UEQ(p.nbands, 2);
+	UEQ(p.band[0].lo, 0);
+	UEQ(p.band[0].hi, 4 * K);
+	UEQ(p.band[1].lo, 60 * K);
+	UEQ(count_role(p.writes, p.nwrites, LAYOUT_P), 2);
+	UEQ(p.read_bytes, 16 * K);
+
 	/* raid5 with the written column's member failed: RCW, data write skipped */
-	IEQ(layout_plan_write(&g, 64 * K + 4 * K, 4 * K, 1ull << 1, &p), 0);
+	IEQ(layout_plan_write(&g, 64 * K + 4 * K, 4 * K, 1ull << 1, NULL, &p), 0);
 	UEQ(p.s.data[1], 1); /* stripe 0 of left-symmetric: D0 D1 D2 P */
 	IEQ(p.mode, LAYOUT_PLAN_RCW);
 	UEQ(p.nreads, 2);
@@ -773,48 +816,67 @@ START_TEST(plan_examples)
 	for (unsigned i = 0; i < p.nreads; i++)
 		UNE(p.reads[i].member, 1);
 
-	/* raid6 n=6, 4 KiB: RMW 12K vs RCW 12K, tie goes to RMW: D, P, Q */
+	/* raid6 n=6, 4 KiB: RMW 3 (D, P, Q) ties RCW 3: reconstruct-write */
 	geom_parity(&g, LAYOUT_RAID6, 6, 64 * K);
-	IEQ(layout_plan_write(&g, 4 * K, 4 * K, 0, &p), 0);
-	IEQ(p.mode, LAYOUT_PLAN_RMW);
+	IEQ(layout_plan_write(&g, 4 * K, 4 * K, 0, NULL, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_RCW);
 	UEQ(p.nreads, 3);
+	UEQ(count_role(p.reads, p.nreads, LAYOUT_DATA), 3);
+	UEQ(p.nwrites, 3);
+	IEQ(layout_plan_write(&g, 4 * K, 4 * K, 0, &prefer, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_RMW);
 	UEQ(count_role(p.reads, p.nreads, LAYOUT_DATA), 1);
 	UEQ(count_role(p.reads, p.nreads, LAYOUT_P), 1);
 	UEQ(count_role(p.reads, p.nreads, LAYOUT_Q), 1);
-	UEQ(p.nwrites, 3);
+	/* n=7: RMW 3 beats RCW 4 */
+	geom_parity(&g, LAYOUT_RAID6, 7, 64 * K);
+	IEQ(layout_plan_write(&g, 4 * K, 4 * K, 0, NULL, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_RMW);
 
 	/* raid6 n=4, 4 KiB: RMW would read 3, RCW reads the other data column */
 	geom_parity(&g, LAYOUT_RAID6, 4, 64 * K);
-	IEQ(layout_plan_write(&g, 4 * K, 4 * K, 0, &p), 0);
+	IEQ(layout_plan_write(&g, 4 * K, 4 * K, 0, NULL, &p), 0);
 	IEQ(p.mode, LAYOUT_PLAN_RCW);
 	UEQ(p.nreads, 1);
 	UEQ(p.read_bytes, 4 * K);
 	UEQ(p.nwrites, 3);
 
-	/* raid6 n=4, all but the first and last byte of the stripe: RCW reads 2 bytes */
-	IEQ(layout_plan_write(&g, 1, 128 * K - 2, 0, &p), 0);
-	IEQ(p.mode, LAYOUT_PLAN_RCW);
+	/* raid6 n=4, all but the first and last byte of the stripe: the two
+	 * partial rows read a byte each (RCW), the rows between nothing (FULL) */
+	IEQ(layout_plan_write(&g, 1, 128 * K - 2, 0, NULL, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_MIXED);
+	UEQ(p.nbands, 3);
+	IEQ(p.band[0].mode, LAYOUT_PLAN_RCW);
+	IEQ(p.band[1].mode, LAYOUT_PLAN_FULL);
+	IEQ(p.band[2].mode, LAYOUT_PLAN_RCW);
 	UEQ(p.nreads, 2);
 	UEQ(p.reads[0].in_chunk, 0);
 	UEQ(p.reads[0].length, 1);
 	UEQ(p.reads[1].in_chunk, 64 * K - 1);
 	UEQ(p.reads[1].length, 1);
 
-	/* raid5 n=4, D0 missing, write across D0 (partly) and D1: RECONSTRUCT */
+	/* raid5 n=4, D0 missing, write across D0's end and D1's start: D1's row
+	 * by read-modify-write, D0's by reconstruct-write from D1 and D2 */
 	geom_parity(&g, LAYOUT_RAID5, 4, 64 * K);
-	IEQ(layout_plan_write(&g, 60 * K, 8 * K, 1ull << 0, &p), 0);
+	IEQ(layout_plan_write(&g, 60 * K, 8 * K, 1ull << 0, NULL, &p), 0);
+	IEQ(p.mode, LAYOUT_PLAN_MIXED);
+	UEQ(p.nreads, 4);
+	UEQ(p.nwrites, 3); /* D1, P twice */
+	for (unsigned i = 0; i < p.nreads; i++)
+		UNE(p.reads[i].member, 0);
+	/* a partial write to the missing column: neither way reads what it
+	 * needs, so the stripe is rebuilt */
+	IEQ(layout_plan_write(&g, 0, 2 * K, 1ull << 0, NULL, &p), 0);
 	IEQ(p.mode, LAYOUT_PLAN_RECONSTRUCT);
 	UEQ(p.nlost, 1);
 	UEQ(p.lost[0], 0);
-	UEQ(p.span_lo, 0);
-	UEQ(p.span_hi, 64 * K);
 	UEQ(p.nreads, 3); /* D1, D2, P over the span */
 
 	/* too many failures, bad requests */
-	IEQ(layout_plan_write(&g, 0, 4 * K, 0x3, &p), -EIO);
-	IEQ(layout_plan_write(&g, 190 * K, 4 * K, 0, &p), -EINVAL); /* crosses */
-	IEQ(layout_plan_write(&g, 0, 0, 0, &p), -EINVAL);
-	IEQ(layout_plan_write(&g, g.capacity, 4 * K, 0, &p), -EINVAL);
+	IEQ(layout_plan_write(&g, 0, 4 * K, 0x3, NULL, &p), -EIO);
+	IEQ(layout_plan_write(&g, 190 * K, 4 * K, 0, NULL, &p), -EINVAL); /* crosses */
+	IEQ(layout_plan_write(&g, 0, 0, 0, NULL, &p), -EINVAL);
+	IEQ(layout_plan_write(&g, g.capacity, 4 * K, 0, NULL, &p), -EINVAL);
 
 	/* reads: plain, then degraded */
 	IEQ(layout_plan_read(&g, 60 * K, 8 * K, 0, &p), 0);
@@ -852,13 +914,14 @@ START_TEST(plan_examples)
 	mk(&g, LAYOUT_RAID0, 0, 0, 2, 64 * K);
 	g.member_size[0] = g.member_size[1] = M;
 	init_ok(&g);
-	IEQ(layout_plan_write(&g, 0, 4 * K, 0, &p), -EINVAL);
+	IEQ(layout_plan_write(&g, 0, 4 * K, 0, NULL, &p), -EINVAL);
 }
 END_TEST
 
 /* ---- plans: random requests against byte-by-byte counts ---- */
 
-#define PCH 4096u
+#define PCH 16384u  /* four 4 KiB rows per chunk */
+#define PROWS (PCH / LAYOUT_PAGE)
 #define PCOLS (16 + 2)
 static unsigned char want_w[PCOLS][PCH], got_r[PCOLS][PCH], got_w[PCOLS][PCH];
 
@@ -915,20 +978,49 @@ static void check_lost(const struct layout_plan *p, const unsigned *colm, unsign
 	UGT(missing, 0);
 }
 
+/* md's choice for one 4 KiB row, from the byte map (handle_stripe_dirtying:
+ * rmw counts each written column and the parity, rcw each column not wholly
+ * overwritten; one that cannot be read counts 2 x members). -1: the row has
+ * nothing written (no I/O unless dense). *blocked: the mode needs a missing
+ * member. */
+static int row_mode(unsigned row, unsigned dd, unsigned ncol, unsigned n, const unsigned *colm, uint64_t failed,
+		    enum layout_rmw level, int dense, int *blocked)
+{
+	unsigned rmw = 0, rcw = 0, any = 0;
+	for (unsigned j = 0; j < dd; j++) {
+		unsigned w = 0, cost = (failed >> colm[j] & 1) ? 2 * n : 1;
+		for (unsigned b = row * LAYOUT_PAGE; b < (row + 1) * LAYOUT_PAGE; b++)
+			w += want_w[j][b];
+		rmw += w ? cost : 0;
+		rcw += w == LAYOUT_PAGE ? 0 : cost;
+		any |= w != 0;
+	}
+	for (unsigned c = dd; c < ncol; c++)
+		rmw += (failed >> colm[c] & 1) ? 2 * n : 1;
+	if (!any && !dense)
+		return -1;
+	int mode = level == LAYOUT_RMW_DISABLE || rcw < rmw || (rcw == rmw && level != LAYOUT_RMW_PREFER)
+			   ? (rcw ? LAYOUT_PLAN_RCW : LAYOUT_PLAN_FULL)
+			   : LAYOUT_PLAN_RMW;
+	*blocked |= (mode == LAYOUT_PLAN_RMW ? rmw : mode == LAYOUT_PLAN_RCW ? rcw : 0) >= 2 * n;
+	return mode;
+}
+
 static void random_plan(const struct layout_geom *g, uint64_t failed)
 {
 	static struct layout_plan p;
 	unsigned dd = g->data_members, pc = layout_parity_count(g), ncol = dd + pc;
 	uint64_t sbytes = (uint64_t)dd * PCH, s = rnd_below(g->stripes);
-	uint64_t start, len, lo = PCH, hi = 0, rmw = 0, rcw = 0;
+	uint64_t start, len, lo = PCH, hi = 0, sum = 0;
 	unsigned colm[PCOLS];
-	int rmw_ok = 1, rcw_ok = 1, mode, r;
+	int rmode[PROWS], blocked = 0, mode = -1, r;
 	int nfail = __builtin_popcountll(failed & ((1ull << g->members) - 1));
+	struct layout_write_opts o = { .rmw_level = (enum layout_rmw)rnd_below(3), .dense = rnd_below(4) == 0 };
 
 	switch (rnd_below(4)) {
-	case 0: /* whole chunks */
-		start = rnd_below(dd) * PCH;
-		len = (1 + rnd_below((sbytes - start) / PCH)) * PCH;
+	case 0: /* whole pages */
+		start = rnd_below(sbytes / LAYOUT_PAGE) * LAYOUT_PAGE;
+		len = (1 + rnd_below((sbytes - start) / LAYOUT_PAGE)) * LAYOUT_PAGE;
 		break;
 	case 1: /* small, inside one chunk */
 		start = rnd_below(sbytes - 1);
@@ -951,39 +1043,23 @@ static void random_plan(const struct layout_geom *g, uint64_t failed)
 	if (pc == 2)
 		colm[dd + 1] = (unsigned)p.s.q;
 
-	/* expected: byte maps, span, costs */
+	/* expected: byte maps, span, each row's mode */
 	memset(want_w, 0, sizeof(want_w));
 	for (uint64_t b = start; b < start + len; b++) {
 		want_w[b / PCH][b % PCH] = 1;
 		lo = b % PCH < lo ? b % PCH : lo;
 		hi = b % PCH + 1 > hi ? b % PCH + 1 : hi;
 	}
-	for (unsigned j = 0; j < dd; j++) {
-		int present = !(failed >> colm[j] & 1), any_w = 0, any_r = 0;
-		for (uint64_t b = lo; b < hi; b++) {
-			if (want_w[j][b])
-				rmw++, any_w = 1;
-			else
-				rcw++, any_r = 1;
-		}
-		if (any_w && !present)
-			rmw_ok = 0;
-		if (any_r && !present)
-			rcw_ok = 0;
+	for (unsigned row = 0; row < PROWS; row++) {
+		int in = row * LAYOUT_PAGE < hi && (row + 1) * LAYOUT_PAGE > lo;
+		rmode[row] = in ? row_mode(row, dd, ncol, g->members, colm, failed, o.rmw_level, o.dense, &blocked) : -1;
+		if (rmode[row] >= 0)
+			mode = mode < 0 || mode == rmode[row] ? rmode[row] : LAYOUT_PLAN_MIXED;
 	}
-	for (unsigned c = dd; c < ncol; c++)
-		if (!(failed >> colm[c] & 1))
-			rmw += hi - lo;
-	if (rcw_ok && rcw == 0)
-		mode = LAYOUT_PLAN_FULL;
-	else if (rmw_ok && (!rcw_ok || rmw <= rcw))
-		mode = LAYOUT_PLAN_RMW;
-	else if (rcw_ok)
-		mode = LAYOUT_PLAN_RCW;
-	else
+	if (blocked)
 		mode = LAYOUT_PLAN_RECONSTRUCT;
 
-	r = layout_plan_write(g, s * sbytes + start, len, failed, &p);
+	r = layout_plan_write(g, s * sbytes + start, len, failed, &o, &p);
 	if ((unsigned)nfail > pc) {
 		IEQ(r, -EIO);
 		return;
@@ -991,12 +1067,10 @@ static void random_plan(const struct layout_geom *g, uint64_t failed)
 	IEQ(r, 0);
 	UEQ(p.span_lo, lo);
 	UEQ(p.span_hi, hi);
-	ck_assert_msg((int)p.mode == mode, "mode %d want %d (rmw %llu rcw %llu)", p.mode, mode,
-		      (unsigned long long)rmw, (unsigned long long)rcw);
+	ck_assert_msg((int)p.mode == mode, "mode %d want %d (level %d, dense %d)", p.mode, mode, o.rmw_level, o.dense);
 
 	memset(got_r, 0, sizeof(got_r));
 	memset(got_w, 0, sizeof(got_w));
-	uint64_t sum = 0;
 	for (unsigned i = 0; i < p.nreads; i++) {
 		if (failed >> p.reads[i].member & 1)
 			ck_abort_msg("read from failed member");
@@ -1012,36 +1086,29 @@ static void random_plan(const struct layout_geom *g, uint64_t failed)
 	for (unsigned c = 0; c < ncol; c++) {
 		int present = !(failed >> colm[c] & 1);
 		for (uint64_t b = 0; b < PCH; b++) {
-			int in_span = b >= lo && b < hi;
-			int wr = c < dd ? want_w[c][b] : in_span; /* parity over the span */
+			int in_span = b >= lo && b < hi, rm = rmode[b / LAYOUT_PAGE];
+			/* parity: over the span where the row is planned (all of it rebuilt) */
+			int wr = c < dd ? want_w[c][b] : in_span && (blocked || rm >= 0);
 			int rd;
 			IEQ(got_w[c][b], present && wr);
-			switch (mode) {
-			case LAYOUT_PLAN_FULL:
-				rd = 0;
-				break;
-			case LAYOUT_PLAN_RMW:
-				rd = present && (c < dd ? want_w[c][b] : in_span);
-				break;
-			case LAYOUT_PLAN_RCW:
-				rd = c < dd && in_span && !want_w[c][b];
-				break;
-			default: /* every present data column over the span; parity as needed */
+			if (blocked) { /* every present data column over the span; parity as needed */
 				if (c >= dd)
 					continue;
 				rd = present && in_span;
-				break;
+			} else if (!in_span || rm < 0 || rm == LAYOUT_PLAN_FULL) {
+				rd = 0;
+			} else if (rm == LAYOUT_PLAN_RMW) {
+				rd = present && (c < dd ? want_w[c][b] : 1);
+			} else {
+				rd = c < dd && !want_w[c][b];
 			}
 			if (got_r[c][b] != rd)
-				ck_abort_msg("mode %d column %u byte %llu", mode, c,
-					     (unsigned long long)b);
+				ck_abort_msg("mode %d row mode %d column %u byte %llu: read %d want %d", mode, rm, c,
+					     (unsigned long long)b, got_r[c][b], rd);
 		}
 	}
-	if (mode == LAYOUT_PLAN_RMW || mode == LAYOUT_PLAN_RCW)
-		UEQ(p.read_bytes, mode == LAYOUT_PLAN_RMW ? rmw : rcw);
-	if (mode == LAYOUT_PLAN_RECONSTRUCT) {
+	if (mode == LAYOUT_PLAN_RECONSTRUCT)
 		check_lost(&p, colm, ncol, dd, failed);
-	}
 
 	/* the same request as a read */
 	r = layout_plan_read(g, s * sbytes + start, len, failed, &p);
