@@ -220,6 +220,15 @@ $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse: $(BUI
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# ISA-L (libisal-dev), the field's library: the parity and CRC32C tests and
+# parity_bench compare fsvol's kernels with it when it is installed (private:
+# the flags stay off the library's objects).
+ISAL_CFLAGS = $(shell pkg-config --exists libisal 2>/dev/null && echo -DHAVE_ISAL)
+ISAL_LIBS = $(shell pkg-config --libs libisal 2>/dev/null)
+ISAL_USERS := $(BUILD)/tests/test_parity $(BUILD)/tests/test_crc32c $(BUILD)/bin/parity_bench
+$(ISAL_USERS): private CFLAGS += $(ISAL_CFLAGS)
+$(ISAL_USERS): private LDLIBS += $(ISAL_LIBS)
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(CHECK_LIBS)
