@@ -46,6 +46,7 @@ UNIT_TESTS := \
 	test_bbl \
 	test_bench \
 	test_bitmap \
+	test_crc32c \
 	test_ctl \
 	test_emul \
 	test_engine \

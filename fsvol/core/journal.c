@@ -17,6 +17,7 @@
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/ppl_int.h"
 #include "fsvol/meta/sb.h"
+#include "fsvol/util/crc32c.h"
 #include "fsvol/util/log.h"
 #include "fsvol/meta/rec.h"
 #include "fsvol/util/le.h"
@@ -137,7 +138,7 @@ int jnl_record(struct eng_req *rq, const struct eng_plan *pl, unsigned first)
 	memcpy(r->volume_uuid, v->sb.volume_uuid, 16);
 	r->stripe = pl->p.s.stripe;
 	r->blocks = (uint32_t)(1 + bytes / JNL_BLOCK);
-	r->payload_crc = sb_crc32c(0, buf + JNL_BLOCK, bytes);
+	r->payload_crc = crc32c(0, buf + JNL_BLOCK, bytes);
 	r->seq = ppl_next_seq(v);
 	jnl_rec_encode(r, buf);
 	return ppl_hold_add(rq, ppl_journal_slot(v), r->blocks, buf);
@@ -200,7 +201,7 @@ int jnl_replay(struct vol *v, unsigned jslot, uint64_t area, uint64_t nblocks, c
 			}
 			if ((r = read_payload(jm, area, nblocks, w + b, pb, payload)))
 				break;
-			if (sb_crc32c(0, payload, pb * JNL_BLOCK) != rec.payload_crc)
+			if (crc32c(0, payload, pb * JNL_BLOCK) != rec.payload_crc)
 				continue; /* torn: its member writes were never issued */
 			struct jnl_rec *keep = malloc(sizeof(*keep));
 			if (nf == cap) {
