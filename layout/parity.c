@@ -55,7 +55,7 @@ static uint8_t gf_mul_slow(uint8_t a, uint8_t b)
 	return r;
 }
 
-void parity_tables_init(void)
+static void tables_init(void)
 {
 	uint8_t x = 1;
 
@@ -97,7 +97,7 @@ static void parity_init(void)
 {
 	const struct parity_impl *want = find_impl(getenv("FSVOL_PARITY_ISA"));
 
-	parity_tables_init();
+	tables_init();
 	impl = &parity_impl_portable;
 	for (size_t i = 0; i < NIMPLS; i++)
 		if (impls[i]->usable())

@@ -44,7 +44,7 @@ extern const struct parity_impl parity_impl_portable;
 extern const struct parity_impl parity_impl_avx2, parity_impl_avx512, parity_impl_gfni;
 #endif
 
-/* Tables, filled by parity.c before any kernel runs (parity_tables_init). */
+/* Tables, filled by parity.c before any kernel runs. */
 extern uint8_t parity_exp[512]; /* g^j, j in 0..509 (doubled: no reduction of a sum of logs) */
 extern uint8_t parity_log[256];
 /* c * b = parity_nib_lo[c][b & 15] ^ parity_nib_hi[c][b >> 4] */
@@ -53,8 +53,6 @@ extern uint8_t parity_nib_hi[256][16] __attribute__((aligned(16)));
 /* x -> c * x as the 8x8 bit matrix GF2P8AFFINEQB takes: byte 7-i is the row of
  * result bit i (bit j of it set when bit i of c * 2^j is) */
 extern uint64_t parity_affine[256];
-
-void parity_tables_init(void);
 
 /* ---- byte-at-a-time helpers for the tails the vector loops leave ---- */
 
