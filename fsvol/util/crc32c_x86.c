@@ -136,17 +136,34 @@ VPCL AI __m128i fold_lanes(__m512i x)
 	return _mm_xor_si128(_mm256_extracti128_si256(h, 0), _mm256_extracti128_si256(h, 1));
 }
 
+/* the first 256 bytes at p, the register XORed into their first 4 bytes */
+VPCL AI void load4(__m512i x[4], const uint8_t *p, uint32_t reg)
+{
+	x[0] = _mm512_xor_si512(LD64(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
+	x[1] = LD64(p + 64);
+	x[2] = LD64(p + 128);
+	x[3] = LD64(p + 192);
+}
+
+/* x moved forward by 256 bytes onto the 256 at p */
+VPCL AI void fold4(__m512i x[4], __m512i k, const uint8_t *p)
+{
+	x[0] = fold64(x[0], k, LD64(p));
+	x[1] = fold64(x[1], k, LD64(p + 64));
+	x[2] = fold64(x[2], k, LD64(p + 128));
+	x[3] = fold64(x[3], k, LD64(p + 192));
+}
+
 /* x: the four accumulators of the 256 bytes before p; the rest of them folded
  * in (len >= 0 bytes from p): the block at the end, equal mod P */
-VPCL AI __m128i fold_tail(__m512i x0, __m512i x1, __m512i x2, __m512i x3, const uint8_t *p,
-			 size_t len)
+VPCL AI __m128i fold_tail(const __m512i x[4], const uint8_t *p, size_t len)
 {
-	__m512i k;
+	__m512i k, x0, x1, x3;
 	__m128i v, k16;
 
 	/* three independent moves, then the sum: a short dependency chain */
-	x0 = fold64(x0, kpair4(192), x3);
-	x1 = fold64(x1, kpair4(128), fold64(x2, kpair4(64), _mm512_setzero_si512()));
+	x0 = fold64(x[0], kpair4(192), x[3]);
+	x1 = fold64(x[1], kpair4(128), fold64(x[2], kpair4(64), _mm512_setzero_si512()));
 	x3 = _mm512_xor_si512(x0, x1);
 	for (k = kpair4(64); len >= 64; p += 64, len -= 64)
 		x3 = fold64(x3, k, LD64(p));
@@ -159,22 +176,15 @@ VPCL AI __m128i fold_tail(__m512i x0, __m512i x1, __m512i x2, __m512i x3, const 
 /* the register after len >= 256 more bytes */
 VPCL static uint32_t vpclmul_raw(uint32_t reg, const uint8_t *p, size_t len)
 {
-	__m512i x0, x1, x2, x3, k;
+	const __m512i k = kpair4(256);
+	__m512i x[4];
 	size_t rest;
 
-	x0 = _mm512_xor_si512(LD64(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
-	x1 = LD64(p + 64);
-	x2 = LD64(p + 128);
-	x3 = LD64(p + 192);
-	k = kpair4(256);
-	for (p += 256, len -= 256; len >= 256; p += 256, len -= 256) {
-		x0 = fold64(x0, k, LD64(p));
-		x1 = fold64(x1, k, LD64(p + 64));
-		x2 = fold64(x2, k, LD64(p + 128));
-		x3 = fold64(x3, k, LD64(p + 192));
-	}
+	load4(x, p, reg);
+	for (p += 256, len -= 256; len >= 256; p += 256, len -= 256)
+		fold4(x, k, p);
 	rest = len & ~(size_t)15;
-	return finish(fold_tail(x0, x1, x2, x3, p, rest), p + rest, len - rest);
+	return finish(fold_tail(x, p, rest), p + rest, len - rest);
 }
 
 /* ---- the crc32 unit beside the carry-less multiplier ----
@@ -221,26 +231,21 @@ VPCL static uint32_t hyb_window(uint32_t reg, const uint8_t *p, size_t w, unsign
 	const size_t g = HYB_G(n), r = (w - 3 * g) % 16, f = w - 3 * g - r;
 	const uint8_t *g1 = p + f, *g2 = g1 + g, *g3 = g2 + g;
 	uint64_t c1 = 0, c2 = 0, c3 = 0;
-	__m512i x0, x1, x2, x3, k = kpair4(256);
+	const __m512i k = kpair4(256);
+	__m512i x[4];
 	__m128i v;
 
-	x0 = _mm512_xor_si512(LD64(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
-	x1 = LD64(p + 64);
-	x2 = LD64(p + 128);
-	x3 = LD64(p + 192);
+	load4(x, p, reg);
 	p += 256;
 	for (unsigned it = 0; it < n; it++, p += 256) {
-		x0 = fold64(x0, k, LD64(p));
-		x1 = fold64(x1, k, LD64(p + 64));
-		x2 = fold64(x2, k, LD64(p + 128));
-		x3 = fold64(x3, k, LD64(p + 192));
+		fold4(x, k, p);
 		for (unsigned q = 0; q < HYB_Q; q++, g1 += 8, g2 += 8, g3 += 8) {
 			CRC_Q(c1, g1);
 			CRC_Q(c2, g2);
 			CRC_Q(c3, g3);
 		}
 	}
-	v = fold_tail(x0, x1, x2, x3, p, f - 256 * ((size_t)n + 1));
+	v = fold_tail(x, p, f - 256 * ((size_t)n + 1));
 	v = fold16(v, hyb_kpair(n, 3),
 		   fold16(_mm_xor_si128(LD16(g1), _mm_cvtsi32_si128((int)c1)), hyb_kpair(n, 2),
 			  fold16(_mm_xor_si128(LD16(g2), _mm_cvtsi32_si128((int)c2)),

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/unit_isa.h"
+
 #ifdef HAVE_ISAL
 #include <isa-l/crc.h>
 #endif
@@ -173,42 +175,18 @@ static Suite *crc_suite(const char *isa)
 
 int main(void)
 {
-	const char *best = NULL, *name;
-	int failed = 0, nsets = 0;
+	static const struct unit_isa m = {
+		.test = "test_crc32c",
+		.env = "FSVOL_CRC32C_ISA",
+		.cur = crc32c_isa,
+		.name = crc32c_isa_name,
+		.usable = crc32c_isa_usable,
+		.select = crc32c_isa_select,
+		.suite = crc_suite,
+	};
 
-	for (unsigned i = 0; (name = crc32c_isa_name(i)); i++)
-		if (crc32c_isa_usable(name) == 1)
-			best = name;
-	if (!getenv("FSVOL_CRC32C_ISA") && strcmp(crc32c_isa(), best) != 0) {
-		fprintf(stderr, "test_crc32c: default kernel set %s, the best usable is %s\n",
-			crc32c_isa(), best);
-		failed++;
-	}
-	if (crc32c_isa_select("no-such-set") != -EINVAL || crc32c_isa_usable("no-such-set") != -EINVAL) {
-		fprintf(stderr, "test_crc32c: an unknown kernel set was accepted\n");
-		failed++;
-	}
 #ifndef HAVE_ISAL
 	printf("test_crc32c: built without ISA-L (libisal-dev): no comparison with it\n");
 #endif
-	for (unsigned i = 0; (name = crc32c_isa_name(i)); i++) {
-		SRunner *sr;
-
-		if (crc32c_isa_usable(name) != 1) {
-			printf("test_crc32c: kernel set %s: not on this CPU\n", name);
-			failed += crc32c_isa_select(name) != -ENOTSUP;
-			continue;
-		}
-		if (crc32c_isa_select(name) != 0 || strcmp(crc32c_isa(), name) != 0) {
-			fprintf(stderr, "test_crc32c: kernel set %s could not be selected\n", name);
-			failed++;
-			continue;
-		}
-		sr = srunner_create(crc_suite(name));
-		srunner_run_all(sr, CK_NORMAL);
-		failed += srunner_ntests_failed(sr);
-		srunner_free(sr);
-		nsets++;
-	}
-	return failed || nsets == 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_isa_run(&m);
 }

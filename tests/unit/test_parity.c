@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "layout/parity_int.h" /* PARITY_MUL2_SWAR */
+#include "tests/unit/unit_isa.h"
 
 #ifdef HAVE_ISAL
 #include <isa-l/erasure_code.h>
@@ -689,42 +690,18 @@ static Suite *parity_suite(const char *isa)
  * after checking that the default is the best of them. */
 int main(void)
 {
-	const char *best = NULL, *name;
-	int failed = 0, nsets = 0;
+	static const struct unit_isa m = {
+		.test = "test_parity",
+		.env = "FSVOL_PARITY_ISA",
+		.cur = parity_isa,
+		.name = parity_isa_name,
+		.usable = parity_isa_usable,
+		.select = parity_isa_select,
+		.suite = parity_suite,
+	};
 
-	for (unsigned i = 0; (name = parity_isa_name(i)); i++)
-		if (parity_isa_usable(name) == 1)
-			best = name;
-	if (!getenv("FSVOL_PARITY_ISA") && strcmp(parity_isa(), best) != 0) {
-		fprintf(stderr, "test_parity: default kernel set %s, the best usable is %s\n",
-			parity_isa(), best);
-		failed++;
-	}
-	if (parity_isa_select("no-such-set") != -EINVAL || parity_isa_usable("no-such-set") != -EINVAL) {
-		fprintf(stderr, "test_parity: an unknown kernel set was accepted\n");
-		failed++;
-	}
 #ifndef HAVE_ISAL
 	printf("test_parity: built without ISA-L (libisal-dev): no comparison with it\n");
 #endif
-	for (unsigned i = 0; (name = parity_isa_name(i)); i++) {
-		SRunner *sr;
-
-		if (parity_isa_usable(name) != 1) {
-			printf("test_parity: kernel set %s: not on this CPU\n", name);
-			failed += parity_isa_select(name) != -ENOTSUP;
-			continue;
-		}
-		if (parity_isa_select(name) != 0 || strcmp(parity_isa(), name) != 0) {
-			fprintf(stderr, "test_parity: kernel set %s could not be selected\n", name);
-			failed++;
-			continue;
-		}
-		sr = srunner_create(parity_suite(name));
-		srunner_run_all(sr, CK_NORMAL);
-		failed += srunner_ntests_failed(sr);
-		srunner_free(sr);
-		nsets++;
-	}
-	return failed || nsets == 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_isa_run(&m);
 }
