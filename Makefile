@@ -128,6 +128,7 @@ INTEGRATION_TESTS := \
 	tests/integration/66-prometheus.sh \
 	tests/integration/67-dashboard-history.sh \
 	tests/integration/68-bench-diskspd.sh \
+	tests/integration/69-kernel-sets.sh \
 	tests/integration/70-nbd-async.sh \
 	tests/integration/72-fuse-uring-edges.sh \
 	tests/integration/73-grow-raid5.sh \
