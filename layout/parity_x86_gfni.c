@@ -30,15 +30,24 @@ static bool gfni_usable(void)
 }
 
 /* w vectors at offset i of P ^= sum s[b], Q ^= sum mat[b] * s[b] over b < k, two
- * blocks per vpternlogq; first: P and Q start at zero (not read) */
+ * blocks per vpternlogq; first: P and Q start at the block seed (D_0, whose
+ * factor is 1: no multiply), or at zero when seed is NULL, not read */
 AIG void gen_step(const uint8_t *const *s, const __m512i *mat, unsigned k, uint8_t *p,
-		  uint8_t *q, size_t i, unsigned w, bool full, __mmask64 km, bool first)
+		  uint8_t *q, size_t i, unsigned w, bool full, __mmask64 km, bool first,
+		  const uint8_t *seed)
 {
 	__m512i pv[4], qv[4];
 
 	_Pragma("GCC unroll 4") for (unsigned v = 0; v < w; v++) {
-		pv[v] = first || !p ? _mm512_setzero_si512() : LDX(full, km, p + i + 64 * v);
-		qv[v] = first || !q ? _mm512_setzero_si512() : LDX(full, km, q + i + 64 * v);
+		const size_t o = i + 64 * v;
+
+		if (first) {
+			pv[v] = seed ? LDX(full, km, seed + o) : _mm512_setzero_si512();
+			qv[v] = pv[v];
+		} else {
+			pv[v] = p ? LDX(full, km, p + o) : _mm512_setzero_si512();
+			qv[v] = q ? LDX(full, km, q + o) : _mm512_setzero_si512();
+		}
 	}
 	_Pragma("GCC unroll 4") for (unsigned b = 0; b < k; b += 2)
 		_Pragma("GCC unroll 4") for (unsigned v = 0; v < w; v++) {
@@ -66,7 +75,7 @@ AIG void gen_step(const uint8_t *const *s, const __m512i *mat, unsigned k, uint8
  * parity_x86_avx512.h), the matrices in registers too: 128 bytes a pass, then
  * the tail 64 bytes at a time under a mask */
 AIG void gen_group(const uint8_t *const *src, const uint64_t *m, unsigned k, uint8_t *p,
-		   uint8_t *q, size_t len, bool first)
+		   uint8_t *q, size_t len, bool first, const uint8_t *seed)
 {
 	const uint8_t *s[GROUP]; /* copied: see xor_group in parity_x86_avx512.c */
 	__m512i mat[GROUP];
@@ -77,22 +86,22 @@ AIG void gen_group(const uint8_t *const *src, const uint64_t *m, unsigned k, uin
 		mat[b] = _mm512_set1_epi64((long long)m[b]);
 	}
 	for (; i + 128 <= len; i += 128)
-		gen_step(s, mat, k, p, q, i, 2, true, 0, first);
+		gen_step(s, mat, k, p, q, i, 2, true, 0, first, seed);
 	for (; i < len; i += 64)
-		gen_step(s, mat, k, p, q, i, 1, false, tail_mask(len - i), first);
+		gen_step(s, mat, k, p, q, i, 1, false, tail_mask(len - i), first, seed);
 }
 
 #define GEN_K(K)                                                         \
 	case K:                                                          \
 		if (first)                                               \
-			gen_group(s, m, K, p, q, len, true);             \
+			gen_group(s, m, K, p, q, len, true, seed);       \
 		else                                                     \
-			gen_group(s, m, K, p, q, len, false);            \
+			gen_group(s, m, K, p, q, len, false, NULL);      \
 		break
 
 /* gen_group with k (0..GROUP) a constant */
 GFNI static void gen_k(const uint8_t *const *s, const uint64_t *m, unsigned k, uint8_t *p,
-		       uint8_t *q, size_t len, bool first)
+		       uint8_t *q, size_t len, bool first, const uint8_t *seed)
 {
 	switch (k) {
 		GEN_K(0);
@@ -108,28 +117,29 @@ GFNI static void gen_k(const uint8_t *const *s, const uint64_t *m, unsigned k, u
 }
 
 /* P and Q of the n blocks d[] (NULL: a zero block, skipped), GROUP at a time:
- * the first group writes P and Q, the next ones add to them. */
+ * the first group writes P and Q (starting from D_0 when there is one), the
+ * next ones add to them. */
 static void gen_groups(const uint8_t *const *d, unsigned n, uint8_t *p, uint8_t *q,
 		       size_t len)
 {
-	const uint8_t *s[GROUP];
+	const uint8_t *s[GROUP], *seed = n ? d[0] : NULL;
 	uint64_t m[GROUP];
 	unsigned k = 0;
 	bool first = true;
 
-	for (unsigned j = 0; j < n; j++) {
+	for (unsigned j = seed ? 1 : 0; j < n; j++) {
 		if (!d[j])
 			continue;
 		s[k] = d[j];
 		m[k++] = parity_affine[parity_exp[j]];
 		if (k == GROUP) {
-			gen_k(s, m, k, p, q, len, first);
+			gen_k(s, m, k, p, q, len, first, seed);
 			first = false;
 			k = 0;
 		}
 	}
-	if (k || first) /* all NULL: P and Q of zero blocks */
-		gen_k(s, m, k, p, q, len, first);
+	if (k || first) /* the last group; or D_0 alone, or all NULL (zero blocks) */
+		gen_k(s, m, k, p, q, len, first, seed);
 }
 
 GFNI static void rmw_gfni(uint8_t *p, uint8_t *q, const uint8_t *a, const uint8_t *b, uint8_t c,
