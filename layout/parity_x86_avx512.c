@@ -7,7 +7,7 @@
  *  - multiply by a constant: the nibble tables (vpshufb on 64 bytes);
  *  - tails: masked loads and stores, no byte loop.
  * Each function carries its own target attribute; the rest of the build keeps
- * its flags. xor_n is shared with the GFNI set (parity_avx512_xor). */
+ * its flags. xor_n and gen for few blocks serve the GFNI set too. */
 #include "layout/parity_int.h"
 
 #ifdef PARITY_X86
@@ -182,7 +182,7 @@ AI512 void gen_group(const uint8_t *const *d, unsigned j0, unsigned k, uint8_t *
 
 /* P and Q of n blocks (NULL: a zero block), GROUP consecutive ones at a time,
  * their count a constant in each case */
-AVX512 static void gen_avx512(const uint8_t *const *d, unsigned n, uint8_t *p, uint8_t *q,
+AVX512 void parity_avx512_gen(const uint8_t *const *d, unsigned n, uint8_t *p, uint8_t *q,
 			      size_t len)
 {
 	for (unsigned j0 = 0; j0 < n; j0 += GROUP)
@@ -245,8 +245,8 @@ const struct parity_impl parity_impl_avx512 = {
 	.name = "avx512",
 	.usable = avx512_usable,
 	.xor_n = parity_avx512_xor,
-	.gen = gen_avx512,
-	.gen_null = gen_avx512,
+	.gen = parity_avx512_gen,
+	.gen_null = parity_avx512_gen,
 	.rmw = rmw_avx512,
 	.mul2src = mul2src_avx512,
 	.rec2 = rec2_avx512,

@@ -36,5 +36,7 @@ AI512 __mmask64 tail_mask(size_t n)
 }
 
 void parity_avx512_xor(uint8_t *dst, const uint8_t *const *src, unsigned n, size_t len);
+void parity_avx512_gen(const uint8_t *const *d, unsigned n, uint8_t *p, uint8_t *q,
+		       size_t len);
 
 #endif
