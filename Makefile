@@ -46,6 +46,7 @@ UNIT_TESTS := \
 	test_bbl \
 	test_bench \
 	test_bitmap \
+	test_crc32c \
 	test_ctl \
 	test_emul \
 	test_engine \
@@ -133,6 +134,7 @@ INTEGRATION_TESTS := \
 	tests/integration/66-prometheus.sh \
 	tests/integration/67-dashboard-history.sh \
 	tests/integration/68-bench-diskspd.sh \
+	tests/integration/69-kernel-sets.sh \
 	tests/integration/70-nbd-async.sh \
 	tests/integration/72-fuse-uring-edges.sh \
 	tests/integration/73-grow-raid5.sh \
@@ -237,6 +239,15 @@ $(BUILD)/bin/fsvol-ackwrite: tests/tools/ackwrite.c
 $(BUILD)/bin/parity_bench $(BUILD)/bin/timer_probe $(BUILD)/bin/null_fuse: $(BUILD)/bin/%: bench/tools/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# ISA-L (libisal-dev), the field's library: the parity and CRC32C tests and
+# parity_bench compare fsvol's kernels with it when it is installed (private:
+# the flags stay off the library's objects).
+ISAL_CFLAGS = $(shell pkg-config --exists libisal 2>/dev/null && echo -DHAVE_ISAL)
+ISAL_LIBS = $(shell pkg-config --libs libisal 2>/dev/null)
+ISAL_USERS := $(BUILD)/tests/test_parity $(BUILD)/tests/test_crc32c $(BUILD)/bin/parity_bench
+$(ISAL_USERS): private CFLAGS += $(ISAL_CFLAGS)
+$(ISAL_USERS): private LDLIBS += $(ISAL_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)

@@ -30,7 +30,7 @@ int main(int argc, char **argv)
 		return fflush(stdout) ? 1 : 0;
 	}
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
-		printf("fsvol-bench %s\n", FSVOL_VERSION);
+		version_print(stdout, "fsvol-bench");
 		return 0;
 	}
 	bench_opts_default(&o);

@@ -238,6 +238,6 @@ fi
 
 if [ -x "$here/$build/bin/parity_bench" ]; then
 	echo
-	echo "parity kernels vs memcpy (64 KiB chunks):"
-	"$here/$build/bin/parity_bench" 200
+	echo "parity and CRC32C kernels, fsvol beside ISA-L (alternated rounds, medians; docs/parity.md):"
+	"$here/$build/bin/parity_bench" 30 7
 fi

@@ -12,7 +12,8 @@ void parity_xor(void *dst, const void *const *src, unsigned n, size_t len);
 /* dst ^= src */
 void parity_xor_into(void *dst, const void *src, size_t len);
 
-/* P and Q over ndata data blocks given in data-index order; q may be NULL. */
+/* P and Q over ndata data blocks given in data-index order; p or q may be NULL.
+ * With Q, ndata <= 255 (g^j repeats after 255). */
 void parity_gen(const void *const *data, unsigned ndata, void *p, void *q, size_t len);
 
 /* Read-modify-write update for data index `index`:
@@ -26,6 +27,17 @@ void parity_rmw(void *p, void *q, const void *old, const void *new_, unsigned in
  * (nlost > nparity, or a lost index out of range). */
 int parity_recover(void *const *blocks, unsigned ndata, unsigned nparity,
 		   const unsigned *lost, unsigned nlost, size_t len);
+
+/* Kernel sets, one per instruction set, all producing the same bytes
+ * (docs/parity.md). The best one this CPU runs is taken at first use, or the
+ * one FSVOL_PARITY_ISA names when the CPU runs it. */
+const char *parity_isa(void); /* the set in use: "portable", "avx2", "avx512", "avx512+gfni" */
+const char *parity_isa_name(unsigned i); /* the sets built in, slowest first; NULL past the end */
+/* 1 when this CPU runs the set, 0 when it does not, -EINVAL for no such set */
+int parity_isa_usable(const char *name);
+/* Use that set from now on: 0, -EINVAL (no such set), -ENOTSUP (not on this CPU).
+ * For tests and benches: a call must not overlap a parity computation. */
+int parity_isa_select(const char *name);
 
 /* GF(2^8) helpers (exposed for tests). */
 uint8_t parity_gf_mul(uint8_t a, uint8_t b);

@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 		return CMD_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("fsvol %s\n", FSVOL_VERSION);
+		version_print(stdout, "fsvol");
 		return CMD_EXIT_OK;
 	}
 	/* generated documents (the Makefile installs them) */

@@ -19,6 +19,7 @@
 #include "fsvol/core/ppl_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/meta/sb.h"
+#include "fsvol/util/crc32c.h"
 #include "fsvol/util/log.h"
 #include "fsvol/meta/rec.h"
 #include "fsvol/util/le.h"
@@ -148,7 +149,7 @@ int jnl_record(struct eng_req *rq, const struct eng_plan *pl, unsigned first)
 	memcpy(r->volume_uuid, v->sb.volume_uuid, 16);
 	r->stripe = pl->p.s.stripe;
 	r->blocks = (uint32_t)(1 + bytes / JNL_BLOCK);
-	r->payload_crc = sb_crc32c(0, buf + JNL_BLOCK, bytes);
+	r->payload_crc = crc32c(0, buf + JNL_BLOCK, bytes);
 	r->seq = ppl_next_seq(v);
 	jnl_rec_encode(r, buf);
 	return ppl_hold_add(rq, ppl_journal_slot(v), r->blocks, buf);
@@ -260,7 +261,7 @@ static int scan_one(struct jnl_scan *sc, const uint8_t *hdr, uint64_t b)
 	int r = scan_payload(sc, b, rec.blocks - 1);
 	if (r)
 		return r;
-	if (sb_crc32c(0, sc->payload, (rec.blocks - 1) * JNL_BLOCK) != rec.payload_crc)
+	if (crc32c(0, sc->payload, (rec.blocks - 1) * JNL_BLOCK) != rec.payload_crc)
 		return 0; /* torn: its member writes were never issued */
 	if (!rec_fits(sc, &rec, b))
 		return 0;

@@ -29,6 +29,7 @@
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/ppl_int.h"
 #include "fsvol/meta/sb.h"
+#include "fsvol/util/crc32c.h"
 #include "fsvol/util/log.h"
 #include "layout/parity.h"
 #include "fsvol/meta/rec.h"
@@ -228,7 +229,7 @@ int ppl_record(struct eng_req *rq, const struct eng_plan *pl, const uint8_t *pbu
 			uint64_t logical = p->s.logical + j * g->chunk + p->lo[j];
 			parity_xor_into(pp + (p->lo[j] - p->span_lo), pl->src + (logical - pl->src_off), p->hi[j] - p->lo[j]);
 		}
-		r.pp_crc = sb_crc32c(0, pp, span);
+		r.pp_crc = crc32c(0, pp, span);
 	}
 	r.seq = ppl_next_seq(v);
 	ppl_rec_encode(&r, buf);
@@ -407,7 +408,7 @@ static int scan_member(struct vol *v, unsigned m, struct ppl_found **f, unsigned
 			}
 			for (uint64_t k = 0; k < ppb; k++)
 				memcpy(pp + k * PPL_BLOCK, area + ((b + 1 + k) % l->nblocks) * PPL_BLOCK, PPL_BLOCK);
-			if (sb_crc32c(0, pp, ppb * PPL_BLOCK) != rec.pp_crc) {
+			if (crc32c(0, pp, ppb * PPL_BLOCK) != rec.pp_crc) {
 				free(pp); /* torn: its stripe's writes were never issued */
 				continue;
 			}

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fsvol/meta/bbl.h"
-#include "fsvol/meta/sb.h"
+#include "fsvol/util/crc32c.h"
 #include "fsvol/util/le.h"
 
 /* A run of sectors while a list is rebuilt: [start, end), not yet cut. */
@@ -132,9 +132,9 @@ enum { OFF_MAGIC = 0, OFF_VERSION = 4, OFF_CRC = 8, OFF_COUNT = 12, OFF_SEQ = 16
 static uint32_t copy_crc(const uint8_t *buf)
 {
 	static const uint8_t zero[4];
-	uint32_t c = sb_crc32c(0, buf, OFF_CRC);
-	c = sb_crc32c(c, zero, 4);
-	return sb_crc32c(c, buf + OFF_CRC + 4, BBL_COPY - OFF_CRC - 4);
+	uint32_t c = crc32c(0, buf, OFF_CRC);
+	c = crc32c(c, zero, 4);
+	return crc32c(c, buf + OFF_CRC + 4, BBL_COPY - OFF_CRC - 4);
 }
 
 void bbl_encode(const struct bbl *l, uint64_t seq, uint8_t *buf)

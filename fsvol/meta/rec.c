@@ -4,13 +4,13 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "fsvol/meta/sb.h"
+#include "fsvol/util/crc32c.h"
 #include "fsvol/util/le.h"
 
 void rec_seal(uint8_t *buf, size_t len)
 {
 	put_le32(buf + REC_CRC, 0);
-	put_le32(buf + REC_CRC, sb_crc32c(0, buf, len));
+	put_le32(buf + REC_CRC, crc32c(0, buf, len));
 }
 
 int rec_check(const uint8_t *buf, size_t len, uint32_t magic, uint32_t version, char *err, size_t errlen)
@@ -25,9 +25,9 @@ int rec_check(const uint8_t *buf, size_t len, uint32_t magic, uint32_t version, 
 		return -EINVAL;
 	}
 	/* the CRC field read as zero, without a copy of the block */
-	uint32_t have = sb_crc32c(0, buf, REC_CRC);
-	have = sb_crc32c(have, zero, 4);
-	have = sb_crc32c(have, buf + REC_CRC + 4, len - REC_CRC - 4);
+	uint32_t have = crc32c(0, buf, REC_CRC);
+	have = crc32c(have, zero, 4);
+	have = crc32c(have, buf + REC_CRC + 4, len - REC_CRC - 4);
 	uint32_t want = get_le32(buf + REC_CRC);
 	if (want != have) {
 		snprintf(err, errlen, "checksum mismatch (stored 0x%08x, computed 0x%08x)", want, have);

@@ -1,17 +1,17 @@
-/* sb: superblock encode/decode/dump, CRC32C and UUIDs (format: docs/format.md). */
+/* sb: superblock encode/decode/dump and UUIDs (format: docs/format.md). */
 #include "fsvol/meta/sb.h"
 #include "fsvol/meta/sb_int.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
 #include "layout/layout.h"
+#include "fsvol/util/crc32c.h"
 #include "fsvol/util/le.h"
 
 /* Byte offsets of the fixed header (versions 1 to 4); docs/format.md has the table. */
@@ -66,83 +66,14 @@ enum {
 _Static_assert(OFF_SLOTS + SB_MAX_SLOTS * SLOT_SIZE <= SB_SIZE, "slot table overflows the superblock");
 _Static_assert(OFF_NAME + 32 <= OFF_SLOTS, "name overlaps the slot table");
 
-/* ---- CRC32C ---------------------------------------------------------- */
-
-/* Slice-by-8: table[k][b] is the CRC of byte b followed by k zero bytes. */
-static uint32_t crc_tab[8][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-	for (unsigned b = 0; b < 256; b++) {
-		uint32_t c = b;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82f63b78u & -(c & 1u));
-		crc_tab[0][b] = c;
-	}
-	for (unsigned b = 0; b < 256; b++)
-		for (int k = 1; k < 8; k++)
-			crc_tab[k][b] = (crc_tab[k - 1][b] >> 8) ^ crc_tab[0][crc_tab[k - 1][b] & 0xff];
-}
-
-uint32_t sb_crc32c_sw(uint32_t crc, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	pthread_once(&crc_once, crc_init);
-	crc = ~crc;
-	while (len >= 8) {
-		/* the low word is folded into the running CRC, the high word is not */
-		uint32_t lo = ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			       (uint32_t)p[3] << 24) ^ crc;
-		crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
-		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^
-		      crc_tab[3][p[4]] ^ crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^ crc_tab[0][p[7]];
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xff];
-	return ~crc;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("sse4.2")))
-static uint32_t crc32c_hw(uint32_t crc, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	uint64_t c = ~crc;
-
-	while (len >= 8) {
-		uint64_t v;
-		memcpy(&v, p, 8); /* unaligned-safe; x86 is little-endian like the format */
-		c = __builtin_ia32_crc32di(c, v);
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
-	return ~(uint32_t)c;
-}
-#endif
-
-uint32_t sb_crc32c(uint32_t crc, const void *buf, size_t len)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (__builtin_cpu_supports("sse4.2"))
-		return crc32c_hw(crc, buf, len);
-#endif
-	return sb_crc32c_sw(crc, buf, len);
-}
-
 /* CRC of the whole block with the checksum field read as zero. */
 static uint32_t block_crc(const uint8_t *buf)
 {
 	static const uint8_t zero[4];
-	uint32_t c = sb_crc32c(0, buf, OFF_CSUM);
+	uint32_t c = crc32c(0, buf, OFF_CSUM);
 
-	c = sb_crc32c(c, zero, 4);
-	return sb_crc32c(c, buf + OFF_CSUM + 4, SB_SIZE - OFF_CSUM - 4);
+	c = crc32c(c, zero, 4);
+	return crc32c(c, buf + OFF_CSUM + 4, SB_SIZE - OFF_CSUM - 4);
 }
 
 /* ---- encode / decode ------------------------------------------------- */

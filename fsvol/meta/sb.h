@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fsvol/util/crc32c.h"
+
 #define SB_SIZE 4096u            /* bytes reserved for the superblock */
 #define SB_MAGIC 0x4c4f5653u     /* "SVOL" read as little-endian u32 of "SVOL" */
 #define SB_VERSION 4u          /* 4: a replace in progress (docs/format.md, "Version history") */
@@ -97,10 +99,12 @@ struct sb {
 	uint32_t checksum;      /* set by sb_decode (the stored CRC); ignored by sb_encode */
 };
 
-/* CRC32C (Castagnoli); crc is the running value, 0 to start:
- * sb_crc32c(0, "123456789", 9) == 0xe3069283; chaining two calls equals one. */
-uint32_t sb_crc32c(uint32_t crc, const void *buf, size_t len);
-uint32_t sb_crc32c_sw(uint32_t crc, const void *buf, size_t len); /* portable path (tests) */
+/* CRC32C's old name, kept for code written against it: new code calls crc32c()
+ * (fsvol/util/crc32c.h). */
+static inline uint32_t sb_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	return crc32c(crc, buf, len);
+}
 
 /* Encode into exactly SB_SIZE bytes (checksum filled in). */
 void sb_encode(const struct sb *s, uint8_t *buf);

@@ -10,7 +10,7 @@
 #include <errno.h>
 
 #include "fsvol/meta/bbl.h"
-#include "fsvol/meta/sb.h"
+#include "fsvol/util/crc32c.h"
 #include "tests/fuzz/fuzz.h"
 
 static void put_le32(uint8_t *p, uint32_t v)
@@ -25,9 +25,9 @@ static void fix_copy(uint8_t *b)
 	static const uint8_t zero[4];
 	put_le32(b + 0, BBL_MAGIC);
 	put_le32(b + 4, BBL_VERSION);
-	uint32_t c = sb_crc32c(0, b, 8);
-	c = sb_crc32c(c, zero, 4);
-	c = sb_crc32c(c, b + 12, BBL_COPY - 12);
+	uint32_t c = crc32c(0, b, 8);
+	c = crc32c(c, zero, 4);
+	c = crc32c(c, b + 12, BBL_COPY - 12);
 	put_le32(b + 8, c);
 }
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 
 #include "fsvol/meta/sb.h"
+#include "fsvol/util/crc32c.h"
 #include "tests/fuzz/fuzz.h"
 
 #define FUZZ_CAND 4
@@ -32,9 +33,9 @@ static void fix_header(uint8_t *b)
 	put_le32(b + 4, SB_VERSION);
 	put_le32(b + 12, 256); /* header size: where the slot table starts */
 	b[144 + 31] = 0;       /* the name is NUL-terminated */
-	uint32_t c = sb_crc32c(0, b, 8);
-	c = sb_crc32c(c, zero, 4);
-	c = sb_crc32c(c, b + 12, SB_SIZE - 12);
+	uint32_t c = crc32c(0, b, 8);
+	c = crc32c(c, zero, 4);
+	c = crc32c(c, b + 12, SB_SIZE - 12);
 	put_le32(b + 8, c);
 }
 

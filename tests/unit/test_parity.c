@@ -1,7 +1,8 @@
 /* test_parity: GF(2^8) field laws, P/Q against a byte-by-byte reference, every
- * single and double loss, read-modify-write, misaligned buffers, bad requests.
- * main() runs the suite with the default kernels, then re-runs itself with
- * FSVOL_PARITY_ISA=portable so both kernel sets are covered. */
+ * single and double loss, read-modify-write with every constant, misaligned
+ * buffers, bad requests; and, built with ISA-L (HAVE_ISAL), P, Q and two-data
+ * recovery byte for byte against ISA-L's over many sizes, offsets and widths.
+ * main() runs the suite once with each kernel set the CPU runs. */
 #include "layout/parity.h"
 
 #include <check.h>
@@ -9,8 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
+#include "layout/parity_int.h" /* PARITY_MUL2_SWAR */
+#include "tests/unit/unit_isa.h"
+
+#ifdef HAVE_ISAL
+#include <isa-l/erasure_code.h>
+#include <isa-l/raid.h>
+#endif
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MAXB 260
@@ -153,6 +160,23 @@ START_TEST(gf_exp2_cycle)
 	ck_assert_uint_eq(parity_gf_exp2(255), 1);
 	ck_assert_uint_eq(parity_gf_exp2(256), 2);
 	ck_assert_uint_eq(parity_gf_exp2(0), 1);
+}
+END_TEST
+
+/* the 64-bit SWAR doubling (portable set, tails) on every byte value in every lane */
+START_TEST(swar_mul2_every_byte)
+{
+	unsigned bad = 0;
+
+	for (unsigned pos = 0; pos < 8; pos++)
+		for (unsigned v = 0; v < 256; v++) {
+			uint64_t x = (rng() & ~(0xffull << 8 * pos)) | (uint64_t)v << 8 * pos;
+			uint64_t y = PARITY_MUL2_SWAR(x);
+
+			for (unsigned b = 0; b < 8; b++)
+				bad += (uint8_t)(y >> 8 * b) != ref_mul((uint8_t)(x >> 8 * b), 2);
+		}
+	ck_assert_uint_eq(bad, 0);
 }
 END_TEST
 
@@ -379,6 +403,40 @@ START_TEST(rmw_equals_regeneration)
 }
 END_TEST
 
+/* every multiplier g^index (all 255 non-zero constants; index 255.. wraps),
+ * several lengths and offsets, against the byte-by-byte reference */
+START_TEST(rmw_every_constant)
+{
+	static const size_t rl[] = { 1, 77, 300, 4101 };
+
+	for (unsigned idx = 0; idx < 258; idx++)
+		for (size_t li = 0; li < ARRAY_SIZE(rl); li++) {
+			size_t len = rl[li], off = (idx * 7 + li) % 64;
+			uint8_t c = ref_pow2(idx % 255);
+			struct blockset s;
+			uint8_t *rp = malloc(len), *rq = malloc(len);
+			unsigned bad = 0;
+
+			bs_alloc(&s, 4, len, off); /* old, new, P, Q */
+			for (unsigned j = 0; j < 4; j++)
+				fill(s.b[j], len);
+			for (size_t i = 0; i < len; i++) {
+				uint8_t x = s.b[0][i] ^ s.b[1][i];
+
+				rp[i] = s.b[2][i] ^ x;
+				rq[i] = s.b[3][i] ^ ref_mul(c, x);
+			}
+			parity_rmw(s.b[2], s.b[3], s.b[0], s.b[1], idx, len);
+			bad += memcmp(s.b[2], rp, len) != 0;
+			bad += memcmp(s.b[3], rq, len) != 0;
+			ck_assert_msg(bad == 0, "rmw index %u len %zu off %zu", idx, len, off);
+			bs_free(&s);
+			free(rp);
+			free(rq);
+		}
+}
+END_TEST
+
 /* ---- misaligned buffers ---- */
 
 START_TEST(misaligned_same_results)
@@ -474,6 +532,126 @@ START_TEST(recover_rejects_bad_requests)
 }
 END_TEST
 
+/* ---- ISA-L, the field's library, as a second reference ---- */
+
+#ifdef HAVE_ISAL
+static const size_t isal_lens[] = { 32, 64, 96, 160, 288, 4096, 4096 + 96, 65536 };
+static const size_t isal_offs[] = { 0, 1, 7, 33, 63 };
+
+/* fsvol's buffers at offset off, ISA-L's copies 64-byte aligned (it wants 32) */
+START_TEST(isal_same_xor_pq)
+{
+	static const unsigned nd[] = { 1, 2, 3, 4, 5, 6, 7, 8, 10, 13, 16, 24, 32 };
+
+	for (size_t ni = 0; ni < ARRAY_SIZE(nd); ni++)
+		for (size_t li = 0; li < ARRAY_SIZE(isal_lens); li++) {
+			unsigned n = nd[ni];
+			size_t len = isal_lens[li], off = isal_offs[(ni + li) % ARRAY_SIZE(isal_offs)];
+			struct blockset s, r;
+			void *arr[MAXB];
+
+			bs_alloc(&s, n + 2, len, off);
+			bs_alloc(&r, n + 2, len, 0);
+			for (unsigned j = 0; j < n; j++) {
+				fill(s.b[j], len);
+				memcpy(r.b[j], s.b[j], len);
+				arr[j] = r.b[j];
+			}
+			arr[n] = r.b[n];
+			arr[n + 1] = r.b[n + 1];
+			parity_gen((const void *const *)s.b, n, s.b[n], s.b[n + 1], len);
+			/* its fast pq_gen wants two data blocks at least */
+			ck_assert_int_eq((n >= 2 ? pq_gen : pq_gen_base)((int)n + 2, (int)len, arr), 0);
+			ck_assert_msg(memcmp(s.b[n], r.b[n], len) == 0, "P n=%u len=%zu off=%zu", n,
+				      len, off);
+			ck_assert_msg(memcmp(s.b[n + 1], r.b[n + 1], len) == 0,
+				      "Q n=%u len=%zu off=%zu", n, len, off);
+			/* raid5: XOR alone */
+			fill(s.b[n], len);
+			parity_xor(s.b[n], (const void *const *)s.b, n, len);
+			if (n >= 2) { /* ISA-L's xor_gen wants two sources at least */
+				ck_assert_int_eq(xor_gen((int)n + 1, (int)len, arr), 0);
+				ck_assert_msg(memcmp(s.b[n], r.b[n], len) == 0, "xor n=%u len=%zu", n,
+					      len);
+			}
+			bs_free(&s);
+			bs_free(&r);
+		}
+}
+END_TEST
+
+/* ISA-L's general decoder: the encode matrix's rows of the survivors, inverted,
+ * give the lost blocks as sums of survivors (its erasure_code example). */
+static void isal_decode(unsigned n, const unsigned lost[2], uint8_t *const *blk, uint8_t **out,
+			size_t len)
+{
+	unsigned char enc[34 * 32], sub[32 * 32], inv[32 * 32], dec[2 * 32];
+	unsigned char *src[32], tbl[32 * 32 * 2], g = 1;
+	unsigned ns = 0;
+
+	ck_assert_uint_le(n, 32);
+	for (unsigned r = 0; r < n + 2; r++)
+		for (unsigned c = 0; c < n; c++)
+			enc[r * n + c] = r < n ? r == c : r == n ? 1 : 0;
+	for (unsigned c = 0; c < n; c++, g = gf_mul(g, 2))
+		enc[(n + 1) * n + c] = g;
+	for (unsigned r = 0; r < n + 2; r++)
+		if (r != lost[0] && r != lost[1]) {
+			memcpy(sub + ns * n, enc + r * n, n);
+			src[ns++] = blk[r];
+		}
+	ck_assert_int_eq(gf_invert_matrix(sub, inv, (int)n), 0);
+	for (unsigned k = 0; k < 2; k++) /* row lost[k] of enc times inv */
+		for (unsigned c = 0; c < n; c++) {
+			unsigned char v = 0;
+
+			for (unsigned m = 0; m < n; m++)
+				v ^= gf_mul(enc[lost[k] * n + m], inv[m * n + c]);
+			dec[k * n + c] = v;
+		}
+	ec_init_tables((int)n, 2, dec, tbl);
+	ec_encode_data((int)len, (int)n, 2, tbl, src, out);
+}
+
+/* every pair of lost blocks (data, P, Q), fsvol's recovery and ISA-L's decoder */
+START_TEST(isal_same_recovery)
+{
+	static const unsigned nd[] = { 2, 3, 4, 6, 8, 14, 30 };
+	static const size_t rl[] = { 32, 96, 4096, 65536 };
+
+	for (size_t ni = 0; ni < ARRAY_SIZE(nd); ni++)
+		for (size_t li = 0; li < ARRAY_SIZE(rl); li++) {
+			unsigned n = nd[ni];
+			size_t len = rl[li], off = isal_offs[(ni + li) % ARRAY_SIZE(isal_offs)];
+			struct blockset s;
+			uint8_t *saved[MAXB], *out[2];
+
+			if (n > 8 && len > 4096)
+				continue;
+			stripe_setup(&s, saved, n, 2, len, off);
+			ck_assert_int_eq(posix_memalign((void **)&out[0], 64, len), 0);
+			ck_assert_int_eq(posix_memalign((void **)&out[1], 64, len), 0);
+			for (unsigned a = 0; a < n + 2; a++)
+				for (unsigned b = a + 1; b < n + 2; b++) {
+					const unsigned lost[2] = { a, b };
+
+					isal_decode(n, lost, saved, out, len);
+					fill(s.b[a], len);
+					fill(s.b[b], len);
+					ck_assert_int_eq(parity_recover((void *const *)s.b, n, 2, lost, 2, len), 0);
+					ck_assert_msg(memcmp(s.b[a], out[0], len) == 0 &&
+							      memcmp(s.b[b], out[1], len) == 0,
+						      "n=%u lost {%u,%u} len=%zu off=%zu", n, a, b, len, off);
+					ck_assert(memcmp(out[0], saved[a], len) == 0);
+				}
+			free(out[0]);
+			free(out[1]);
+			stripe_free(&s, saved);
+		}
+}
+END_TEST
+#endif
+
 static Suite *parity_suite(const char *isa)
 {
 	static char name[64];
@@ -487,8 +665,10 @@ static Suite *parity_suite(const char *isa)
 	tcase_add_test(tc, gf_mul_matches_reference);
 	tcase_add_test(tc, gf_field_laws);
 	tcase_add_test(tc, gf_exp2_cycle);
+	tcase_add_test(tc, swar_mul2_every_byte);
 	tcase_add_test(tc, xor_matches_reference);
 	tcase_add_test(tc, gen_matches_reference);
+	tcase_add_test(tc, rmw_every_constant);
 	tcase_add_loop_test(tc, raid6_every_loss, 1, 7);
 	tcase_add_loop_test(tc, raid5_every_loss, 1, 8);
 	tcase_add_test(tc, raid6_wide_stripe);
@@ -496,36 +676,32 @@ static Suite *parity_suite(const char *isa)
 	tcase_add_loop_test(tc, misaligned_same_results, 1, 16);
 	tcase_add_test(tc, recover_rejects_bad_requests);
 	suite_add_tcase(s, tc);
+#ifdef HAVE_ISAL
+	tc = tcase_create("isa-l");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, isal_same_xor_pq);
+	tcase_add_test(tc, isal_same_recovery);
+	suite_add_tcase(s, tc);
+#endif
 	return s;
 }
 
-int main(int argc, char **argv)
+/* The whole suite once per kernel set this CPU runs (each forced in turn),
+ * after checking that the default is the best of them. */
+int main(void)
 {
-	const char *isa = getenv("FSVOL_PARITY_ISA");
-	SRunner *sr = srunner_create(parity_suite(isa ? isa : "default"));
-	int failed, status;
-	pid_t pid;
+	static const struct unit_isa m = {
+		.test = "test_parity",
+		.env = "FSVOL_PARITY_ISA",
+		.cur = parity_isa,
+		.name = parity_isa_name,
+		.usable = parity_isa_usable,
+		.select = parity_isa_select,
+		.suite = parity_suite,
+	};
 
-	(void)argc;
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	if (isa)
-		return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-
-	/* again with the portable kernels, in a fresh process (choice is made once) */
-	pid = fork();
-	if (pid < 0) {
-		perror("test_parity: fork");
-		return EXIT_FAILURE;
-	}
-	if (pid == 0) {
-		setenv("FSVOL_PARITY_ISA", "portable", 1);
-		execv("/proc/self/exe", argv);
-		perror("test_parity: execv /proc/self/exe");
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		failed++;
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+#ifndef HAVE_ISAL
+	printf("test_parity: built without ISA-L (libisal-dev): no comparison with it\n");
+#endif
+	return unit_isa_run(&m);
 }

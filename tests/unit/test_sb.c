@@ -55,7 +55,7 @@ static void put64(uint8_t *p, uint64_t v)
 static void fix_csum(uint8_t *buf)
 {
 	put32(buf + 8, 0);
-	put32(buf + 8, sb_crc32c(0, buf, SB_SIZE));
+	put32(buf + 8, crc32c(0, buf, SB_SIZE));
 }
 
 /* A valid raid5 superblock: 4 members, 64K chunk, member `index`. */
@@ -153,62 +153,6 @@ static void assert_sb_equal(const struct sb *a, const struct sb *b)
 	}
 }
 
-/* ---- CRC32C ---------------------------------------------------------- */
-
-static const struct {
-	const char *name;
-	int kind; /* 0: literal string, 1: n zero bytes, 2: n 0xff, 3: 0..n-1, 4: n-1..0 */
-	const char *str;
-	size_t n;
-	uint32_t crc;
-} crc_vectors[] = {
-	{"123456789", 0, "123456789", 9, 0xe3069283u},
-	{"empty", 0, "", 0, 0x00000000u},
-	{"a", 0, "a", 1, 0xc1d04330u},
-	{"rfc3720 zeros", 1, NULL, 32, 0x8a9136aau},
-	{"rfc3720 ones", 2, NULL, 32, 0x62a8ab43u},
-	{"rfc3720 incrementing", 3, NULL, 32, 0x46dd794eu},
-	{"rfc3720 decrementing", 4, NULL, 32, 0x113fdb5cu},
-};
-
-START_TEST(test_crc_vectors)
-{
-	uint8_t buf[64];
-	size_t n = crc_vectors[_i].n;
-
-	for (size_t k = 0; k < n; k++) {
-		switch (crc_vectors[_i].kind) {
-		case 0: buf[k] = (uint8_t)crc_vectors[_i].str[k]; break;
-		case 1: buf[k] = 0; break;
-		case 2: buf[k] = 0xff; break;
-		case 3: buf[k] = (uint8_t)k; break;
-		default: buf[k] = (uint8_t)(n - 1 - k); break;
-		}
-	}
-	ck_assert_msg(sb_crc32c(0, buf, n) == crc_vectors[_i].crc, "%s: got 0x%08x",
-		      crc_vectors[_i].name, sb_crc32c(0, buf, n));
-	ck_assert_msg(sb_crc32c_sw(0, buf, n) == crc_vectors[_i].crc, "%s (sw): got 0x%08x",
-		      crc_vectors[_i].name, sb_crc32c_sw(0, buf, n));
-}
-END_TEST
-
-/* Hardware and portable paths agree at every length/alignment; chaining works. */
-START_TEST(test_crc_chain_and_paths)
-{
-	static uint8_t buf[4096 + 16];
-
-	rnd_bytes(buf, sizeof(buf));
-	for (size_t off = 0; off < 8; off++)
-		for (size_t len = 0; len < 300; len++)
-			ck_assert_uint_eq(sb_crc32c(0, buf + off, len), sb_crc32c_sw(0, buf + off, len));
-	uint32_t whole = sb_crc32c(0, buf, 4096);
-	for (size_t split = 0; split <= 4096; split += 37) {
-		ck_assert_uint_eq(sb_crc32c(sb_crc32c(0, buf, split), buf + split, 4096 - split), whole);
-		ck_assert_uint_eq(sb_crc32c_sw(sb_crc32c_sw(0, buf, split), buf + split, 4096 - split), whole);
-	}
-}
-END_TEST
-
 /* ---- encode/decode --------------------------------------------------- */
 
 START_TEST(test_roundtrip_random)
@@ -283,7 +227,7 @@ START_TEST(test_fixed_offsets)
 	/* the checksum is the CRC of the block with its own field read as zero */
 	uint32_t stored = le32(buf + 8);
 	put32(buf + 8, 0);
-	ck_assert_uint_eq(stored, sb_crc32c(0, buf, SB_SIZE));
+	ck_assert_uint_eq(stored, crc32c(0, buf, SB_SIZE));
 }
 END_TEST
 
@@ -1402,11 +1346,6 @@ static Suite *sb_suite(void)
 {
 	Suite *s = suite_create("sb");
 	TCase *t;
-
-	t = tcase_create("crc32c");
-	tcase_add_loop_test(t, test_crc_vectors, 0, sizeof(crc_vectors) / sizeof(crc_vectors[0]));
-	tcase_add_test(t, test_crc_chain_and_paths);
-	suite_add_tcase(s, t);
 
 	t = tcase_create("codec");
 	tcase_set_timeout(t, 30);
