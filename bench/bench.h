@@ -90,6 +90,8 @@ struct bench_opts {
 	int replay_map;          /* enum bench_replay_map */
 	const char *latency_log; /* --latency-log FILE: one line per request */
 	int virtual_time;        /* --virtual: the in-process model's clock is virtual */
+	const char *ctl[8];      /* --ctl: MNT/ctl settings for the in-process volume, in order */
+	unsigned nctl;
 	const char *compare;     /* --compare LEVEL:N,... (replay_cmp.c) */
 	const char *out;         /* --out DIR: with --compare, data files and plots */
 	const struct tracefile *trace; /* loaded before bench_run (bench_replay_load) */

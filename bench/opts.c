@@ -378,6 +378,15 @@ static int set_model(struct bench_flag_ctx *c, const char *v)
 }
 
 /* ---- --replay and its company (bench/replay.c) ---- */
+static int set_ctl(struct bench_flag_ctx *c, const char *v)
+{
+	/* checked when the volume is opened (fsvol's ctl grammar) */
+	if (O(c)->nctl == sizeof(O(c)->ctl) / sizeof(O(c)->ctl[0]))
+		return bench_flag_bad(c, v, "at most %zu settings", sizeof(O(c)->ctl) / sizeof(O(c)->ctl[0]));
+	O(c)->ctl[O(c)->nctl++] = v;
+	return 0;
+}
+
 static int set_replay(struct bench_flag_ctx *c, const char *v) { O(c)->replay = v; return 0; }
 
 static int set_replay_format(struct bench_flag_ctx *c, const char *v)
@@ -464,6 +473,8 @@ static const struct bench_flag opts[] = {
 	  "volume first (chunk default 512K)", set_create },
 	{ 0, "model", BENCH_FLAG_REQ, "SPEC", "with --members or --compare: emulated disks (fsvol mount --model; "
 					     "fsvol model list)", set_model },
+	{ 0, "ctl", BENCH_FLAG_REQ, "'VERB ARG'", "with --members: a setting of fsvol's MNT/ctl applied before the "
+						"volume starts, as fsvol mount --ctl (repeatable; e.g. 'safe_mode_delay 0')", set_ctl },
 	{ 0, "replay", BENCH_FLAG_REQ, "FILE", "issue the requests of a trace instead of a pattern (fio iolog v2/v3, "
 					      "blkparse text, MSR Cambridge CSV, DiskSim ASCII); ends with the trace", set_replay },
 	{ 0, "replay-format", BENCH_FLAG_REQ, "FMT", "the trace's format: fio, blkparse, msr, disksim, valid "

@@ -16,6 +16,7 @@
 
 #include "bench/run.h"
 #include "fsvol/core/volume.h"
+#include "fsvol/front/ctl.h"
 
 /* The start gate: workers check in when set up, leave when the clock is set. */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -220,6 +221,9 @@ static int open_volume(struct bench_target *t, const struct bench_opts *o, char 
 	r = vol_open(&t->vol, (char *const *)o->members, o->nmembers, &vo, err, errlen);
 	if (r)
 		return r;
+	for (unsigned i = 0; i < o->nctl; i++)
+		if ((r = ctl_exec_setting(t->vol, o->ctl[i], err, errlen)))
+			return r;
 	if ((r = vol_start(t->vol))) {
 		err_set(err, errlen, "starting the volume: %s", strerror(-r));
 		return r;

@@ -1307,6 +1307,11 @@ int eng_reshape_io(struct eng_req *hold, int op, const struct layout_geom *g, vo
 	return req_run_wait(rq, &w);
 }
 
+uint64_t engine_now(const struct vol *v)
+{
+	return eng_now(v);
+}
+
 unsigned engine_active(const struct vol *v)
 {
 	return atomic_load_explicit(&v->eng->active, memory_order_relaxed);

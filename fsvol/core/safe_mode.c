@@ -17,13 +17,20 @@
  * Events do not move (md moves them forward and back): assembly takes a
  * clean and a dirty superblock of the same events alike, and either is true
  * then (a write waits for every dirty mark; clean is marked with none in
- * flight). */
+ * flight).
+ * Times are the volume's clock (engine_now). In virtual time nothing sleeps
+ * on it: a write that finds the volume idle for safe_mode_delay of emulated
+ * time has both marks written before it, the clean one md's timer would have
+ * written during the idle spell and the dirty one, so a simulation writes the
+ * same superblocks as the live run. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fsvol/core/engine.h"
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/vol_int.h"
+#include "fsvol/model/emul.h"
 #include "fsvol/core/volume.h"
 #include "layout/layout.h"
 #include "stats/stats.h"
@@ -34,7 +41,7 @@ void vol_safe_init(struct vol *v)
 {
 	atomic_store(&v->sm_state, SM_DIRTY);
 	atomic_store(&v->sm_delay_ms, VOL_SAFE_MODE_DELAY_MS);
-	atomic_store(&v->sm_idle_ns, stats_now());
+	atomic_store(&v->sm_idle_ns, engine_now(v));
 }
 
 int vol_safe_open(struct vol *v)
@@ -53,12 +60,27 @@ static int redundant(const struct vol *v)
 	return layout_parity_count(&v->geom) || layout_copies(&v->geom) > 1;
 }
 
+/* Virtual time: the volume has been idle for safe_mode_delay of its clock. */
+static int lapsed(struct vol *v)
+{
+	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
+	unsigned ms = atomic_load(&v->sm_delay_ms);
+	return e && emul_is_virtual(e) && ms && !v->was_dirty && !v->opts.readonly &&
+	       engine_now(v) - atomic_load(&v->sm_idle_ns) >= (uint64_t)ms * 1000000u;
+}
+
 int vol_safe_begin(struct vol *v, struct vol_waiter *w)
 {
-	atomic_fetch_add(&v->writes_pending, 1);
-	if (atomic_load(&v->sm_state) == SM_DIRTY || !atomic_load(&v->md_running) || !redundant(v))
+	int first = atomic_fetch_add(&v->writes_pending, 1) == 0;
+	if (!atomic_load(&v->md_running) || !redundant(v))
+		return 1;
+	if (atomic_load(&v->sm_state) == SM_DIRTY && !(first && lapsed(v)))
 		return 1;
 	pthread_mutex_lock(&v->md_lock);
+	if (first && atomic_load(&v->sm_state) == SM_DIRTY && lapsed(v)) {
+		v->sm_lapsed = 1; /* mark_dirty writes the clean mark first */
+		atomic_store(&v->sm_state, SM_MARKING);
+	}
 	int queued = atomic_load(&v->sm_state) != SM_DIRTY && atomic_load(&v->md_running);
 	if (queued)
 		vol_md_queue_locked(v, &v->sm_waiters, w, VOL_MD_SAFE);
@@ -69,7 +91,7 @@ int vol_safe_begin(struct vol *v, struct vol_waiter *w)
 void vol_safe_end(struct vol *v)
 {
 	/* idle from now: stored first, so whoever sees no write pending sees it */
-	atomic_store(&v->sm_idle_ns, stats_now());
+	atomic_store(&v->sm_idle_ns, engine_now(v));
 	if (atomic_fetch_sub(&v->writes_pending, 1) != 1)
 		return;
 	int zero = 0;
@@ -81,8 +103,9 @@ void vol_safe_end(struct vol *v)
 uint64_t vol_safe_due(const struct vol *v)
 {
 	unsigned ms = atomic_load(&v->sm_delay_ms);
-	if (!atomic_load(&v->sm_armed) || !ms)
-		return UINT64_MAX;
+	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
+	if (!atomic_load(&v->sm_armed) || !ms || (e && emul_is_virtual(e)))
+		return UINT64_MAX; /* virtual time: the next write decides (lapsed) */
 	return atomic_load(&v->sm_idle_ns) + (uint64_t)ms * 1000000u;
 }
 
@@ -109,8 +132,12 @@ static void mark_dirty(struct vol *v)
 	uint64_t cause = 0;
 	for (struct vol_waiter *x = v->sm_waiters; x; x = x->next) /* newest first: the oldest */
 		cause = x->trace_id ? x->trace_id : cause;
+	int was_lapsed = v->sm_lapsed;
+	v->sm_lapsed = 0;
 	pthread_mutex_unlock(&v->md_lock);
 	uint64_t prev = vol_meta_cause(cause);
+	if (was_lapsed)
+		write_mark(v, 1); /* the clean mark of the idle spell, in virtual time */
 	write_mark(v, 0);
 	vol_meta_cause(prev);
 	pthread_mutex_lock(&v->md_lock);

@@ -130,6 +130,7 @@ struct vol {
 	atomic_int sm_armed;            /* the metadata thread looks again at vol_safe_due */
 	struct vol_waiter *sm_waiters;  /* md_lock: writes waiting for the dirty mark */
 	atomic_uint_fast64_t sm_marks;  /* clean and dirty marks written */
+	int sm_lapsed;                  /* md_lock: virtual time: the clean mark came due while idle */
 	atomic_uint rmw_level;          /* md's rmw_level (raid4/5/6 writes, layout/plan.c) */
 };
 
