@@ -74,15 +74,20 @@ cmp -s <(jq -c "$dev" "$T/virt.json") <(jq -c "$dev" "$T/virt2.json") ||
 	fail "two virtual runs differ: $(diff <(jq -c "$dev" "$T/virt.json") <(jq -c "$dev" "$T/virt2.json"))"
 
 # with the write-intent bitmap (a write waits for it on the bitmap's thread;
-# the virtual clock waits with it): the same member ops, the same figures twice
+# the virtual clock waits with it): the same data ops, and the bitmap's own
+# block writes, as many on every member (each update writes every member's
+# copy); the same figures twice
 "$FSVOL" create -l raid5 -c 64K -s 32M "$T"/mem/b{0,1,2,3} >/dev/null
 members_b=$(echo "$T"/mem/b{0,1,2,3} | tr ' ' ,)
 for i in 1 2; do
-	"$BENCH" --replay "$T/w.log" --members "$members_b" --model hdd-legacy -q --json --virtual \
-		>"$T/bm$i.json" 2>"$T/bm.err" || fail "virtual replay with a bitmap: $(cat "$T/bm.err")"
+	"$BENCH" --replay "$T/w.log" --members "$members_b" --model hdd-legacy --ctl 'safe_mode_delay 0' -q --json \
+		--virtual >"$T/bm$i.json" 2>"$T/bm.err" || fail "virtual replay with a bitmap: $(cat "$T/bm.err")"
 done
-diff <(counts "$T/bm1.json" | sed 1d) <(counts "$T/virt.json" | sed 1d) >"$T/diff" ||
-	fail "with a bitmap the members served other ops:"$'\n'"$(cat "$T/diff")"
+extra=$(paste -d' ' <(counts "$T/bm1.json" | sed 1d) <(counts "$T/virt.json" | sed 1d) |
+	awk '$2 != $5 { print "reads"; exit } { print $3 - $6 }' | sort -u)
+[[ $extra =~ ^[1-9][0-9]*$ ]] ||
+	fail "with a bitmap the members served other ops than the data's plus as many bitmap writes each: $extra"$'\n'"$(counts "$T/bm1.json")"$'\n'"$(counts "$T/virt.json")"
+note "with a bitmap: $extra bitmap block writes on each member, the data's ops otherwise"
 cmp -s <(jq -c "$dev" "$T/bm1.json") <(jq -c "$dev" "$T/bm2.json") || fail "two virtual runs with a bitmap differ"
 
 # a pattern run and a sweep in virtual time: the same seed, the same numbers
