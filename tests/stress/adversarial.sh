@@ -85,15 +85,6 @@ mkvol() {
 	"$FSVOL" create -l "$level" -c 16K -s ${MB}M "$@" "${MEM[@]}" >/dev/null || fail "create $level"
 }
 
-# slow_to MNT PCT: a recovery capped (sync_speed_max) to reach PCT% in about
-# 2 s: far enough from the next mark that a slow poll on a loaded machine
-# still stops it near PCT
-slow_to() {
-	local kib=$((MB * 1024 * $2 / 100 / 2))
-	((kib < 100)) && kib=100
-	"$FSVOL" ctl "$1" sync_speed_max $kib || fail "sync_speed_max"
-}
-
 # fill_ref MNT: the whole volume written with random data, kept in $T/ref
 fill_ref() {
 	random_file "$T/ref" "$(size_of "$1/volume")"
@@ -113,17 +104,17 @@ spare_takeover() {
 	blocks=$(($(size_of "$T/mnt/volume") / 12288))
 	start_writer "$T/mnt" "$T/log" -F -j 4
 	wait_filled "$T/log" "$blocks"
-	slow_to "$T/mnt" 30
+	sync_hold "$T/mnt" 30 # md's sync_max: the recovery waits at 30% until released
 	"$FSVOL" ctl "$T/mnt" fail 0 || fail "fail 0"
 	spare_file "$T/s1" $MB
 	spare_file "$T/s2" $MB
 	"$FSVOL" ctl "$T/mnt" add "$T/s1" || fail "add s1"
 	"$FSVOL" ctl "$T/mnt" add "$T/s2" || fail "add s2"
-	wait_sync_pct "$T/mnt" 30
+	sync_wait_held "$T/mnt" recovery
 	before=$(sync_pct "$T/mnt")
 	"$FSVOL" ctl "$T/mnt" fail "$T/s1" || fail "fail s1 (the spare being rebuilt in role 0)"
 	after=$(sync_pct "$T/mnt")
-	"$FSVOL" ctl "$T/mnt" sync_speed_max 200000 || fail "sync_speed_max"
+	sync_release "$T/mnt"
 	wait_healthy "$T/mnt"
 	stop_writer "$T/log"
 	acked=$(grep -c '^A' "$T/log")
@@ -148,13 +139,12 @@ stopped_recovery() {
 	mkvol "$T/v" "$level" "$n"
 	fsvol_mount "$T/mnt" "${MEM[@]}"
 	fill_ref "$T/mnt"
-	slow_to "$T/mnt" "$pct"
+	# md's sync_max holds the recovery at pct%: it cannot end before the umount
+	sync_hold "$T/mnt" "$pct"
 	"$FSVOL" ctl "$T/mnt" fail 0 || fail "fail 0"
 	spare_file "$T/s" $MB
 	"$FSVOL" ctl "$T/mnt" add "$T/s" || fail "add"
-	wait_sync_pct "$T/mnt" "$pct"
-	# held there (its average speed is far above 1 KiB/s): it cannot end before the umount
-	"$FSVOL" ctl "$T/mnt" sync_speed_max 1 || fail "sync_speed_max"
+	sync_wait_held "$T/mnt" recovery
 	at=$(sync_pct "$T/mnt")
 	[[ $(json "$T/mnt" '.sync.state // ""') == running ]] || fail "the recovery ended at ${at}% before it was stopped"
 	fsvol_umount "$T/mnt"
@@ -171,7 +161,6 @@ stopped_recovery() {
 	"$FSVOL" mount --log "$DAEMON_LOG" "$T/mnt" "${now[@]}" 2>"$T/mount.err" || mrc=$?
 	if ((mrc == 0)); then
 		_push_cleanup fsvol "$T/mnt" "$(daemon_pid "$T/mnt")"
-		"$FSVOL" ctl "$T/mnt" sync_speed_max 200000 || fail "sync_speed_max"
 		wait_healthy "$T/mnt"
 		vol_cmp "$T/ref" "$T/mnt/volume" >/dev/null 2>&1 && same=yes
 		scrub=$(scrub_mismatches "$T/mnt")
@@ -279,17 +268,16 @@ kill_rebuild_force() {
 	mkvol "$T/v" raid5 4
 	fsvol_mount "$T/mnt" "${MEM[@]}"
 	fill_ref "$T/mnt"
-	slow_to "$T/mnt" 30
+	sync_hold "$T/mnt" 30 # md's sync_max: the recovery waits at 30% (its checkpoint saved) for the kill
 	"$FSVOL" ctl "$T/mnt" fail 0 || fail "fail 0"
 	spare_file "$T/s" $MB
 	"$FSVOL" ctl "$T/mnt" add "$T/s" || fail "add"
-	wait_sync_pct "$T/mnt" 30
+	sync_wait_held "$T/mnt" recovery
 	HOW=kill kill_daemon "$T/mnt"
 	now=("$T/s" "${MEM[@]:1}")
 	"$FSVOL" mount --force --log "$DAEMON_LOG" "$T/mnt" "${now[@]}" 2>"$T/mount.err" || mrc=$?
 	((mrc == 0)) || result FAIL "$NAME: mount --force after kill -9 mid-rebuild: exit $mrc ($(head -c 200 "$T/mount.err"))"
 	_push_cleanup fsvol "$T/mnt" "$(daemon_pid "$T/mnt")"
-	"$FSVOL" ctl "$T/mnt" sync_speed_max 200000 || fail "sync_speed_max"
 	wait_healthy "$T/mnt"
 	vol_cmp "$T/ref" "$T/mnt/volume" >/dev/null 2>&1 && same=yes
 	fsvol_umount "$T/mnt"

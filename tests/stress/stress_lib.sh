@@ -21,10 +21,6 @@ json() { jq -r "$2" "$1/status.json"; }
 # sync_pct MNT: the background pass's position in percent (0 when none runs)
 sync_pct() { json "$1" 'if .sync and .sync.total > 0 then (.sync.position * 100 / .sync.total | floor) else 0 end'; }
 
-# wait_sync_pct MNT PCT: until a recovery has reached PCT percent
-_sync_at() { [[ $(json "$1" '.sync.action // ""') == recovery ]] && (($(sync_pct "$1") >= $2)); }
-wait_sync_pct() { wait_for 300 "$1: the recovery did not reach $2%: $(cat "$1/status")" _sync_at "$1" "$2"; }
-
 # wait_healthy MNT: until no member rebuilds and no pass runs, the volume healthy
 _healthy() {
 	json "$1" '[.state == "healthy", (.sync == null or .sync.state != "running"),
