@@ -364,13 +364,6 @@ static void trace_mio(struct vol *v, struct eng_req *rq, const struct eng_mio *s
 	stats_trace_add(v->trace, &r);
 }
 
-/* The volume's clock: the model's in virtual time, else the real one. */
-static uint64_t eng_now(const struct vol *v)
-{
-	struct emul *e = atomic_load_explicit(&((struct vol *)v)->emul, memory_order_acquire);
-	return e && emul_is_virtual(e) ? emul_now(e) : stats_now();
-}
-
 /* Both halves of a member I/O are in (the data, and the model's time). */
 static void mio_complete(struct eng_mio *s)
 {
@@ -379,7 +372,7 @@ static void mio_complete(struct eng_mio *s)
 	struct member *m = s->m; /* not v->slot[s->slot]: its counters and in-flight count are this one's */
 	int res = s->io.res;
 	/* a modelled member completed at its emulated time */
-	uint64_t end = s->emulated ? s->eio.r.done_ns : eng_now(v);
+	uint64_t end = s->emulated ? s->eio.r.done_ns : vol_now(v);
 	struct vol_mstate *ms = vol_ms(v, m);
 	atomic_fetch_sub_explicit(&ms->pending, 1, memory_order_relaxed);
 	if (s->op != MEMBER_FLUSH)
@@ -758,7 +751,7 @@ static int req_counted(unsigned flags)
 static void req_finish(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
-	uint64_t now = eng_now(v);
+	uint64_t now = vol_now(v);
 	chunk_free(rq->bounce);
 	rq->bounce = NULL;
 	int background = rq->kind >= ENG_K_RESYNC;
@@ -820,7 +813,7 @@ void eng_ack_early(struct eng_req *rq)
 		return;
 	rq->flags |= ENG_F_ACKED;
 	if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
-		stats_end(v->vstats, (enum stats_op)rq->kind, rq->off, rq->len, rq->t0, eng_now(v), 0);
+		stats_end(v->vstats, (enum stats_op)rq->kind, rq->off, rq->len, rq->t0, vol_now(v), 0);
 	rq->done(rq->arg, 0);
 }
 
@@ -1050,7 +1043,7 @@ static struct eng_req *req_init(struct vol *v, int kind, unsigned flags, int why
 	rq->why = why;
 	rq->done = done;
 	rq->arg = arg;
-	rq->t0 = eng_now(v);
+	rq->t0 = vol_now(v);
 	if (!(flags & ENG_F_NOLOCK) && stats_trace_on(v->trace))
 		rq->trace_parent = stats_trace_id(v->trace);
 	rq->wait.trace_id = rq->trace_parent; /* the metadata I/O it waits for shows under it */
@@ -1305,11 +1298,6 @@ int eng_reshape_io(struct eng_req *hold, int op, const struct layout_geom *g, vo
 	rq->len = len;
 	rq->trace_parent = hold->trace_parent;
 	return req_run_wait(rq, &w);
-}
-
-uint64_t engine_now(const struct vol *v)
-{
-	return eng_now(v);
 }
 
 unsigned engine_active(const struct vol *v)

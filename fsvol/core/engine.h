@@ -56,9 +56,6 @@ int engine_copy(struct vol *v, uint64_t unit);
 void engine_unit_range(const struct vol *v, uint64_t unit, uint64_t *off, uint64_t *len);
 /* Requests in the engine now (the foreground, for throttling background work). */
 unsigned engine_active(const struct vol *v);
-/* The volume's clock, ns: the model's in a simulation (virtual time), else
- * the real one (stats_now). */
-uint64_t engine_now(const struct vol *v);
 
 /* Wait until every submitted request has completed (a front end stopping;
  * vol_close). */

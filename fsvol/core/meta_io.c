@@ -7,7 +7,6 @@
 #include <semaphore.h>
 #include <stdatomic.h>
 
-#include "fsvol/core/engine.h"
 #include "fsvol/core/failfast.h"
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/vol_int.h"
@@ -71,7 +70,7 @@ int vol_meta_io(struct vol *v, struct member *m, int op, int why, void *buf, siz
 	int model = e && !emul_is_virtual(e) && op != MEMBER_FLUSH &&
 		    atomic_load_explicit(&vol_ms(v, m)->modeled, memory_order_acquire);
 	int counted = m->stats && atomic_load_explicit(&v->stats_level, memory_order_relaxed) == VOL_STATS_ALL;
-	uint64_t t0 = engine_now(v); /* virtual time: the simulation's clock, which waits for it */
+	uint64_t t0 = vol_now(v); /* virtual time: the simulation's clock, which waits for it */
 	sem_init(&w.sem, 0, 0);
 	atomic_store_explicit(&w.parts, 1 + model, memory_order_relaxed);
 	w.io.done = backend_done;
@@ -93,7 +92,7 @@ int vol_meta_io(struct vol *v, struct member *m, int op, int why, void *buf, siz
 	while (sem_wait(&w.sem) < 0 && errno == EINTR)
 		;
 	sem_destroy(&w.sem);
-	uint64_t end = model ? w.eio.r.done_ns : engine_now(v);
+	uint64_t end = model ? w.eio.r.done_ns : vol_now(v);
 	int res = w.io.res;
 	if (counted)
 		stats_end(m->stats, (enum stats_op)op, w.io.off, w.io.len, t0, end, res);

@@ -18,7 +18,7 @@
  * clean and a dirty superblock of the same events alike, and either is true
  * then (a write waits for every dirty mark; clean is marked with none in
  * flight).
- * Times are the volume's clock (engine_now). In virtual time nothing sleeps
+ * Times are the volume's clock (vol_now). In virtual time nothing sleeps
  * on it: a write that finds the volume idle for safe_mode_delay of emulated
  * time has both marks written before it, the clean one md's timer would have
  * written during the idle spell and the dirty one, so a simulation writes the
@@ -41,7 +41,7 @@ void vol_safe_init(struct vol *v)
 {
 	atomic_store(&v->sm_state, SM_DIRTY);
 	atomic_store(&v->sm_delay_ms, VOL_SAFE_MODE_DELAY_MS);
-	atomic_store(&v->sm_idle_ns, engine_now(v));
+	atomic_store(&v->sm_idle_ns, vol_now(v));
 }
 
 int vol_safe_open(struct vol *v)
@@ -66,7 +66,7 @@ static int lapsed(struct vol *v)
 	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
 	unsigned ms = atomic_load(&v->sm_delay_ms);
 	return e && emul_is_virtual(e) && ms && !v->was_dirty && !v->opts.readonly &&
-	       engine_now(v) - atomic_load(&v->sm_idle_ns) >= (uint64_t)ms * 1000000u;
+	       vol_now(v) - atomic_load(&v->sm_idle_ns) >= (uint64_t)ms * 1000000u;
 }
 
 int vol_safe_begin(struct vol *v, struct vol_waiter *w)
@@ -91,7 +91,7 @@ int vol_safe_begin(struct vol *v, struct vol_waiter *w)
 void vol_safe_end(struct vol *v)
 {
 	/* idle from now: stored first, so whoever sees no write pending sees it */
-	atomic_store(&v->sm_idle_ns, engine_now(v));
+	atomic_store(&v->sm_idle_ns, vol_now(v));
 	if (atomic_fetch_sub(&v->writes_pending, 1) != 1)
 		return;
 	int zero = 0;

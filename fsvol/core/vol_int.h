@@ -13,7 +13,9 @@
 #include "fsvol/core/vol_opts.h"
 #include "fsvol/members/member.h"
 #include "fsvol/meta/sb.h"
+#include "fsvol/model/emul.h"
 #include "layout/layout.h"
+#include "stats/stats.h"
 
 struct vol;
 struct spindle;
@@ -362,5 +364,14 @@ int vol_rebuild_advance(struct vol *v, unsigned gen, uint64_t pos);
  * trip never moves the checkpoint up. */
 uint64_t vol_rebuild_to_member(const struct vol *v, uint64_t logical);
 uint64_t vol_rebuild_from_member(const struct vol *v, uint64_t moff);
+
+/* The volume's clock, ns: the model's in a simulation (virtual time), else the
+ * real one (stats_now). Inline: the engine, the metadata I/O and safe mode
+ * read it without including one another. */
+static inline uint64_t vol_now(const struct vol *v)
+{
+	struct emul *e = atomic_load_explicit(&((struct vol *)v)->emul, memory_order_acquire);
+	return e && emul_is_virtual(e) ? emul_now(e) : stats_now();
+}
 
 #endif

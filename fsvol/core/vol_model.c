@@ -36,8 +36,7 @@ static struct emul *virtual_emul(const struct vol *v)
 
 uint64_t vol_clock(const struct vol *v)
 {
-	struct emul *e = virtual_emul(v);
-	return e ? emul_now(e) : stats_now();
+	return vol_now(v);
 }
 
 uint64_t vol_run(struct vol *v, uint64_t until_ns)

@@ -139,7 +139,8 @@ static void nbds_fua_done(void *arg, int r)
 	nbds_finish(arg, r);
 }
 
-void nbds_data_done(struct nbds_job *j, int r)
+/* The data part of j is done (r: 0 or -errno): FUA's flush, then the reply. */
+static void nbds_data_done(struct nbds_job *j, int r)
 {
 	if (!r && (j->flags & CMD_FLAG_FUA) && j->type != CMD_READ) {
 		r = engine_submit(j->c->s->v, ENGINE_FLUSH, NULL, 0, 0, nbds_fua_done, j);
@@ -174,7 +175,7 @@ static void nbds_start(struct nbd_server *s, struct nbds_job *j)
 		r = engine_submit(s->v, ENGINE_FLUSH, NULL, 0, 0, nbds_io_done, j);
 		break;
 	default: /* CMD_TRIM, CMD_WRITE_ZEROES */
-		nbds_zero_start(j);
+		nbds_zero_start(j, nbds_data_done);
 		return;
 	}
 	if (r) /* refused: done is not called */

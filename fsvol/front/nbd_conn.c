@@ -20,40 +20,6 @@
 #include "fsvol/core/bufpool.h"
 #include "fsvol/front/nbd_int.h"
 
-int nbds_conn_new(struct nbd_server *s, int fd)
-{
-	struct nbds_conn *c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
-		return -ENOMEM;
-	}
-	c->s = s;
-	c->fd = fd;
-	atomic_init(&c->refs, 1);
-	pthread_mutex_init(&c->lock, NULL);
-	c->state = ST_FLAGS;
-	c->dst = c->hdr;
-	c->need = 4;
-	c->deadline = time(NULL) + NBD_SERVER_HANDSHAKE_S;
-	c->events = EPOLLIN;
-	struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
-	if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &e) < 0) {
-		int r = -errno;
-		pthread_mutex_destroy(&c->lock);
-		free(c);
-		close(fd);
-		return r;
-	}
-	c->next = s->conns;
-	if (s->conns)
-		s->conns->prev = c;
-	s->conns = c;
-	s->nconns++;
-	nbds_greet(c);
-	nbds_update(c);
-	return 0;
-}
-
 void nbds_conn_unref(struct nbds_conn *c)
 {
 	if (atomic_fetch_sub(&c->refs, 1) != 1)
@@ -256,8 +222,8 @@ void nbds_end(struct nbds_conn *c)
 
 /* The end of the event thread's turn: the batched replies go out, one
  * sendmsg per connection; a connection whose socket did not take them all,
- * or that now has to end or be throttled, is looked at again. */
-void nbds_batch_flush(void)
+ * or that now has to end or be throttled, is looked at again (look: the reading side's update, passed down). */
+void nbds_batch_flush(void (*look)(struct nbds_conn *c))
 {
 	while (tl_batch) {
 		struct nbds_conn *c = tl_batch;
@@ -266,10 +232,10 @@ void nbds_batch_flush(void)
 		c->batched = 0;
 		if (!c->dead && nbds_flush_out(c))
 			c->broken = 1;
-		int look = !c->dead && (c->out_head || c->broken || c->throttled || c->ending || (c->events & EPOLLOUT));
+		int again = !c->dead && (c->out_head || c->broken || c->throttled || c->ending || (c->events & EPOLLOUT));
 		pthread_mutex_unlock(&c->lock);
-		if (look)
-			nbds_update(c);
+		if (again)
+			look(c);
 		nbds_conn_unref(c);
 	}
 }

@@ -2,9 +2,11 @@
  * ahead into c->in, then into the state each waits for (the handshake's,
  * a request header, a write's payload, a refused payload skipped), and the
  * budgets that stop the reading while too much waits on the engine or on
- * the client. */
+ * the client; a new connection. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -162,4 +164,38 @@ void nbds_writable(struct nbds_conn *c)
 		c->broken = 1;
 	pthread_mutex_unlock(&c->lock);
 	nbds_update(c);
+}
+
+int nbds_conn_new(struct nbd_server *s, int fd)
+{
+	struct nbds_conn *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->s = s;
+	c->fd = fd;
+	atomic_init(&c->refs, 1);
+	pthread_mutex_init(&c->lock, NULL);
+	c->state = ST_FLAGS;
+	c->dst = c->hdr;
+	c->need = 4;
+	c->deadline = time(NULL) + NBD_SERVER_HANDSHAKE_S;
+	c->events = EPOLLIN;
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = c };
+	if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &e) < 0) {
+		int r = -errno;
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+		close(fd);
+		return r;
+	}
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->nconns++;
+	nbds_greet(c);
+	nbds_update(c);
+	return 0;
 }

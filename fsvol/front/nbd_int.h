@@ -77,6 +77,7 @@ struct nbds_job {
 	uint64_t zoff, zleft;
 	unsigned zinflight;
 	int zerr, zdriving, zagain;
+	void (*zdone)(struct nbds_job *j, int r);
 };
 
 struct nbds_conn {
@@ -149,8 +150,6 @@ int nbds_handshake_got(struct nbds_conn *c);
 void nbds_enter_transmission(struct nbds_conn *c);
 
 /* nbd_conn.c */
-/* A connection on the accepted socket fd (taken over), greeted. 0, or -errno. */
-int nbds_conn_new(struct nbd_server *s, int fd);
 void nbds_conn_unref(struct nbds_conn *c);
 void nbds_release(struct nbds_conn *c, size_t acct);
 /* Queue m (sent at once if the socket takes it, or with the batch); under c->lock. */
@@ -163,13 +162,15 @@ void nbds_kick(struct nbds_conn *c);
 void nbds_close(struct nbds_conn *c);
 void nbds_end(struct nbds_conn *c);
 void nbds_batching(int on);
-void nbds_batch_flush(void);
+void nbds_batch_flush(void (*look)(struct nbds_conn *c));
 void nbds_bury(struct nbd_server *s);
 
 /* nbd_input.c */
 void nbds_readable(struct nbds_conn *c);
 void nbds_writable(struct nbds_conn *c);
 void nbds_update(struct nbds_conn *c);
+/* A connection on the accepted socket fd (taken over), greeted. 0, or -errno. */
+int nbds_conn_new(struct nbd_server *s, int fd);
 
 /* nbd_cmd.c */
 unsigned nbds_jobs(struct nbd_server *s);
@@ -179,10 +180,9 @@ int nbds_request(struct nbds_conn *c);
 void nbds_payload_done(struct nbds_conn *c);
 /* A refused write's payload was skipped: its error goes out. */
 void nbds_discard_done(struct nbds_conn *c);
-/* The data part of j is done (r: 0 or -errno): FUA's flush, then the reply. */
-void nbds_data_done(struct nbds_job *j, int r);
 
-/* nbd_zero.c */
-void nbds_zero_start(struct nbds_job *j);
+/* nbd_zero.c: zeros written over j's range, then done(j, 0 or -errno) (the
+ * command's completion, passed down: nbd_cmd.c calls this file, not back). */
+void nbds_zero_start(struct nbds_job *j, void (*done)(struct nbds_job *j, int r));
 
 #endif

@@ -230,7 +230,7 @@ static void *nbds_event_main(void *arg)
 		}
 		if (ring) /* the requests just read go out; what completed is answered */
 			nbds_ring_turn(s, ring, 0, 0);
-		nbds_batch_flush();
+		nbds_batch_flush(nbds_update);
 		time_t now = time(NULL);
 		if (now != last || s->any_throttled) {
 			if (now != last)
@@ -240,7 +240,7 @@ static void *nbds_event_main(void *arg)
 		}
 		nbds_bury(s);
 	}
-	nbds_batch_flush();
+	nbds_batch_flush(nbds_update);
 	while (s->conns)
 		nbds_close(s->conns);
 	nbds_bury(s);
@@ -253,7 +253,7 @@ static void *nbds_event_main(void *arg)
 		member_file_lend_ring(NULL);
 		io_uring_queue_exit(ring);
 	}
-	nbds_batch_flush(); /* the connections are dead: only references to drop */
+	nbds_batch_flush(nbds_update); /* the connections are dead: only references to drop */
 	nbds_batching(0);
 	return NULL;
 }

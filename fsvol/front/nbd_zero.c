@@ -51,7 +51,7 @@ static void nbds_zero_pump(struct nbds_job *j, int done, int r)
 	r = j->zerr;
 	pthread_mutex_unlock(&c->lock);
 	if (end)
-		nbds_data_done(j, r);
+		j->zdone(j, r);
 }
 
 static void nbds_zero_piece_done(void *arg, int r)
@@ -59,8 +59,9 @@ static void nbds_zero_piece_done(void *arg, int r)
 	nbds_zero_pump(arg, 1, r);
 }
 
-void nbds_zero_start(struct nbds_job *j)
+void nbds_zero_start(struct nbds_job *j, void (*done)(struct nbds_job *j, int r))
 {
+	j->zdone = done;
 	j->zoff = j->off;
 	j->zleft = j->len;
 	nbds_zero_pump(j, 0, 0);
