@@ -9,6 +9,9 @@
  * meanwhile; given back with its timerfd read still outstanding on the
  * driver's ring, the timer thread keeps the clock again (a stale read must
  * not take its wake-ups); virtual time cannot be driven.
+ * Timer slack: these run with slack 0 (exact, as before there was one); with
+ * a slack, a completion due within it of a wake-up goes in that wake-up,
+ * early by at most the slack, and the emulated times stay exact.
  * Real spindles, the real timer thread; nothing here waits on a sleep. */
 #include <check.h>
 #include <errno.h>
@@ -73,6 +76,7 @@ static void wait_released(unsigned n)
 
 static void setup(void)
 {
+	emul_set_default_slack(0);
 	sem_init(&released, 0, 0);
 	atomic_store(&nreleased, 0);
 }
@@ -313,6 +317,59 @@ START_TEST(a_driver_keeps_the_clock_and_gives_it_back)
 }
 END_TEST
 
+START_TEST(slack_shares_a_wake_up_and_keeps_times)
+{
+	static struct spindle quick, slow, other;
+	static struct tio q, s, o[40];
+	disk(&quick, "ssd:channels=1");
+	disk(&slow, "ssd:read=1s,overhead=1s,channels=1"); /* 2 s a read */
+	disk(&other, "hdd");
+	struct emul *e, *v;
+	/* taken from the process's setting when created, changed live */
+	emul_set_default_slack(7000);
+	ck_assert_int_eq(emul_create(&e), 0);
+	ck_assert_uint_eq(emul_slack(e), 7000);
+	emul_set_slack(e, 10ull * 1000000000u); /* 10 s: the slow one is within it */
+	ck_assert_uint_eq(emul_slack(e), 10ull * 1000000000u);
+	ck_assert_int_eq(emul_create_virtual(&v), 0);
+	ck_assert_uint_eq(emul_slack(v), 0); /* virtual time: exact */
+	emul_destroy(v);
+	submit(e, &q, &quick, 0);
+	submit(e, &s, &slow, 0);
+	wait_released(2);
+	/* the slow one went with the quick one's wake-up, early, by no more
+	 * than the slack; its emulated time is the model's */
+	ck_assert_uint_lt(s.released_at, s.io.r.done_ns);
+	ck_assert_uint_ge(s.released_at + emul_slack(e), s.io.r.done_ns);
+	ck_assert_uint_ge(s.io.r.done_ns, s.io.r.arrival_ns + 2000000000ull);
+	/* a one-slot disk's next request starts at the previous one's emulated
+	 * completion however early it was released */
+	emul_set_slack(e, 3000000); /* 3 ms */
+	uint64_t x = 88172645463325252ull;
+	for (unsigned i = 0; i < 40; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		submit(e, &o[i], &other, (x >> 8) % (60ull << 20) & ~4095ull);
+	}
+	wait_released(42);
+	struct tio *one[40];
+	for (unsigned i = 0; i < 40; i++) {
+		one[i] = &o[i];
+		ck_assert_uint_ge(o[i].released_at + 3000000, o[i].io.r.done_ns);
+	}
+	qsort(one, 40, sizeof(one[0]), by_start);
+	for (unsigned k = 1; k < 40; k++) {
+		uint64_t prev = one[k - 1]->io.r.done_ns, arr = one[k]->io.r.arrival_ns;
+		ck_assert_uint_eq(one[k]->io.r.start_ns, arr > prev ? arr : prev);
+	}
+	double p50, p99;
+	uint64_t count;
+	emul_lateness(e, &p50, &p99, &count);
+	ck_assert_uint_eq(count, 42);
+	emul_destroy(e);
+	emul_set_default_slack(0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("emul");
@@ -322,6 +379,7 @@ int main(void)
 	tcase_add_test(tc, never_early_and_lateness_not_carried);
 	tcase_add_test(tc, an_idle_disk_does_not_wait_for_a_far_deadline);
 	tcase_add_test(tc, a_driver_keeps_the_clock_and_gives_it_back);
+	tcase_add_test(tc, slack_shares_a_wake_up_and_keeps_times);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
