@@ -95,6 +95,8 @@ struct emul {
 };
 
 static _Atomic uint64_t default_slack = EMUL_SLACK_DEFAULT_NS;
+/* A release comes at most 1/this of its service time early (1%). */
+#define EMUL_SLACK_SHARE 100u
 
 void emul_set_default_slack(uint64_t ns)
 {
@@ -277,12 +279,14 @@ static uint64_t emul_round(struct emul *e, struct emul_io ***tail)
 		take_incoming(e, tail);
 	uint64_t now = clock_now(e);
 	/* live: what falls due within the slack goes now, in this wake-up (its
-	 * own counters keep its emulated time; an early one counts as on time) */
+	 * own counters keep its emulated time; an early one counts as on time),
+	 * but never earlier than EMUL_SLACK_SHARE of its own service time: a
+	 * fast disk's reply stays where its model puts it */
 	uint64_t slack = emul_slack(e);
 	while (e->n) {
 		struct emul_io *io = e->heap[0];
-		uint64_t due = io->r.done_ns;
-		if (due > now + slack)
+		uint64_t due = io->r.done_ns, early = (due - io->r.start_ns) / EMUL_SLACK_SHARE;
+		if (due > now + (early < slack ? early : slack))
 			return due;
 		heap_pop(e);
 		e->late[stats_lat_bucket(now > due ? now - due : 0)]++;

@@ -105,7 +105,8 @@ void emul_keeper(struct emul *e, char *buf, size_t len);
  * keeper of a live clock releases at once every completion due within the
  * slack of now, so deadlines closer together than it share one wake-up (on a
  * VM each costs tens of us of CPU). Such a release is early by at most the
- * slack; its member's counters and the next dispatch keep the emulated times,
+ * slack and at most 1% of its own service time (a fast disk's replies keep
+ * their times, as FUSE's ring expects a release after the data); its member's counters and the next dispatch keep the emulated times,
  * and lateness counts it as on time. 0: every deadline its own wake-up, as
  * exact as the timer allows. Virtual time has none. */
 #define EMUL_SLACK_DEFAULT_NS 50000u
