@@ -61,7 +61,7 @@ static const struct cmd_opt mount_opts[] = {
 	  "write-through write-back" },
 	{ "ctl", 0, "'VERB ARG'", "a setting of MNT/ctl applied before the volume starts, as md's sysctl limits apply "
 	  "from assembly (repeatable): sync_speed_min KIBS, sync_speed_max KIBS, sync_max SECTORS, failfast_ms MS, "
-	  "safe_mode_delay SECONDS, rmw_level 0|1|2" },
+	  "safe_mode_delay SECONDS, rmw_level 0|1|2, timer_slack_us US" },
 	{ 0 },
 };
 

@@ -12,6 +12,7 @@
 #include "fsvol/core/reshape.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
+#include "fsvol/model/emul.h"
 #include "stats/stats.h"
 
 /* md's words for a member (mdadm --detail, sysfs state), as MNT/status says them */
@@ -166,6 +167,9 @@ void vol_status_json(struct vol *v, FILE *f)
 	}
 	wb_status_json(v, f);
 	fprintf(f, ",\"failfast_ms\":%u,\"failfast_timeouts\":%lu", vol_failfast_ms(v), ff_timeouts(v));
+	struct emul *e = vol_model_emul(v);
+	if (e) /* the model's clock (ctl timer_slack_us) */
+		fprintf(f, ",\"timer_slack_us\":%llu", (unsigned long long)(emul_slack(e) / 1000));
 	vol_safe_json(v, f);
 	fputs("}\n", f);
 }

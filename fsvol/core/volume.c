@@ -291,8 +291,9 @@ void vol_status(struct vol *v, FILE *f)
 		char keeper[64];
 		emul_lateness(v->emul, &p50, &p99, &count);
 		emul_keeper(v->emul, keeper, sizeof(keeper));
-		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us, clock on %s\n",
-			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000, keeper);
+		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us, "
+			"timer slack %llu us, clock on %s\n", v->model, (unsigned long long)count, p50 / 1000, p99 / 1000,
+			(unsigned long long)(emul_slack(v->emul) / 1000), keeper);
 	}
 	vol_reshape_status(v, f);
 	vol_bitmap_status(v, f);

@@ -10,6 +10,7 @@
 
 #include "fsvol/front/ctl.h"
 #include "fsvol/members/fault.h"
+#include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
@@ -25,6 +26,9 @@ static void ctl_reset(struct vol *v)
 			stats_reset(m->stats, now);
 	}
 }
+
+/* timer_slack_us at most (10 ms): beyond it, the slack would change what a disk model means */
+#define CTL_SLACK_MAX_US 10000u
 
 /* Verbs by name: how many words follow (min, max) and what they are. */
 static const struct ctl_verb_def {
@@ -58,12 +62,13 @@ static const struct ctl_verb_def {
 	{ "rmw_level", CTL_RMW_LEVEL, 1, 1, "0|1|2", 1 },
 	{ "grow", CTL_GROW, 1, 1, "raid-devices=N,chunk=BYTES,level=L" },
 	{ "sync_max", CTL_SYNC_MAX, 1, 1, "SECTORS|max", 1 },
+	{ "timer_slack_us", CTL_TIMER_SLACK, 1, 1, "US", 1 },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
 		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH], " \
 		      "journal_mode write-through|write-back, writemostly M on|off, failfast M on|off, failfast_ms MS, grow SPEC, " \
-		      "safe_mode_delay SECONDS, rmw_level 0|1|2, sync_max SECTORS|max"
+		      "safe_mode_delay SECONDS, rmw_level 0|1|2, sync_max SECTORS|max, timer_slack_us US"
 
 /* md's seconds to the millisecond ("0.2", "0.200", "5", "0"): *ms, up to an hour.
  * 0, or -EINVAL. */
@@ -237,6 +242,17 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 		}
 		c->number = (unsigned)(w[1][0] - '0');
 		break;
+	case CTL_TIMER_SLACK: {
+		char *end;
+		unsigned long k = strtoul(w[1], &end, 10);
+		if (!isdigit((unsigned char)w[1][0]) || *end || k > CTL_SLACK_MAX_US) {
+			snprintf(err, errlen, "ctl: timer_slack_us %s: expected microseconds from 0 (every deadline its own "
+				 "wake-up) to %u", w[1], CTL_SLACK_MAX_US);
+			return -EINVAL;
+		}
+		c->number = (unsigned)k;
+		break;
+	}
 	case CTL_POWERCUT_AFTER: {
 		char *end;
 		unsigned long k = strtoul(w[1], &end, 10);
@@ -398,6 +414,14 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		}
 		vol_set_rmw_level(v, c.number);
 		return 0;
+	case CTL_TIMER_SLACK: {
+		/* before the model starts too: emulators take it when created */
+		struct emul *e = vol_model_emul(v);
+		emul_set_default_slack(1000ull * c.number);
+		if (e)
+			emul_set_slack(e, 1000ull * c.number);
+		return 0;
+	}
 	case CTL_POWERCUT:
 		ctl_powercut(v);
 		return -EIO;
