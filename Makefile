@@ -155,6 +155,7 @@ INTEGRATION_TESTS := \
 	tests/integration/88-remove-under-readers.sh \
 	tests/integration/89-null-fuse.sh \
 	tests/integration/90-md-diff.sh \
+	tests/integration/91-q-order-upgrade.sh \
 	tests/integration/92-journal-forged.sh \
 	tests/integration/93-nbd-unread-memory.sh \
 	tests/integration/94-http-limits.sh \

@@ -33,11 +33,8 @@ int vol_q_order_open(struct vol *v, uint64_t failed, char *err, size_t errlen)
 		return 0;
 	}
 	const char *alg = layout_alg_name(&v->geom);
-	if (v->opts.readonly) {
-		fsvol_log(LOG_WARNING, "raid6 %s: Q in the data order (fsvol before format 5), not md's; a read-only "
-			  "mount leaves it so (a read that needs Q would be wrong)", alg);
-		return 0;
-	}
+	if (v->opts.readonly)
+		return 0; /* left so (examine tells); a read that needs Q would be wrong */
 	if (failed) {
 		snprintf(err, errlen, "cannot start this raid6 %s degraded: an fsvol before format 5 wrote its Q in the "
 			 "data order, not md's, and a member rebuilt from it would be wrong; recover the missing member(s) "
