@@ -9,7 +9,10 @@
 #   say version 5 and md's order, and every member's data area is
 #   byte-identical to a volume this build made and wrote with the same bytes;
 # - the next mount owes nothing, and with two members missing the volume reads
-#   back whole (two-failure recovery through Q).
+#   back whole (two-failure recovery through Q);
+# - grown to 6 members (a reshape writes every stripe again, Q in md's order),
+#   a scrub finds 0 mismatches and the data reads back, whole and without two
+#   members.
 . "$(dirname "$0")/../lib.sh"
 requires jq
 
@@ -58,7 +61,25 @@ fsvol_mount "$M" "$O"/m{0,1,2,3,4} 2>"$T/mount2.err"
 jq_true '.q_rewrite == false and .resync_pending == false' "$M/status.json" || fail "owed again: $(cat "$M/status.json")"
 ! grep -q "Q was written in the data order" "$T/mount2.err" "$DAEMON_LOG" || fail "the second mount rewrote Q again"
 fsvol_umount "$M"
-fsvol_mount --run "$M" "$O/m0" "$O/m2" "$O/m4"
+mkdir -p "$T/copy"
+cp "$O"/m{0,2,4} "$T/copy/" # a copy: the members left out go stale
+fsvol_mount --run "$M" "$T"/copy/m{0,2,4}
 jq_true '.state == "degraded"' "$M/status.json" || fail "not degraded: $(jq .state "$M/status.json")"
 vol_cmp "$O/data.bin" "$M/volume" || fail "two-failure reads differ from the data"
+fsvol_umount "$M"
+
+# a reshape of the left-asymmetric volume: Q in md's order in the new geometry
+truncate -s $((2 * MiB)) "$O/m5"
+fsvol_mount "$M" "$O"/m{0,1,2,3,4}
+out=$("$FSVOL" grow "$M" "$O/m5" 2>&1) || fail "fsvol grow: $out"
+reshaped() { jq -e '.reshape == null and (.sync.state // "none") != "running" and .resync_pending == false' \
+	"$M/status.json" >/dev/null; }
+wait_for 120 "the reshape to 6 members done" reshaped
+[[ $(size_of "$M/volume") -eq $((4 * 64 * 1024)) ]] || fail "not grown: $(size_of "$M/volume") bytes"
+out=$("$FSVOL" scrub "$M")
+[[ $out == *"check done"*", 0 mismatches"* ]] || fail "scrub after the reshape: $out"
+vol_cmp "$O/data.bin" "$M/volume" || fail "the data changed in the reshape"
+fsvol_umount "$M"
+fsvol_mount --run "$M" "$O/m0" "$O/m2" "$O/m3" "$O/m5"
+vol_cmp "$O/data.bin" "$M/volume" || fail "two-failure reads differ after the reshape"
 fsvol_umount "$M"
