@@ -10,8 +10,8 @@
 #                                           exit status: JOB's
 #
 # The cache (FSVOL_MDGUEST_DIR, default build/mdguest) holds the kernel
-# package unpacked (apt-get download + dpkg-deb -x: the host's /boot is never
-# touched), vmlinuz and initrd.img (busybox-static, one link per applet;
+# package (apt-get download into deb/, unpacked with dpkg-deb -x while building:
+# the host's /boot is never touched), vmlinuz and initrd.img (busybox-static, one link per applet;
 # mdadm and the libraries ldd lists; the md modules in modprobe's dependency
 # order). A run adds JOB as a second cpio archive after the cached one (the
 # kernel unpacks both), so the cached image never changes.
@@ -113,6 +113,7 @@ build() {
 	cp "$kp/boot/vmlinuz-$kver" "$CACHE/vmlinuz.tmp"
 	mv "$CACHE/vmlinuz.tmp" "$CACHE/vmlinuz"
 	echo "$kver" >"$CACHE/kver"
+	rm -rf "$kp" # 400 MB unpacked; the .deb stays in deb/ for a rebuild
 	echo "$CACHE"
 }
 
