@@ -154,6 +154,8 @@ INTEGRATION_TESTS := \
 	tests/integration/87-model-clock.sh \
 	tests/integration/88-remove-under-readers.sh \
 	tests/integration/89-null-fuse.sh \
+	tests/integration/90-md-diff.sh \
+	tests/integration/91-q-order-upgrade.sh \
 	tests/integration/92-journal-forged.sh \
 	tests/integration/93-nbd-unread-memory.sh \
 	tests/integration/94-http-limits.sh \
@@ -323,6 +325,7 @@ URING_PARAM := /sys/module/fuse/parameters/enable_uring
 # ignores it).
 INTEGRATION_JOBS ?= 2
 INTEGRATION_FIRST := \
+	tests/integration/90-md-diff.sh \
 	tests/integration/27-doc-examples.sh \
 	tests/integration/46-stress-short.sh \
 	tests/integration/75-grow-raid5-raid6.sh \

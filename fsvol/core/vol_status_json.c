@@ -140,6 +140,8 @@ void vol_status_json(struct vol *v, FILE *f)
 	}
 	vol_reshape_json(v, f);
 	fprintf(f, ",\"resync_pending\":%s", vol_resync_pending(v) ? "true" : "false");
+	/* raid6 la/ra from before format 5: the resync owed rewrites Q (q_order.c) */
+	fprintf(f, ",\"q_rewrite\":%s", v->q_rewrite ? "true" : "false");
 	fprintf(f, ",\"mismatch_count\":%llu,\"sync_speed_min\":%u,\"sync_speed_max\":%u,\"sync_max\":",
 		(unsigned long long)si.mismatches, si.speed_min, si.speed_max);
 	if (si.sync_max == UINT64_MAX)

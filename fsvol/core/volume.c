@@ -266,7 +266,9 @@ void vol_status(struct vol *v, FILE *f)
 		fputc('\n', f);
 	}
 	if (vol_resync_pending(v))
-		fprintf(f, "      resync pending: not shut down cleanly; it runs %s\n",
+		fprintf(f, "      resync pending: %s; it runs %s\n",
+			v->q_rewrite ? "Q written in the data order by an fsvol before format 5, rewritten in md's"
+				     : "not shut down cleanly",
 			atomic_load(&v->rebuild_slot) >= 0 ? "after the recovery"
 			: "when the volume is whole again (a spare rebuilt)");
 	struct vol_sync_info si;
@@ -535,6 +537,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	/* the partial parity log puts interrupted stripes right: no resync, and
 	 * a dirty degraded raid5 starts (md) */
 	if ((r = ppl_open(v, err, errlen)))
+		goto fail;
+	if ((r = vol_q_order_open(v, failed, err, errlen)))
 		goto fail;
 	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !opts->force && !opts->readonly) {
 		/* md's rule: interrupted writes may have left a stripe's parity
@@ -991,6 +995,7 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.volume_size = g.capacity;
 	s.events = 1;
 	s.clean = 1;
+	s.features = SB_FEAT_MD_Q; /* Q in md's order from the first write */
 	if ((r = create_bbl(c, &g, doff, &s, err, errlen)) ||
 	    (c->consistency == SB_CONS_PPL ? (r = create_ppl(c, &g, doff, &s, err, errlen))
 	     : journal ? (r = create_journal(c, &g, pr[n - 1].size, doff, &s, paths[n - 1], err, errlen))
