@@ -11,6 +11,7 @@
 
 #include "fsvol/cli/cmd.h"
 #include "fsvol/cli/cmd_create_md.h"
+#include "fsvol/cli/cmd_md.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/members/member.h"
 #include "fsvol/meta/md1.h"
@@ -34,23 +35,19 @@ struct md_create {
  * a description for the refusal, or NULL. */
 static const char *md_existing(struct member *m, char *what, size_t len)
 {
+	struct md1_sb *s = malloc(sizeof(*s));
 	uint8_t *buf = NULL;
-	uint64_t sec = m->size / MD1_SECTOR, where[3] = { 0, 8, md1_super_offset(0, sec) };
 	const char *r = NULL;
-	if (posix_memalign((void **)&buf, 4096, MD1_SB_BYTES))
-		return NULL;
-	for (unsigned i = 0; i < 3 && !r; i++) {
-		struct md1_sb s;
+	char err[256];
+	if (s && cmd_md_probe(m, s, err, sizeof(err)) > 0) {
+		char u[36];
+		md1_uuid_format(s->set_uuid, u);
+		snprintf(what, len, "md array %s (metadata 1.%u, name %.32s)", u, md1_minor(s), s->set_name);
+		r = what;
+	} else if (!posix_memalign((void **)&buf, 4096, SB_SIZE) && m->size >= SB_SIZE &&
+		   !member_pread(m, buf, SB_SIZE, 0)) {
 		struct sb f;
-		char err[256];
-		if ((where[i] + 8) * MD1_SECTOR > m->size || member_pread(m, buf, MD1_SB_BYTES, where[i] * MD1_SECTOR))
-			continue;
-		if (!md1_decode(buf, MD1_SB_BYTES, where[i], &s, err, sizeof(err))) {
-			char u[36];
-			md1_uuid_format(s.set_uuid, u);
-			snprintf(what, len, "md array %s (metadata 1.%u, name %.32s)", u, md1_minor(&s), s.set_name);
-			r = what;
-		} else if (!where[i] && !sb_decode(buf, SB_SIZE, &f, err, sizeof(err))) {
+		if (!sb_decode(buf, SB_SIZE, &f, err, sizeof(err))) {
 			char u[37];
 			sb_uuid_format(f.volume_uuid, u);
 			snprintf(what, len, "fsvol volume %s", u);
@@ -58,6 +55,7 @@ static const char *md_existing(struct member *m, char *what, size_t len)
 		}
 	}
 	free(buf);
+	free(s);
 	return r;
 }
 
