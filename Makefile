@@ -54,6 +54,7 @@ UNIT_TESTS := \
 	test_filters \
 	test_http \
 	test_layout \
+	test_md1 \
 	test_member_map \
 	test_members \
 	test_parity \
