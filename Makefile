@@ -162,7 +162,8 @@ INTEGRATION_TESTS := \
 	tests/integration/96-replace-resume.sh \
 	tests/integration/97-member-paths.sh \
 	tests/integration/98-meta-counted.sh \
-	tests/integration/99-safe-mode.sh
+	tests/integration/99-safe-mode.sh \
+	tests/integration/100-md-format.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
