@@ -27,7 +27,7 @@
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/reshape.h"
 #include "fsvol/meta/bitmap.h"
-#include "fsvol/meta/md1.h"
+#include "fsvol/core/md1_io.h"
 #include "stats/stats.h"
 
 static void *aligned_block(void)
@@ -37,25 +37,6 @@ static void *aligned_block(void)
 		return NULL;
 	memset(p, 0, SB_SIZE);
 	return p;
-}
-
-/* A member that is not fsvol's may be md's (version 1.x): say so rather
- * than "bad magic" (fsvol does not assemble md's format yet). */
-static void md_why(struct member *m, uint8_t *buf, struct sb_candidate *c)
-{
-	uint64_t sec = m->size / MD1_SECTOR, where[3] = { 8, 0, md1_super_offset(0, sec) };
-	for (unsigned i = 0; i < 3; i++) {
-		struct md1_sb s;
-		char err[160], u[36];
-		if ((where[i] + 8) * MD1_SECTOR > m->size || member_pread(m, buf, MD1_SB_BYTES, where[i] * MD1_SECTOR) ||
-		    md1_decode(buf, MD1_SB_BYTES, where[i], &s, err, sizeof(err)))
-			continue;
-		md1_uuid_format(s.set_uuid, u);
-		snprintf(c->why, sizeof(c->why), "an md member (metadata 1.%u, array %s, %s): fsvol examine reads "
-			 "it; mount and serve do not assemble md's format yet", md1_minor(&s), u,
-			 md1_level_name(s.level) ? md1_level_name(s.level) : "unknown level");
-		return;
-	}
 }
 
 int vol_read_sb(struct member *m, struct sb_candidate *c)
@@ -69,7 +50,7 @@ int vol_read_sb(struct member *m, struct sb_candidate *c)
 		snprintf(c->why, sizeof(c->why), "%s", m->size < SB_SIZE ? "too small to hold a superblock" : strerror(-r));
 	} else if (sb_decode(buf, SB_SIZE, &c->sb, c->why, sizeof(c->why)) < 0) {
 		c->decode_error = -EINVAL;
-		md_why(m, buf, c);
+		md1_io_read(m, buf, c); /* md's own format (issue 31) */
 	}
 	free(buf);
 	return 0;
@@ -81,9 +62,11 @@ static int write_sb(struct member *m, const struct sb *s, struct vol *v)
 	uint8_t *buf = aligned_block();
 	if (!buf)
 		return -ENOMEM;
-	sb_encode(s, buf);
+	uint64_t off = 0;
+	int r = s->md_minor ? md1_io_block(m, s, buf, &off) : (sb_encode(s, buf), 0);
 	/* a running volume's: counted, traced (sb), failfast and modelled */
-	int r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, 0) : member_pwrite(m, buf, SB_SIZE, 0);
+	if (!r)
+		r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, off) : member_pwrite(m, buf, SB_SIZE, off);
 	if (!r)
 		r = v ? vol_meta_flush(v, m, STATS_WHY_SB) : member_flush(m);
 	free(buf);
