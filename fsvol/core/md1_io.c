@@ -33,7 +33,7 @@ int md1_io_read(struct member *m, uint8_t *buf, struct sb_candidate *c)
 	return found;
 }
 
-int md1_io_block(struct member *m, const struct sb *s, uint8_t *buf, uint64_t *off)
+int md1_io_block(struct member *m, const struct sb *s, uint8_t *buf, uint64_t *off, uint64_t *bm)
 {
 	if (!s->md_minor || s->md_minor > 3)
 		return -EINVAL;
@@ -49,7 +49,25 @@ int md1_io_block(struct member *m, const struct sb *s, uint8_t *buf, uint64_t *o
 		md1_update(md, s, s->index);
 		md1_encode(md, buf);
 		*off = where * MD1_SECTOR;
+		*bm = md->feature_map & MD1_F_BITMAP_OFFSET ? (uint64_t)((int64_t)where + md->bitmap_offset) * MD1_SECTOR
+							      : 0;
 	}
 	free(md);
 	return r;
+}
+
+int md1_io_bitmap(struct member *m, const struct sb *s, uint8_t *buf, uint64_t bm)
+{
+	struct md1_bitmap b;
+	char err[160];
+	if (!bm || !s->clean)
+		return 0;
+	int r = member_pread(m, buf, MD1_SB_BYTES, bm);
+	if (r)
+		return r;
+	if (md1_bitmap_decode(buf, &b, err, sizeof(err)))
+		return 0; /* not md's bitmap (any more): leave it */
+	b.events = b.events_cleared = s->events;
+	md1_bitmap_encode(&b, buf); /* the header only: the bits after it stay */
+	return 1;
 }

@@ -39,6 +39,11 @@ for meta in 1.2 1.0; do
 	events=$(field Events ex.txt)
 	((events > 0)) || fail "$meta: events $events after a mount"
 	[[ $(field "Array State" ex.txt) == "AAAA "* ]] || fail "$meta: Array State $(field "Array State" ex.txt)"
+	# md's bitmap kept in step while clean: md will not call it stale
+	soff=$(field "Super Offset" ex.txt) boff=$(field "Internal Bitmap" ex.txt)
+	dd if="${ms[1]}" of=bm bs=512 skip=$((${soff%% *} + ${boff%% *})) count=8 status=none
+	mdadm --examine-bitmap bm >bm.txt 2>&1 || fail "$meta: mdadm -X: $(cat bm.txt)"
+	[[ $(field Events bm.txt) == "$events" ]] || fail "$meta: bitmap events $(field Events bm.txt), superblock $events"
 	# GRUB's own raid5 reads the file from the member files
 	timeout 60 grub-fstest -c 4 "${ms[@]}" -- cp "(md/$name)/data.bin" grub.bin >grub.out 2>&1 ||
 		fail "$meta: grub-fstest cp: $(cat grub.out)"
