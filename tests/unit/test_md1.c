@@ -2,6 +2,7 @@
  * covered byte guarded), feature refusals, mdadm's placement for 1.0, 1.1
  * and 1.2, the bitmap header, the bad-block log and the level mapping. */
 #include "fsvol/meta/md1.h"
+#include "fsvol/meta/md1_sb.h"
 #include "layout/layout.h"
 
 #include <check.h>
@@ -201,6 +202,8 @@ START_TEST(test_offsets)
 	ck_assert_uint_eq(md1_default_data_offset(2, 135168, 512 << 10), 4096);
 	ck_assert_uint_eq(md1_default_data_offset(2, 135168, 64 << 10), 2048);
 	ck_assert_uint_eq(md1_default_data_offset(2, 1 << 21, 512 << 10), 4096); /* 1G */
+	/* what mdadm wrote on a 10 MiB device (util-linux's blkid image mdraid-1.img) */
+	ck_assert_uint_eq(md1_default_data_offset(2, 20480, 512 << 10), 4096);
 	ck_assert_uint_eq(md1_default_data_offset(2, 10ull << 21, 512 << 10), 18432); /* 10G: 8M + 64K + 12K, to 9M */
 	/* 1.2 with a bitmap: bitmap 4K after the superblock, log after it */
 	struct md1_place p = { .minor = 2, .dev = 135168, .data_offset = 4096, .size = 131072,
@@ -318,6 +321,82 @@ START_TEST(test_levels)
 }
 END_TEST
 
+/* A 4-device raid5 member as create writes it, seen as fsvol's struct sb,
+ * then the running volume's state written back into md's fields. */
+START_TEST(test_as_sb)
+{
+	struct md1_sb m;
+	struct sb s;
+	char err[256];
+	memset(&m, 0, sizeof(m));
+	for (int i = 0; i < 16; i++)
+		m.set_uuid[i] = (uint8_t)(i * 7);
+	strcpy(m.set_name, "host:vol5");
+	m.level = 5;
+	m.layout = 2;
+	m.chunksize = 128;
+	m.raid_disks = 4;
+	m.size = 65536;
+	m.data_offset = 4096;
+	m.data_size = 65536;
+	m.super_offset = 8;
+	m.dev_number = 2;
+	m.events = 7;
+	m.resync_offset = MD1_MAX_SECTOR;
+	m.max_dev = 128;
+	for (unsigned i = 0; i < MD1_MAX_DEV; i++)
+		m.dev_roles[i] = MD1_ROLE_SPARE;
+	m.dev_roles[0] = 0, m.dev_roles[1] = 1, m.dev_roles[2] = 2, m.dev_roles[3] = 3;
+	uint64_t dev = (4096 + 65536) * 512ull;
+	ck_assert_int_eq(md1_to_sb(&m, dev, &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s.md_minor, 3);
+	ck_assert_uint_eq(s.level, LAYOUT_RAID5);
+	ck_assert_uint_eq(s.members, 4);
+	ck_assert_uint_eq(s.index, 2);
+	ck_assert_uint_eq(s.data_offset, 4096 * 512);
+	ck_assert_uint_eq(s.volume_size, 3ull * 65536 * 512);
+	ck_assert_uint_eq(s.events, 7);
+	ck_assert_uint_eq(s.clean, 1);
+	ck_assert_str_eq(s.name, "vol5");
+	ck_assert_uint_eq(s.slots[3].state, SB_ACTIVE);
+	ck_assert_uint_eq(s.slots[3].number, 3);
+	ck_assert_mem_eq(s.member_uuid, s.slots[2].uuid, 16);
+	/* a role no device holds: a missing slot */
+	m.dev_roles[1] = MD1_ROLE_FAULTY;
+	ck_assert_int_eq(md1_to_sb(&m, dev, &s, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s.slots[1].state, SB_MISSING);
+	m.dev_roles[1] = 1;
+	/* written back: events, dirty as md writes it, a failed device's role */
+	ck_assert_int_eq(md1_to_sb(&m, dev, &s, err, sizeof(err)), 0);
+	s.events = 9;
+	s.clean = 0;
+	s.slots[0].state = SB_FAILED;
+	md1_update(&m, &s, 2);
+	ck_assert_uint_eq(m.events, 9);
+	ck_assert_uint_eq(m.resync_offset, 0);
+	ck_assert_uint_eq(m.dev_roles[0], MD1_ROLE_FAULTY);
+	ck_assert_uint_eq(m.dev_roles[2], 2);
+	ck_assert_uint_eq(m.dev_roles[4], MD1_ROLE_SPARE);
+	s.clean = 1;
+	md1_update(&m, &s, 2);
+	ck_assert_uint_eq(m.resync_offset, MD1_MAX_SECTOR);
+	/* what fsvol cannot serve from md's format yet is refused, named */
+	m.dev_roles[0] = 0;
+	m.feature_map = MD1_F_RECOVERY_OFFSET;
+	ck_assert_int_eq(md1_to_sb(&m, dev, &s, err, sizeof(err)), -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(err, "recovery"));
+	m.feature_map = MD1_F_CLUSTERED;
+	ck_assert_int_eq(md1_to_sb(&m, dev, &s, err, sizeof(err)), -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(err, "md-cluster"));
+	m.feature_map = 0;
+	m.dev_roles[2] = MD1_ROLE_SPARE;
+	ck_assert_int_eq(md1_to_sb(&m, dev, &s, err, sizeof(err)), -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(err, "spare"));
+	m.dev_roles[2] = 2;
+	ck_assert_int_eq(md1_to_sb(&m, dev - 512, &s, err, sizeof(err)), -EINVAL); /* device too small */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("md1");
@@ -329,6 +408,7 @@ int main(void)
 	tcase_add_test(tc, test_bitmap);
 	tcase_add_test(tc, test_bblog);
 	tcase_add_test(tc, test_levels);
+	tcase_add_test(tc, test_as_sb);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
