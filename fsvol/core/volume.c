@@ -674,8 +674,9 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 		if (!cand.read_error && !cand.decode_error) {
 			char u[37];
 			sb_uuid_format(cand.sb.volume_uuid, u);
-			snprintf(err, errlen, "%s: already a member of fsvol volume %s (%s); use --force to overwrite",
-				 path, u, layout_level_name((enum layout_level)cand.sb.level));
+			snprintf(err, errlen, "%s: already a member of %s %s (%s); use --force to overwrite",
+				 path, cand.sb.md_minor ? "md array" : "fsvol volume", u,
+				 layout_level_name((enum layout_level)cand.sb.level));
 			return -EEXIST;
 		}
 	}
