@@ -214,6 +214,8 @@ static int md_write(const struct cmd *c, struct md_create *x, unsigned i, const 
 	int r = 0;
 	if (!x->vc->assume_clean && !x->made[i])
 		r = m->ops->zero(m, data, used);
+	if (!r && x->vc->prealloc && m->ops->alloc) /* --prealloc: the data area's space now */
+		r = m->ops->alloc(m, data, used);
 	/* the metadata gap (1.1/1.2: superblock to data; 1.0: data end to the
 	 * device's end) holds nothing from an earlier life */
 	uint64_t lo = x->minor ? 0 : s.data_size * MD1_SECTOR, hi = x->minor ? data : m->size;
