@@ -148,6 +148,7 @@ int md1_decode(const uint8_t *buf, size_t len, uint64_t where, struct md1_sb *s,
 	s->events = get_le64(buf + 200);
 	s->resync_offset = get_le64(buf + 208);
 	s->sb_csum = stored;
+	s->csum_computed = computed;
 	s->max_dev = max_dev;
 	for (uint32_t i = 0; i < max_dev; i++)
 		s->dev_roles[i] = get_le16(buf + MD1_HEADER + 2 * i);

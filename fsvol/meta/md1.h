@@ -84,6 +84,7 @@ struct md1_sb {
 	uint64_t events;
 	uint64_t resync_offset;       /* MD1_MAX_SECTOR: clean; else where a resync is to go on */
 	uint32_t sb_csum;             /* set by md1_decode (the stored one); md1_encode computes it */
+	uint32_t csum_computed;       /* set by md1_decode: md's sum of the block as read */
 	uint32_t max_dev;             /* dev_roles entries covered, <= MD1_MAX_DEV */
 	uint16_t dev_roles[MD1_MAX_DEV];
 };

@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "fsvol/meta/md1.h"
-#include "fsvol/util/le.h"
 
 static void md1_field(FILE *f, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void md1_field(FILE *f, const char *name, const char *fmt, ...)
@@ -158,9 +157,7 @@ static void md1_dump_roles(FILE *f, const struct md1_sb *s)
 void md1_dump(FILE *f, const struct md1_sb *s, const struct md1_bitmap *bm)
 {
 	char u[36];
-	uint8_t buf[MD1_SB_BYTES];
-	md1_encode(s, buf); /* the checksum as md computes it from these fields */
-	uint32_t expected = get_le32(buf + 216);
+	uint32_t expected = s->csum_computed; /* md's sum of the block as it was read */
 	md1_field(f, "Magic", "%08x", MD1_MAGIC);
 	md1_field(f, "Version", "1.%u", md1_minor(s));
 	md1_field(f, "Feature Map", "0x%x", s->feature_map);
