@@ -54,6 +54,7 @@ UNIT_TESTS := \
 	test_filters \
 	test_http \
 	test_layout \
+	test_md1 \
 	test_member_map \
 	test_members \
 	test_parity \
@@ -163,7 +164,9 @@ INTEGRATION_TESTS := \
 	tests/integration/96-replace-resume.sh \
 	tests/integration/97-member-paths.sh \
 	tests/integration/98-meta-counted.sh \
-	tests/integration/99-safe-mode.sh
+	tests/integration/99-safe-mode.sh \
+	tests/integration/100-md-format.sh \
+	tests/integration/101-md-mount.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -312,7 +315,8 @@ FUSE_TESTS := \
 	tests/integration/89-null-fuse.sh \
 	tests/integration/92-journal-forged.sh \
 	tests/integration/93-nbd-unread-memory.sh \
-	tests/integration/94-http-limits.sh
+	tests/integration/94-http-limits.sh \
+	tests/integration/101-md-mount.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 
 # tests/run.sh runs INTEGRATION_JOBS scripts at once (most of a script's time

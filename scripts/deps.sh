@@ -7,7 +7,7 @@ pkgs=(gcc make pkg-config libfuse3-dev fuse3 liburing-dev check libnbd-dev
       fio e2fsprogs nbdkit libnbd-bin gnuplot-nox bindfs jq util-linux procps psmisc
       python3 python3-jsonschema python3-prometheus-client tmux groff-base man-db
       passwd strace clang-14 libclang-rt-14-dev iproute2
-      libmicrohttpd-dev xxd curl chromium prometheus libisal-dev
+      libmicrohttpd-dev xxd curl chromium prometheus libisal-dev grub-common
       qemu-system-x86 mdadm busybox-static kmod cpio xz-utils)
 # tests/tools/mdguest.sh also fetches Debian's kernel package (apt-get download
 # into its cache, never installed): it needs the package lists.

@@ -27,6 +27,7 @@
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/reshape.h"
 #include "fsvol/meta/bitmap.h"
+#include "fsvol/core/md1_io.h"
 #include "stats/stats.h"
 
 static void *aligned_block(void)
@@ -49,6 +50,7 @@ int vol_read_sb(struct member *m, struct sb_candidate *c)
 		snprintf(c->why, sizeof(c->why), "%s", m->size < SB_SIZE ? "too small to hold a superblock" : strerror(-r));
 	} else if (sb_decode(buf, SB_SIZE, &c->sb, c->why, sizeof(c->why)) < 0) {
 		c->decode_error = -EINVAL;
+		md1_io_read(m, buf, c); /* md's own format (issue 31) */
 	}
 	free(buf);
 	return 0;
@@ -60,9 +62,13 @@ static int write_sb(struct member *m, const struct sb *s, struct vol *v)
 	uint8_t *buf = aligned_block();
 	if (!buf)
 		return -ENOMEM;
-	sb_encode(s, buf);
+	uint64_t off = 0, bm = 0;
+	int r = s->md_minor ? md1_io_block(m, s, buf, &off, &bm) : (sb_encode(s, buf), 0);
 	/* a running volume's: counted, traced (sb), failfast and modelled */
-	int r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, 0) : member_pwrite(m, buf, SB_SIZE, 0);
+	if (!r)
+		r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, off) : member_pwrite(m, buf, SB_SIZE, off);
+	if (!r && bm && (r = md1_io_bitmap(m, s, buf, bm)) > 0) /* md's bitmap header keeps up while clean */
+		r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_BITMAP, buf, SB_SIZE, bm) : member_pwrite(m, buf, SB_SIZE, bm);
 	if (!r)
 		r = v ? vol_meta_flush(v, m, STATS_WHY_SB) : member_flush(m);
 	free(buf);
@@ -673,8 +679,9 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 		if (!cand.read_error && !cand.decode_error) {
 			char u[37];
 			sb_uuid_format(cand.sb.volume_uuid, u);
-			snprintf(err, errlen, "%s: already a member of fsvol volume %s (%s); use --force to overwrite",
-				 path, u, layout_level_name((enum layout_level)cand.sb.level));
+			snprintf(err, errlen, "%s: already a member of %s %s (%s); use --force to overwrite",
+				 path, cand.sb.md_minor ? "md array" : "fsvol volume", u,
+				 layout_level_name((enum layout_level)cand.sb.level));
 			return -EEXIST;
 		}
 	}

@@ -298,6 +298,15 @@ int ctl_exec_setting(struct vol *v, const char *cmd, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+/* Commands whose state md's format cannot record yet (issue 31): a
+ * rebuild's recovery_offset, spares, a reshape, a replacement. */
+static int ctl_not_md(const struct vol *v, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "ctl: %s: not yet on a volume in md's format (metadata 1.%u): fsvol does not write "
+		 "md's recovery, spare, reshape and replacement fields yet", what, vol_sb(v)->md_minor - 1);
+	return -EOPNOTSUPP;
+}
+
 int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
 {
 	struct ctl_cmd c;
@@ -363,17 +372,23 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 	case CTL_ADD:
 	case CTL_READD:
 	case CTL_REMOVE:
+		if (c.verb != CTL_REMOVE && vol_sb(v)->md_minor) /* md's format: no recovery_offset written yet */
+			return ctl_not_md(v, c.verb == CTL_ADD ? "add" : "re-add", err, errlen);
 		r = c.verb == CTL_ADD ? vol_add_flags(v, c.arg, c.number, why, sizeof(why))
 		    : c.verb == CTL_READD ? vol_readd(v, c.arg, why, sizeof(why)) : vol_remove(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;
 	case CTL_GROW:
+		if (vol_sb(v)->md_minor) /* md's format: no reshape fields written yet (issue 31) */
+			return ctl_not_md(v, "grow", err, errlen);
 		r = vol_grow(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;
 	case CTL_REPLACE:
+		if (vol_sb(v)->md_minor) /* nor md's replacement */
+			return ctl_not_md(v, "replace", err, errlen);
 		r = vol_replace(v, c.arg, c.arg2[0] ? c.arg2 : NULL, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);

@@ -109,6 +109,8 @@ struct sb {
 	uint32_t bbl_size;      /* bytes of that area */
 	struct sb_slot slots[SB_MAX_SLOTS];
 	uint32_t checksum;      /* set by sb_decode (the stored CRC); ignored by sb_encode */
+	/* not stored in fsvol's format: which format the members carry */
+	uint32_t md_minor;      /* 0: fsvol's; 1 + x: md's version 1.x (fsvol/meta/md1_sb.h) */
 };
 
 /* CRC32C's old name, kept for code written against it: new code calls crc32c()
