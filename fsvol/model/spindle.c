@@ -24,8 +24,10 @@ static uint64_t ns_round(double ns) { return ns <= 0 ? 0 : (uint64_t)llround(ns)
 
 /* ---- geometry ------------------------------------------------------------ */
 
-/* A measured drive's zones (spindle_table): each zone's cylinders hold its
- * user blocks evenly (spares spread out), its skews in turns. */
+/* A measured drive's zones (spindle_table): user blocks fill whole tracks and
+ * cylinders from the zone's empty front on, skipping the spares where the
+ * sparing scheme puts them (locate); skews in turns. cyl_bytes is the mean of
+ * user bytes per cylinder (for the mean-seek estimates). */
 static void table_geometry(struct spindle *s)
 {
 	const struct spindle_table *t = s->p.tab;
@@ -45,6 +47,9 @@ static void table_geometry(struct spindle *s)
 		zn->tskew = t->zone[z].tskew / zn->spt;
 		zn->cskew = t->zone[z].cskew / zn->spt;
 		zn->first = t->zone[z].first / zn->spt;
+		zn->dead = t->zone[z].dead * SPINDLE_SECTOR;
+		zn->unit = t->zone[z].unit * SPINDLE_SECTOR;
+		zn->ubytes = (t->zone[z].unit - t->zone[z].spare) * SPINDLE_SECTOR;
 		start += zn->bytes;
 	}
 	s->cylinders = t->cylinders;
@@ -208,6 +213,7 @@ struct loc {
 	uint64_t track;   /* global track = cylinder * heads + head */
 	uint64_t head;
 	uint64_t in;      /* byte within the track */
+	uint64_t run;     /* user bytes from here on, contiguous on this track */
 };
 
 static struct loc locate(const struct spindle *s, uint64_t off)
@@ -217,8 +223,16 @@ static struct loc locate(const struct spindle *s, uint64_t off)
 		off = s->disk_bytes ? s->disk_bytes - 1 : 0;
 	l.zone = zone_at(s, off);
 	const struct spindle_zone *zn = &s->zone[l.zone];
-	uint64_t rel = off - zn->start;
-	uint64_t c = rel / zn->cyl_bytes, in_cyl = rel % zn->cyl_bytes;
+	uint64_t rel = off - zn->start, phys = rel, run = zn->bytes - rel;
+	if (zn->unit) { /* spares at the end of each unit (track, cylinder, range) */
+		phys = rel / zn->ubytes * zn->unit + rel % zn->ubytes;
+		run = min_u64(run, zn->ubytes - rel % zn->ubytes);
+	}
+	phys += zn->dead;
+	uint64_t pc = zn->track_bytes * s->p.heads;
+	if (!s->p.tab)
+		pc = zn->cyl_bytes;
+	uint64_t c = phys / pc, in_cyl = phys % pc;
 	l.head = in_cyl / zn->track_bytes;
 	if (l.head >= s->p.heads)
 		l.head = s->p.heads - 1;
@@ -227,6 +241,7 @@ static struct loc locate(const struct spindle *s, uint64_t off)
 	l.in = in_cyl - l.head * zn->track_bytes;
 	if (l.in >= zn->track_bytes)
 		l.in = zn->track_bytes - 1;
+	l.run = min_u64(run, zn->track_bytes - l.in);
 	return l;
 }
 
@@ -281,8 +296,7 @@ static double media_ns(const struct spindle *s, uint64_t off, uint64_t len)
 		}
 		struct loc l = locate(s, off);
 		const struct spindle_zone *zn = &s->zone[l.zone];
-		uint64_t n = min_u64(len, zn->track_bytes - l.in);
-		n = min_u64(n, zn->start + zn->bytes - off);
+		uint64_t n = min_u64(len, l.run ? l.run : 1);
 		ns += (double)n * s->rev_ns / (double)zn->track_bytes;
 		off += n;
 		len -= n;

@@ -58,13 +58,16 @@ enum { SPINDLE_OVH_RMISS, SPINDLE_OVH_RHIT, SPINDLE_OVH_WMISS, SPINDLE_OVH_WHIT,
 struct spindle_table {
 	char path[256];            /* the .parv it came from (spindle_format) */
 	char name[64];             /* the disk's block name */
-	uint64_t blocks;           /* LBNs (512-byte) */
+	uint64_t blocks;           /* LBNs (512-byte): the zones' user blocks, as DiskSim counts */
+	uint64_t file_blocks;      /* the file's "Block count" (DiskSim does not use it) */
 	uint32_t cylinders;
 	unsigned nzones;
 	struct {
 		uint32_t cyl0, cyl1;   /* first and last cylinder */
 		uint32_t spt;          /* sectors per track */
 		uint64_t lbns;         /* user blocks in the zone (spares taken out) */
+		uint64_t dead;         /* physical blocks before the zone's first user block */
+		uint64_t unit, spare;  /* every unit physical blocks end in spare spares (0: none) */
 		double tskew, cskew;   /* track and cylinder switch skew, sectors */
 		double first;          /* angle of the zone's first block, sectors */
 	} zone[SPINDLE_MAX_ZONES];
@@ -159,6 +162,9 @@ struct spindle_zone {
 	uint64_t cyl_bytes;        /* user bytes per cylinder (heads * track_bytes less spares) */
 	double tskew, cskew;       /* angle a track / cylinder switch advances, turns */
 	double first;              /* angle of the zone's first byte, turns */
+	uint64_t dead;             /* measured drives: physical bytes before the first user byte */
+	uint64_t unit, ubytes;     /* ... every unit physical bytes hold ubytes user bytes, the
+				    * rest spares (unit 0: user bytes run on to the zone's end) */
 };
 
 /* A member's emulated disk. The member is a partition [base, base + member_bytes)

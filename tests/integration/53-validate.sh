@@ -29,7 +29,7 @@ for row in "hp_c2247a 0.089 0.300" "cheetah9LP 0.107 0.300" "atlas10k 0.268 0.53
 	awk -v m="$m" 'NR == 1 { exit !($1 == m + 0 && $2 > 0) }' "$T/$d.out" ||
 		fail "$d: first --out line '$(head -n 1 "$T/$d.out")', measured $m"
 	grep -q "ignored: " "$T/$d.err" || fail "$d: the ignored parameters are not listed"
-	[[ $(grep -c "ignored: slips " "$T/$d.err") -le 1 ]] || fail "$d: an ignored parameter listed twice"
+	[[ $(grep -c "ignored: defects " "$T/$d.err") -le 1 ]] || fail "$d: an ignored parameter listed twice"
 done
 # the same inputs give the same numbers (virtual time: nothing depends on the machine)
 "$FSVOL" model validate --model "disksim:$T/d/atlas10k.parv" "$T/d/atlas10k.trace" >"$T/again.txt" 2>/dev/null
