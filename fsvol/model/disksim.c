@@ -372,6 +372,7 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	double seg = get0(c, d, "Segment size (in blks)", &rc);
 	double ra = get0(c, d, "Maximum read-ahead (blks)", &rc);
 	double over = get0(c, d, "Read-ahead over requested", &rc);
+	double cont = dsp_get(d, "Buffer continuous read") ? get0(c, d, "Buffer continuous read", &rc) : 3;
 	double wsegs = get0(c, d, "Maximum number of write segments", &rc);
 	double fast = get0(c, d, "Fast write level", &rc);
 	double hitw = get0(c, d, "Allow read hits on write data", &rc);
@@ -384,6 +385,7 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	t->seg_bytes = t->segments && seg > 0 ? (uint64_t)seg * SPINDLE_SECTOR : 0;
 	t->ra_bytes = ra > 0 ? (uint64_t)ra * SPINDLE_SECTOR : 0;
 	t->ra_over = over != 0;
+	t->contread = cont >= 0 && cont <= 4 ? (int)cont : 3;
 	t->write_seg = hitw != 0;
 	p->wcache = fast > 0 && t->seg_bytes;
 	p->cache_bytes = (uint64_t)(wsegs > 0 ? wsegs : 1) * t->seg_bytes;

@@ -346,20 +346,58 @@ static uint64_t seg_size(const struct spindle *s)
 	return s->p.tab ? s->p.tab->seg_bytes : s->p.cache_bytes;
 }
 
+/* The end of the track that holds disk byte off (user bytes). */
+static uint64_t track_end(const struct spindle *s, uint64_t off)
+{
+	if (off >= s->disk_bytes)
+		return s->disk_bytes;
+	return off + locate(s, off).run;
+}
+
 /* The segment a read of [off, end) leaves: its start and where the prefetch
  * stops. The preset model keeps cache_bytes from the read's start; a measured
- * drive reads ahead ra_bytes (from the end, or counting the request). */
-static void seg_span(const struct spindle *s, uint64_t off, uint64_t end, uint64_t *lo,
-		     uint64_t *cap)
+ * drive reads ahead as its "Buffer continuous read" says (DiskSim's
+ * disk_buffer_get_max_readahead): to a track's or cylinder's end, to the
+ * segment's end or the maximum read-ahead (from the end, or counting the
+ * request), or (DEC's scheme) to the end of the track after the request's,
+ * one track further when the segment (started at seg0) began on an earlier
+ * track: a sequential stream stays a track ahead. */
+static void seg_span(const struct spindle *s, uint64_t seg0, uint64_t off, uint64_t end,
+		     uint64_t *lo, uint64_t *cap)
 {
 	uint64_t size = seg_size(s);
 	*lo = end - off > size ? end - size : off;
 	*cap = *lo + size;
-	if (s->p.tab) {
-		const struct spindle_table *t = s->p.tab;
-		uint64_t ra = t->ra_over ? end + t->ra_bytes : off + max_u64(end - off, t->ra_bytes);
-		*cap = min_u64(*cap, max_u64(ra, end));
+	if (!s->p.tab)
+		return;
+	const struct spindle_table *t = s->p.tab;
+	uint64_t ra = t->ra_over ? end + t->ra_bytes : off + max_u64(end - off, t->ra_bytes);
+	switch (t->contread) {
+	case 0:
+		ra = end;
+		break;
+	case 1:
+		ra = min_u64(ra, track_end(s, end - 1));
+		break;
+	case 2: {
+		struct loc l = locate(s, end - 1);
+		uint64_t e = end - 1;
+		while (e < s->disk_bytes && locate(s, e).cyl == l.cyl)
+			e = track_end(s, e);
+		ra = min_u64(ra, e);
+		break;
 	}
+	case 4: {
+		uint64_t next0 = end - locate(s, end).in; /* first byte of end's track, about */
+		ra = track_end(s, end);
+		if (seg0 < next0 && ra < s->disk_bytes)
+			ra = track_end(s, ra);
+		break;
+	}
+	default:
+		break;
+	}
+	*cap = min_u64(*cap, max_u64(ra, end));
 }
 
 /* ---- service ------------------------------------------------------------- */
@@ -524,7 +562,7 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	if (!r->write && seg_size(s)) {
 		/* The segment keeps the tail of what was read and prefetches on. */
 		e->seg_valid = 1;
-		seg_span(s, off, end, &e->seg_lo, &e->seg_cap);
+		seg_span(s, off, off, end, &e->seg_lo, &e->seg_cap);
 		e->seg_h0 = end;
 		e->seg_t0 = done;
 	}
@@ -572,7 +610,7 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	e->seg_h0 = hi;   /* restart the prefetch clock: it may have paused when full */
 	e->seg_t0 = t;
 	if (s->p.tab)
-		seg_span(s, off, end, &e->seg_lo, &e->seg_cap);
+		seg_span(s, s->seg_lo, off, end, &e->seg_lo, &e->seg_cap);
 	else
 		e->seg_cap = off + s->p.cache_bytes;
 	if (e->seg_cap < hi)

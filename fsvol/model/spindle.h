@@ -85,6 +85,10 @@ struct spindle_table {
 	uint64_t seg_bytes;        /* segment size */
 	uint64_t ra_bytes;         /* read-ahead after a read */
 	int ra_over;               /* read-ahead counts from the request's end (else its start) */
+	int contread;              /* DiskSim's "Buffer continuous read": where a read-ahead stops:
+				    * 0 none, 1 track end, 2 cylinder end, 3 segment full (or the
+				    * maximum), 4 the end of the track after the request's (one
+				    * track more when the segment began on an earlier track) */
 	int write_seg;             /* written data stays in a segment (read hits on it) */
 };
 
