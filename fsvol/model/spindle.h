@@ -309,6 +309,9 @@ uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r
 double spindle_table_seek_ns(const struct spindle_table *t, double dist);
 /* Seek time over dist cylinders of the disk (HDD), in ns. */
 double spindle_seek_ns(const struct spindle *s, double dist);
+/* Cylinder and zone of a byte of the disk (disk: the disk's spindle, s->disk). */
+uint64_t spindle_disk_cylinder(const struct spindle *disk, uint64_t off);
+unsigned spindle_disk_zone(const struct spindle *disk, uint64_t off);
 /* Disk cylinder and zone of a member offset (HDD). */
 uint64_t spindle_cylinder(const struct spindle *s, uint64_t offset);
 unsigned spindle_zone_of(const struct spindle *s, uint64_t offset);
