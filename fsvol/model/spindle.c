@@ -342,6 +342,16 @@ static uint64_t seg_hi(const struct spindle *s, uint64_t t)
 	return s->seg_h0 + (uint64_t)got;
 }
 
+/* The first byte the segment still holds when the prefetch has reached hi:
+ * a measured drive's segment keeps the last seg_bytes read (a ring). */
+static uint64_t seg_low(const struct spindle *s, uint64_t hi)
+{
+	uint64_t size = s->p.tab ? s->p.tab->seg_bytes : 0;
+	if (size && hi > s->seg_lo + size)
+		return hi - size;
+	return s->seg_lo;
+}
+
 /* The byte under the head at t: the last one the prefetch or the last access
  * read (pos and seg_hi are exclusive ends). */
 static uint64_t head_at(const struct spindle *s, uint64_t t)
@@ -407,7 +417,9 @@ static void seg_span(const struct spindle *s, uint64_t seg0, uint64_t off, uint6
 	default:
 		break;
 	}
-	*cap = min_u64(*cap, max_u64(ra, end));
+	/* The segment is a ring: a read-ahead past its size goes on to its
+	 * target and overwrites the oldest blocks (seg_low). */
+	*cap = max_u64(ra, end);
 }
 
 /* ---- service ------------------------------------------------------------- */
@@ -564,7 +576,7 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	e->seg_valid = 0;
 	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
 		e->freeze = 1; /* the prefetching segment keeps what it read */
-		e->fz_lo = s->seg_lo;
+		e->fz_lo = seg_low(s, seg_hi(s, t));
 		e->fz_hi = seg_hi(s, t);
 	}
 	if (r->write)
@@ -590,7 +602,10 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	if (r->write || r->length > seg_size(s))
 		return 0;
 	uint64_t hi = s->seg_valid ? seg_hi(s, t) : 0, avail = t;
-	int active = s->seg_valid && off >= s->seg_lo && off <= hi;
+	/* the segment holds the start, and the prefetch (still going) brings
+	 * the rest: it stops at seg_cap, a read past it is a miss */
+	uint64_t cap = s->seg_valid ? min_u64(s->seg_cap, s->disk_bytes) : 0;
+	int active = s->seg_valid && off >= seg_low(s, hi) && off <= hi && (end <= hi || end <= cap);
 	int f = -1;
 	for (unsigned i = 0; !active && i < s->nfrozen; i++)
 		if (off >= s->frozen[i].lo && end <= s->frozen[i].hi)
@@ -672,7 +687,7 @@ static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, 
 	e->seg_valid = 0;
 	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
 		e->freeze = 1;
-		e->fz_lo = s->seg_lo;
+		e->fz_lo = seg_low(s, seg_hi(s, t));
 		e->fz_hi = seg_hi(s, t);
 	}
 	write_segments(s, off, off + r->length, e);
