@@ -361,7 +361,7 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	t->wsect_ns = ms_ns(wb);
 	/* "Set watermark by reqsize": the share of the request, else of the segment */
 	double wm = get0(c, d, "High (read) water mark", &rc);
-	t->read_wm = wm > 0 && wm < 1 ? wm : 0;
+	t->read_wm = wm > 0 && wm <= 1 ? wm : 0; /* 1: the whole read is buffered first */
 	wm = get0(c, d, "Low (write) water mark", &rc);
 	t->write_wm = wm > 0 && wm <= 1 ? wm : 0;
 	/* a drive that holds the bus for a write's whole transfer takes all
