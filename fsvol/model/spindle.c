@@ -603,9 +603,10 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 		return 0;
 	uint64_t hi = s->seg_valid ? seg_hi(s, t) : 0, avail = t;
 	/* the segment holds the start, and the prefetch (still going) brings
-	 * the rest: it stops at seg_cap, a read past it is a miss */
+	 * the rest; a measured drive's stops at seg_cap: a read past it is a miss */
 	uint64_t cap = s->seg_valid ? min_u64(s->seg_cap, s->disk_bytes) : 0;
-	int active = s->seg_valid && off >= seg_low(s, hi) && off <= hi && (end <= hi || end <= cap);
+	int active = s->seg_valid && off >= seg_low(s, hi) && off <= hi &&
+		     (!s->p.tab || end <= hi || end <= cap);
 	int f = -1;
 	for (unsigned i = 0; !active && i < s->nfrozen; i++)
 		if (off >= s->frozen[i].lo && end <= s->frozen[i].hi)
