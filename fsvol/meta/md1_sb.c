@@ -62,6 +62,7 @@ int md1_to_sb(const struct md1_sb *m, uint64_t dev, struct sb *s, char *err, siz
 	if ((r = layout_init(&g, err, errlen)))
 		return r;
 	s->version = SB_VERSION;
+	s->features = SB_FEAT_MD_Q; /* md wrote it: md's Q order, nothing to rewrite */
 	s->md_minor = 1 + md1_minor(m);
 	memcpy(s->volume_uuid, m->set_uuid, 16);
 	s->ctime = m->ctime & 0xffffffffffull;

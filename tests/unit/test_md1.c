@@ -358,6 +358,7 @@ START_TEST(test_as_sb)
 	ck_assert_uint_eq(s.events, 7);
 	ck_assert_uint_eq(s.clean, 1);
 	ck_assert_str_eq(s.name, "vol5");
+	ck_assert_uint_eq(s.features & SB_FEAT_MD_Q, SB_FEAT_MD_Q); /* md's Q order: no rewrite owed */
 	ck_assert_uint_eq(s.slots[3].state, SB_ACTIVE);
 	ck_assert_uint_eq(s.slots[3].number, 3);
 	ck_assert_mem_eq(s.member_uuid, s.slots[2].uuid, 16);
