@@ -519,9 +519,13 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point%s", c == &cmd_stop ? " or ctl dir" : "");
 	const char *mnt = argv[first];
-	if (cmd_is_ctl_dir(mnt))
-		return cmd_ctl_dir_stop(c, mnt, timeout);
+	/* armed before the first look at MNT: even a stat of MNT/ctl waits in
+	 * the kernel for a stopped daemon */
 	watchdog_arm(c, mnt, timeout);
+	if (cmd_is_ctl_dir(mnt)) {
+		watchdog_disarm(); /* a ctl dir is no mount: its stop keeps its own time */
+		return cmd_ctl_dir_stop(c, mnt, timeout);
+	}
 	if (!cmd_is_fsvol_mount(mnt))
 		return cmd_err(c, "%s: not an fsvol mount", mnt);
 	int pid = daemon_pid(mnt);
