@@ -95,6 +95,11 @@ int cmd_is_fsvol_mount(const char *mnt);
 void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t len);
 /* 0 when mnt is an fsvol mount with a live daemon; else prints why, returns 1. */
 int cmd_mnt_check(const struct cmd *c, const char *mnt);
+/* MNT/status.json (a serve's DIR rewritten first) read into a tree: 0 and
+ * *out (free with stats_json_free), or -errno with why in words (-EINVAL:
+ * not JSON, the byte named). */
+struct stats_json;
+int cmd_status_json(const char *mnt, struct stats_json **out, char *why, size_t len);
 
 /* cmd_ctldir.c: the --ctl-dir of fsvol serve where a mount is taken. Is dir
  * one (DIR/ctl a FIFO)? */
