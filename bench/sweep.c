@@ -306,7 +306,7 @@ static const struct bench_flag sw_opts[] = {
 };
 const struct bench_flag *const bench_sweep_flags = sw_opts;
 
-void bench_sweep_usage(FILE *f)
+static void bench_sweep_usage(FILE *f)
 {
 	fprintf(f, "usage: fsvol-bench sweep [flags]\n"
 		   "  build a volume per member count (or per level) out of temp member files,\n"

@@ -41,8 +41,6 @@ struct cmd {
 int cmd_parse(const struct cmd *c, int argc, char **argv, int *first,
 	      int (*on)(int i, const char *arg, void *ctx), void *ctx);
 void cmd_usage(const struct cmd *c, FILE *f);
-/* The synopsis lines ("usage: fsvol NAME [-f] ... MNT"), wrapped at 80 columns. */
-void cmd_synopsis(const struct cmd *c, FILE *f);
 /* s's words printed from column col (the cursor's), wrapped at 80 columns and
  * continued at column indent, then a newline. */
 void cmd_put_wrapped(FILE *f, const char *s, size_t col, size_t indent);
