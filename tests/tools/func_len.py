@@ -3,7 +3,7 @@
 
     tests/tools/func_len.py [--max N] [--all] PATH...
 
-PATH: .c files or folders (their .c files, not recursive). A function's length
+PATH: .c files or folders (every .c file under them). A function's length
 is counted from the line that names it to its closing brace, both included.
 Prints "file:line: name: N lines" for each one over N (120), or for every
 function with --all, longest first; exit status 1 when one is over.
@@ -107,7 +107,7 @@ def main(argv):
     files = []
     for p in paths:
         if os.path.isdir(p):
-            files += sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith('.c'))
+            files += sorted(os.path.join(d, f) for d, _, fs in os.walk(p) for f in fs if f.endswith('.c'))
         else:
             files.append(p)
     rows = []
