@@ -53,6 +53,7 @@ UNIT_TESTS := \
 	test_events \
 	test_filters \
 	test_http \
+	test_json \
 	test_layout \
 	test_md1 \
 	test_member_map \
@@ -401,7 +402,7 @@ clean:
 # regression input there) are replayed first by every run.
 FUZZ_CC      ?= $(shell command -v clang-14 || command -v clang)
 FUZZ_BUILD   := build-fuzz
-FUZZ_TARGETS := fuzz_bbl fuzz_bench fuzz_ctl fuzz_dsparam fuzz_sb fuzz_size fuzz_spindle fuzz_tracefile
+FUZZ_TARGETS := fuzz_bbl fuzz_bench fuzz_ctl fuzz_dsparam fuzz_json fuzz_sb fuzz_size fuzz_spindle fuzz_tracefile
 FUZZ_RUNS    ?= 50000
 FUZZ_SECONDS ?= 600
 FUZZ_OPT     := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined

@@ -113,7 +113,6 @@ void bench_opts_free(struct bench_opts *o);
 /* Parse argv (argv[0] is the program). 0 = run; 1 = --help was printed;
  * -EINVAL with a message naming the flag in err ("-b 3X: not a size"). */
 int bench_parse(struct bench_opts *o, int argc, char **argv, char *err, size_t errlen);
-void bench_usage(FILE *f);
 /* The flag table bench_parse uses, and the operands its synopsis shows. */
 struct bench_flag;
 extern const struct bench_flag *const bench_run_flags;

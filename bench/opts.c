@@ -500,7 +500,7 @@ static const struct bench_flag opts[] = {
 
 const struct bench_flag *const bench_run_flags = opts;
 
-void bench_usage(FILE *f)
+static void bench_usage(FILE *f)
 {
 	bench_flags_synopsis(opts, "fsvol-bench", BENCH_OPERANDS, f);
 	fprintf(f, "       fsvol-bench --replay FILE [flags]\n"

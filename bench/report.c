@@ -388,13 +388,11 @@ static void jsnap(FILE *f, const struct bench_below_dev *d)
 		n ? (double)(s->read_ns + s->write_ns) / (double)n / 1e6 : 0, d->r.aqu_sz, d->r.util_pct);
 }
 
-int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_result *r)
+/* "params": what was asked (the options as diskspd names them), and for
+ * --replay the trace and how its schedule held; the object left open. */
+static void jparams(FILE *f, const struct bench_opts *o, const struct bench_result *r)
 {
 	char buf[128];
-	struct bench_opstat sum[3];
-	static const char *const opn[3] = { "read", "write", "total" };
-	fprintf(f, "{\"command_line\":");
-	jstr(f, o->cmdline);
 	fprintf(f, ",\n\"params\":{\"duration_s\":%g,\"warmup_s\":%g,\"cooldown_s\":%g,\"latency\":%s,"
 		   "\"seed\":%llu,\"block\":%llu,\"outstanding\":%u,\"threads_per_target\":%u,\"write_pct\":%u,"
 		   "\"random\":%s,\"align\":%llu,\"stride\":%llu,\"thread_stride\":%llu,\"base\":%llu,"
@@ -428,6 +426,53 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 			o->replay_map == BENCH_MAP_WRAP ? "wrap" : o->replay_map == BENCH_MAP_SCALE ? "scale" : "none",
 			(unsigned long long)r->skipped, r->late_mean_ns / 1e3, (double)r->late_max_ns / 1e3);
 	}
+}
+
+/* One target: its path, size, engine, and what was counted below it. */
+static void jtarget(FILE *f, const struct bench_target_result *tr)
+{
+	fprintf(f, "{\"path\":");
+	jstr(f, tr->path);
+	fprintf(f, ",\"size\":%llu,\"engine\":", (unsigned long long)tr->size);
+	jstr(f, tr->engine);
+	fprintf(f, ",\"os_threads\":%u,\"holes_warning\":", tr->workers);
+	if (tr->holes[0])
+		jstr(f, tr->holes);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"below\":");
+	if (!tr->below) {
+		fprintf(f, "null}");
+		return;
+	}
+	const struct bench_below *b = tr->below;
+	fprintf(f, "{\"level\":");
+	jstr(f, b->level);
+	fprintf(f, ",\"devices\":[");
+	for (unsigned d = 0; d < b->ndev; d++) {
+		fprintf(f, d ? ",\n" : "\n");
+		jsnap(f, &b->dev[d]);
+	}
+	fprintf(f, "],\n\"conservation\":[");
+	for (unsigned c = 0; c < b->ncons; c++) {
+		fprintf(f, "%s{\"what\":", c ? "," : "");
+		jstr(f, b->cons[c].what);
+		fprintf(f, ",\"member_bytes\":%llu,\"volume_bytes\":%llu,\"ratio\":%.6f,\"ok\":%s,\"note\":",
+			(unsigned long long)b->cons[c].member_bytes, (unsigned long long)b->cons[c].volume_bytes,
+			b->cons[c].ratio, b->cons[c].ok ? "true" : "false");
+		jstr(f, b->cons[c].note);
+		fputc('}', f);
+	}
+	fprintf(f, "]}}");
+}
+
+int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_result *r)
+{
+	struct bench_opstat sum[3];
+	static const char *const opn[3] = { "read", "write", "total" };
+	fprintf(f, "{\"command_line\":");
+	jstr(f, o->cmdline);
+	jparams(f, o, r);
 	fprintf(f, "},\n\"results\":{\"test_time_s\":%.6f,\"thread_count\":%u,\"proc_count\":%u,\n\"cpu\":[", r->test_s,
 		r->threads, r->ncpu);
 	for (unsigned i = 0; i < r->ncpu; i++)
@@ -447,40 +492,8 @@ int bench_report_json(FILE *f, const struct bench_opts *o, const struct bench_re
 	}
 	fprintf(f, "\"targets\":[");
 	for (unsigned i = 0; i < r->ntargets; i++) {
-		const struct bench_target_result *tr = &r->target[i];
-		fprintf(f, "%s{\"path\":", i ? ",\n" : "");
-		jstr(f, tr->path);
-		fprintf(f, ",\"size\":%llu,\"engine\":", (unsigned long long)tr->size);
-		jstr(f, tr->engine);
-		fprintf(f, ",\"os_threads\":%u,\"holes_warning\":", tr->workers);
-		if (tr->holes[0])
-			jstr(f, tr->holes);
-		else
-			fprintf(f, "null");
-		fprintf(f, ",\"below\":");
-		if (!tr->below) {
-			fprintf(f, "null}");
-			continue;
-		}
-		const struct bench_below *b = tr->below;
-		fprintf(f, "{\"level\":");
-		jstr(f, b->level);
-		fprintf(f, ",\"devices\":[");
-		for (unsigned d = 0; d < b->ndev; d++) {
-			fprintf(f, d ? ",\n" : "\n");
-			jsnap(f, &b->dev[d]);
-		}
-		fprintf(f, "],\n\"conservation\":[");
-		for (unsigned c = 0; c < b->ncons; c++) {
-			fprintf(f, "%s{\"what\":", c ? "," : "");
-			jstr(f, b->cons[c].what);
-			fprintf(f, ",\"member_bytes\":%llu,\"volume_bytes\":%llu,\"ratio\":%.6f,\"ok\":%s,\"note\":",
-				(unsigned long long)b->cons[c].member_bytes, (unsigned long long)b->cons[c].volume_bytes,
-				b->cons[c].ratio, b->cons[c].ok ? "true" : "false");
-			jstr(f, b->cons[c].note);
-			fputc('}', f);
-		}
-		fprintf(f, "]}}");
+		fprintf(f, "%s", i ? ",\n" : "");
+		jtarget(f, &r->target[i]);
 	}
 	fprintf(f, "],\n\"threads\":[");
 	for (unsigned t = 0; t < r->nthreads; t++) {

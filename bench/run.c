@@ -494,149 +494,151 @@ static int worker_init(struct bench_worker *x, struct bench_clock *clk, const st
 	return 0;
 }
 
-int bench_run(const struct bench_opts *opts, struct bench_result **out, char *err, size_t errlen)
+/* One run's state, shared by the steps of bench_run. */
+struct run {
+	struct bench_opts o; /* the caller's, -F and the seed settled */
+	struct bench_target tgt[BENCH_MAX_TARGETS];
+	struct below_src src[BENCH_MAX_TARGETS];
+	struct bench_clock clk;
+	struct bench_worker *w;
+	struct bench_result *res;
+	struct bench_cpu_raw *cpu_a, *cpu_b;
+	struct edge_ctx ex; /* --virtual: the worker samples the edges through it */
+	char *wsrc;         /* -ZSIZE */
+	unsigned ncpu_a, ncpu_b, nt, nw, started, nfixed;
+	double pu_a, ps_a, pu_b, ps_b;
+	int show, virt_pattern, sampled_a, sampled_b, proc_b; /* proc_b: process CPU sampled at the end */
+	char *err;
+	size_t errlen;
+};
+
+/* Target i opened (a file or device, or the in-process volume), its size
+ * checked against the pattern, its engine and what is counted below it. */
+static int run_target(struct run *x, unsigned i)
 {
-	struct bench_opts o = *opts;
-	struct bench_target tgt[BENCH_MAX_TARGETS] = { 0 };
-	struct below_src src[BENCH_MAX_TARGETS] = { 0 };
-	struct bench_clock clk = { 0 };
-	struct bench_worker *w = NULL;
-	struct bench_cpu_raw *cpu_a = NULL, *cpu_b = NULL;
-	char *wsrc = NULL; /* -ZSIZE */
-	unsigned ncpu_a = 0, ncpu_b = 0, nt, nw = 0, started = 0;
-	double pu_a = 0, ps_a = 0, pu_b = 0, ps_b = 0;
-	int r = 0, show = o.progress || (!o.quiet && isatty(STDERR_FILENO));
-	struct bench_result *res = calloc(1, sizeof(*res));
-
-	err[0] = 0;
-	*out = NULL;
-	if (!res)
-		return -ENOMEM;
-	if (o.seed_time)
-		o.seed = (uint64_t)time(NULL) ^ stats_now();
-	/* -F on one target is -t: the thread model differs only with several */
-	unsigned nfixed = o.fixed;
-	if (o.fixed && (o.nmembers || o.ntargets == 1)) {
-		o.threads = o.fixed;
-		o.fixed = 0;
-	} else if (o.fixed) {
-		o.threads = 1; /* per target and F-thread: one stream */
+	const struct bench_opts *o = &x->o;
+	struct bench_target *t = &x->tgt[i];
+	struct bench_target_result *tr = &x->res->target[i];
+	char *err = x->err;
+	size_t errlen = x->errlen;
+	int r;
+	if (o->nmembers) {
+		if (o->ntargets)
+			snprintf(tr->path, sizeof(tr->path), "%s", o->targets[0]);
+		else
+			snprintf(tr->path, sizeof(tr->path), "fsvol:%s%s", o->members[0], o->nmembers > 1 ? ",..." : "");
+		t->path = tr->path;
+		r = open_volume(t, o, err, errlen);
+	} else {
+		snprintf(tr->path, sizeof(tr->path), "%s", o->targets[i]);
+		t->path = tr->path;
+		r = open_target(t, o, err, errlen);
 	}
-	res->seed = o.seed;
-	nt = o.nmembers ? 1 : o.ntargets;
-	res->ntargets = nt;
-	for (unsigned i = 0; i < BENCH_MAX_TARGETS; i++)
-		tgt[i].fd = -1;
-
-	/* targets */
-	for (unsigned i = 0; i < nt && !r; i++) {
-		struct bench_target_result *tr = &res->target[i];
-		if (o.nmembers) {
-			if (o.ntargets)
-				snprintf(tr->path, sizeof(tr->path), "%s", o.targets[0]);
-			else
-				snprintf(tr->path, sizeof(tr->path), "fsvol:%s%s", o.members[0],
-					 o.nmembers > 1 ? ",..." : "");
-			tgt[i].path = tr->path;
-			r = open_volume(&tgt[i], &o, err, errlen);
-		} else {
-			snprintf(tr->path, sizeof(tr->path), "%s", o.targets[i]);
-			tgt[i].path = tr->path;
-			r = open_target(&tgt[i], &o, err, errlen);
-		}
-		if (r)
-			break;
-		tr->size = tgt[i].size;
-		struct bench_pattern probe;
-		if (o.trace) {
-			if ((r = bench_replay_fits(&o, tgt[i].size, tr->path, err, errlen)))
-				break;
-		} else if (bench_pattern_init(&probe, &o, tgt[i].size, 0)) {
-			if (o.base || o.max_off)
-				err_set(err, errlen, "%s: no block of %llu bytes (-b) fits between -B %llu and %llu"
-					" (-f, or the size %llu)", tr->path, (unsigned long long)o.block,
-					(unsigned long long)o.base,
-					(unsigned long long)(o.max_off && o.max_off < tgt[i].size ? o.max_off
-												   : tgt[i].size),
-					(unsigned long long)tgt[i].size);
-			else
-				err_set(err, errlen, "%s: size %llu is smaller than the block size (-b %llu)",
-					tr->path, (unsigned long long)tgt[i].size, (unsigned long long)o.block);
-			r = -EINVAL;
-			break;
-		}
-		const struct bench_engine_ops *eng = engine_of(&o);
-		tr->engine = eng->name;
-		tr->workers = o.threads * eng->workers_per_thread(&o);
-		nw += o.fixed ? o.fixed : tr->workers;
-		if (o.fixed)
-			tr->workers = o.fixed; /* the F threads, each also on the other targets */
-		if (o.nmembers || bench_fsvol_mount_dir(tgt[i].path, src[i].dir, sizeof(src[i].dir)) == 0)
-			r = below_init(&src[i], &tgt[i], &tr->below, err, errlen);
-		if (o.nmembers && !r && !(tgt[i].next_k = calloc(o.threads, sizeof(*tgt[i].next_k))))
-			r = -ENOMEM;
-		if (!r && tr->below)
-			holes_warn(tr, &src[i], &o);
-		else if (!r && !o.nmembers && o.write_pct < 100)
-			bench_holes_file(tr->path, o.base, o.max_off && o.max_off < tr->size ? o.max_off : tr->size,
-					 tr->holes, sizeof(tr->holes));
-	}
-	res->nthreads = o.fixed ? o.fixed * nt : nt * o.threads;
-	res->threads = nfixed ? nfixed : nt * o.threads;
-	if (!r && (!(w = calloc(nw, sizeof(*w))) ||
-		   !(res->thread = calloc(res->nthreads, sizeof(*res->thread)))))
-		r = -ENOMEM;
-	if (!r && o.wbuf == BENCH_WBUF_SOURCE && !(wsrc = bench_buffers(&(struct bench_opts){ .block = o.wbuf_size,
-											   .wbuf = o.wbuf }, 1, o.seed)))
-		r = -ENOMEM;
 	if (r)
-		goto out;
+		return r;
+	tr->size = t->size;
+	struct bench_pattern probe;
+	if (o->trace) {
+		if ((r = bench_replay_fits(o, t->size, tr->path, err, errlen)))
+			return r;
+	} else if (bench_pattern_init(&probe, o, t->size, 0)) {
+		if (o->base || o->max_off)
+			err_set(err, errlen, "%s: no block of %llu bytes (-b) fits between -B %llu and %llu"
+				" (-f, or the size %llu)", tr->path, (unsigned long long)o->block,
+				(unsigned long long)o->base,
+				(unsigned long long)(o->max_off && o->max_off < t->size ? o->max_off : t->size),
+				(unsigned long long)t->size);
+		else
+			err_set(err, errlen, "%s: size %llu is smaller than the block size (-b %llu)",
+				tr->path, (unsigned long long)t->size, (unsigned long long)o->block);
+		return -EINVAL;
+	}
+	const struct bench_engine_ops *eng = engine_of(o);
+	tr->engine = eng->name;
+	tr->workers = o->threads * eng->workers_per_thread(o);
+	x->nw += o->fixed ? o->fixed : tr->workers;
+	if (o->fixed)
+		tr->workers = o->fixed; /* the F threads, each also on the other targets */
+	if (o->nmembers || bench_fsvol_mount_dir(t->path, x->src[i].dir, sizeof(x->src[i].dir)) == 0)
+		r = below_init(&x->src[i], t, &tr->below, err, errlen);
+	if (o->nmembers && !r && !(t->next_k = calloc(o->threads, sizeof(*t->next_k))))
+		r = -ENOMEM;
+	if (!r && tr->below)
+		holes_warn(tr, &x->src[i], o);
+	else if (!r && !o->nmembers && o->write_pct < 100)
+		bench_holes_file(tr->path, o->base, o->max_off && o->max_off < tr->size ? o->max_off : tr->size,
+				 tr->holes, sizeof(tr->holes));
+	return r;
+}
 
-	if (o.iops_ms) { /* -D: whole intervals in the window, and a partial one */
-		uint64_t win = secs_ns(o.duration), iv = (uint64_t)o.iops_ms * 1000000u;
+/* The workers and the result's rows: thread t of target i is result thread
+ * i * threads + t; with -F (several targets, the uring engine) F-thread f
+ * drives stream f x nt + i for each target i, and that row is thread f on
+ * target i. */
+static int run_workers(struct run *x)
+{
+	const struct bench_opts *o = &x->o;
+	struct bench_result *res = x->res;
+	unsigned nt = x->nt;
+	int r = 0;
+	res->nthreads = o->fixed ? o->fixed * nt : nt * o->threads;
+	res->threads = x->nfixed ? x->nfixed : nt * o->threads;
+	if (!(x->w = calloc(x->nw, sizeof(*x->w))) || !(res->thread = calloc(res->nthreads, sizeof(*res->thread))))
+		return -ENOMEM;
+	if (o->wbuf == BENCH_WBUF_SOURCE &&
+	    !(x->wsrc = bench_buffers(&(struct bench_opts){ .block = o->wbuf_size, .wbuf = o->wbuf }, 1, o->seed)))
+		return -ENOMEM;
+	if (o->iops_ms) { /* -D: whole intervals in the window, and a partial one */
+		uint64_t win = secs_ns(o->duration), iv = (uint64_t)o->iops_ms * 1000000u;
 		res->niv = (unsigned)((win + iv - 1) / iv);
 		res->niv_full = (unsigned)(win / iv);
 	}
-	/* workers: thread t of target i is result thread i * threads + t */
-	gate_ready = 0;
-	gate_open = 0;
-	/* -F (several targets, the uring engine): F-thread f drives stream f x nt + i
-	 * for each target i, and that row of the result is thread f on target i */
-	for (unsigned f = 0; o.fixed && f < o.fixed; f++)
+	for (unsigned f = 0; o->fixed && f < o->fixed; f++)
 		for (unsigned i = 0; i < nt; i++) {
-			struct bench_worker *x = &w[f * nt + i];
-			int e = worker_init(x, &clk, &o, &tgt[i], i, f * nt + i, wsrc, res);
+			struct bench_worker *w = &x->w[f * nt + i];
+			int e = worker_init(w, &x->clk, o, &x->tgt[i], i, f * nt + i, x->wsrc, res);
 			r = r ? r : e; /* the first error */
-			x->lead = i == 0;
-			x->nstreams = i == 0 ? nt : 0;
-			res->thread[x->thread].id = f;
-			bench_pattern_init(&x->pat, &o, tgt[i].size, f);
+			w->lead = i == 0;
+			w->nstreams = i == 0 ? nt : 0;
+			res->thread[w->thread].id = f;
+			bench_pattern_init(&w->pat, o, x->tgt[i].size, f);
 		}
-	for (unsigned i = 0, k = 0; !o.fixed && i < nt; i++) {
-		const struct bench_engine_ops *eng = engine_of(&o);
-		unsigned per = eng->workers_per_thread(&o);
-		for (unsigned t = 0; t < o.threads; t++)
+	for (unsigned i = 0, k = 0; !o->fixed && i < nt; i++) {
+		unsigned per = engine_of(o)->workers_per_thread(o);
+		for (unsigned t = 0; t < o->threads; t++)
 			for (unsigned s = 0; s < per; s++, k++) {
-				struct bench_worker *x = &w[k];
-				int e = worker_init(x, &clk, &o, &tgt[i], i, i * o.threads + t, wsrc, res);
+				struct bench_worker *w = &x->w[k];
+				int e = worker_init(w, &x->clk, o, &x->tgt[i], i, i * o->threads + t, x->wsrc, res);
 				r = r ? r : e;
-				x->lead = 1;
-				res->thread[x->thread].id = x->thread;
-				x->slot = s;
-				if (!o.trace)
-					bench_pattern_init(&x->pat, &o, tgt[i].size, t);
+				w->lead = 1;
+				res->thread[w->thread].id = w->thread;
+				w->slot = s;
+				if (!o->trace)
+					bench_pattern_init(&w->pat, o, x->tgt[i].size, t);
 			}
 	}
-	if (r)
-		goto out;
+	return r;
+}
+
+/* The OS threads started (one per lead worker) and waited on until each
+ * is set up; then the snapshots at rest, the window set and the gate
+ * opened. The first error starting a thread, or 0. */
+static int run_start(struct run *x)
+{
+	const struct bench_opts *o = &x->o;
+	struct bench_clock *clk = &x->clk;
+	int r = 0;
+	gate_ready = 0;
+	gate_open = 0;
 	/* the window is unknown until everyone is set up: nothing counts */
-	clk.t_meas = clk.t_meas_end = clk.t_end = UINT64_MAX;
-	unsigned nos = 0; /* OS threads started: one per lead worker */
-	for (; started < nw; started++) {
-		if (!w[started].lead)
+	clk->t_meas = clk->t_meas_end = clk->t_end = UINT64_MAX;
+	unsigned nos = 0; /* OS threads started */
+	for (; x->started < x->nw; x->started++) {
+		struct bench_worker *w = &x->w[x->started];
+		if (!w->lead)
 			continue;
-		if ((r = -pthread_create(&w[started].tid, NULL, engine_of(&o)->worker, &w[started]))) {
-			err_set(err, errlen, "cannot start thread %u: %s", nos, strerror(-r));
+		if ((r = -pthread_create(&w->tid, NULL, engine_of(o)->worker, w))) {
+			err_set(x->err, x->errlen, "cannot start thread %u: %s", nos, strerror(-r));
 			break;
 		}
 		nos++;
@@ -644,177 +646,242 @@ int bench_run(const struct bench_opts *opts, struct bench_result **out, char *er
 	pthread_mutex_lock(&gate_lock);
 	while (gate_ready < nos)
 		pthread_cond_wait(&gate_cond, &gate_lock);
-	for (unsigned i = 0; i < started; i++)
-		if (w[i].error)
-			atomic_store(&clk.stop, 1);
+	for (unsigned i = 0; i < x->started; i++)
+		if (x->w[i].error)
+			atomic_store(&clk->stop, 1);
 	if (r)
-		atomic_store(&clk.stop, 1);
-	for (unsigned i = 0; i < nt; i++)
-		if (res->target[i].below && !below_snap(&src[i], src[i].r0, err, errlen))
-			src[i].have_r0 = 1;
-	bench_cpu_read(&cpu_a, &ncpu_a);
-	struct edge_ctx ex = { src, res, nt, { &cpu_a, &cpu_b }, { &ncpu_a, &ncpu_b }, err, errlen };
-	int virt_pattern = o.virtual_time && !o.trace;
-	if (virt_pattern) {
-		clk.edge = edge_sample;
-		clk.edge_arg = &ex;
+		atomic_store(&clk->stop, 1);
+	for (unsigned i = 0; i < x->nt; i++)
+		if (x->res->target[i].below && !below_snap(&x->src[i], x->src[i].r0, x->err, x->errlen))
+			x->src[i].have_r0 = 1;
+	bench_cpu_read(&x->cpu_a, &x->ncpu_a);
+	x->ex = (struct edge_ctx){ x->src, x->res, x->nt, { &x->cpu_a, &x->cpu_b }, { &x->ncpu_a, &x->ncpu_b },
+				   x->err, x->errlen };
+	x->virt_pattern = o->virtual_time && !o->trace;
+	if (x->virt_pattern) {
+		clk->edge = edge_sample;
+		clk->edge_arg = &x->ex;
 	}
-	clk.t_start = stats_now();
-	clk.t_meas = clk.t_start + secs_ns(o.warmup);
-	clk.t_meas_end = clk.t_meas + secs_ns(o.duration);
-	clk.t_end = clk.t_meas_end + secs_ns(o.cooldown);
-	if (o.trace) /* measured from the first request to the last: the replay ends the run */
-		clk.t_meas = clk.t_start, clk.t_meas_end = clk.t_end = UINT64_MAX - 1;
+	clk->t_start = stats_now();
+	clk->t_meas = clk->t_start + secs_ns(o->warmup);
+	clk->t_meas_end = clk->t_meas + secs_ns(o->duration);
+	clk->t_end = clk->t_meas_end + secs_ns(o->cooldown);
+	if (o->trace) /* measured from the first request to the last: the replay ends the run */
+		clk->t_meas = clk->t_start, clk->t_meas_end = clk->t_end = UINT64_MAX - 1;
 	gate_open = 1;
 	pthread_cond_broadcast(&gate_cond);
 	pthread_mutex_unlock(&gate_lock);
+	return r;
+}
 
-	/* the main thread: samples at the window's edges, progress in between */
-	int sampled_a = 0, sampled_b = 0, proc_b = 0; /* proc_b: process CPU sampled at the end */
-	if (o.trace) { /* a replay is measured from before its first request */
-		for (unsigned i = 0; i < nt; i++)
-			if (src[i].have_r0) {
-				memcpy(src[i].a, src[i].r0, src[i].ndev * sizeof(*src[i].a));
-				src[i].have_a = 1;
-			}
-		bench_proc_cpu(&pu_a, &ps_a);
-		sampled_a = 1;
+/* CPU (the machine's and the process's) and the counters below each target
+ * at one edge of the window: a (its start) or b (its end). */
+static void run_sample(struct run *x, int end)
+{
+	if (!end) {
+		free(x->cpu_a);
+		x->cpu_a = NULL;
 	}
-	if (virt_pattern) /* the worker samples the edges: wait for it */
-		sampled_a = sampled_b = 1;
-	uint64_t last_done = 0, last_t = clk.t_start, next_tick = clk.t_start + 500000000ull;
-	while (virt_pattern && !atomic_load(&clk.stop) && atomic_load(&clk.finished) < started) {
+	bench_cpu_read(end ? &x->cpu_b : &x->cpu_a, end ? &x->ncpu_b : &x->ncpu_a);
+	bench_proc_cpu(end ? &x->pu_b : &x->pu_a, end ? &x->ps_b : &x->ps_a);
+	x->proc_b |= end;
+	for (unsigned i = 0; i < x->nt; i++) {
+		struct below_src *s = &x->src[i];
+		if (x->res->target[i].below && !below_snap(s, end ? s->b : s->a, x->err, x->errlen))
+			*(end ? &s->have_b : &s->have_a) = 1;
+	}
+	*(end ? &x->sampled_b : &x->sampled_a) = 1;
+}
+
+/* The main thread while the workers run: samples at the window's edges,
+ * progress in between, until the end, a stop or (a replay) every worker's
+ * end; then the workers joined. */
+static void run_wait(struct run *x)
+{
+	const struct bench_opts *o = &x->o;
+	struct bench_clock *clk = &x->clk;
+	if (o->trace) { /* a replay is measured from before its first request */
+		for (unsigned i = 0; i < x->nt; i++)
+			if (x->src[i].have_r0) {
+				memcpy(x->src[i].a, x->src[i].r0, x->src[i].ndev * sizeof(*x->src[i].a));
+				x->src[i].have_a = 1;
+			}
+		bench_proc_cpu(&x->pu_a, &x->ps_a);
+		x->sampled_a = 1;
+	}
+	if (x->virt_pattern) /* the worker samples the edges: wait for it */
+		x->sampled_a = x->sampled_b = 1;
+	uint64_t last_done = 0, last_t = clk->t_start, next_tick = clk->t_start + 500000000ull;
+	while (x->virt_pattern && !atomic_load(&clk->stop) && atomic_load(&clk->finished) < x->started) {
 		struct timespec ts = { 0, 2000000 };
 		nanosleep(&ts, NULL);
 	}
-	while (!virt_pattern && !atomic_load(&clk.stop)) {
+	while (!x->virt_pattern && !atomic_load(&clk->stop)) {
 		uint64_t now = stats_now();
-		if (o.trace && atomic_load(&clk.finished) == started)
-			clk.t_meas_end = clk.t_end = now; /* the window closes here */
-		if (!sampled_a && now >= clk.t_meas) {
-			free(cpu_a);
-			cpu_a = NULL;
-			bench_cpu_read(&cpu_a, &ncpu_a);
-			bench_proc_cpu(&pu_a, &ps_a);
-			for (unsigned i = 0; i < nt; i++)
-				if (res->target[i].below && !below_snap(&src[i], src[i].a, err, errlen))
-					src[i].have_a = 1;
-			sampled_a = 1;
-		}
-		if (!sampled_b && now >= clk.t_meas_end) {
-			bench_cpu_read(&cpu_b, &ncpu_b);
-			bench_proc_cpu(&pu_b, &ps_b);
-			proc_b = 1;
-			for (unsigned i = 0; i < nt; i++)
-				if (res->target[i].below && !below_snap(&src[i], src[i].b, err, errlen))
-					src[i].have_b = 1;
-			sampled_b = 1;
-		}
-		if (now >= clk.t_end)
+		if (o->trace && atomic_load(&clk->finished) == x->started)
+			clk->t_meas_end = clk->t_end = now; /* the window closes here */
+		if (!x->sampled_a && now >= clk->t_meas)
+			run_sample(x, 0);
+		if (!x->sampled_b && now >= clk->t_meas_end)
+			run_sample(x, 1);
+		if (now >= clk->t_end)
 			break;
-		if (show && now >= next_tick) {
-			progress(&clk, w, nw, now, &last_done, &last_t);
+		if (x->show && now >= next_tick) {
+			progress(clk, x->w, x->nw, now, &last_done, &last_t);
 			next_tick += 500000000ull;
 		}
-		uint64_t wake = clk.t_end;
-		if (!sampled_a && clk.t_meas < wake)
-			wake = clk.t_meas;
-		if (!sampled_b && clk.t_meas_end < wake)
-			wake = clk.t_meas_end;
-		if (show && next_tick < wake)
+		uint64_t wake = clk->t_end;
+		if (!x->sampled_a && clk->t_meas < wake)
+			wake = clk->t_meas;
+		if (!x->sampled_b && clk->t_meas_end < wake)
+			wake = clk->t_meas_end;
+		if (x->show && next_tick < wake)
 			wake = next_tick;
 		/* short naps so an error stops the wait early */
-		uint64_t nap = o.trace ? 10000000ull : 100000000ull; /* a replay's end is its own */
+		uint64_t nap = o->trace ? 10000000ull : 100000000ull; /* a replay's end is its own */
 		if (wake > now + nap)
 			wake = now + nap;
 		sleep_until(wake);
 	}
-	if (show && !o.progress)
+	if (x->show && !o->progress)
 		fprintf(stderr, "\r\033[K");
-	for (unsigned i = 0; i < started; i++)
-		if (w[i].lead)
-			pthread_join(w[i].tid, NULL);
-	for (unsigned i = 0; i < started && !r; i++)
-		if (w[i].error) {
-			err_set(err, errlen, "%s: %s", res->target[res->thread[w[i].thread].target].path, w[i].errmsg);
-			r = w[i].error;
-		}
-	if (r)
-		goto out;
-	err[0] = 0;
+	for (unsigned i = 0; i < x->started; i++)
+		if (x->w[i].lead)
+			pthread_join(x->w[i].tid, NULL);
+}
 
-	/* gather */
-	res->test_s = o.duration;
-	if (o.trace) {
-		uint64_t last = clk.t_start;
-		for (unsigned i = 0; i < nw; i++) {
+/* The workers' figures summed into the result's rows, with the CPU and the
+ * counters below each target over the window. */
+static void run_gather(struct run *x)
+{
+	const struct bench_opts *o = &x->o;
+	struct bench_result *res = x->res;
+	struct bench_worker *w = x->w;
+	res->test_s = o->duration;
+	if (o->trace) {
+		uint64_t last = x->clk.t_start;
+		for (unsigned i = 0; i < x->nw; i++) {
 			if (w[i].t_done > last)
 				last = w[i].t_done;
 			res->skipped += w[i].skipped;
 			if (w[i].late_max > res->late_max_ns)
 				res->late_max_ns = w[i].late_max;
 		}
-		res->test_s = (double)(last - clk.t_start) / 1e9;
-		res->nreq = o.trace->n;
+		res->test_s = (double)(last - x->clk.t_start) / 1e9;
+		res->nreq = o->trace->n;
 		res->req = w[0].req; /* one worker replays */
 		w[0].req = NULL;
 		if (res->nreq > res->skipped)
 			res->late_mean_ns = (double)w[0].late_sum / (double)(res->nreq - res->skipped);
 	}
-	for (unsigned i = 0; i < nw; i++)
+	for (unsigned i = 0; i < x->nw; i++)
 		for (int op = 0; op < 2; op++) {
 			if (!w[i].op[op].ios)
 				continue;
 			struct bench_opstat *dst = &res->thread[w[i].thread].op[op];
 			bench_opstat_add(dst, &w[i].op[op]);
 		}
-	for (unsigned i = 0; i < nw; i++)
+	for (unsigned i = 0; i < x->nw; i++)
 		for (unsigned j = 0; w[i].iv && j < 2 * w[i].niv; j++)
 			res->thread[w[i].thread].iv[j] += w[i].iv[j];
-	if (sampled_a && proc_b) {
-		res->proc_user_s = pu_b - pu_a;
-		res->proc_sys_s = ps_b - ps_a;
+	if (x->sampled_a && x->proc_b) {
+		res->proc_user_s = x->pu_b - x->pu_a;
+		res->proc_sys_s = x->ps_b - x->ps_a;
 		res->have_proc = 1;
 	}
-	if (cpu_a && cpu_b && ncpu_a == ncpu_b && !cpu_ids_differ(cpu_a, cpu_b, ncpu_a) &&
-	    (res->cpu = calloc(ncpu_a, sizeof(*res->cpu)))) {
-		res->ncpu = ncpu_a;
-		bench_cpu_delta(cpu_a, cpu_b, ncpu_a, res->cpu, &res->cpu_avg);
+	if (x->cpu_a && x->cpu_b && x->ncpu_a == x->ncpu_b && !cpu_ids_differ(x->cpu_a, x->cpu_b, x->ncpu_a) &&
+	    (res->cpu = calloc(x->ncpu_a, sizeof(*res->cpu)))) {
+		res->ncpu = x->ncpu_a;
+		bench_cpu_delta(x->cpu_a, x->cpu_b, x->ncpu_a, res->cpu, &res->cpu_avg);
 	}
-	for (unsigned i = 0; i < nt; i++)
-		if (res->target[i].below && src[i].have_a && src[i].have_b)
-			below_finish(&src[i], res->target[i].below, err, errlen);
+	for (unsigned i = 0; i < x->nt; i++)
+		if (res->target[i].below && x->src[i].have_a && x->src[i].have_b)
+			below_finish(&x->src[i], res->target[i].below, x->err, x->errlen);
 		else if (res->target[i].below) {
 			free(res->target[i].below->dev);
 			free(res->target[i].below);
 			res->target[i].below = NULL;
 		}
-out:
-	for (unsigned i = 0; i < nt; i++) {
-		if (tgt[i].fd >= 0)
-			close(tgt[i].fd);
-		if (tgt[i].vol)
-			vol_close(tgt[i].vol);
-		free(tgt[i].next_k);
-		free(src[i].a);
-		free(src[i].b);
-		free(src[i].r0);
-		free(src[i].r1);
+}
+
+static void run_free(struct run *x)
+{
+	for (unsigned i = 0; i < x->nt; i++) {
+		if (x->tgt[i].fd >= 0)
+			close(x->tgt[i].fd);
+		if (x->tgt[i].vol)
+			vol_close(x->tgt[i].vol);
+		free(x->tgt[i].next_k);
+		free(x->src[i].a);
+		free(x->src[i].b);
+		free(x->src[i].r0);
+		free(x->src[i].r1);
 	}
-	for (unsigned i = 0; w && i < nw; i++) {
-		free(w[i].req);
-		free(w[i].iv);
+	for (unsigned i = 0; x->w && i < x->nw; i++) {
+		free(x->w[i].req);
+		free(x->w[i].iv);
 	}
-	free(w);
-	free(wsrc);
-	free(cpu_a);
-	free(cpu_b);
+	free(x->w);
+	free(x->wsrc);
+	free(x->cpu_a);
+	free(x->cpu_b);
+}
+
+int bench_run(const struct bench_opts *opts, struct bench_result **out, char *err, size_t errlen)
+{
+	struct run *x = calloc(1, sizeof(*x));
+	int r = 0;
+	err[0] = 0;
+	*out = NULL;
+	if (!x || !(x->res = calloc(1, sizeof(*x->res)))) {
+		free(x);
+		return -ENOMEM;
+	}
+	struct bench_opts *o = &x->o;
+	*o = *opts;
+	x->err = err;
+	x->errlen = errlen;
+	x->show = o->progress || (!o->quiet && isatty(STDERR_FILENO));
+	if (o->seed_time)
+		o->seed = (uint64_t)time(NULL) ^ stats_now();
+	/* -F on one target is -t: the thread model differs only with several */
+	x->nfixed = o->fixed;
+	if (o->fixed && (o->nmembers || o->ntargets == 1)) {
+		o->threads = o->fixed;
+		o->fixed = 0;
+	} else if (o->fixed) {
+		o->threads = 1; /* per target and F-thread: one stream */
+	}
+	x->res->seed = o->seed;
+	x->nt = x->res->ntargets = o->nmembers ? 1 : o->ntargets;
+	for (unsigned i = 0; i < BENCH_MAX_TARGETS; i++)
+		x->tgt[i].fd = -1;
+	for (unsigned i = 0; i < x->nt && !r; i++)
+		r = run_target(x, i);
+	if (!r)
+		r = run_workers(x);
+	if (!r) {
+		r = run_start(x);
+		run_wait(x);
+	}
+	for (unsigned i = 0; i < x->started && !r; i++)
+		if (x->w[i].error) {
+			err_set(err, errlen, "%s: %s", x->res->target[x->res->thread[x->w[i].thread].target].path,
+				x->w[i].errmsg);
+			r = x->w[i].error;
+		}
+	if (!r) {
+		err[0] = 0;
+		run_gather(x);
+	}
+	run_free(x);
 	if (r) {
 		if (!err[0])
 			err_set(err, errlen, "%s", strerror(-r));
-		bench_result_free(res);
-		return r;
+		bench_result_free(x->res);
+	} else {
+		*out = x->res;
 	}
-	*out = res;
-	return 0;
+	free(x);
+	return r;
 }

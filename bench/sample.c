@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "fsvol/util/slurp.h"
 
 /* One line per core: "cpuN user nice system idle iowait irq softirq steal".
  * The summary line "cpu  ..." is not a core: "%u" would skip the blanks and
@@ -87,47 +88,13 @@ int bench_fsvol_mount_dir(const char *target, char *dir, size_t len)
 	return access(p, R_OK) ? -ENOENT : 0;
 }
 
-static int slurp(const char *path, char **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 16, n = 0;
-	char *b = NULL;
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		if (!b || n == cap) {
-			char *nb = realloc(b, b ? (cap *= 2) : cap);
-			if (!nb) {
-				free(b);
-				close(fd);
-				return -ENOMEM;
-			}
-			b = nb;
-		}
-		ssize_t r = read(fd, b + n, cap - n);
-		if (r < 0) {
-			int e = -errno;
-			free(b);
-			close(fd);
-			return e;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
 int bench_fsvol_read(const char *dir, struct stats_doc *doc, char *err, size_t errlen)
 {
 	char path[PATH_MAX], perr[200];
 	char *buf = NULL;
 	size_t len = 0;
 	snprintf(path, sizeof(path), "%s/stats.json", dir);
-	int r = slurp(path, &buf, &len);
+	int r = slurp_file(path, &buf, &len);
 	if (r) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		return r;

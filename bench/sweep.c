@@ -306,7 +306,7 @@ static const struct bench_flag sw_opts[] = {
 };
 const struct bench_flag *const bench_sweep_flags = sw_opts;
 
-void bench_sweep_usage(FILE *f)
+static void bench_sweep_usage(FILE *f)
 {
 	fprintf(f, "usage: fsvol-bench sweep [flags]\n"
 		   "  build a volume per member count (or per level) out of temp member files,\n"
@@ -1112,9 +1112,10 @@ static void json_dev(FILE *f, const struct bench_sweep_dev *d)
 	fprintf(f, ",\"bytes\":%llu", (unsigned long long)d->bytes);
 }
 
-static int write_json(const struct bench_sweep *s, FILE *f)
+/* "params": the sweep as asked, and the lists its series are made of (the
+ * object left open for "runs"). */
+static void json_params(FILE *f, const struct bench_sweep_opts *o)
 {
-	const struct bench_sweep_opts *o = s->o;
 	fprintf(f, "{\"params\":{\"mode\":\"%s\"", o->nlevels ? "levels" : "members");
 	if (o->nlevels) {
 		fprintf(f, ",\"levels\":[");
@@ -1152,88 +1153,106 @@ static int write_json(const struct bench_sweep *s, FILE *f)
 	fprintf(f, "],\"workloads\":[");
 	for (unsigned w = 0; w < o->nwl; w++)
 		fprintf(f, "%s\"%s\"", w ? "," : "", bench_wl_name[o->wl[w]]);
+}
+
+/* One run: its parameters, figures, and each member's share. */
+static void json_row(FILE *f, const struct bench_sweep_opts *o, const struct bench_sweep_row *row)
+{
+	double sum = 0;
+	for (unsigned m = 0; m < row->members; m++)
+		sum += (double)row->dev[m].bytes;
+	char pat[80], lab[160];
+	fprintf(f, "{\"level\":\"%s\",\"members\":%u,\"workload\":\"%s\"",
+		layout_level_name(row->level), row->members, bench_wl_name[row->wl]);
+	fprintf(f, ",\"series\":%u,\"series_label\":", row->series);
+	json_str(f, bench_sweep_series_label(o, row->series, lab, sizeof(lab)));
+	fprintf(f, ",\"chunk\":%llu,\"block\":%llu,\"qd\":%u,\"threads\":%u,\"pattern\":",
+		(unsigned long long)row->chunk, (unsigned long long)row->block, row->qd, row->threads);
+	json_str(f, bench_sweep_pattern(o, row->wl, pat, sizeof(pat)));
+	fprintf(f, ",\"model\":");
+	json_str(f, row->model);
+	fprintf(f, ",\"size\":%llu,\"filled\":%s", (unsigned long long)o->size, row->filled ? "true" : "false");
+	json_num(f, "test_time_s", row->test_s, 1);
+	fprintf(f, ",\"ios\":%llu,\"bytes\":%llu", (unsigned long long)row->fig.ios,
+		(unsigned long long)row->fig.bytes);
+	json_num(f, "iops", row->fig.iops, 1);
+	json_num(f, "mb_s", row->fig.mb_s, 1);
+	json_num(f, "avg_lat_ms", row->fig.avg_ms, 1);
+	json_num(f, "lat_stddev_ms", row->fig.std_ms, 1);
+	json_num(f, "avg_sec_per_io", row->fig.avg_ms / 1000, 1);
+	fprintf(f, ",\"latency_ms\":{");
+	for (int p = 0; p < BENCH_NPCT; p++)
+		json_num(f, bench_pct_name[p], row->pct_ms[p], p);
+	fprintf(f, "},\"volume\":{\"name\":\"volume\"");
+	json_dev(f, &row->vol);
+	fputc('}', f);
+	json_num(f, "member_reads_per_io", row->m_reads_per_io, 1);
+	json_num(f, "member_writes_per_io", row->m_writes_per_io, 1);
+	fprintf(f, ",\"devices\":[");
+	for (unsigned m = 0; m < row->members; m++) {
+		fprintf(f, "%s{\"name\":\"m%u\"", m ? "," : "", m);
+		json_dev(f, &row->dev[m]);
+		json_num(f, "share_pct", sum > 0 ? (double)row->dev[m].bytes / sum * 100 : NAN, 1);
+		fputc('}', f);
+	}
+	fprintf(f, "]}");
+}
+
+/* The two summaries the table prints, per series: random vs sequential,
+ * and the scaling with the member count. */
+static void json_summaries(FILE *f, const struct bench_sweep *s)
+{
+	const struct bench_sweep_opts *o = s->o;
+	unsigned ns = bench_sweep_nseries(o);
+	fprintf(f, ",\"rand_vs_seq_pct\":[");
+	int first = 1;
+	for (unsigned k = 0; k < ns; k++)
+		for (unsigned n = o->mem_lo; n <= o->mem_hi; n++)
+			for (int wr = 0; wr < 2; wr++) {
+				const struct bench_sweep_row *sq = bench_sweep_find(s, k, o->level, n, wr ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD);
+				const struct bench_sweep_row *rn = bench_sweep_find(s, k, o->level, n, wr ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD);
+				if (!sq || !rn)
+					continue;
+				fprintf(f, "%s{\"series\":%u,\"members\":%u,\"op\":\"%s\"", first ? "" : ",", k, n,
+					wr ? "write" : "read");
+				json_num(f, "diff_pct", pct_diff(rn->fig.mb_s, sq->fig.mb_s), 1);
+				fputc('}', f);
+				first = 0;
+			}
+	fprintf(f, "],\"scaling\":[");
+	first = 1;
+	for (unsigned k = 0; k < ns; k++)
+		for (unsigned w = 0; w < o->nwl; w++) {
+			const struct bench_sweep_row *base = bench_sweep_find(s, k, o->level, o->mem_lo, o->wl[w]);
+			fprintf(f, "%s{\"series\":%u,\"workload\":\"%s\",\"factor\":[", first ? "" : ",", k,
+				bench_wl_name[o->wl[w]]);
+			first = 0;
+			for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
+				const struct bench_sweep_row *row = bench_sweep_find(s, k, o->level, n, o->wl[w]);
+				double v = row && base && base->fig.mb_s > 0 ? row->fig.mb_s / base->fig.mb_s : NAN;
+				fprintf(f, n > o->mem_lo ? "," : "");
+				if (isfinite(v))
+					fprintf(f, "%.6g", v);
+				else
+					fprintf(f, "null");
+			}
+			fprintf(f, "]}");
+		}
+	fputc(']', f);
+}
+
+static int write_json(const struct bench_sweep *s, FILE *f)
+{
+	const struct bench_sweep_opts *o = s->o;
+	json_params(f, o);
 	fprintf(f, "]},\"runs\":[");
 	for (unsigned i = 0; i < s->nrow; i++) {
-		const struct bench_sweep_row *row = &s->row[i];
-		double sum = 0;
-		for (unsigned m = 0; m < row->members; m++)
-			sum += (double)row->dev[m].bytes;
-		char pat[80], lab[160];
-		fprintf(f, "%s{\"level\":\"%s\",\"members\":%u,\"workload\":\"%s\"", i ? "," : "",
-			layout_level_name(row->level), row->members, bench_wl_name[row->wl]);
-		fprintf(f, ",\"series\":%u,\"series_label\":", row->series);
-		json_str(f, bench_sweep_series_label(o, row->series, lab, sizeof(lab)));
-		fprintf(f, ",\"chunk\":%llu,\"block\":%llu,\"qd\":%u,\"threads\":%u,\"pattern\":",
-			(unsigned long long)row->chunk, (unsigned long long)row->block, row->qd, row->threads);
-		json_str(f, bench_sweep_pattern(o, row->wl, pat, sizeof(pat)));
-		fprintf(f, ",\"model\":");
-		json_str(f, row->model);
-		fprintf(f, ",\"size\":%llu,\"filled\":%s", (unsigned long long)o->size, row->filled ? "true" : "false");
-		json_num(f, "test_time_s", row->test_s, 1);
-		fprintf(f, ",\"ios\":%llu,\"bytes\":%llu", (unsigned long long)row->fig.ios,
-			(unsigned long long)row->fig.bytes);
-		json_num(f, "iops", row->fig.iops, 1);
-		json_num(f, "mb_s", row->fig.mb_s, 1);
-		json_num(f, "avg_lat_ms", row->fig.avg_ms, 1);
-		json_num(f, "lat_stddev_ms", row->fig.std_ms, 1);
-		json_num(f, "avg_sec_per_io", row->fig.avg_ms / 1000, 1);
-		fprintf(f, ",\"latency_ms\":{");
-		for (int p = 0; p < BENCH_NPCT; p++)
-			json_num(f, bench_pct_name[p], row->pct_ms[p], p);
-		fprintf(f, "},\"volume\":{\"name\":\"volume\"");
-		json_dev(f, &row->vol);
-		fputc('}', f);
-		json_num(f, "member_reads_per_io", row->m_reads_per_io, 1);
-		json_num(f, "member_writes_per_io", row->m_writes_per_io, 1);
-		fprintf(f, ",\"devices\":[");
-		for (unsigned m = 0; m < row->members; m++) {
-			fprintf(f, "%s{\"name\":\"m%u\"", m ? "," : "", m);
-			json_dev(f, &row->dev[m]);
-			json_num(f, "share_pct", sum > 0 ? (double)row->dev[m].bytes / sum * 100 : NAN, 1);
-			fputc('}', f);
-		}
-		fprintf(f, "]}");
+		fprintf(f, "%s", i ? "," : "");
+		json_row(f, o, &s->row[i]);
 	}
 	fputc(']', f);
-	if (!o->nlevels) {
-		/* the two summaries the table prints, per series */
-		unsigned ns = bench_sweep_nseries(o);
-		fprintf(f, ",\"rand_vs_seq_pct\":[");
-		int first = 1;
-		for (unsigned k = 0; k < ns; k++)
-			for (unsigned n = o->mem_lo; n <= o->mem_hi; n++)
-				for (int wr = 0; wr < 2; wr++) {
-					const struct bench_sweep_row *sq = bench_sweep_find(s, k, o->level, n, wr ? BENCH_WL_SEQWRITE : BENCH_WL_SEQREAD);
-					const struct bench_sweep_row *rn = bench_sweep_find(s, k, o->level, n, wr ? BENCH_WL_RANDWRITE : BENCH_WL_RANDREAD);
-					if (!sq || !rn)
-						continue;
-					fprintf(f, "%s{\"series\":%u,\"members\":%u,\"op\":\"%s\"", first ? "" : ",", k, n,
-						wr ? "write" : "read");
-					json_num(f, "diff_pct", pct_diff(rn->fig.mb_s, sq->fig.mb_s), 1);
-					fputc('}', f);
-					first = 0;
-				}
-		fprintf(f, "],\"scaling\":[");
-		first = 1;
-		for (unsigned k = 0; k < ns; k++)
-			for (unsigned w = 0; w < o->nwl; w++) {
-				const struct bench_sweep_row *base = bench_sweep_find(s, k, o->level, o->mem_lo, o->wl[w]);
-				fprintf(f, "%s{\"series\":%u,\"workload\":\"%s\",\"factor\":[", first ? "" : ",", k,
-					bench_wl_name[o->wl[w]]);
-				first = 0;
-				for (unsigned n = o->mem_lo; n <= o->mem_hi; n++) {
-					const struct bench_sweep_row *row = bench_sweep_find(s, k, o->level, n, o->wl[w]);
-					double v = row && base && base->fig.mb_s > 0 ? row->fig.mb_s / base->fig.mb_s : NAN;
-					fprintf(f, n > o->mem_lo ? "," : "");
-					if (isfinite(v))
-						fprintf(f, "%.6g", v);
-					else
-						fprintf(f, "null");
-				}
-				fprintf(f, "]}");
-			}
-		fputc(']', f);
-	}
+	if (!o->nlevels)
+		json_summaries(f, s);
 	fprintf(f, "}\n");
 	return ferror(f) ? -EIO : 0;
 }

@@ -13,7 +13,6 @@
 int bench_sweep_main(int argc, char **argv);
 /* 0 run; 1 --help printed; -EINVAL with a message naming the flag in err. */
 int bench_sweep_parse(struct bench_sweep_opts *o, int argc, char **argv, char *err, size_t errlen);
-void bench_sweep_usage(FILE *f);
 /* The defaults the parser starts from (bench_sweep_parse does not set them). */
 void bench_sweep_defaults(struct bench_sweep_opts *o);
 /* The sweep's flag table (--help, the man page, the completion). */

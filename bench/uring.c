@@ -85,6 +85,69 @@ static int next_io(struct io_uring *ring, struct uslot *s, unsigned i, int fixed
 	return 1;
 }
 
+/* The ring with room for every slot's I/O or timeout, the slots tied to
+ * their streams and buffers, and (when the kernel lets) the files and
+ * buffers registered (*fixed). 0, or -errno from io_uring_queue_init. */
+static int ring_setup(struct io_uring *ring, struct bench_worker *w, struct uslot *slot, struct iovec *iov,
+		      int *fds, char *bufs, int *fixed)
+{
+	const struct bench_opts *o = w->o;
+	unsigned ns = w->nstreams ? w->nstreams : 1, per = o->outstanding, n = per * ns;
+	/* completions run when this thread waits, not by interrupting it (as
+	 * fio sets up its rings), where the kernel knows the flags */
+	int r = io_uring_queue_init(n < 8 ? 8 : n, ring, IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
+	if (r == -EINVAL)
+		r = io_uring_queue_init(n < 8 ? 8 : n, ring, 0);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < n; i++) {
+		slot[i].w = &w[i / per];
+		slot[i].file = i / per;
+		slot[i].buf = bufs + (size_t)i * o->block;
+		iov[i] = (struct iovec){ slot[i].buf, o->block };
+	}
+	for (unsigned i = 0; i < ns; i++)
+		fds[i] = w[i].tgt->fd;
+	if (o->block <= (1u << 30) && io_uring_register_files(ring, fds, ns) == 0) {
+		if (io_uring_register_buffers(ring, iov, n) == 0)
+			*fixed = 1;
+		else
+			io_uring_unregister_files(ring);
+	}
+	return 0;
+}
+
+/* One completion: a think time over or an I/O done (counted, the slot's
+ * next prepared). 1 when an I/O was prepared (its t0 left to stamp), -1
+ * when the slot is done (stopping, or an error: *stopping set), else 0. */
+static int on_cqe(struct io_uring *ring, const struct io_uring_cqe *cqe, struct uslot *slot, int fixed,
+		  uint64_t now, int *stopping, double gap)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	unsigned i = (unsigned)(ud & ~THINK_BIT);
+	struct uslot *s = &slot[i];
+	const struct bench_opts *o = s->w->o;
+	if (ud & THINK_BIT) {
+		if (*stopping)
+			return -1;
+		prep_io(ring, s->w, s, i, fixed);
+		s->t0 = 0; /* stamped at submit */
+		return 1;
+	}
+	if (cqe->res != (int)o->block) {
+		int e = cqe->res < 0 ? cqe->res : -EIO;
+		bench_fail(s->w, e, "%s at offset %llu: %s%s", s->is_write ? "write" : "read",
+			   (unsigned long long)s->off, strerror(-e), cqe->res >= 0 ? " (short transfer)" : "");
+		*stopping = 1;
+		return -1;
+	}
+	bench_account(s->w, s->is_write, o->block, s->t0, now);
+	int x = *stopping ? -1 : next_io(ring, s, i, fixed, now, 1, gap);
+	if (x > 0)
+		s->t0 = 0;
+	return x;
+}
+
 static void *uring_worker(void *arg)
 {
 	struct bench_worker *w = arg; /* the first stream; w[1 .. ns - 1] the others */
@@ -105,31 +168,9 @@ static void *uring_worker(void *arg)
 			   (unsigned long long)o->block);
 		goto wait;
 	}
-	/* room for every slot's I/O or timeout; completions run when this
-	 * thread waits, not by interrupting it (as fio sets up its rings), where
-	 * the kernel knows the flags */
-	r = io_uring_queue_init(n < 8 ? 8 : n, &ring, IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
-	if (r == -EINVAL)
-		r = io_uring_queue_init(n < 8 ? 8 : n, &ring, 0);
-	if (r < 0) {
+	if ((r = ring_setup(&ring, w, slot, iov, fds, bufs, &fixed)) < 0)
 		bench_fail(w, r, "io_uring_queue_init: %s", strerror(-r));
-		goto wait;
-	}
-	ring_ok = 1;
-	for (unsigned i = 0; i < n; i++) {
-		slot[i].w = &w[i / per];
-		slot[i].file = i / per;
-		slot[i].buf = bufs + (size_t)i * o->block;
-		iov[i] = (struct iovec){ slot[i].buf, o->block };
-	}
-	for (unsigned i = 0; i < ns; i++)
-		fds[i] = w[i].tgt->fd;
-	if (o->block <= (1u << 30) && io_uring_register_files(&ring, fds, ns) == 0) {
-		if (io_uring_register_buffers(&ring, iov, n) == 0)
-			fixed = 1;
-		else
-			io_uring_unregister_files(&ring);
-	}
+	ring_ok = r == 0;
 wait:
 	bench_wait_start(w);
 	if (w->error || atomic_load(&((struct bench_clock *)c)->stop))
@@ -154,37 +195,10 @@ wait:
 								      memory_order_relaxed);
 		io_uring_for_each_cqe(&ring, head, cqe)
 		{
-			uint64_t ud = io_uring_cqe_get_data64(cqe);
-			unsigned i = (unsigned)(ud & ~THINK_BIT);
-			struct uslot *s = &slot[i];
+			int x = on_cqe(&ring, cqe, slot, fixed, now, &stopping, gap);
 			seen++;
-			if (ud & THINK_BIT) {
-				if (stopping) {
-					inflight--;
-				} else {
-					prep_io(&ring, s->w, s, i, fixed);
-					s->t0 = 0; /* stamped at submit */
-					issued++;
-				}
-				continue;
-			}
-			if (cqe->res != (int)o->block) {
-				int e = cqe->res < 0 ? cqe->res : -EIO;
-				bench_fail(s->w, e, "%s at offset %llu: %s%s", s->is_write ? "write" : "read",
-					   (unsigned long long)s->off, strerror(-e),
-					   cqe->res >= 0 ? " (short transfer)" : "");
-				stopping = 1;
-				inflight--;
-				continue;
-			}
-			bench_account(s->w, s->is_write, o->block, s->t0, now);
-			int x = stopping ? -1 : next_io(&ring, s, i, fixed, now, 1, gap);
-			if (x < 0) {
-				inflight--;
-			} else if (x > 0) {
-				s->t0 = 0;
-				issued++;
-			}
+			inflight -= x < 0;
+			issued += x > 0;
 		}
 		io_uring_cq_advance(&ring, seen);
 		if (issued) {

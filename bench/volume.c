@@ -141,15 +141,91 @@ static void virtual_wait(struct vworker *vw, struct bench_clock *c, unsigned inf
 	}
 }
 
+/* Submit every slot of *idle whose think time (or -g start) is over; the
+ * others stay in *idle, the first of their times in *wake. Not issuing:
+ * every slot retires. The count submitted. */
+static unsigned issue_idle(struct bench_worker *w, struct vworker *vw, struct vslot **idle, int issuing,
+			   uint64_t now, uint64_t *wake)
+{
+	const struct bench_opts *o = w->o;
+	struct bench_clock *c = w->clk;
+	struct vol *v = w->tgt->vol;
+	_Atomic uint64_t *next_k = &w->tgt->next_k[w->thread % o->threads];
+	double gap = bench_rate_gap_ns(o);
+	struct vslot *later = NULL;
+	unsigned issued = 0;
+	while (*idle) {
+		struct vslot *s = *idle;
+		*idle = s->next;
+		if (!issuing)
+			continue;
+		if (s->ready > now) {
+			s->next = later;
+			later = s;
+			*wake = s->ready < *wake ? s->ready : *wake;
+			continue;
+		}
+		if (gap > 0) { /* -g: the next I/O of the thread starts no earlier than k gaps in */
+			uint64_t start = c->t_start + (uint64_t)((double)atomic_load(next_k) * gap);
+			/* (one worker per thread: next_k counts this thread's I/Os) */
+			if (start >= c->t_end)
+				continue; /* after the run: the slot retires */
+			if (start > now) {
+				s->ready = start;
+				s->next = later;
+				later = s;
+				*wake = start < *wake ? start : *wake;
+				continue;
+			}
+		}
+		uint64_t k = atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed);
+		if (o->interlocked) /* -si: the target's shared position */
+			k = atomic_fetch_add_explicit(&w->tgt->si_next, 1, memory_order_relaxed);
+		bench_pattern_at(&w->pat, k, &s->off, &s->is_write);
+		if (s->is_write)
+			bench_write_data(w, s->buf, k);
+		s->t0 = vw_now(vw);
+		issued++;
+		int r = engine_submit(v, s->is_write ? ENGINE_WRITE : ENGINE_READ, s->buf, s->off, o->block, slot_done, s);
+		if (r)
+			slot_done(s, r);
+	}
+	*idle = later;
+	return issued;
+}
+
+/* The slots completed since the last look, counted (or failed) and back
+ * in *idle with their think time; how many. */
+static unsigned reap_done(struct bench_worker *w, struct vworker *vw, struct vslot **idle)
+{
+	const struct bench_opts *o = w->o;
+	unsigned n = 0;
+	struct vslot *done = atomic_exchange_explicit(&vw->done, NULL, memory_order_acquire);
+	while (done) {
+		struct vslot *s = done;
+		done = s->next;
+		n++;
+		if (s->res) {
+			if (!w->error)
+				bench_fail(w, s->res, "%s at offset %llu: %s", s->is_write ? "write" : "read",
+					   (unsigned long long)s->off, strerror(-s->res));
+		} else {
+			bench_account(w, s->is_write, o->block, s->t0, s->t1);
+		}
+		s->ready = s->t1 + o->think_us * 1000;
+		s->next = *idle;
+		*idle = s;
+	}
+	return n;
+}
+
 static void *volume_worker(void *arg)
 {
 	struct bench_worker *w = arg;
 	const struct bench_opts *o = w->o;
 	struct bench_clock *c = w->clk;
 	struct vol *v = w->tgt->vol;
-	_Atomic uint64_t *next_k = &w->tgt->next_k[w->thread % o->threads];
 	unsigned n = o->outstanding, inflight = 0;
-	double gap = bench_rate_gap_ns(o);
 	struct vworker vw;
 	struct vslot *slots = calloc(n, sizeof(*slots)), *idle = NULL;
 	char *bufs = bench_buffers(o, n, o->seed + w->thread * 1024);
@@ -187,44 +263,7 @@ static void *volume_worker(void *arg)
 		uint64_t now = vw_now(&vw), wake = UINT64_MAX;
 		int issuing = !w->error && now < c->t_end && !atomic_load_explicit(&c->stop, memory_order_relaxed);
 		/* issue every idle slot whose think time is over */
-		struct vslot *later = NULL;
-		while (idle) {
-			struct vslot *s = idle;
-			idle = s->next;
-			if (!issuing)
-				continue;
-			if (s->ready > now) {
-				s->next = later;
-				later = s;
-				wake = s->ready < wake ? s->ready : wake;
-				continue;
-			}
-			if (gap > 0) { /* -g: the next I/O of the thread starts no earlier than k gaps in */
-				uint64_t start = c->t_start + (uint64_t)((double)atomic_load(next_k) * gap);
-				/* (one worker per thread: next_k counts this thread's I/Os) */
-				if (start >= c->t_end)
-					continue; /* after the run: the slot retires */
-				if (start > now) {
-					s->ready = start;
-					s->next = later;
-					later = s;
-					wake = start < wake ? start : wake;
-					continue;
-				}
-			}
-			uint64_t k = atomic_fetch_add_explicit(next_k, 1, memory_order_relaxed);
-			if (o->interlocked) /* -si: the target's shared position */
-				k = atomic_fetch_add_explicit(&w->tgt->si_next, 1, memory_order_relaxed);
-			bench_pattern_at(&w->pat, k, &s->off, &s->is_write);
-			if (s->is_write)
-				bench_write_data(w, s->buf, k);
-			s->t0 = vw_now(&vw);
-			inflight++;
-			int r = engine_submit(v, s->is_write ? ENGINE_WRITE : ENGINE_READ, s->buf, s->off, o->block, slot_done, s);
-			if (r)
-				slot_done(s, r);
-		}
-		idle = later;
+		inflight += issue_idle(w, &vw, &idle, issuing, now, &wake);
 		if (!inflight && (!issuing || !idle))
 			break;
 		if (vw.virt) {
@@ -237,22 +276,7 @@ static void *volume_worker(void *arg)
 			ring_wait(&ring, &vw, &wake_buf, wake);
 		}
 		/* account what completed, on this thread only */
-		struct vslot *done = atomic_exchange_explicit(&vw.done, NULL, memory_order_acquire);
-		while (done) {
-			struct vslot *s = done;
-			done = s->next;
-			inflight--;
-			if (s->res) {
-				if (!w->error)
-					bench_fail(w, s->res, "%s at offset %llu: %s", s->is_write ? "write" : "read",
-						   (unsigned long long)s->off, strerror(-s->res));
-			} else {
-				bench_account(w, s->is_write, o->block, s->t0, s->t1);
-			}
-			s->ready = s->t1 + o->think_us * 1000;
-			s->next = idle;
-			idle = s;
-		}
+		inflight -= reap_done(w, &vw, &idle);
 	}
 	if (vw.virt) {
 		virtual_wait(&vw, c, 0, UINT64_MAX, &edges); /* the edges not reached */

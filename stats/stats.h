@@ -189,7 +189,7 @@ struct stats_interval_opts {
 int stats_render_interval(FILE *f, const struct stats_interval_opts *o, const struct stats_view_dev *prev,
 			  const struct stats_view_dev *cur, size_t n);
 
-/* ---- stats.json reader (json.c) ---- */
+/* ---- stats.json read back (doc.c, over the JSON reader of json.h) ---- */
 struct stats_doc {
 	uint64_t uptime_ns;
 	uint64_t since_reset_ns;

@@ -41,8 +41,6 @@ struct cmd {
 int cmd_parse(const struct cmd *c, int argc, char **argv, int *first,
 	      int (*on)(int i, const char *arg, void *ctx), void *ctx);
 void cmd_usage(const struct cmd *c, FILE *f);
-/* The synopsis lines ("usage: fsvol NAME [-f] ... MNT"), wrapped at 80 columns. */
-void cmd_synopsis(const struct cmd *c, FILE *f);
 /* s's words printed from column col (the cursor's), wrapped at 80 columns and
  * continued at column indent, then a newline. */
 void cmd_put_wrapped(FILE *f, const char *s, size_t col, size_t indent);
@@ -95,6 +93,11 @@ int cmd_is_fsvol_mount(const char *mnt);
 void cmd_mnt_problem(const char *mnt, const char *path, int e, char *out, size_t len);
 /* 0 when mnt is an fsvol mount with a live daemon; else prints why, returns 1. */
 int cmd_mnt_check(const struct cmd *c, const char *mnt);
+/* MNT/status.json (a serve's DIR rewritten first) read into a tree: 0 and
+ * *out (free with stats_json_free), or -errno with why in words (-EINVAL:
+ * not JSON, the byte named). */
+struct stats_json;
+int cmd_status_json(const char *mnt, struct stats_json **out, char *why, size_t len);
 
 /* cmd_ctldir.c: the --ctl-dir of fsvol serve where a mount is taken. Is dir
  * one (DIR/ctl a FIFO)? */

@@ -13,9 +13,9 @@
 #include <time.h>
 
 #include "fsvol/cli/cmd.h"
-#include "fsvol/cli/cmd_json.h"
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/size.h"
+#include "stats/json.h"
 #include "stats/stats.h"
 
 static const struct cmd_opt detail_opts[] = {
@@ -52,7 +52,7 @@ struct detail_row {
 
 struct detail {
 	const char *mnt;
-	const struct cmd_json *st;
+	const struct stats_json *st;
 	struct sb sb;
 	int have_sb;
 	unsigned raid, total, active, working, failed, spare;
@@ -80,22 +80,21 @@ static void detail_dev(struct detail_row *r, const char *path)
 /* The member table and counts from status.json's members[]. */
 static void detail_rows(struct detail *d)
 {
-	const struct cmd_json *ms = cmd_json_get(d->st, "members");
-	unsigned raid = (unsigned)cmd_json_u64(d->st, "raid_members", 0);
+	const struct stats_json *ms = stats_json_get(d->st, "members");
+	unsigned raid = (unsigned)stats_json_u64(d->st, "raid_members", 0);
 	struct detail_row other[SB_MAX_SLOTS];
 	unsigned nother = 0;
 	d->raid = raid;
-	for (size_t k = 0; ms && ms->t == CMD_JSON_ARR && k < ms->n && k < SB_MAX_SLOTS; k++) {
-		const struct cmd_json *m = &ms->kids[k];
-		unsigned slot = (unsigned)cmd_json_u64(m, "slot", k);
-		const char *path = cmd_json_str(m, "path"), *state = cmd_json_str(m, "state");
+	for (size_t k = 0; ms && ms->t == STATS_JSON_ARR && k < ms->n && k < SB_MAX_SLOTS; k++) {
+		const struct stats_json *m = &ms->kids[k];
+		unsigned slot = (unsigned)stats_json_u64(m, "slot", k);
+		const char *path = stats_json_str(m, "path"), *state = stats_json_str(m, "state");
 		state = state ? state : "?";
 		/* Number: the device's, which stays with it (md's); RaidDevice: its role */
-		const struct cmd_json *num = cmd_json_get(m, "number");
-		int number = num && num->t == CMD_JSON_NUM ? (int)num->u64 : (int)slot;
+		int number = (int)stats_json_i64(m, "number", slot);
 		struct detail_row r = { .number = number, .raid_device = slot < raid ? (int)slot : -1 };
 		detail_dev(&r, path);
-		r.bad_blocks = (unsigned)cmd_json_u64(m, "bad_blocks", 0);
+		r.bad_blocks = (unsigned)stats_json_u64(m, "bad_blocks", 0);
 		d->total += path != NULL;
 		if (!strcmp(state, "active") && slot < raid) {
 			snprintf(r.state, sizeof(r.state), "active sync");
@@ -115,14 +114,13 @@ static void detail_rows(struct detail *d)
 			snprintf(r.state, sizeof(r.state), "%s", state);
 		}
 		/* md's per-device flags after the state words, as mdadm --detail */
-		const struct cmd_json *wm = cmd_json_get(m, "write_mostly"), *ff = cmd_json_get(m, "failfast");
-		if (wm && wm->t == CMD_JSON_BOOL && wm->num)
+		if (stats_json_bool(m, "write_mostly", 0))
 			strncat(r.state, " writemostly", sizeof(r.state) - strlen(r.state) - 1);
-		if (ff && ff->t == CMD_JSON_BOOL && ff->num)
+		if (stats_json_bool(m, "failfast", 0))
 			strncat(r.state, " failfast", sizeof(r.state) - strlen(r.state) - 1);
 		/* a replace under way: md shows the new device as "replacement" */
-		const struct cmd_json *rep = cmd_json_get(m, "replacing");
-		if (rep && rep->t == CMD_JSON_NUM) {
+		const struct stats_json *rep = stats_json_get(m, "replacing");
+		if (rep && (rep->fits & STATS_JSON_U64)) {
 			snprintf(r.state, sizeof(r.state), "spare rebuilding (replacement for %llu)",
 				 (unsigned long long)rep->u64);
 			r.raid_device = (int)rep->u64;
@@ -144,14 +142,14 @@ static void detail_rows(struct detail *d)
 
 static void detail_state(struct detail *d)
 {
-	const char *st = cmd_json_str(d->st, "state"), *level = cmd_json_str(d->st, "level");
-	const struct cmd_json *sync = cmd_json_get(d->st, "sync");
-	const char *action = sync ? cmd_json_str(sync, "action") : NULL, *sstate = sync ? cmd_json_str(sync, "state") : NULL;
+	const char *st = stats_json_str(d->st, "state"), *level = stats_json_str(d->st, "level");
+	const struct stats_json *sync = stats_json_get(d->st, "sync");
+	const char *action = sync ? stats_json_str(sync, "action") : NULL, *sstate = sync ? stats_json_str(sync, "state") : NULL;
 	st = st ? st : "?";
 	d->sync_running = sstate && !strcmp(sstate, "running");
 	/* md's safe mode: clean while idle, active while writes may be in flight
 	 * (the daemon's array_state; a daemon without it: the superblock) */
-	const char *as = cmd_json_str(d->st, "array_state");
+	const char *as = stats_json_str(d->st, "array_state");
 	int clean = as ? !strcmp(as, "clean") : d->have_sb && d->sb.clean;
 	size_t n = (size_t)snprintf(d->state, sizeof(d->state), "%s", clean ? "clean" : "active");
 	if (!strcmp(st, "degraded") || !strcmp(st, "rebuilding"))
@@ -165,23 +163,23 @@ static void detail_state(struct detail *d)
 	if (d->sync_running && action) {
 		snprintf(d->sync_name, sizeof(d->sync_name), "%s", !strcmp(action, "recovery") ? "Rebuild"
 			 : !strcmp(action, "resync") ? "Resync" : !strcmp(action, "reshape") ? "Reshape" : "Check");
-		d->sync_pct = cmd_json_num(sync, "percent", 0);
+		d->sync_pct = stats_json_num(sync, "percent", 0);
 	}
-	const struct cmd_json *bm = cmd_json_get(d->st, "bitmap");
+	const struct stats_json *bm = stats_json_get(d->st, "bitmap");
 	int redundant = level && strcmp(level, "raid0") && strcmp(level, "linear") && strcmp(level, "single");
-	d->policy = bm && bm->t == CMD_JSON_OBJ ? "bitmap" : redundant ? "resync" : "none";
-	if (cmd_json_str(d->st, "consistency_policy")) /* ppl, journal: the daemon says */
-		d->policy = cmd_json_str(d->st, "consistency_policy");
+	d->policy = bm && bm->t == STATS_JSON_OBJ ? "bitmap" : redundant ? "resync" : "none";
+	if (stats_json_str(d->st, "consistency_policy")) /* ppl, journal: the daemon says */
+		d->policy = stats_json_str(d->st, "consistency_policy");
 	d->test = !strcmp(st, "failed") ? 2 : strcmp(st, "healthy") ? 1 : 0;
 }
 
 /* Creation and update time, used size: from a member's superblock. */
 static void detail_sb(struct detail *d)
 {
-	const struct cmd_json *ms = cmd_json_get(d->st, "members");
+	const struct stats_json *ms = stats_json_get(d->st, "members");
 	char err[512];
-	for (size_t k = 0; ms && ms->t == CMD_JSON_ARR && k < ms->n && !d->have_sb; k++) {
-		const char *path = cmd_json_str(&ms->kids[k], "path"), *state = cmd_json_str(&ms->kids[k], "state");
+	for (size_t k = 0; ms && ms->t == STATS_JSON_ARR && k < ms->n && !d->have_sb; k++) {
+		const char *path = stats_json_str(&ms->kids[k], "path"), *state = stats_json_str(&ms->kids[k], "state");
 		if (path && state && !strcmp(state, "active") && !strchr(path, ':'))
 			d->have_sb = !cmd_read_sb(path, &d->sb, err, sizeof(err));
 	}
@@ -215,12 +213,12 @@ static void fmt_kib(uint64_t bytes, char *out, size_t len)
  * there were some. */
 static int detail_reshape(const struct detail *d)
 {
-	const struct cmd_json *rs = cmd_json_get(d->st, "reshape");
-	if (!rs || rs->t != CMD_JSON_OBJ)
+	const struct stats_json *rs = stats_json_get(d->st, "reshape");
+	if (!rs || rs->t != STATS_JSON_OBJ)
 		return 0;
-	unsigned from = (unsigned)cmd_json_u64(rs, "old_members", 0), to = (unsigned)cmd_json_u64(rs, "new_members", 0);
-	const char *l0 = cmd_json_str(rs, "old_level"), *l1 = cmd_json_str(rs, "new_level");
-	uint64_t c0 = cmd_json_u64(rs, "old_chunk", 0), c1 = cmd_json_u64(rs, "new_chunk", 0);
+	unsigned from = (unsigned)stats_json_u64(rs, "old_members", 0), to = (unsigned)stats_json_u64(rs, "new_members", 0);
+	const char *l0 = stats_json_str(rs, "old_level"), *l1 = stats_json_str(rs, "new_level");
+	uint64_t c0 = stats_json_u64(rs, "old_chunk", 0), c1 = stats_json_u64(rs, "new_chunk", 0);
 	char chunk[32];
 	if (to != from)
 		printf("     Delta Devices : %d, (%u->%u)\n", (int)to - (int)from, from, to);
@@ -230,7 +228,7 @@ static int detail_reshape(const struct detail *d)
 		size_format(c1, chunk, sizeof(chunk));
 		printf("     New Chunksize : %s\n", chunk);
 	}
-	const char *a0 = cmd_json_str(rs, "old_layout"), *a1 = cmd_json_str(rs, "new_layout");
+	const char *a0 = stats_json_str(rs, "old_layout"), *a1 = stats_json_str(rs, "new_layout");
 	if (a0 && a1 && strcmp(a0, a1) && !(l0 && l1 && strcmp(l0, l1))) /* a new level says its layout itself */
 		printf("        New Layout : %s\n", a1);
 	putchar('\n');
@@ -240,7 +238,7 @@ static int detail_reshape(const struct detail *d)
 static void detail_text(const struct detail *d)
 {
 	char t[64], sz[64], chunk[32];
-	const char *layout = cmd_json_str(d->st, "layout");
+	const char *layout = stats_json_str(d->st, "layout");
 	uint64_t used = d->have_sb ? d->sb.slots[0].data_size : 0;
 	printf("%s:\n", d->mnt);
 	printf("           Version : fsvol %u\n", d->have_sb ? d->sb.version : SB_VERSION);
@@ -248,8 +246,8 @@ static void detail_text(const struct detail *d)
 		fmt_time(d->sb.ctime, t, sizeof(t));
 		printf("     Creation Time : %s\n", t);
 	}
-	printf("        Raid Level : %s\n", or_q(cmd_json_str(d->st, "level")));
-	fmt_kib(cmd_json_u64(d->st, "capacity", 0), sz, sizeof(sz));
+	printf("        Raid Level : %s\n", or_q(stats_json_str(d->st, "level")));
+	fmt_kib(stats_json_u64(d->st, "capacity", 0), sz, sizeof(sz));
 	printf("        Array Size : %s\n", sz);
 	if (used) {
 		fmt_kib(used, sz, sizeof(sz));
@@ -268,10 +266,9 @@ static void detail_text(const struct detail *d)
 	       d->active, d->working, d->failed, d->spare);
 	if (layout)
 		printf("            Layout : %s\n", layout);
-	const struct cmd_json *qr = cmd_json_get(d->st, "q_rewrite");
-	if (qr && qr->t == CMD_JSON_BOOL && qr->num != 0) /* a raid6 la/ra volume from before format 5 */
+	if (stats_json_bool(d->st, "q_rewrite", 0)) /* a raid6 la/ra volume from before format 5 */
 		printf("           Q Order : data order (fsvol before format 5), being rewritten in md's by the resync\n");
-	size_format(cmd_json_u64(d->st, "chunk", 0), chunk, sizeof(chunk));
+	size_format(stats_json_u64(d->st, "chunk", 0), chunk, sizeof(chunk));
 	printf("        Chunk Size : %s\n\n", chunk);
 	printf("Consistency Policy : %s\n\n", d->policy);
 	if (d->sync_name[0]) {
@@ -280,8 +277,8 @@ static void detail_text(const struct detail *d)
 			putchar('\n');
 	}
 	printf("              Name : %s\n              UUID : %s\n            Events : %llu\n\n",
-	       or_q(cmd_json_str(d->st, "name")), or_q(cmd_json_str(d->st, "uuid")),
-	       (unsigned long long)cmd_json_u64(d->st, "events", 0));
+	       or_q(stats_json_str(d->st, "name")), or_q(stats_json_str(d->st, "uuid")),
+	       (unsigned long long)stats_json_u64(d->st, "events", 0));
 	printf("    Number   Major   Minor   RaidDevice State\n");
 	for (unsigned i = 0; i < d->nrows; i++) {
 		const struct detail_row *r = &d->rows[i];
@@ -319,29 +316,29 @@ static void detail_json(const struct detail *d)
 	json_num_or_null("creation_time", d->have_sb, d->have_sb ? (long long)d->sb.ctime : 0);
 	json_num_or_null("update_time", d->have_sb, d->have_sb ? (long long)d->sb.utime : 0);
 	printf(",\"raid_level\":");
-	stats_json_string(stdout, cmd_json_str(d->st, "level"));
-	printf(",\"array_size\":%llu", (unsigned long long)cmd_json_u64(d->st, "capacity", 0));
+	stats_json_string(stdout, stats_json_str(d->st, "level"));
+	printf(",\"array_size\":%llu", (unsigned long long)stats_json_u64(d->st, "capacity", 0));
 	json_num_or_null("used_dev_size", d->have_sb, d->have_sb ? (long long)d->sb.slots[0].data_size : 0);
 	printf(",\"raid_devices\":%u,\"total_devices\":%u,\"persistence\":\"superblock\",\"intent_bitmap\":%s,"
 	       "\"state\":", d->raid, d->total, !strcmp(d->policy, "bitmap") ? "\"internal\"" : "null");
 	stats_json_string(stdout, d->state);
 	printf(",\"active_devices\":%u,\"working_devices\":%u,\"failed_devices\":%u,\"spare_devices\":%u,\"layout\":",
 	       d->active, d->working, d->failed, d->spare);
-	stats_json_string(stdout, cmd_json_str(d->st, "layout"));
+	stats_json_string(stdout, stats_json_str(d->st, "layout"));
 	printf(",\"chunk_size\":%llu,\"consistency_policy\":\"%s\",\"sync_status\":",
-	       (unsigned long long)cmd_json_u64(d->st, "chunk", 0), d->policy);
+	       (unsigned long long)stats_json_u64(d->st, "chunk", 0), d->policy);
 	if (d->sync_name[0])
 		printf("{\"action\":\"%s\",\"percent\":%.1f}", d->sync_name, d->sync_pct);
 	else
 		printf("null");
-	const struct cmd_json *rs = cmd_json_get(d->st, "reshape");
-	if (rs && rs->t == CMD_JSON_OBJ)
-		printf(",\"delta_devices\":%d", (int)cmd_json_u64(rs, "new_members", 0) - (int)cmd_json_u64(rs, "old_members", 0));
+	const struct stats_json *rs = stats_json_get(d->st, "reshape");
+	if (rs && rs->t == STATS_JSON_OBJ)
+		printf(",\"delta_devices\":%d", (int)stats_json_u64(rs, "new_members", 0) - (int)stats_json_u64(rs, "old_members", 0));
 	printf(",\"name\":");
-	stats_json_string(stdout, cmd_json_str(d->st, "name"));
+	stats_json_string(stdout, stats_json_str(d->st, "name"));
 	printf(",\"uuid\":");
-	stats_json_string(stdout, cmd_json_str(d->st, "uuid"));
-	printf(",\"events\":%llu,\"devices\":[", (unsigned long long)cmd_json_u64(d->st, "events", 0));
+	stats_json_string(stdout, stats_json_str(d->st, "uuid"));
+	printf(",\"events\":%llu,\"devices\":[", (unsigned long long)stats_json_u64(d->st, "events", 0));
 	for (unsigned i = 0; i < d->nrows; i++) {
 		const struct detail_row *r = &d->rows[i];
 		printf("%s{\"number\":", i ? "," : "");
@@ -364,27 +361,20 @@ static void detail_json(const struct detail *d)
 static int detail_run(const struct cmd *c, int argc, char **argv)
 {
 	struct detail_args a = { 0 };
-	int first, r = cmd_parse(c, argc, argv, &first, detail_opt, &a), e;
+	int first, r = cmd_parse(c, argc, argv, &first, detail_opt, &a);
 	if (r)
 		return r > 0 ? 0 : 2;
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point");
-	char path[PATH_MAX + 16], why[PATH_MAX + 400];
-	if (cmd_is_ctl_dir(argv[first]))
-		cmd_ctl_dir_refresh(argv[first]); /* current figures; a stopped server's last ones */
-	snprintf(path, sizeof(path), "%s/status.json", argv[first]);
-	struct cmd_json *st = cmd_json_read_file(path, &e);
-	if (!st) {
-		if (e == EBADMSG)
-			snprintf(why, sizeof(why), "%s: not an fsvol status", path);
-		else
-			cmd_mnt_problem(argv[first], path, e, why, sizeof(why));
+	char why[PATH_MAX + 400];
+	struct stats_json *st;
+	if (cmd_status_json(argv[first], &st, why, sizeof(why))) {
 		cmd_err(c, "%s", why);
 		return a.test ? 4 : 1;
 	}
 	struct detail *d = calloc(1, sizeof(*d));
 	if (!d) {
-		cmd_json_free(st);
+		stats_json_free(st);
 		return cmd_err(c, "out of memory");
 	}
 	d->mnt = argv[first];
@@ -398,7 +388,7 @@ static int detail_run(const struct cmd *c, int argc, char **argv)
 		detail_text(d);
 	r = a.test ? d->test : 0;
 	free(d);
-	cmd_json_free(st);
+	stats_json_free(st);
 	return fflush(stdout) ? 1 : r;
 }
 

@@ -1,7 +1,8 @@
 /* cmd_mnt: what the commands on a mounted volume share: member paths made
  * absolute (the daemon runs in /, and status, fail and remove compare the
- * paths it stored), and MNT checked before use, so a dead daemon is named
- * as such rather than as "Transport endpoint is not connected". */
+ * paths it stored), MNT checked before use, so a dead daemon is named
+ * as such rather than as "Transport endpoint is not connected", and
+ * MNT/status.json read. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
+#include "fsvol/util/slurp.h"
+#include "stats/json.h"
 
 /* Made absolute by the words alone: "." and ".." folded, symbolic links kept
  * (a link is the name the user chose, and messages quote it). */
@@ -139,4 +142,26 @@ int cmd_mnt_check(const struct cmd *c, const char *mnt)
 		return cmd_err(c, "%s", why);
 	}
 	return 0;
+}
+
+int cmd_status_json(const char *mnt, struct stats_json **out, char *why, size_t len)
+{
+	char path[PATH_MAX + 16], *buf, err[200];
+	size_t n;
+	*out = NULL;
+	if (cmd_is_ctl_dir(mnt))
+		cmd_ctl_dir_refresh(mnt); /* current figures; a stopped server's last ones */
+	snprintf(path, sizeof(path), "%s/status.json", mnt);
+	int r = slurp_file(path, &buf, &n);
+	if (r) {
+		cmd_mnt_problem(mnt, path, -r, why, len);
+		return r;
+	}
+	r = stats_json_read(buf, n, out, err, sizeof(err));
+	free(buf);
+	if (r == -EINVAL)
+		snprintf(why, len, "%s: not an fsvol status (%s)", path, err);
+	else if (r)
+		snprintf(why, len, "%s: %s", path, strerror(-r));
+	return r;
 }

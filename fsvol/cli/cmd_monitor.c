@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
-#include "fsvol/cli/cmd_json.h"
+#include "stats/json.h"
 
 #define MON_MAX 64          /* mounts followed at once */
 #define MON_POLL_MS 200     /* how often MNT/events is read for new lines */
@@ -179,7 +179,6 @@ static void mon_start(struct mon_mnt *m, const char *mnt, int is_new)
 {
 	char path[PATH_MAX + 16];
 	struct stat st;
-	int e;
 	memset(m, 0, sizeof(*m));
 	snprintf(m->mnt, sizeof(m->mnt), "%s", mnt);
 	m->alive = 1;
@@ -188,21 +187,20 @@ static void mon_start(struct mon_mnt *m, const char *mnt, int is_new)
 		m->off = (uint64_t)st.st_size;
 	if (is_new)
 		mon_report(NULL, "NewArray", mnt, NULL, NULL, NULL);
-	if (cmd_is_ctl_dir(mnt))
-		cmd_ctl_dir_refresh(mnt);
-	snprintf(path, sizeof(path), "%s/status.json", mnt);
-	struct cmd_json *s = cmd_json_read_file(path, &e);
-	const char *state = s ? cmd_json_str(s, "state") : NULL;
+	struct stats_json *s;
+	char why[PATH_MAX + 400];
+	cmd_status_json(mnt, &s, why, sizeof(why)); /* none: no DegradedArray to tell */
+	const char *state = s ? stats_json_str(s, "state") : NULL;
 	if (state && strcmp(state, "healthy")) {
 		char d[128];
-		unsigned raid = (unsigned)cmd_json_u64(s, "raid_members", 0), act = (unsigned)cmd_json_u64(s, "active_members", 0);
+		unsigned raid = (unsigned)stats_json_u64(s, "raid_members", 0), act = (unsigned)stats_json_u64(s, "active_members", 0);
 		snprintf(d, sizeof(d), "%u of %u members failed or missing%s", raid - act, raid,
 			 !strcmp(state, "failed") ? ": beyond redundancy, the volume has FAILED" : "");
 		mon_report(NULL, "DegradedArray", mnt, NULL, d, NULL);
 	}
 	if (mon_opts->test)
-		mon_report(NULL, "TestMessage", mnt, NULL, s ? cmd_json_str(s, "name") : NULL, NULL);
-	cmd_json_free(s);
+		mon_report(NULL, "TestMessage", mnt, NULL, s ? stats_json_str(s, "name") : NULL, NULL);
+	stats_json_free(s);
 }
 
 /* --scan: fsvol mounts in /proc/self/mounts not followed yet. */

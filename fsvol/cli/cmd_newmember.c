@@ -10,26 +10,23 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
-#include "fsvol/cli/cmd_json.h"
 #include "fsvol/meta/sb.h"
 #include "fsvol/util/size.h"
+#include "stats/json.h"
 
 /* What a member of the volume at mnt must hold: its data offset and data
  * size, from an active member's superblock (the daemon's own rule). 0, 1
  * when mnt is no mount (the ctl write says why), or -ENOENT. */
 static int member_need(const char *mnt, uint64_t *need, uint64_t *doff)
 {
-	char path[4200], err[512];
-	int e, r = -ENOENT;
-	if (cmd_is_ctl_dir(mnt))
-		cmd_ctl_dir_refresh(mnt);
-	snprintf(path, sizeof(path), "%s/status.json", mnt);
-	struct cmd_json *st = cmd_json_read_file(path, &e);
-	if (!st)
+	char why[4600], err[512];
+	int r = -ENOENT;
+	struct stats_json *st;
+	if (cmd_status_json(mnt, &st, why, sizeof(why)))
 		return 1;
-	const struct cmd_json *ms = cmd_json_get(st, "members");
-	for (size_t k = 0; r && ms && ms->t == CMD_JSON_ARR && k < ms->n; k++) {
-		const char *p = cmd_json_str(&ms->kids[k], "path"), *state = cmd_json_str(&ms->kids[k], "state");
+	const struct stats_json *ms = stats_json_get(st, "members");
+	for (size_t k = 0; r && ms && ms->t == STATS_JSON_ARR && k < ms->n; k++) {
+		const char *p = stats_json_str(&ms->kids[k], "path"), *state = stats_json_str(&ms->kids[k], "state");
 		struct sb s;
 		if (!p || !state || strcmp(state, "active") || strchr(p, ':') || cmd_read_sb(p, &s, err, sizeof(err)))
 			continue;
@@ -37,7 +34,7 @@ static int member_need(const char *mnt, uint64_t *need, uint64_t *doff)
 		*need = s.data_offset + s.slots[0].data_size;
 		r = 0;
 	}
-	cmd_json_free(st);
+	stats_json_free(st);
 	return r;
 }
 

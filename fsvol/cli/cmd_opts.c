@@ -52,7 +52,8 @@ static void opt_item(const struct cmd_opt *o, char *out, size_t len)
 		 req ? "" : "]");
 }
 
-void cmd_synopsis(const struct cmd *c, FILE *f)
+/* The synopsis lines ("usage: fsvol NAME [-f] ... MNT"), wrapped at 80 columns. */
+static void cmd_synopsis(const struct cmd *c, FILE *f)
 {
 	char ops[512], head[64];
 	cmd_operands(c, ops, sizeof(ops));

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
+#include "fsvol/util/slurp.h"
 #include "stats/stats.h"
 
 static const struct cmd_opt stat_opts[] = {
@@ -81,46 +82,6 @@ static int is_number(const char *s)
 	return !*end;
 }
 
-static int read_file(const char *path, char **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 16, n = 0;
-	char *b;
-	if (fd < 0)
-		return -errno;
-	if (!(b = malloc(cap))) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		if (n == cap) {
-			char *nb = realloc(b, cap *= 2);
-			if (!nb) {
-				free(b);
-				close(fd);
-				return -ENOMEM;
-			}
-			b = nb;
-		}
-		ssize_t r = read(fd, b + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(b);
-			close(fd);
-			return -e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
 static int snap_read(const struct cmd *c, const char *mnt, struct stats_doc *doc)
 {
 	char path[PATH_MAX + 32], err[256], *buf = NULL;
@@ -128,7 +89,7 @@ static int snap_read(const struct cmd *c, const char *mnt, struct stats_doc *doc
 	if (cmd_is_ctl_dir(mnt))
 		cmd_ctl_dir_refresh(mnt); /* current figures, not those of the last periodic rewrite */
 	snprintf(path, sizeof(path), "%s/stats.json", mnt);
-	int r = read_file(path, &buf, &len);
+	int r = slurp_file(path, &buf, &len);
 	if (r) {
 		char why[PATH_MAX + 400];
 		cmd_mnt_problem(mnt, path, -r, why, sizeof(why)); /* a dead daemon, not "Transport endpoint..." */

@@ -99,10 +99,11 @@ static unsigned ctl_index(const char *arg)
 	return n >= 0 ? (unsigned)n : CTL_NO_INDEX;
 }
 
-int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t errlen)
+/* The command's words (at most 4) into w, from line (a copy of cmd, NUL
+ * and length checked): their count, or -EINVAL. */
+static int ctl_words(const char *cmd, size_t len, char *line, char **w, char *err, size_t errlen)
 {
-	char line[CTL_MAX + 1], *save = NULL, *w[4];
-	memset(c, 0, sizeof(*c));
+	char *save = NULL;
 	if (len > CTL_MAX) {
 		snprintf(err, errlen, "ctl: command too long (%zu bytes, at most %d)", len, CTL_MAX);
 		return -EINVAL;
@@ -122,22 +123,28 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 		snprintf(err, errlen, "ctl: empty command");
 		return -EINVAL;
 	}
+	return (int)n;
+}
+
+/* The verb w[0] names, its word count checked; NULL after a message. */
+static const struct ctl_verb_def *ctl_verb(char **w, unsigned n, char *err, size_t errlen)
+{
 	const struct ctl_verb_def *v = NULL;
 	for (size_t i = 0; i < sizeof(ctl_verbs) / sizeof(ctl_verbs[0]); i++)
 		if (!strcmp(w[0], ctl_verbs[i].name))
 			v = &ctl_verbs[i];
 	if (!v) {
 		snprintf(err, errlen, "ctl: unknown command '%s' (" CTL_VERB_LIST ")", w[0]);
-		return -EINVAL;
+		return NULL;
 	}
 	/* one command per write: whatever follows it is refused, never ignored */
 	if (n - 1 > v->max && (v->verb != CTL_FAIL || strcmp(w[2], "force") || n > 3)) {
 		snprintf(err, errlen, "ctl: %s: unexpected '%s' (one command per write)", w[0], w[v->max + 1]);
-		return -EINVAL;
+		return NULL;
 	}
 	if (v->verb == CTL_FAIL && n == 3 && strcmp(w[2], "force")) {
 		snprintf(err, errlen, "ctl: fail: unexpected '%s' (one command per write)", w[2]);
-		return -EINVAL;
+		return NULL;
 	}
 	if (n - 1 < v->min) {
 		if (v->verb == CTL_STATS)
@@ -148,15 +155,15 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 			snprintf(err, errlen, "ctl: fault %s SPEC: the spec is missing (none, error=..., see docs/faults.md)", w[1]);
 		else
 			snprintf(err, errlen, "ctl: %s %s: the argument is missing", w[0], v->args);
-		return -EINVAL;
+		return NULL;
 	}
-	c->verb = v->verb;
-	if (n > 1)
-		snprintf(c->arg, sizeof(c->arg), "%s", w[1]);
-	if (n > 2)
-		snprintf(c->arg2, sizeof(c->arg2), "%s", w[2]);
-	c->force = v->verb == CTL_FAIL && n == 3;
-	switch (v->verb) {
+	return v;
+}
+
+/* The verb's arguments (w[1..n-1]) read into c by their kind. */
+static int ctl_args(struct ctl_cmd *c, char **w, unsigned n, char *err, size_t errlen)
+{
+	switch (c->verb) {
 	case CTL_STATS:
 		if (stats_parse_level(w[1], &c->level)) {
 			snprintf(err, errlen, "ctl: stats %s: expected all, volume or off", w[1]);
@@ -269,6 +276,25 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 	return 0;
 }
 
+int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t errlen)
+{
+	char line[CTL_MAX + 1], *w[4];
+	memset(c, 0, sizeof(*c));
+	int n = ctl_words(cmd, len, line, w, err, errlen);
+	if (n < 0)
+		return n;
+	const struct ctl_verb_def *v = ctl_verb(w, (unsigned)n, err, errlen);
+	if (!v)
+		return -EINVAL;
+	c->verb = v->verb;
+	if (n > 1)
+		snprintf(c->arg, sizeof(c->arg), "%s", w[1]);
+	if (n > 2)
+		snprintf(c->arg2, sizeof(c->arg2), "%s", w[2]);
+	c->force = v->verb == CTL_FAIL && n == 3;
+	return ctl_args(c, w, (unsigned)n, err, errlen);
+}
+
 /* Every member loses its volatile cache at once (docs/faults.md), then the
  * daemon dies as in a crash: the next mount resyncs. */
 static void ctl_powercut(void *arg)
@@ -307,6 +333,73 @@ static int ctl_not_md(const struct vol *v, const char *what, char *err, size_t e
 	return -EOPNOTSUPP;
 }
 
+/* The verbs on one member: fail, error, fault, add, re-add, remove,
+ * replace, writemostly, failfast. */
+static int ctl_exec_member(struct vol *v, const struct ctl_cmd *c, char *err, size_t errlen)
+{
+	char why[400];
+	int r;
+	switch (c->verb) {
+	case CTL_FAIL: {
+		int i = c->arg[0] ? vol_slot_of(v, c->arg) : -1;
+		/* during a reshape the members it adds are in raid roles too */
+		if (i < 0 || (unsigned)i >= vol_roles(v)) {
+			snprintf(err, errlen, "ctl: fail %s: expected a member in a raid role: its Number (mN, as "
+				 "fsvol status names it) or its path", c->arg);
+			return -EINVAL;
+		}
+		/* the policy (md's: not the last working copy unless forced) is the core's */
+		r = vol_fail_request(v, (unsigned)i, c->force, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: fail %s: refused: %s; fsvol fail --force fails it anyway "
+				 "(on MNT/ctl: 'fail %s force')", c->arg, why, c->arg);
+		return r;
+	}
+	case CTL_ERROR:
+	case CTL_FAULT:
+		/* fault injection on a member (members/member_fault.c); "error N"
+		 * is "fault N error=all": every I/O fails from now on, as a dying
+		 * disk's would, and the engine fails it and serves from redundancy */
+		if (c->index == CTL_NO_INDEX || vol_slot_of_number(v, c->index) < 0 ||
+		    !vol_member(v, (unsigned)vol_slot_of_number(v, c->index))) {
+			snprintf(err, errlen, "ctl: %s %s: expected the Number of a present member (mN, as fsvol status "
+				 "names it)", c->verb == CTL_ERROR ? "error" : "fault", c->arg);
+			return -EINVAL;
+		}
+		r = member_fault_set(vol_member(v, (unsigned)vol_slot_of_number(v, c->index)),
+				     c->verb == CTL_ERROR ? "error=all" : c->arg2, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_ADD:
+	case CTL_READD:
+	case CTL_REMOVE:
+		if (c->verb != CTL_REMOVE && vol_sb(v)->md_minor) /* md's format: no recovery_offset written yet */
+			return ctl_not_md(v, c->verb == CTL_ADD ? "add" : "re-add", err, errlen);
+		r = c->verb == CTL_ADD ? vol_add_flags(v, c->arg, c->number, why, sizeof(why))
+		    : c->verb == CTL_READD ? vol_readd(v, c->arg, why, sizeof(why)) : vol_remove(v, c->arg, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_REPLACE:
+		if (vol_sb(v)->md_minor) /* nor md's replacement */
+			return ctl_not_md(v, "replace", err, errlen);
+		r = vol_replace(v, c->arg, c->arg2[0] ? c->arg2 : NULL, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	case CTL_WRITEMOSTLY:
+	case CTL_FAILFAST:
+		r = vol_set_flag(v, c->arg, c->verb == CTL_WRITEMOSTLY ? SB_SLOT_WRITE_MOSTLY : SB_SLOT_FAILFAST, (int)c->number,
+				 why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "ctl: %s", why);
+		return r;
+	default:
+		return -EINVAL;
+	}
+}
+
 int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
 {
 	struct ctl_cmd c;
@@ -322,21 +415,6 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		vol_set_stats_level(v, c.level == STATS_LEVEL_ALL ? VOL_STATS_ALL
 					      : c.level == STATS_LEVEL_VOLUME ? VOL_STATS_VOLUME : VOL_STATS_OFF);
 		return 0;
-	case CTL_FAIL: {
-		int i = c.arg[0] ? vol_slot_of(v, c.arg) : -1;
-		/* during a reshape the members it adds are in raid roles too */
-		if (i < 0 || (unsigned)i >= vol_roles(v)) {
-			snprintf(err, errlen, "ctl: fail %s: expected a member in a raid role: its Number (mN, as "
-				 "fsvol status names it) or its path", c.arg);
-			return -EINVAL;
-		}
-		/* the policy (md's: not the last working copy unless forced) is the core's */
-		r = vol_fail_request(v, (unsigned)i, c.force, why, sizeof(why));
-		if (r)
-			snprintf(err, errlen, "ctl: fail %s: refused: %s; fsvol fail --force fails it anyway "
-				 "(on MNT/ctl: 'fail %s force')", c.arg, why, c.arg);
-		return r;
-	}
 	case CTL_MODEL:
 		r = vol_model(v, c.arg, why, sizeof(why));
 		if (r)
@@ -353,43 +431,10 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 				 layout_level_name(vol_geom(v)->level));
 		return r;
 	}
-	case CTL_ERROR:
-	case CTL_FAULT:
-		/* fault injection on a member (members/member_fault.c); "error N"
-		 * is "fault N error=all": every I/O fails from now on, as a dying
-		 * disk's would, and the engine fails it and serves from redundancy */
-		if (c.index == CTL_NO_INDEX || vol_slot_of_number(v, c.index) < 0 ||
-		    !vol_member(v, (unsigned)vol_slot_of_number(v, c.index))) {
-			snprintf(err, errlen, "ctl: %s %s: expected the Number of a present member (mN, as fsvol status "
-				 "names it)", c.verb == CTL_ERROR ? "error" : "fault", c.arg);
-			return -EINVAL;
-		}
-		r = member_fault_set(vol_member(v, (unsigned)vol_slot_of_number(v, c.index)),
-				     c.verb == CTL_ERROR ? "error=all" : c.arg2, why, sizeof(why));
-		if (r)
-			snprintf(err, errlen, "ctl: %s", why);
-		return r;
-	case CTL_ADD:
-	case CTL_READD:
-	case CTL_REMOVE:
-		if (c.verb != CTL_REMOVE && vol_sb(v)->md_minor) /* md's format: no recovery_offset written yet */
-			return ctl_not_md(v, c.verb == CTL_ADD ? "add" : "re-add", err, errlen);
-		r = c.verb == CTL_ADD ? vol_add_flags(v, c.arg, c.number, why, sizeof(why))
-		    : c.verb == CTL_READD ? vol_readd(v, c.arg, why, sizeof(why)) : vol_remove(v, c.arg, why, sizeof(why));
-		if (r)
-			snprintf(err, errlen, "ctl: %s", why);
-		return r;
 	case CTL_GROW:
 		if (vol_sb(v)->md_minor) /* md's format: no reshape fields written yet (issue 31) */
 			return ctl_not_md(v, "grow", err, errlen);
 		r = vol_grow(v, c.arg, why, sizeof(why));
-		if (r)
-			snprintf(err, errlen, "ctl: %s", why);
-		return r;
-	case CTL_REPLACE:
-		if (vol_sb(v)->md_minor) /* nor md's replacement */
-			return ctl_not_md(v, "replace", err, errlen);
-		r = vol_replace(v, c.arg, c.arg2[0] ? c.arg2 : NULL, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;
@@ -407,13 +452,6 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		/* md's sync_max: a pass waits before a unit that ends past it */
 		vol_set_sync_max(v, c.sectors);
 		return 0;
-	case CTL_WRITEMOSTLY:
-	case CTL_FAILFAST:
-		r = vol_set_flag(v, c.arg, c.verb == CTL_WRITEMOSTLY ? SB_SLOT_WRITE_MOSTLY : SB_SLOT_FAILFAST, (int)c.number,
-				 why, sizeof(why));
-		if (r)
-			snprintf(err, errlen, "ctl: %s", why);
-		return r;
 	case CTL_FAILFAST_MS:
 		vol_set_failfast_ms(v, c.number);
 		return 0;
@@ -444,6 +482,7 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		/* the cut comes from the completion of the K-th member write */
 		member_fault_powercut_after(c.number, ctl_powercut, v);
 		return 0;
+	default:
+		return ctl_exec_member(v, &c, err, errlen);
 	}
-	return -EINVAL;
 }

@@ -53,7 +53,9 @@ struct daemon {
 	struct nbd_server *nbd;
 };
 
-int daemon_log_open(const char *path, char *err, size_t errlen)
+/* Open the log as a root daemon may: O_NOFOLLOW|O_CREAT|O_APPEND, mode 0600,
+ * a regular file with one link. The fd, or -errno with a message naming it. */
+static int daemon_log_open(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
 	/* a planted symlink or hard link must not aim a root daemon's

@@ -36,8 +36,4 @@ int daemon_run(struct daemon *d, struct vol *v, char *err, size_t errlen);
 /* Undo daemon_open when the volume could not be opened. NULL is a no-op. */
 void daemon_free(struct daemon *d);
 
-/* Open the log as a root daemon may: O_NOFOLLOW|O_CREAT|O_APPEND, mode 0600,
- * a regular file with one link. The fd, or -errno with a message naming it. */
-int daemon_log_open(const char *path, char *err, size_t errlen);
-
 #endif

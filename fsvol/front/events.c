@@ -13,7 +13,7 @@
 
 #define EVENTS_POLL_MS 100
 
-void events_snap_take(struct vol *v, struct events_snap *s)
+static void events_snap_take(struct vol *v, struct events_snap *s)
 {
 	const struct layout_geom *g = vol_geom(v);
 	uint64_t failed = vol_failed_mask(v);

@@ -41,7 +41,6 @@ struct events_snap {
 	uint64_t sync_start_ns, sync_mismatches;
 };
 
-void events_snap_take(struct vol *v, struct events_snap *s);
 /* The events between two looks, in order: emit(ctx, EVENT, the member's
  * Number or -1, DETAIL). */
 typedef void (*events_emit_fn)(void *ctx, const char *event, int number, const char *detail);
