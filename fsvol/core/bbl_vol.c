@@ -20,6 +20,7 @@
 
 #include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/meta_io.h"
 #include "fsvol/meta/bbl.h"
 #include "fsvol/util/log.h"
@@ -506,3 +507,35 @@ int vol_bbl_get(const struct vol *v, unsigned slot, struct bbl *out)
 	pthread_mutex_unlock(&b->lock);
 	return 0;
 }
+
+/* ---- the bad-block lists as a feature (core/feature.h) ---- */
+
+static int bbl_feat_open(struct vol *v, char *err, size_t errlen)
+{
+	int r = vol_bbl_open(v);
+	if (r < 0) {
+		snprintf(err, errlen, "reading the bad-block lists: %s", strerror(-r));
+		return r;
+	}
+	return v->bbl != NULL;
+}
+
+static void bbl_feat_md_work(struct vol *v, unsigned flags, int stopping)
+{
+	if ((flags & VOL_MD_BBL) && !stopping)
+		vol_bbl_run(v); /* probe the members with new bad blocks, start their fixes */
+}
+
+const struct vol_feature vol_feat_bbl = {
+	.name = "bad-block lists",
+	.open = bbl_feat_open,
+	.quiesce = vol_bbl_quiesce,
+	.free = vol_bbl_close,
+	.sb_write = vol_bbl_write,
+	.md_work = bbl_feat_md_work,
+	.read_locks = vol_bbl_any,
+	.failed_at = vol_bbl_failed_at,
+	.settle = vol_bbl_settle,
+	.unit_lost = vol_bbl_unit_lost,
+	.unit_done = vol_bbl_fixed,
+};

@@ -201,7 +201,6 @@ int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, 
 void *eng_alloc(struct eng_req *rq, size_t len);
 void eng_scratch_free(struct eng_req *rq);
 struct eng_plan *eng_plan_new(struct eng_req *rq);
-uint64_t eng_failed(const struct vol *v);
 /* The members to treat as failed at logical offset off (a rebuilding member
  * is in sync below its checkpoint). */
 static inline uint64_t eng_failed_at(const struct eng_req *rq, uint64_t off)
@@ -217,7 +216,7 @@ int engine_fix(struct vol *v, unsigned slot, uint64_t unit, void (*done)(void *a
 /* locks.c: acquire in bucket order; 0 when rq was queued (it is kicked when
  * a bucket frees), 1 when every bucket is held. */
 struct eng_locktab;
-int eng_locks_create(struct eng_locktab **out);
+int eng_locks_create(struct eng_locktab **out, void (*kick)(struct eng_req *rq));
 void eng_locks_destroy(struct eng_locktab *t);
 void eng_locks_set(struct eng_lockset *l, uint64_t unit, uint64_t off, uint64_t len, int excl);
 int eng_locks_take(struct eng_locktab *t, struct eng_req *rq);

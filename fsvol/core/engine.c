@@ -23,13 +23,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "fsvol/core/bbl_vol.h"
-#include "fsvol/core/bitmap_vol.h"
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/engine.h"
-#include "fsvol/core/ppl.h"
-#include "fsvol/core/failfast.h"
-#include "fsvol/core/write_behind.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/reshape.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
@@ -62,11 +58,6 @@ static __thread int tl_may_block;
 void engine_thread_may_block(int yes)
 {
 	tl_may_block = yes;
-}
-
-uint64_t eng_failed(const struct vol *v)
-{
-	return atomic_load_explicit(&v->failed, memory_order_acquire);
 }
 
 const struct eng_family *eng_family_of(const struct layout_geom *g)
@@ -232,8 +223,10 @@ void *eng_alloc(struct eng_req *rq, size_t len)
 
 void eng_scratch_free(struct eng_req *rq)
 {
-	if (rq->ppl)
-		ppl_release(rq); /* before the records' memory goes */
+	if (rq->ppl) /* the stripe log's hold: before the records' memory goes */
+		VOL_FEAT_EACH(rq->v, f)
+			if (f->scratch_free)
+				f->scratch_free(rq);
 	chunk_free(rq->scratch);
 	rq->scratch = NULL;
 	rq->nplans = 0;
@@ -420,6 +413,25 @@ static void mio_model_done(struct emul_io *eio)
 	mio_part_done((struct eng_mio *)((uint8_t *)eio - offsetof(struct eng_mio, eio)));
 }
 
+/* A feature that queues a member I/O itself (failfast's deadline): 1. */
+static int feat_issue(struct vol *v, struct member *m, unsigned slot, struct member_io *io)
+{
+	VOL_FEAT_EACH(v, f)
+		if (f->issue && f->issue(v, m, slot, io))
+			return 1;
+	return 0;
+}
+
+/* Whether a read segment takes its locks for a feature's sake (a write-back
+ * journal's acknowledged writes, listed bad blocks). */
+static int feat_read_locks(const struct vol *v)
+{
+	VOL_FEAT_EACH(v, f)
+		if (f->read_locks && f->read_locks(v))
+			return 1;
+	return 0;
+}
+
 /* Queue and commit every piece. 1 when all completed already, 0 when the
  * last completion will kick the request. */
 static int batch_issue(struct eng_req *rq)
@@ -473,9 +485,7 @@ static int batch_issue(struct eng_req *rq)
 			u++;
 		if (u == nused && nused < SB_MAX_SLOTS)
 			used[nused++] = m;
-		if (!s->virt && ff_wanted(v, s->slot))
-			ff_queue(v, m, s->slot, &s->io); /* under the failfast deadline */
-		else
+		if (s->virt || !feat_issue(v, m, s->slot, &s->io))
 			m->ops->queue(m, &s->io);
 	}
 	/* the members queued to, not the slots' members now: a swap meanwhile
@@ -546,7 +556,7 @@ static int seg_begin(struct eng_req *rq)
 		/* parity updates and partial-block merges need the region to
 		 * themselves; plain aligned writes only exclude those */
 		eng_locks_set(&rq->lk, lock_unit(rq), a, b - a, unaligned || fam->parity);
-	else if ((fam->parity && (eng_failed(v) || ppl_reads_lock(v) || vol_bbl_any(v))) || vol_reshaping(v))
+	else if ((fam->parity && (eng_failed(v) || feat_read_locks(v))) || vol_reshaping(v))
 		/* a reconstructing read must not see a half-written stripe; nor
 		 * any read one a write-back journal acknowledged, nor a reshape
 		 * window being moved */
@@ -641,12 +651,18 @@ static int batch_settle(struct eng_req *rq)
 		if (!bad && !moved)
 			return 1;
 	}
-	if (ppl_member_errors(v, &bad) && !bad) {
-		rq->res = -EROFS; /* the write journal failed: no write goes on without it */
-		return 0;
-	}
-	/* md's bad-block log: a sector-local error is listed, not the member failed */
-	int listed_end = vol_bbl_settle(rq, &bad);
+	/* the features first: a failed journal ends the write; md's bad-block
+	 * log lists a sector-local error instead of failing the member */
+	int listed_end = 0;
+	VOL_FEAT_EACH(v, f)
+		if (f->settle) {
+			int r = f->settle(rq, &bad);
+			if (r < 0) {
+				rq->res = r;
+				return 0;
+			}
+			listed_end |= r;
+		}
 	for (unsigned i = 0; i < rq->geom->members; i++)
 		if (bad & (1ull << i))
 			vol_fail_slot(v, i, atomic_load(&rq->member_err));
@@ -663,13 +679,24 @@ static int batch_settle(struct eng_req *rq)
 	return 0;
 }
 
+/* A slot beyond the roles that a flush reaches too (the journal member). */
+static int feat_flush_member(const struct vol *v, unsigned slot)
+{
+	VOL_FEAT_EACH(v, f)
+		if (f->flush_member && f->flush_member(v, slot))
+			return 1;
+	return 0;
+}
+
 static int flush_step(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
 	/* a flush covers the writes acknowledged before it, those still going to
 	 * a write-mostly leg (write-behind) too */
-	if (rq->phase == ENG_ONCE_ISSUE && v->wb && !wb_flush_ok(rq))
-		return ENG_WAIT;
+	if (rq->phase == ENG_ONCE_ISSUE)
+		VOL_FEAT_EACH(v, f)
+			if (f->flush_ok && !f->flush_ok(rq))
+				return ENG_WAIT;
 	if (!eng_once(rq))
 		return ENG_DONE;
 	/* a member being rebuilt holds what was written below its checkpoint */
@@ -679,7 +706,7 @@ static int flush_step(struct eng_req *rq)
 		failed &= ~(1ull << rebuilding);
 	for (unsigned i = 0; i < v->nslots; i++)
 		if (v->slot[i] && (i < vol_reshape_members(v) ? !(failed & (1ull << i))
-				   : (int)i == atomic_load(&v->replace_with) || ppl_is_journal(v, i)) &&
+				   : (int)i == atomic_load(&v->replace_with) || feat_flush_member(v, i)) &&
 		    (v->slot[i]->caps & MEMBER_CAN_FLUSH)) {
 			int r = eng_piece(rq, i, MEMBER_FLUSH, STATS_WHY_DATA, 0, 0, NULL);
 			if (r)
@@ -792,7 +819,9 @@ static void req_finish(struct eng_req *rq)
 	void *arg = rq->arg;
 	int res = rq->res;
 	if (rq->flags & ENG_F_SAFE)
-		vol_safe_end(v); /* md_write_end */
+		VOL_FEAT_EACH(v, f)
+			if (f->write_done)
+				f->write_done(v); /* md_write_end */
 	if (req_counted(rq->flags))
 		atomic_fetch_sub_explicit(&v->eng->active, 1, memory_order_release);
 	if (background && rq->kind != ENG_K_FIX) {
@@ -829,6 +858,34 @@ static int replace_replan(struct eng_req *rq)
 	return vol_replace_wait(rq->v, &rq->wait, &rq->repl_epoch);
 }
 
+/* md_write_start: 1 go on, 0 w queued (a feature resumes it). */
+static int feat_write_start(struct vol *v, struct vol_waiter *w)
+{
+	VOL_FEAT_EACH(v, f)
+		if (f->write_start && !f->write_start(v, w))
+			return 0;
+	return 1;
+}
+
+/* A write segment's intent (the bitmap's bits): 1 go on, 0 w queued. */
+static int feat_write_begin(struct vol *v, uint64_t off, uint64_t len, struct vol_waiter *w)
+{
+	VOL_FEAT_EACH(v, f)
+		if (f->write_begin && !f->write_begin(v, off, len, w))
+			return 0;
+	return 1;
+}
+
+/* A rebuild unit the family could not recover: 0 when a feature took it
+ * (listed on the new member), else -EIO. */
+static int feat_unit_lost(struct eng_req *rq)
+{
+	VOL_FEAT_EACH(rq->v, f)
+		if (f->unit_lost && !f->unit_lost(rq))
+			return 0;
+	return -EIO;
+}
+
 /* Run rq until it waits for something or finishes. */
 static void eng_step(struct eng_req *rq)
 {
@@ -845,7 +902,7 @@ static void eng_step(struct eng_req *rq)
 			/* md_write_start: a write waits while the superblocks say clean */
 			if (rq->kind == ENG_K_WRITE && !(rq->flags & (ENG_F_SAFE | ENG_F_RESHAPE))) {
 				rq->flags |= ENG_F_SAFE;
-				if (!vol_safe_begin(v, &rq->wait))
+				if (!feat_write_start(v, &rq->wait))
 					return; /* the metadata thread marks them dirty, then kicks us */
 			}
 			if (rq->kind == ENG_K_FLUSH) {
@@ -875,7 +932,7 @@ static void eng_step(struct eng_req *rq)
 			rq->state = ST_BITMAP;
 			/* a write-behind's bits were taken for it by its parent (eng_behind_submit) */
 			if (rq->kind == ENG_K_WRITE && !(rq->flags & (ENG_F_BEHIND | ENG_F_RESHAPE)) &&
-			    !vol_bitmap_begin(v, rq->seg_off, rq->seg_len, &rq->wait))
+			    !feat_write_begin(v, rq->seg_off, rq->seg_len, &rq->wait))
 				return; /* its bits are being written: the metadata thread kicks us */
 			break;
 		case ST_BITMAP:
@@ -901,7 +958,7 @@ static void eng_step(struct eng_req *rq)
 			break;
 		case ST_FAMILY:
 			r = family_step(rq);
-			if (r == -EIO && rq->kind == ENG_K_REBUILD && !vol_bbl_unit_lost(rq))
+			if (r == -EIO && rq->kind == ENG_K_REBUILD && !feat_unit_lost(rq))
 				r = rq->npieces = 0; /* listed on the new member instead: the unit is done */
 			if (r < 0) {
 				rq->npieces = 0;
@@ -944,10 +1001,14 @@ static void eng_step(struct eng_req *rq)
 			 * lock drops, so no write can slip past the target meanwhile */
 			if (rq->kind == ENG_K_REBUILD && !rq->res)
 				vol_rebuild_advance(v, rq->gen, rq->seg_off + rq->seg_len);
-			if (rq->kind == ENG_K_FIX)
-				vol_bbl_fixed(rq); /* its entries go before a write can pass the member by */
+			if (rq->kind >= ENG_K_RESYNC) /* a fix's entries go before a write can pass the member by */
+				VOL_FEAT_EACH(v, f)
+					if (f->unit_done)
+						f->unit_done(rq);
 			if (rq->kind == ENG_K_WRITE && !(rq->flags & ENG_F_RESHAPE))
-				vol_bitmap_end(v, rq->seg_off, rq->seg_len);
+				VOL_FEAT_EACH(v, f)
+					if (f->write_end)
+						f->write_end(v, rq->seg_off, rq->seg_len);
 			if (rq->lk.want)
 				eng_locks_drop(v->eng->locks, rq);
 			if (rq->kind == ENG_K_READ && !rq->res && !rq->lk.want && !(rq->flags & ENG_F_NOLOCK) &&
@@ -982,18 +1043,6 @@ _Static_assert((int)ENG_K_READ == (int)ENGINE_READ && (int)ENG_K_WRITE == (int)E
 
 /* The trampoline: requests that became ready on this thread, run in order. */
 static __thread struct eng_req *tl_run_head, *tl_run_tail;
-static __thread int tl_running;
-
-int eng_on_completion(void)
-{
-	return tl_running;
-}
-
-void eng_completion_abort(const char *what)
-{
-	fsvol_log(LOG_CRIT, "%s called on a completion path (engine step): a bug, see docs/engine.md", what);
-	abort();
-}
 
 void eng_kick(struct eng_req *rq)
 {
@@ -1003,15 +1052,15 @@ void eng_kick(struct eng_req *rq)
 	else
 		tl_run_head = rq;
 	tl_run_tail = rq;
-	if (tl_running)
+	if (eng_tl_running)
 		return;
-	tl_running = 1;
+	eng_tl_running = 1;
 	while ((rq = tl_run_head)) {
 		if (!(tl_run_head = rq->next))
 			tl_run_tail = NULL;
 		eng_step(rq);
 	}
-	tl_running = 0;
+	eng_tl_running = 0;
 }
 
 static void req_start(struct eng_req *rq)
@@ -1061,7 +1110,7 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 	/* a volume served without vol_start: its first write starts the
 	 * metadata thread (a submission, never a completion) */
 	if (op != ENGINE_READ && !v->opts.readonly && !atomic_load(&v->md_running)) {
-		int r = vol_md_start(v);
+		int r = v->md_start(v);
 		if (r)
 			return r;
 	}
@@ -1095,7 +1144,7 @@ struct eng_req *eng_behind_new(struct vol *v, void *buf, uint64_t off, uint64_t 
 	rq->state = ST_START;
 	/* the parent holds these bits (durable): taken now, so they stay set
 	 * until the slow leg has the data; else the bitmap kicks it later */
-	*held = vol_bitmap_begin(v, off, len, &rq->wait);
+	*held = feat_write_begin(v, off, len, &rq->wait);
 	return rq;
 }
 
@@ -1315,7 +1364,7 @@ int engine_init(struct vol *v)
 	struct eng_state *es = calloc(1, sizeof(*es));
 	if (!es)
 		return -ENOMEM;
-	if (eng_locks_create(&es->locks)) {
+	if (eng_locks_create(&es->locks, eng_kick)) {
 		free(es);
 		return -ENOMEM;
 	}

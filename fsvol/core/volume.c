@@ -16,6 +16,7 @@
 #include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
 #include "fsvol/model/spindle.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/core/bbl_vol.h"
@@ -28,137 +29,6 @@
 #include "fsvol/core/reshape.h"
 #include "fsvol/meta/bitmap.h"
 #include "stats/stats.h"
-
-static void *aligned_block(void)
-{
-	void *p = NULL;
-	if (posix_memalign(&p, 4096, SB_SIZE))
-		return NULL;
-	memset(p, 0, SB_SIZE);
-	return p;
-}
-
-int vol_read_sb(struct member *m, struct sb_candidate *c)
-{
-	uint8_t *buf = aligned_block();
-	if (!buf)
-		return -ENOMEM;
-	int r = m->size < SB_SIZE ? -EIO : member_pread(m, buf, SB_SIZE, 0);
-	if (r < 0) {
-		c->read_error = r;
-		snprintf(c->why, sizeof(c->why), "%s", m->size < SB_SIZE ? "too small to hold a superblock" : strerror(-r));
-	} else if (sb_decode(buf, SB_SIZE, &c->sb, c->why, sizeof(c->why)) < 0) {
-		c->decode_error = -EINVAL;
-	}
-	free(buf);
-	return 0;
-}
-
-/* v: a running volume's member, or NULL (create). */
-static int write_sb(struct member *m, const struct sb *s, struct vol *v)
-{
-	uint8_t *buf = aligned_block();
-	if (!buf)
-		return -ENOMEM;
-	sb_encode(s, buf);
-	/* a running volume's: counted, traced (sb), failfast and modelled */
-	int r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, 0) : member_pwrite(m, buf, SB_SIZE, 0);
-	if (!r)
-		r = v ? vol_meta_flush(v, m, STATS_WHY_SB) : member_flush(m);
-	free(buf);
-	return r;
-}
-
-/* Whether slot i's member gets superblock writes: a failed member is left
- * alone, in its role or parked in a spare slot (docs/format.md: the one that
- * failed last keeps the highest events of the failed, for assembly rule 14;
- * and an unreachable one must not fail the write); one being rebuilt is
- * written. */
-static int sb_written(const struct vol *v, unsigned i)
-{
-	if (!v->slot[i] || !v->slot[i]->ops)
-		return 0;
-	if (i < v->geom.members)
-		return !(atomic_load(&v->failed) & (1ull << i)) || (int)i == atomic_load(&v->rebuild_slot);
-	return v->sb.slots[i].state != SB_FAILED;
-}
-
-static int write_slot(struct vol *v, unsigned i)
-{
-	if (!sb_written(v, i))
-		return 0;
-	struct sb s = v->sb;
-	s.index = i;
-	memcpy(s.member_uuid, v->sb.slots[i].uuid, 16);
-	return write_sb(v->slot[i], &s, v);
-}
-
-int vol_write_sb_slot(struct vol *v, unsigned slot)
-{
-	VOL_NOT_ON_COMPLETION("vol_write_sb_slot");
-	v->sb.utime = (uint64_t)time(NULL);
-	return slot < v->nslots ? write_slot(v, slot) : -EINVAL;
-}
-
-int vol_write_sbs(struct vol *v)
-{
-	VOL_NOT_ON_COMPLETION("vol_write_sbs");
-	int first = 0;
-	v->sb.utime = (uint64_t)time(NULL);
-	for (unsigned i = 0; i < v->nslots; i++) {
-		int r = write_slot(v, i);
-		if (r && !first)
-			first = r;
-	}
-	return first;
-}
-
-const char *vol_slot_state(const struct vol *v, unsigned slot)
-{
-	if ((int)slot == atomic_load(&v->rebuild_slot))
-		return "rebuilding";
-	if (slot < v->geom.members && (atomic_load(&v->failed) & (1ull << slot)))
-		return v->slot[slot] ? "failed" : "missing";
-	if (!v->slot[slot] && v->sb.slots[slot].state == SB_EMPTY)
-		return "removed";
-	return sb_state_name(v->sb.slots[slot].state);
-}
-
-void vol_fail_slot(struct vol *v, unsigned slot, int error)
-{
-	/* md_error: no lock a superblock writer holds is taken here (an event
-	 * thread of an NBD member may run this while the metadata thread waits
-	 * for that member's reply under the state lock): the failed mask and
-	 * the rebuild target are atomics; the superblock's view of the slot is
-	 * the metadata thread's to change (vol_md_apply_fails) */
-	uint64_t bit = 1ull << slot;
-	int marked = 0;
-	/* the role being replaced failed: its replacement is to take it, and
-	 * until then no write may plan without it (core/replace.c) */
-	if ((int)slot == atomic_load(&v->replace_slot) && atomic_load(&v->replace_with) >= 0)
-		vol_replace_role_failing(v);
-	if (vol_rebuild_drop(v, (int)slot)) {
-		/* the member being rebuilt failed: the recovery stops, it stays
-		 * failed; a spare that takes over starts again from 0 */
-		fsvol_log(LOG_ERR, "member %u (%s), being rebuilt, failed: %s; recovery stopped", slot,
-			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error));
-		marked = 1;
-	} else if (!(atomic_fetch_or(&v->failed, bit) & bit)) {
-		fsvol_log(LOG_ERR, "member %u (%s) failed: %s; volume %s", slot,
-			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error),
-			vol_reshape_survives(v, atomic_load(&v->failed)) ? "degraded" : "FAILED");
-		marked = 1;
-	}
-	if (marked)
-		vol_md_mark_failed(v, slot);
-	/* md_error: marked; the metadata thread writes the superblocks and lets a
-	 * spare at hand take over (never here: this may be a completion) */
-	vol_md_wake(v, VOL_MD_RECOVERY);
-	/* a caller that may wait (ctl's fail, a tool) returns once the
-	 * superblocks say so, as before */
-	if (!eng_on_completion() && !vol_md_on_thread())
-		vol_md_sync(v);
-}
 
 /* mdstat's progress line: a bar, percent, position, finish estimate, speed. */
 static void vol_status_progress(const struct vol_sync_info *si, FILE *f)
@@ -205,12 +75,6 @@ int vol_replace_pair(const struct vol *v, unsigned slot, int *other)
 		return 0;
 	*other = (int)slot == k ? w : k;
 	return (int)slot == k ? VOL_REPLACED : (int)slot == w ? VOL_REPLACING : 0;
-}
-
-void vol_peek_wait(struct vol *v)
-{
-	while (atomic_load(&v->peek))
-		sched_yield();
 }
 
 void vol_status(struct vol *v, FILE *f)
@@ -295,10 +159,7 @@ void vol_status(struct vol *v, FILE *f)
 			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000, keeper);
 	}
 	vol_reshape_status(v, f);
-	vol_bitmap_status(v, f);
-	vol_safe_status(v, f);
-	ppl_status(v, f);
-	wb_status(v, f);
+	vol_feat_status(v, f);
 	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
@@ -328,10 +189,7 @@ static void vol_free(struct vol *v)
 	if (!v)
 		return;
 	emul_destroy(v->emul);
-	vol_bitmap_free(v);
-	ppl_free(v);
-	vol_bbl_close(v);
-	wb_close(v);
+	vol_feat_free(v);
 	engine_fini(v);
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
@@ -408,11 +266,9 @@ int vol_start(struct vol *v)
 	/* a replace the superblocks record goes on (after those, sync.c) */
 	if (!r)
 		vol_replace_resume(v);
-	/* raid1/raid10: the failfast watchdog (idle until a failfast member's I/O) */
-	if (!r && !v->opts.readonly && ff_start(v))
-		fsvol_log(LOG_WARNING, "failfast: no watchdog thread; failfast members wait for their I/O");
-	if (!r && wb_thread_start(v))
-		fsvol_log(LOG_WARNING, "write-behind: no thread of its own; write-behinds start on the writer's");
+	/* the features' threads (failfast's watchdog, write-behind's) */
+	if (!r)
+		vol_feat_start(v);
 	return r;
 }
 
@@ -531,9 +387,13 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		r = -ENODEV;
 		goto fail;
 	}
-	/* the partial parity log puts interrupted stripes right: no resync, and
-	 * a dirty degraded raid5 starts (md) */
-	if ((r = ppl_open(v, err, errlen)))
+	if ((r = vol_reshape_load(v, err, errlen)))
+		goto fail;
+	/* the features, in hook order: the stripe log first, which puts
+	 * interrupted stripes right (no resync, and a dirty degraded raid5
+	 * starts, md), then the bitmap, the bad-block lists, write-behind,
+	 * failfast, safe mode (feature.h) */
+	if ((r = vol_feat_open(v, err, errlen)))
 		goto fail;
 	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !opts->force && !opts->readonly) {
 		/* md's rule: interrupted writes may have left a stripe's parity
@@ -552,18 +412,6 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 				 "missing): data written at the crash may be wrong; use --force to start it anyway",
 				 layout_level_name(v->geom.level));
 		r = -EINVAL;
-		goto fail;
-	}
-	if ((r = vol_reshape_load(v, err, errlen)))
-		goto fail;
-	if ((r = vol_bitmap_open(v, err, errlen)))
-		goto fail;
-	if ((r = vol_bbl_open(v))) {
-		snprintf(err, errlen, "reading the bad-block lists: %s", strerror(-r));
-		goto fail;
-	}
-	if ((r = wb_open(v))) {
-		snprintf(err, errlen, "write-behind: out of memory");
 		goto fail;
 	}
 	if (opts->model) {
@@ -586,7 +434,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 						       (i >= v->geom.members && v->sb.slots[i].state == SB_SPARE)))
 				v->sb.slots[i].state = v->slot[i] ? SB_FAILED : SB_MISSING;
 		v->sb.events++;
-		v->sb.clean = (uint32_t)vol_safe_open(v); /* md's safe mode: dirty from the first write */
+		v->sb.clean = !v->was_dirty; /* md's safe mode: dirty from the first write (safe_mode.c) */
 		if ((r = vol_write_sbs(v))) {
 			snprintf(err, errlen, "writing superblocks: %s", strerror(-r));
 			goto fail;
@@ -607,12 +455,12 @@ void vol_close(struct vol *v)
 		return;
 	void *pump = vol_model_pump_start(v); /* virtual time: someone must run the clock */
 	vol_sync_stop(v);
-	vol_bbl_quiesce(v); /* no fix starts any more */
+	vol_feat_quiesce(v); /* no bad-block fix starts any more */
 	engine_drain(v);
 	if (!v->opts.readonly) {
 		engine_flush(v);
 		vol_md_stop(v); /* after the last write: it writes what is pending */
-		vol_bitmap_close(v);
+		vol_feat_close(v); /* the bitmap's all-clear image */
 		vol_state_lock(v);
 		/* an interrupted resync stays owed: the next assembly starts it again */
 		v->sb.clean = !v->was_dirty;
@@ -620,7 +468,7 @@ void vol_close(struct vol *v)
 		vol_write_sbs(v);
 		pthread_mutex_unlock(&v->state_lock);
 	}
-	ff_stop(v); /* after the last write: a stalled failfast member never holds up the close */
+	vol_feat_stop(v); /* after the last write: a stalled failfast member never holds up the close */
 	vol_model_pump_stop(pump);
 	vol_free(v);
 }
@@ -1043,7 +891,7 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 		}
 		s.index = i;
 		memcpy(s.member_uuid, s.slots[i].uuid, 16);
-		if ((r = write_sb(&ms[i], &s, NULL))) {
+		if ((r = vol_sb_write(&ms[i], &s, NULL))) {
 			snprintf(err, errlen, "%s: writing the superblock: %s", paths[i], strerror(-r));
 			goto out;
 		}
