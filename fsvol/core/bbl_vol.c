@@ -254,11 +254,6 @@ static void queue_job(struct vol *v, unsigned slot, uint64_t off, uint64_t len)
 	vol_md_wake(v, VOL_MD_BBL);
 }
 
-static int host_errno(int res)
-{
-	return res == -ENOSPC || res == -EDQUOT || res == -EAGAIN || res == -ENOMEM;
-}
-
 int vol_bbl_settle(struct eng_req *rq, uint64_t *bad)
 {
 	struct vol *v = rq->v;
@@ -271,7 +266,7 @@ int vol_bbl_settle(struct eng_req *rq, uint64_t *bad)
 		int res = s->io.res;
 		uint64_t bit = 1ull << s->slot;
 		/* a failfast timeout (failfast.c) is no media error: the member fails */
-		if (res >= 0 || host_errno(res) || res == -ETIMEDOUT || !(*bad & bit))
+		if (res >= 0 || vol_host_errno(res) || res == -ETIMEDOUT || !(*bad & bit))
 			continue;
 		if (rq->kind == ENG_K_FIX && (int)s->slot == rq->dest) {
 			/* the rewrite failed: the blocks stay listed, the member serves on */

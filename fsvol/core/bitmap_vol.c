@@ -171,11 +171,6 @@ int vol_bitmap_open(struct vol *v, char *err, size_t errlen)
 	return 0;
 }
 
-static int host_error(int r)
-{
-	return r == -ENOSPC || r == -EDQUOT || r == -EAGAIN || r == -ENOMEM;
-}
-
 /* The target members, held: each one's pending count keeps vol_remove from
  * closing it while the metadata thread writes (no state lock across I/O, so a
  * member failing meanwhile never waits for a bitmap write). */
@@ -256,7 +251,7 @@ static void bm_round(struct vol *v, struct vol_bitmap *b)
 	bm_write(v, b, res);
 	vol_meta_cause(prev);
 	for (unsigned i = 0; i < v->geom.members; i++)
-		if (host_error(res[i]))
+		if (vol_host_errno(res[i]))
 			host = res[i]; /* the host's condition, not the disk's (engine.md) */
 		else if (res[i])
 			vol_fail_slot(v, i, res[i]); /* durable on what survives, as md */

@@ -26,7 +26,8 @@
 /* A family's step: pieces were added and must be issued, or the segment is
  * done, or rq queued itself on something (the log's room, ppl.c; a
  * write-behind, write_behind.c) that kicks it back into the step. */
-enum { ENG_DONE = 0, ENG_ISSUE = 1, ENG_WAIT = 4 };
+enum { ENG_DONE = 0, ENG_ISSUE = 1, ENG_WAIT = 4,
+       ENG_PARK = 5 /* ENG_K_RESHAPE: the locks are held, park (engine.c) */ };
 
 /* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
 enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
@@ -135,8 +136,6 @@ static inline int eng_why_meta(int why)
 #define ENG_F_BEHIND 0x8u        /* a write-behind: only the write-mostly legs (write_behind.c) */
 #define ENG_F_RESHAPE 0x10u       /* a reshape's I/O: its geometry is set, no bitmap, labelled reshape */
 #define ENG_F_SAFE 0x20u          /* a write counted in writes_pending (md's safe mode, safe_mode.c) */
-/* A family step's answer for ENG_K_RESHAPE: the locks are held, park. */
-#define ENG_PARK 3
 
 /* A RAID family's I/O: one file per family, one const table each. */
 struct eng_family {
@@ -173,7 +172,10 @@ enum eng_win_step {
 	ENG_WIN_WRITE, /* the reads are in: compute, queue the writes */
 	ENG_WIN_NEXT,  /* the writes are done: on to the next window */
 };
-enum { ENG_WIN_PASS = 2, ENG_WIN_GO }; /* window(): skip this window; work on it */
+enum { ENG_WIN_PASS = 2, ENG_WIN_GO = 3 }; /* window(): skip this window; work on it */
+_Static_assert((int)ENG_WIN_PASS != (int)ENG_ISSUE && (int)ENG_WIN_GO != (int)ENG_WAIT &&
+		       (int)ENG_WIN_GO != (int)ENG_PARK && (int)ENG_WIN_PASS != (int)ENG_PARK,
+	       "a window's answers differ from a step's");
 struct eng_window_ops {
 	/* The window at rq->rpos in *win (w: the family's window state, filled
 	 * here for read and write). ENG_WIN_GO: work on it; ENG_WIN_PASS: skip it;

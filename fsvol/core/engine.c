@@ -376,7 +376,7 @@ static void mio_complete(struct eng_mio *s)
 	/* a request is traced whole or not at all */
 	if (rq->trace_parent && stats_trace_on(v->trace))
 		trace_mio(v, rq, s, end, res);
-	if (res == -ENOSPC || res == -EDQUOT || res == -EAGAIN || res == -ENOMEM) {
+	if (vol_host_errno(res)) {
 		/* the host is out of room or resources: not the disk's fault, and
 		 * failing the member for it would brick a healthy volume */
 		atomic_store(&rq->host_err, res);
@@ -578,6 +578,7 @@ static void child_done(void *arg, int res)
 }
 
 static void req_start(struct eng_req *rq);
+static void hold_parked(void *arg);
 
 /* An unaligned write: read the partial blocks at its edges into the bounce
  * buffer (children that run under this request's locks). 1 when they are
@@ -975,7 +976,7 @@ static void eng_step(struct eng_req *rq)
 			if (r == ENG_PARK) {
 				/* a reshape window's locks are held: its thread works, then kicks us */
 				rq->state = ST_SEG_END;
-				rq->done(rq->arg, 1);
+				hold_parked(rq->arg);
 				return;
 			}
 			if (rq->kind == ENG_K_WRITE && rq->repl_epoch != vol_replace_epoch(v)) {
@@ -1285,13 +1286,16 @@ struct eng_hold {
 	int res;
 };
 
+/* A hold's request parked with its locks held (ENG_PARK): its thread goes on. */
+static void hold_parked(void *arg)
+{
+	struct eng_hold *h = arg;
+	sem_post(&h->locked);
+}
+
 static void hold_done(void *arg, int res)
 {
 	struct eng_hold *h = arg;
-	if (res == 1) { /* parked: the locks are held */
-		sem_post(&h->locked);
-		return;
-	}
 	h->res = res;
 	sem_post(&h->done);
 }

@@ -5,6 +5,7 @@
 #ifndef FSVOL_VOL_INT_H
 #define FSVOL_VOL_INT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -253,6 +254,12 @@ static inline int eng_on_completion(void)
 	return eng_tl_running;
 }
 void eng_completion_abort(const char *what);
+/* ENOSPC, EDQUOT, EAGAIN and ENOMEM are the host's conditions, not the
+ * member's: the I/O fails, no member does (docs/engine.md). */
+static inline int vol_host_errno(int res)
+{
+	return res == -ENOSPC || res == -EDQUOT || res == -EAGAIN || res == -ENOMEM;
+}
 /* The members failed now (vol_error.c). */
 uint64_t eng_failed(const struct vol *v);
 #define VOL_NOT_ON_COMPLETION(what) \
