@@ -121,7 +121,39 @@ struct eng_req {
 	struct eng_req *parent;  /* a child (edge reads of an unaligned write) */
 	void *ppl;               /* ppl.c's hold on the round's log records (in scratch) */
 	uint64_t wb_seg;         /* write-behind: seg_off + 1 of the segment whose slow legs went behind */
+	void (*parked)(void *arg); /* ENG_K_RESHAPE: its locks are held (ENG_PARK), its thread goes on */
 };
+
+#define ENG_POOL_IDLE_REQS 256u
+
+/* A volume's engine (v->eng): engine_init makes it (eng_submit.c). */
+struct eng_state {
+	const struct eng_family *fam;
+	atomic_uint active;      /* requests between submit and completion */
+	struct eng_locktab *locks;
+	void (*resume)(struct vol_waiter *w); /* eng_resume: a queued request goes on */
+	pthread_mutex_t pool_lock;
+	struct eng_req *pool;
+	unsigned pooled;
+};
+
+/* eng_req.c: the pool (a request from it is zeroed but for its arrays, and
+ * belongs to v) and the scratch chunks. */
+struct eng_req *eng_req_get(struct vol *v);
+void eng_req_put(struct eng_req *rq);
+void eng_req_free_arrays(struct eng_req *rq);
+struct eng_chunk *eng_chunk_new(size_t len);
+void eng_chunk_free(struct eng_chunk *c);
+
+/* engine.c: the step machine. Run rq from its first step (ST_START); a
+ * queued request's waiter resumes it (eng_resume). */
+void eng_start(struct eng_req *rq);
+void eng_resume(struct vol_waiter *w);
+/* A write's intent through the features (the bitmap's bits): 1 go on, 0 w
+ * queued, resumed once durable. */
+int eng_feat_write_begin(struct vol *v, uint64_t off, uint64_t len, struct vol_waiter *w);
+/* This thread may block while member I/O runs (engine_thread_may_block). */
+extern __thread int eng_tl_may_block;
 
 /* Pieces at member offsets of their own (log records in the metadata area),
  * not in the data area. */
@@ -136,6 +168,12 @@ static inline int eng_why_meta(int why)
 #define ENG_F_BEHIND 0x8u        /* a write-behind: only the write-mostly legs (write_behind.c) */
 #define ENG_F_RESHAPE 0x10u       /* a reshape's I/O: its geometry is set, no bitmap, labelled reshape */
 #define ENG_F_SAFE 0x20u          /* a write counted in writes_pending (md's safe mode, safe_mode.c) */
+
+/* In engine_active, so vol_close drains it: the callers' requests and the write-behinds. */
+static inline int eng_req_counted(unsigned flags)
+{
+	return !(flags & ENG_F_INTERNAL) || (flags & ENG_F_BEHIND);
+}
 
 /* A RAID family's I/O: one file per family, one const table each. */
 struct eng_family {

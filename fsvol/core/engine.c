@@ -1,4 +1,6 @@
-/* engine: the life of a volume request (see engine.h).
+/* engine: the step machine of a volume request (see engine.h); the pool and
+ * scratch are eng_req.c, the entry points and request makers eng_submit.c,
+ * the features reached through v->feat (feature.h).
  *
  * A request is served in aligned segments of at most 1 MiB:
  *
@@ -42,22 +44,12 @@ enum {
 	ST_ACK,         /* its done() runs */
 };
 
-#define ENG_POOL_IDLE_REQS 256u
 
-struct eng_state {
-	const struct eng_family *fam;
-	atomic_uint active;      /* requests between submit and completion */
-	struct eng_locktab *locks;
-	pthread_mutex_t pool_lock;
-	struct eng_req *pool;
-	unsigned pooled;
-};
-
-static __thread int tl_may_block;
+__thread int eng_tl_may_block;
 
 void engine_thread_may_block(int yes)
 {
-	tl_may_block = yes;
+	eng_tl_may_block = yes;
 }
 
 const struct eng_family *eng_family_of(const struct layout_geom *g)
@@ -67,207 +59,13 @@ const struct eng_family *eng_family_of(const struct layout_geom *g)
 	return layout_copies(g) > 1 ? &eng_mirror : &eng_plain;
 }
 
-/* ---- requests: a bounded pool ---- */
-
-static void req_free_arrays(struct eng_req *rq)
-{
-	free(rq->pieces);
-	free(rq->mio);
-	free(rq->iov);
-	free(rq->plans);
-	rq->pieces = NULL;
-	rq->mio = NULL;
-	rq->iov = NULL;
-	rq->plans = NULL;
-	rq->cap_pieces = rq->cap_mio = rq->cap_iov = rq->cap_plans = 0;
-}
-
-/* Each thread keeps a few idle requests of its own (any volume's: a request
- * carries nothing of its volume while idle), so a steady stream takes no lock
- * and allocates nothing; the volume's pool takes the overflow. */
-#define ENG_TL_REQS 32u
-static __thread struct eng_req *tl_reqs;
-static __thread unsigned tl_nreqs;
-static pthread_key_t tl_req_key;
-static pthread_once_t tl_req_once = PTHREAD_ONCE_INIT;
-
-static void tl_reqs_free(void *p)
-{
-	(void)p;
-	while (tl_reqs) {
-		struct eng_req *rq = tl_reqs;
-		tl_reqs = rq->next;
-		req_free_arrays(rq);
-		free(rq);
-	}
-	tl_nreqs = 0;
-}
-
-static void tl_req_key_make(void)
-{
-	pthread_key_create(&tl_req_key, tl_reqs_free);
-}
-
 /* The bitmap or the metadata thread lets a queued request go on. */
-static void req_resume(struct vol_waiter *w)
+void eng_resume(struct vol_waiter *w)
 {
 	struct eng_req *rq = (struct eng_req *)((char *)w - offsetof(struct eng_req, wait));
 	if (w->res)
 		rq->res = w->res;
 	eng_kick(rq);
-}
-
-static struct eng_req *req_get(struct vol *v)
-{
-	struct eng_state *es = v->eng;
-	struct eng_req *rq = tl_reqs;
-	if (rq) {
-		tl_reqs = rq->next;
-		tl_nreqs--;
-	} else {
-		pthread_mutex_lock(&es->pool_lock);
-		if ((rq = es->pool)) {
-			es->pool = rq->next;
-			es->pooled--;
-		}
-		pthread_mutex_unlock(&es->pool_lock);
-	}
-	if (!rq && !(rq = calloc(1, sizeof(*rq))))
-		return NULL;
-	/* keep the arrays, reset the rest */
-	struct eng_req keep = *rq;
-	memset(rq, 0, sizeof(*rq));
-	rq->pieces = keep.pieces;
-	rq->cap_pieces = keep.cap_pieces;
-	rq->mio = keep.mio;
-	rq->cap_mio = keep.cap_mio;
-	rq->iov = keep.iov;
-	rq->cap_iov = keep.cap_iov;
-	rq->plans = keep.plans;
-	rq->cap_plans = keep.cap_plans;
-	rq->v = v;
-	rq->geom = &v->geom;
-	rq->wait.resume = req_resume;
-	return rq;
-}
-
-static void req_put(struct eng_req *rq)
-{
-	struct eng_state *es = rq->v->eng;
-	/* arrays sized for a rare huge request are not kept */
-	if (rq->cap_pieces > 256 || rq->cap_plans > ENG_ROUND_PLANS)
-		req_free_arrays(rq);
-	if (tl_nreqs < ENG_TL_REQS) {
-		if (!tl_reqs) /* freed when the thread ends */
-			pthread_once(&tl_req_once, tl_req_key_make), pthread_setspecific(tl_req_key, (void *)1);
-		rq->next = tl_reqs;
-		tl_reqs = rq;
-		tl_nreqs++;
-		return;
-	}
-	pthread_mutex_lock(&es->pool_lock);
-	if (es->pooled < ENG_POOL_IDLE_REQS) {
-		rq->next = es->pool;
-		es->pool = rq;
-		es->pooled++;
-		rq = NULL;
-	}
-	pthread_mutex_unlock(&es->pool_lock);
-	if (rq) {
-		req_free_arrays(rq);
-		free(rq);
-	}
-}
-
-/* ---- scratch memory ---- */
-
-static struct eng_chunk *chunk_new(size_t len)
-{
-	struct eng_chunk *c = malloc(sizeof(*c));
-	if (!c)
-		return NULL;
-	if (!(c->mem = bufpool_get(len, &c->cap))) {
-		free(c);
-		return NULL;
-	}
-	c->used = 0;
-	c->next = NULL;
-	return c;
-}
-
-static void chunk_free(struct eng_chunk *c)
-{
-	while (c) {
-		struct eng_chunk *n = c->next;
-		bufpool_put(c->mem, c->cap);
-		free(c);
-		c = n;
-	}
-}
-
-void *eng_alloc(struct eng_req *rq, size_t len)
-{
-	size_t need = (len + ENG_ALIGN - 1) & ~(size_t)(ENG_ALIGN - 1);
-	struct eng_chunk *c = rq->scratch;
-	if (!c || c->cap - c->used < need) {
-		/* a new chunk: at least 64 KiB, so small pieces share one */
-		if (!(c = chunk_new(need > (64u << 10) ? need : (64u << 10))))
-			return NULL;
-		c->next = rq->scratch;
-		rq->scratch = c;
-	}
-	void *p = c->mem + c->used;
-	c->used += need;
-	return p;
-}
-
-void eng_scratch_free(struct eng_req *rq)
-{
-	if (rq->ppl) /* the stripe log's hold: before the records' memory goes */
-		VOL_FEAT_EACH(rq->v, f)
-			if (f->scratch_free)
-				f->scratch_free(rq);
-	chunk_free(rq->scratch);
-	rq->scratch = NULL;
-	rq->nplans = 0;
-}
-
-struct eng_plan *eng_plan_new(struct eng_req *rq)
-{
-	if (rq->nplans == rq->cap_plans) {
-		unsigned cap = rq->cap_plans ? 2 * rq->cap_plans : 1;
-		struct eng_plan *p = realloc(rq->plans, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		rq->plans = p;
-		rq->cap_plans = cap;
-	}
-	return &rq->plans[rq->nplans++];
-}
-
-/* ---- pieces and batches ---- */
-
-int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, uint64_t len, void *buf)
-{
-	if (rq->npieces == rq->cap_pieces) {
-		unsigned cap = rq->cap_pieces ? 2 * rq->cap_pieces : 16;
-		struct eng_piece *p = realloc(rq->pieces, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		rq->pieces = p;
-		rq->cap_pieces = cap;
-	}
-	if (rq->flags & ENG_F_RESHAPE)
-		why = STATS_WHY_RESHAPE; /* a reshape's member I/O shows as such in the trace */
-	rq->pieces[rq->npieces++] = (struct eng_piece){
-		.slot = slot, .op = (uint8_t)op, .why = (uint8_t)why, .off = off, .len = len, .buf = buf
-	};
-	/* a role being replaced: its replacement gets every write too, so each
-	 * unit it holds stays equal to the role once copied (md's replacement) */
-	int rs = atomic_load_explicit(&rq->v->replace_slot, memory_order_acquire);
-	if (op == MEMBER_WRITE && rs >= 0 && (unsigned)rs == slot && !eng_why_meta(why))
-		return eng_piece(rq, (unsigned)atomic_load(&rq->v->replace_with), op, STATS_WHY_MIRROR, off, len, buf);
-	return 0;
 }
 
 static int piece_cmp(const void *a, const void *b)
@@ -461,7 +259,7 @@ static int batch_issue(struct eng_req *rq)
 		s->io.off = s->off + (eng_why_meta(s->why) ? 0 : v->data_offset);
 		s->io.len = s->op == MEMBER_FLUSH ? 0 : s->len;
 		s->io.done = mio_backend_done;
-		s->io.nowait = !tl_may_block;
+		s->io.nowait = !eng_tl_may_block;
 		struct vol_mstate *ms = vol_ms(v, m);
 		s->emulated = emul && s->op != MEMBER_FLUSH && atomic_load_explicit(&ms->modeled, memory_order_acquire);
 		s->virt = virt && s->emulated ? emul : NULL;
@@ -543,8 +341,8 @@ static int seg_begin(struct eng_req *rq)
 		rq->seg_buf = mem;
 	} else {
 		if (!rq->bounce || rq->bounce->cap < b - a) {
-			chunk_free(rq->bounce);
-			if (!(rq->bounce = chunk_new(b - a)))
+			eng_chunk_free(rq->bounce);
+			if (!(rq->bounce = eng_chunk_new(b - a)))
 				return -ENOMEM;
 		}
 		rq->seg_buf = rq->bounce->mem;
@@ -577,8 +375,6 @@ static void child_done(void *arg, int res)
 		eng_kick(parent);
 }
 
-static void req_start(struct eng_req *rq);
-static void hold_parked(void *arg);
 
 /* An unaligned write: read the partial blocks at its edges into the bounce
  * buffer (children that run under this request's locks). 1 when they are
@@ -596,7 +392,7 @@ static int edges_issue(struct eng_req *rq)
 	atomic_store(&rq->pending, ne + 1);
 	atomic_store(&rq->member_err, 0);
 	for (unsigned i = 0; i < ne; i++) {
-		struct eng_req *c = req_get(rq->v);
+		struct eng_req *c = eng_req_get(rq->v);
 		if (!c) {
 			child_done(rq, -ENOMEM);
 			continue;
@@ -610,7 +406,7 @@ static int edges_issue(struct eng_req *rq)
 		c->done = child_done;
 		c->arg = rq;
 		c->trace_parent = rq->trace_parent;
-		req_start(c);
+		eng_start(c);
 	}
 	return atomic_fetch_sub_explicit(&rq->pending, 1, memory_order_acq_rel) == 1;
 }
@@ -771,16 +567,12 @@ static int family_step(struct eng_req *rq)
 }
 
 /* In engine_active, so vol_close drains it: the callers' requests and the write-behinds. */
-static int req_counted(unsigned flags)
-{
-	return !(flags & ENG_F_INTERNAL) || (flags & ENG_F_BEHIND);
-}
 
 static void req_finish(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
 	uint64_t now = vol_now(v);
-	chunk_free(rq->bounce);
+	eng_chunk_free(rq->bounce);
 	rq->bounce = NULL;
 	int background = rq->kind >= ENG_K_RESYNC;
 	if ((rq->flags & ENG_F_ACKED) && rq->res) {
@@ -823,7 +615,7 @@ static void req_finish(struct eng_req *rq)
 		VOL_FEAT_EACH(v, f)
 			if (f->write_done)
 				f->write_done(v); /* md_write_end */
-	if (req_counted(rq->flags))
+	if (eng_req_counted(rq->flags))
 		atomic_fetch_sub_explicit(&v->eng->active, 1, memory_order_release);
 	if (background && rq->kind != ENG_K_FIX) {
 		/* the waiter reads the counts from the request: hand it over */
@@ -831,7 +623,7 @@ static void req_finish(struct eng_req *rq)
 		return;
 	}
 	int acked = rq->flags & ENG_F_ACKED;
-	req_put(rq);
+	eng_req_put(rq);
 	if (!acked)
 		done(arg, res);
 }
@@ -869,7 +661,7 @@ static int feat_write_start(struct vol *v, struct vol_waiter *w)
 }
 
 /* A write segment's intent (the bitmap's bits): 1 go on, 0 w queued. */
-static int feat_write_begin(struct vol *v, uint64_t off, uint64_t len, struct vol_waiter *w)
+int eng_feat_write_begin(struct vol *v, uint64_t off, uint64_t len, struct vol_waiter *w)
 {
 	VOL_FEAT_EACH(v, f)
 		if (f->write_begin && !f->write_begin(v, off, len, w))
@@ -933,7 +725,7 @@ static void eng_step(struct eng_req *rq)
 			rq->state = ST_BITMAP;
 			/* a write-behind's bits were taken for it by its parent (eng_behind_submit) */
 			if (rq->kind == ENG_K_WRITE && !(rq->flags & (ENG_F_BEHIND | ENG_F_RESHAPE)) &&
-			    !feat_write_begin(v, rq->seg_off, rq->seg_len, &rq->wait))
+			    !eng_feat_write_begin(v, rq->seg_off, rq->seg_len, &rq->wait))
 				return; /* its bits are being written: the metadata thread kicks us */
 			break;
 		case ST_BITMAP:
@@ -976,7 +768,7 @@ static void eng_step(struct eng_req *rq)
 			if (r == ENG_PARK) {
 				/* a reshape window's locks are held: its thread works, then kicks us */
 				rq->state = ST_SEG_END;
-				hold_parked(rq->arg);
+				rq->parked(rq->arg);
 				return;
 			}
 			if (rq->kind == ENG_K_WRITE && rq->repl_epoch != vol_replace_epoch(v)) {
@@ -1064,342 +856,9 @@ void eng_kick(struct eng_req *rq)
 	eng_tl_running = 0;
 }
 
-static void req_start(struct eng_req *rq)
+void eng_start(struct eng_req *rq)
 {
 	rq->state = ST_START;
 	eng_kick(rq);
 }
 
-/* ---- entry points ---- */
-
-static int check_range(const struct vol *v, uint64_t off, uint64_t len)
-{
-	if (off > v->geom.capacity || len > v->geom.capacity - off)
-		return -EINVAL;
-	return 0;
-}
-
-/* A request from the pool with what every maker sets. A child whose parent
- * holds the locks takes no trace id: a write-behind has none, a reshape I/O its hold's. */
-static struct eng_req *req_init(struct vol *v, int kind, unsigned flags, int why, engine_done_fn done, void *arg)
-{
-	struct eng_req *rq = req_get(v);
-	if (!rq)
-		return NULL;
-	if (req_counted(flags))
-		atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed);
-	rq->kind = kind;
-	rq->flags = flags;
-	rq->why = why;
-	rq->done = done;
-	rq->arg = arg;
-	rq->t0 = vol_now(v);
-	if (!(flags & ENG_F_NOLOCK) && stats_trace_on(v->trace))
-		rq->trace_parent = stats_trace_id(v->trace);
-	rq->wait.trace_id = rq->trace_parent; /* the metadata I/O it waits for shows under it */
-	return rq;
-}
-
-int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, engine_done_fn done, void *arg)
-{
-	if (op != ENGINE_READ && op != ENGINE_WRITE && op != ENGINE_FLUSH)
-		return -EINVAL;
-	if (op == ENGINE_FLUSH)
-		off = len = 0;
-	else if (check_range(v, off, len))
-		return -EINVAL;
-	/* a volume served without vol_start: its first write starts the
-	 * metadata thread (a submission, never a completion) */
-	if (op != ENGINE_READ && !v->opts.readonly && !atomic_load(&v->md_running)) {
-		int r = v->md_start(v);
-		if (r)
-			return r;
-	}
-	struct eng_req *rq = req_init(v, op, 0, STATS_WHY_DATA, done, arg);
-	if (!rq)
-		return -ENOMEM;
-	rq->buf = buf;
-	rq->off = off;
-	rq->len = len;
-	if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
-		stats_begin(v->vstats, rq->t0);
-	if (op != ENGINE_FLUSH && !len) {
-		rq->state = ST_FINISH;
-		eng_kick(rq);
-		return 0;
-	}
-	req_start(rq);
-	return 0;
-}
-
-struct eng_req *eng_behind_new(struct vol *v, void *buf, uint64_t off, uint64_t len, engine_done_fn done, void *arg,
-			       int *held)
-{
-	struct eng_req *rq = req_init(v, ENG_K_WRITE, ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_BEHIND, STATS_WHY_DATA,
-				      done, arg);
-	if (!rq)
-		return NULL;
-	rq->buf = buf;
-	rq->off = off;
-	rq->len = len;
-	rq->state = ST_START;
-	/* the parent holds these bits (durable): taken now, so they stay set
-	 * until the slow leg has the data; else the bitmap kicks it later */
-	*held = feat_write_begin(v, off, len, &rq->wait);
-	return rq;
-}
-
-struct eng_waiter {
-	sem_t sem;
-	int res;
-};
-
-static void waiter_done(void *arg, int res)
-{
-	struct eng_waiter *w = arg;
-	w->res = res;
-	sem_post(&w->sem);
-}
-
-static void sem_wait_intr(sem_t *s)
-{
-	while (sem_wait(s) < 0 && errno == EINTR)
-		;
-}
-
-/* Start rq, made with waiter_done and w, and wait for it (this thread may block). */
-static int req_run_wait(struct eng_req *rq, struct eng_waiter *w)
-{
-	int was = tl_may_block;
-	sem_init(&w->sem, 0, 0);
-	tl_may_block = 1;
-	req_start(rq);
-	tl_may_block = was;
-	sem_wait_intr(&w->sem);
-	sem_destroy(&w->sem);
-	return w->res;
-}
-
-static int engine_sync(struct vol *v, int op, void *buf, uint64_t off, uint64_t len)
-{
-	struct eng_waiter w;
-	int was = tl_may_block;
-	sem_init(&w.sem, 0, 0);
-	tl_may_block = 1;
-	int r = engine_submit(v, op, buf, off, len, waiter_done, &w);
-	tl_may_block = was;
-	if (!r) {
-		sem_wait_intr(&w.sem);
-		r = w.res;
-	}
-	sem_destroy(&w.sem);
-	return r;
-}
-
-int engine_read(struct vol *v, void *buf, uint64_t off, uint64_t len)
-{
-	return engine_sync(v, ENGINE_READ, buf, off, len);
-}
-
-int engine_write(struct vol *v, const void *buf, uint64_t off, uint64_t len)
-{
-	return engine_sync(v, ENGINE_WRITE, (void *)buf, off, len);
-}
-
-int engine_flush(struct vol *v)
-{
-	return engine_sync(v, ENGINE_FLUSH, NULL, 0, 0);
-}
-
-uint64_t engine_resync_units(const struct vol *v)
-{
-	return v->eng->fam->resync_units(&v->geom);
-}
-
-/* A background unit (resync or rebuild), waited for. */
-static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, unsigned gen, uint64_t *mismatches,
-		       uint64_t *skipped)
-{
-	if (unit >= engine_resync_units(v))
-		return -EINVAL;
-	struct eng_waiter w;
-	struct eng_req *rq = req_init(v, kind, 0, STATS_WHY_DATA, waiter_done, &w);
-	if (!rq)
-		return -ENOMEM;
-	rq->unit = unit;
-	rq->repair = repair;
-	rq->gen = gen;
-	rq->target = kind == ENG_K_COPY ? atomic_load(&v->replace_slot) : atomic_load(&v->rebuild_slot);
-	rq->dest = kind == ENG_K_COPY ? atomic_load(&v->replace_with) : rq->target;
-	int r = req_run_wait(rq, &w);
-	if (mismatches)
-		*mismatches += rq->mismatches;
-	if (skipped)
-		*skipped += rq->skipped;
-	req_put(rq);
-	return r;
-}
-
-int engine_resync(struct vol *v, uint64_t unit, int repair, uint64_t *mismatches, uint64_t *skipped)
-{
-	return engine_unit(v, ENG_K_RESYNC, unit, repair, 0, mismatches, skipped);
-}
-
-int engine_rebuild(struct vol *v, uint64_t unit, unsigned gen)
-{
-	if (atomic_load(&v->rebuild_slot) < 0)
-		return -EINVAL;
-	if (atomic_load(&v->rebuild_gen) != gen)
-		return -ECANCELED; /* another target now: its own pass starts from its checkpoint */
-	return engine_unit(v, ENG_K_REBUILD, unit, 0, gen, NULL, NULL);
-}
-
-int engine_copy(struct vol *v, uint64_t unit)
-{
-	if (atomic_load(&v->replace_slot) < 0)
-		return -EINVAL;
-	return engine_unit(v, ENG_K_COPY, unit, 0, 0, NULL, NULL);
-}
-
-int engine_fix(struct vol *v, unsigned slot, uint64_t unit, engine_done_fn done, void *arg)
-{
-	if (unit >= engine_resync_units(v) || slot >= v->geom.members)
-		return -EINVAL;
-	struct eng_req *rq = req_init(v, ENG_K_FIX, 0, STATS_WHY_DATA, done, arg);
-	if (!rq)
-		return -ENOMEM;
-	rq->unit = unit;
-	rq->target = rq->dest = (int)slot;
-	req_start(rq);
-	return 0;
-}
-
-/* ---- a reshape's window (reshape.c) ---- */
-
-void eng_geom_changed(struct vol *v)
-{
-	v->eng->fam = eng_family_of(&v->geom);
-}
-
-struct eng_hold {
-	sem_t locked, done;
-	int res;
-};
-
-/* A hold's request parked with its locks held (ENG_PARK): its thread goes on. */
-static void hold_parked(void *arg)
-{
-	struct eng_hold *h = arg;
-	sem_post(&h->locked);
-}
-
-static void hold_done(void *arg, int res)
-{
-	struct eng_hold *h = arg;
-	h->res = res;
-	sem_post(&h->done);
-}
-
-struct eng_req *eng_reshape_hold(struct vol *v, const struct layout_geom *g, uint64_t off, uint64_t len,
-				 int all)
-{
-	struct eng_hold *h = malloc(sizeof(*h));
-	struct eng_req *rq = h ? req_init(v, ENG_K_RESHAPE, ENG_F_INTERNAL | ENG_F_RESHAPE, STATS_WHY_RESHAPE,
-					  hold_done, h) : NULL;
-	if (!rq) {
-		free(h);
-		return NULL;
-	}
-	sem_init(&h->locked, 0, 0);
-	sem_init(&h->done, 0, 0);
-	rq->geom = g;
-	rq->off = off;
-	/* all: every bucket (as many units as buckets), the volume stands still */
-	rq->len = all ? (uint64_t)ENG_LOCKS * lock_unit(rq) : len;
-	req_start(rq);
-	sem_wait_intr(&h->locked);
-	if (all)
-		rq->seg_len = rq->len = len; /* the trace shows the volume */
-	return rq;
-}
-
-int eng_reshape_release(struct eng_req *rq, int res)
-{
-	struct eng_hold *h = rq->arg;
-	rq->res = res;
-	eng_kick(rq);
-	sem_wait_intr(&h->done);
-	int r = h->res;
-	sem_destroy(&h->locked);
-	sem_destroy(&h->done);
-	free(h);
-	req_put(rq);
-	return r;
-}
-
-int eng_reshape_io(struct eng_req *hold, int op, const struct layout_geom *g, void *buf, uint64_t off,
-		   uint64_t len)
-{
-	struct eng_waiter w;
-	struct eng_req *rq = req_init(hold->v, op, ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_RESHAPE, STATS_WHY_RESHAPE,
-				      waiter_done, &w);
-	if (!rq)
-		return -ENOMEM;
-	rq->geom = g;
-	rq->buf = buf;
-	rq->off = off;
-	rq->len = len;
-	rq->trace_parent = hold->trace_parent;
-	return req_run_wait(rq, &w);
-}
-
-unsigned engine_active(const struct vol *v)
-{
-	return atomic_load_explicit(&v->eng->active, memory_order_relaxed);
-}
-
-void engine_unit_range(const struct vol *v, uint64_t unit, uint64_t *off, uint64_t *len)
-{
-	v->eng->fam->resync_range(&v->geom, unit, off, len);
-}
-
-int engine_init(struct vol *v)
-{
-	struct eng_state *es = calloc(1, sizeof(*es));
-	if (!es)
-		return -ENOMEM;
-	if (eng_locks_create(&es->locks, eng_kick)) {
-		free(es);
-		return -ENOMEM;
-	}
-	es->fam = eng_family_of(&v->geom);
-	pthread_mutex_init(&es->pool_lock, NULL);
-	v->eng = es;
-	return 0;
-}
-
-void engine_drain(struct vol *v)
-{
-	/* emulated completions may be seconds away on a deep queue: wait, politely */
-	while (v->eng && atomic_load_explicit(&v->eng->active, memory_order_acquire)) {
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
-}
-
-void engine_fini(struct vol *v)
-{
-	struct eng_state *es = v->eng;
-	if (!es)
-		return;
-	while (es->pool) {
-		struct eng_req *rq = es->pool;
-		es->pool = rq->next;
-		req_free_arrays(rq);
-		free(rq);
-	}
-	eng_locks_destroy(es->locks);
-	pthread_mutex_destroy(&es->pool_lock);
-	free(es);
-	v->eng = NULL;
-}
