@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include "fsvol/core/bufpool.h"
+#include "fsvol/core/eng_api.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/members/member.h"
 #include "fsvol/model/emul.h"
@@ -28,12 +29,6 @@
  * write-behind, write_behind.c) that kicks it back into the step. */
 enum { ENG_DONE = 0, ENG_ISSUE = 1, ENG_WAIT = 4,
        ENG_PARK = 5 /* ENG_K_RESHAPE: the locks are held, park (engine.c) */ };
-
-/* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
-enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
-		ENG_K_REBUILD, ENG_K_COPY /* a replacement's unit (md's want_replacement) */,
-		ENG_K_FIX, /* a listed bad block's unit rewritten on its member (core/bbl_vol.c) */
-		ENG_K_RESHAPE /* holds a reshape window's locks (reshape.c) */ };
 
 /* One contiguous run of memory for one member range (data-area offsets). */
 struct eng_piece {
@@ -162,12 +157,6 @@ static inline int eng_why_meta(int why)
 	return stats_why_meta(why);
 }
 
-#define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */
-#define ENG_F_NOLOCK 0x2u        /* the parent holds the locks */
-#define ENG_F_ACKED 0x4u         /* acknowledged early (a write-back journal has it) */
-#define ENG_F_BEHIND 0x8u        /* a write-behind: only the write-mostly legs (write_behind.c) */
-#define ENG_F_RESHAPE 0x10u       /* a reshape's I/O: its geometry is set, no bitmap, labelled reshape */
-#define ENG_F_SAFE 0x20u          /* a write counted in writes_pending (md's safe mode, safe_mode.c) */
 
 /* In engine_active, so vol_close drains it: the callers' requests and the write-behinds. */
 static inline int eng_req_counted(unsigned flags)

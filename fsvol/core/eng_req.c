@@ -7,6 +7,7 @@
 
 #include "fsvol/core/eng_int.h"
 #include "fsvol/core/feature.h"
+#include "stats/stats.h"
 
 /* ---- requests: a bounded pool ---- */
 
@@ -201,4 +202,38 @@ int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, 
 	if (op == MEMBER_WRITE && rs >= 0 && (unsigned)rs == slot && !eng_why_meta(why))
 		return eng_piece(rq, (unsigned)atomic_load(&rq->v->replace_with), op, STATS_WHY_MIRROR, off, len, buf);
 	return 0;
+}
+
+/* The one maker: a request from the pool with what its descriptor says. A
+ * child whose parent holds the locks takes no trace id of its own: a
+ * write-behind has none, a reshape I/O its hold's. */
+struct eng_req *eng_new(struct vol *v, const struct eng_desc *d)
+{
+	struct eng_req *rq = eng_req_get(v);
+	if (!rq)
+		return NULL;
+	if (eng_req_counted(d->flags))
+		atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed);
+	rq->kind = d->kind;
+	rq->flags = d->flags;
+	rq->why = d->why;
+	rq->buf = d->buf;
+	rq->off = d->off;
+	rq->len = d->len;
+	if (d->geom)
+		rq->geom = d->geom;
+	rq->unit = d->unit;
+	rq->repair = d->repair;
+	rq->gen = d->gen;
+	rq->target = d->target;
+	rq->dest = d->dest;
+	rq->done = d->done;
+	rq->parked = d->parked;
+	rq->arg = d->arg;
+	rq->t0 = vol_now(v);
+	rq->trace_parent = d->trace_parent;
+	if (!(d->flags & ENG_F_NOLOCK) && stats_trace_on(v->trace))
+		rq->trace_parent = stats_trace_id(v->trace);
+	rq->wait.trace_id = rq->trace_parent; /* the metadata I/O it waits for shows under it */
+	return rq;
 }

@@ -24,27 +24,6 @@ static int check_range(const struct vol *v, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/* A request from the pool with what every maker sets. A child whose parent
- * holds the locks takes no trace id: a write-behind has none, a reshape I/O its hold's. */
-static struct eng_req *req_init(struct vol *v, int kind, unsigned flags, int why, engine_done_fn done, void *arg)
-{
-	struct eng_req *rq = eng_req_get(v);
-	if (!rq)
-		return NULL;
-	if (eng_req_counted(flags))
-		atomic_fetch_add_explicit(&v->eng->active, 1, memory_order_relaxed);
-	rq->kind = kind;
-	rq->flags = flags;
-	rq->why = why;
-	rq->done = done;
-	rq->arg = arg;
-	rq->t0 = vol_now(v);
-	if (!(flags & ENG_F_NOLOCK) && stats_trace_on(v->trace))
-		rq->trace_parent = stats_trace_id(v->trace);
-	rq->wait.trace_id = rq->trace_parent; /* the metadata I/O it waits for shows under it */
-	return rq;
-}
-
 int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, engine_done_fn done, void *arg)
 {
 	if (op != ENGINE_READ && op != ENGINE_WRITE && op != ENGINE_FLUSH)
@@ -60,12 +39,10 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 		if (r)
 			return r;
 	}
-	struct eng_req *rq = req_init(v, op, 0, STATS_WHY_DATA, done, arg);
+	struct eng_req *rq = eng_new(v, &(struct eng_desc){ .kind = op, .why = STATS_WHY_DATA, .buf = buf, .off = off,
+							   .len = len, .done = done, .arg = arg });
 	if (!rq)
 		return -ENOMEM;
-	rq->buf = buf;
-	rq->off = off;
-	rq->len = len;
 	if (atomic_load_explicit(&v->stats_level, memory_order_relaxed) != VOL_STATS_OFF)
 		stats_begin(v->vstats, rq->t0);
 	eng_start(rq); /* one of no bytes finishes at its first step */
@@ -75,13 +52,12 @@ int engine_submit(struct vol *v, int op, void *buf, uint64_t off, uint64_t len, 
 struct eng_req *eng_behind_new(struct vol *v, void *buf, uint64_t off, uint64_t len, engine_done_fn done, void *arg,
 			       int *held)
 {
-	struct eng_req *rq = req_init(v, ENG_K_WRITE, ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_BEHIND, STATS_WHY_DATA,
-				      done, arg);
+	struct eng_req *rq = eng_new(v, &(struct eng_desc){ .kind = ENG_K_WRITE,
+							   .flags = ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_BEHIND,
+							   .why = STATS_WHY_DATA, .buf = buf, .off = off, .len = len,
+							   .done = done, .arg = arg });
 	if (!rq)
 		return NULL;
-	rq->buf = buf;
-	rq->off = off;
-	rq->len = len;
 	/* ST_START (0) when kicked; the parent holds these bits (durable): taken now, so they stay set
 	 * until the slow leg has the data; else the bitmap kicks it later */
 	*held = eng_feat_write_begin(v, off, len, &rq->wait);
@@ -162,14 +138,12 @@ static int engine_unit(struct vol *v, int kind, uint64_t unit, int repair, unsig
 	if (unit >= engine_resync_units(v))
 		return -EINVAL;
 	struct eng_waiter w;
-	struct eng_req *rq = req_init(v, kind, 0, STATS_WHY_DATA, waiter_done, &w);
+	int target = kind == ENG_K_COPY ? atomic_load(&v->replace_slot) : atomic_load(&v->rebuild_slot);
+	struct eng_req *rq = eng_new(v, &(struct eng_desc){
+		.kind = kind, .why = STATS_WHY_DATA, .unit = unit, .repair = repair, .gen = gen, .target = target,
+		.dest = kind == ENG_K_COPY ? atomic_load(&v->replace_with) : target, .done = waiter_done, .arg = &w });
 	if (!rq)
 		return -ENOMEM;
-	rq->unit = unit;
-	rq->repair = repair;
-	rq->gen = gen;
-	rq->target = kind == ENG_K_COPY ? atomic_load(&v->replace_slot) : atomic_load(&v->rebuild_slot);
-	rq->dest = kind == ENG_K_COPY ? atomic_load(&v->replace_with) : rq->target;
 	int r = req_run_wait(rq, &w);
 	if (mismatches)
 		*mismatches += rq->mismatches;
@@ -204,11 +178,11 @@ int engine_fix(struct vol *v, unsigned slot, uint64_t unit, engine_done_fn done,
 {
 	if (unit >= engine_resync_units(v) || slot >= v->geom.members)
 		return -EINVAL;
-	struct eng_req *rq = req_init(v, ENG_K_FIX, 0, STATS_WHY_DATA, done, arg);
+	struct eng_req *rq = eng_new(v, &(struct eng_desc){ .kind = ENG_K_FIX, .why = STATS_WHY_DATA, .unit = unit,
+							   .target = (int)slot, .dest = (int)slot, .done = done,
+							   .arg = arg });
 	if (!rq)
 		return -ENOMEM;
-	rq->unit = unit;
-	rq->target = rq->dest = (int)slot;
 	eng_start(rq);
 	return 0;
 }
@@ -243,19 +217,17 @@ struct eng_req *eng_reshape_hold(struct vol *v, const struct layout_geom *g, uin
 				 int all)
 {
 	struct eng_hold *h = malloc(sizeof(*h));
-	struct eng_req *rq = h ? req_init(v, ENG_K_RESHAPE, ENG_F_INTERNAL | ENG_F_RESHAPE, STATS_WHY_RESHAPE,
-					  hold_done, h) : NULL;
+	/* all: every bucket (as many units as buckets), the volume stands still */
+	struct eng_req *rq = h ? eng_new(v, &(struct eng_desc){
+		.kind = ENG_K_RESHAPE, .flags = ENG_F_INTERNAL | ENG_F_RESHAPE, .why = STATS_WHY_RESHAPE, .geom = g,
+		.off = off, .len = all ? (uint64_t)ENG_LOCKS * eng_family_of(g)->lock_unit(g) : len,
+		.done = hold_done, .parked = hold_parked, .arg = h }) : NULL;
 	if (!rq) {
 		free(h);
 		return NULL;
 	}
 	sem_init(&h->locked, 0, 0);
 	sem_init(&h->done, 0, 0);
-	rq->geom = g;
-	rq->parked = hold_parked;
-	rq->off = off;
-	/* all: every bucket (as many units as buckets), the volume stands still */
-	rq->len = all ? (uint64_t)ENG_LOCKS * eng_family_of(g)->lock_unit(g) : len;
 	eng_start(rq);
 	sem_wait_intr(&h->locked);
 	if (all)
@@ -281,15 +253,11 @@ int eng_reshape_io(struct eng_req *hold, int op, const struct layout_geom *g, vo
 		   uint64_t len)
 {
 	struct eng_waiter w;
-	struct eng_req *rq = req_init(hold->v, op, ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_RESHAPE, STATS_WHY_RESHAPE,
-				      waiter_done, &w);
+	struct eng_req *rq = eng_new(hold->v, &(struct eng_desc){
+		.kind = op, .flags = ENG_F_INTERNAL | ENG_F_NOLOCK | ENG_F_RESHAPE, .why = STATS_WHY_RESHAPE, .geom = g,
+		.buf = buf, .off = off, .len = len, .trace_parent = hold->trace_parent, .done = waiter_done, .arg = &w });
 	if (!rq)
 		return -ENOMEM;
-	rq->geom = g;
-	rq->buf = buf;
-	rq->off = off;
-	rq->len = len;
-	rq->trace_parent = hold->trace_parent;
 	return req_run_wait(rq, &w);
 }
 

@@ -392,20 +392,14 @@ static int edges_issue(struct eng_req *rq)
 	atomic_store(&rq->pending, ne + 1);
 	atomic_store(&rq->member_err, 0);
 	for (unsigned i = 0; i < ne; i++) {
-		struct eng_req *c = eng_req_get(rq->v);
+		struct eng_req *c = eng_new(rq->v, &(struct eng_desc){
+			.kind = ENG_K_READ, .flags = ENG_F_INTERNAL | ENG_F_NOLOCK, .why = STATS_WHY_ALIGN,
+			.buf = rq->seg_buf + (eoff[i] - a), .off = eoff[i], .len = ENG_ALIGN,
+			.trace_parent = rq->trace_parent, .done = child_done, .arg = rq });
 		if (!c) {
 			child_done(rq, -ENOMEM);
 			continue;
 		}
-		c->kind = ENG_K_READ;
-		c->flags = ENG_F_INTERNAL | ENG_F_NOLOCK;
-		c->why = STATS_WHY_ALIGN;
-		c->buf = rq->seg_buf + (eoff[i] - a);
-		c->off = eoff[i];
-		c->len = ENG_ALIGN;
-		c->done = child_done;
-		c->arg = rq;
-		c->trace_parent = rq->trace_parent;
 		eng_start(c);
 	}
 	return atomic_fetch_sub_explicit(&rq->pending, 1, memory_order_acq_rel) == 1;
