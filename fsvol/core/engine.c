@@ -674,6 +674,56 @@ static int feat_unit_lost(struct eng_req *rq)
 }
 
 /* Run rq until it waits for something or finishes. */
+/* ST_START, past the write's mark: the next segment and its locks; the
+ * next state. */
+static int seg_start(struct eng_req *rq)
+{
+	int r;
+	if (rq->kind == ENG_K_FLUSH) {
+		rq->lk.want = 0;
+		rq->seg_n = 1;
+	} else if ((r = seg_begin(rq))) {
+		rq->res = r;
+		return ST_FINISH;
+	}
+	rq->phase = 0; /* the family's first step */
+	rq->tries = 0;
+	rq->rpos = rq->seg_off;
+	rq->repl_epoch = vol_replace_epoch(rq->v); /* before the plan reads the failed mask */
+	return ST_LOCK;
+}
+
+/* ST_SEG_END: the segment's scratch, its features' ends and its locks go;
+ * the next state. */
+static int seg_end(struct eng_req *rq)
+{
+	struct vol *v = rq->v;
+	eng_scratch_free(rq);
+	/* the rebuilt unit is in sync from now on: say so before its
+	 * lock drops, so no write can slip past the target meanwhile */
+	if (rq->kind == ENG_K_REBUILD && !rq->res)
+		vol_rebuild_advance(v, rq->gen, rq->seg_off + rq->seg_len);
+	if (rq->kind >= ENG_K_RESYNC) /* a fix's entries go before a write can pass the member by */
+		VOL_FEAT_EACH(v, f)
+			if (f->unit_done)
+				f->unit_done(rq);
+	if (rq->kind == ENG_K_WRITE && !(rq->flags & ENG_F_RESHAPE))
+		VOL_FEAT_EACH(v, f)
+			if (f->write_end)
+				f->write_end(v, rq->seg_off, rq->seg_len);
+	if (rq->lk.want)
+		eng_locks_drop(v->eng->locks, rq);
+	if (rq->kind == ENG_K_READ && !rq->res && !rq->lk.want && !(rq->flags & ENG_F_NOLOCK) &&
+	    rq->epoch != vol_reshape_epoch(v)) {
+		return ST_START; /* read without locks while a reshape began: read it again, locked */
+	}
+	if (!rq->res && rq->kind == ENG_K_READ && rq->seg_buf != rq->buf + rq->progress)
+		memcpy(rq->buf + rq->progress, rq->seg_buf + (rq->off + rq->progress - rq->seg_off),
+		       rq->seg_n);
+	rq->progress += rq->seg_n;
+	return rq->kind >= ENG_K_RESYNC ? ST_FINISH : ST_START;
+}
+
 static void eng_step(struct eng_req *rq)
 {
 	struct vol *v = rq->v;
@@ -692,19 +742,7 @@ static void eng_step(struct eng_req *rq)
 				if (!feat_write_start(v, &rq->wait))
 					return; /* the metadata thread marks them dirty, then kicks us */
 			}
-			if (rq->kind == ENG_K_FLUSH) {
-				rq->lk.want = 0;
-				rq->seg_n = 1;
-			} else if ((r = seg_begin(rq))) {
-				rq->res = r;
-				rq->state = ST_FINISH;
-				break;
-			}
-			rq->phase = 0; /* the family's first step */
-			rq->tries = 0;
-			rq->rpos = rq->seg_off;
-			rq->repl_epoch = vol_replace_epoch(v); /* before the plan reads the failed mask */
-			rq->state = ST_LOCK;
+			rq->state = seg_start(rq);
 			break;
 		case ST_LOCK:
 			if (rq->lk.want && !eng_locks_take(v->eng->locks, rq))
@@ -783,32 +821,7 @@ static void eng_step(struct eng_req *rq)
 			rq->state = batch_settle(rq) ? ST_FAMILY : ST_SEG_END;
 			break;
 		case ST_SEG_END:
-			eng_scratch_free(rq);
-			/* the rebuilt unit is in sync from now on: say so before its
-			 * lock drops, so no write can slip past the target meanwhile */
-			if (rq->kind == ENG_K_REBUILD && !rq->res)
-				vol_rebuild_advance(v, rq->gen, rq->seg_off + rq->seg_len);
-			if (rq->kind >= ENG_K_RESYNC) /* a fix's entries go before a write can pass the member by */
-				VOL_FEAT_EACH(v, f)
-					if (f->unit_done)
-						f->unit_done(rq);
-			if (rq->kind == ENG_K_WRITE && !(rq->flags & ENG_F_RESHAPE))
-				VOL_FEAT_EACH(v, f)
-					if (f->write_end)
-						f->write_end(v, rq->seg_off, rq->seg_len);
-			if (rq->lk.want)
-				eng_locks_drop(v->eng->locks, rq);
-			if (rq->kind == ENG_K_READ && !rq->res && !rq->lk.want && !(rq->flags & ENG_F_NOLOCK) &&
-			    rq->epoch != vol_reshape_epoch(v)) {
-				/* read without locks while a reshape began: read it again, locked */
-				rq->state = ST_START;
-				break;
-			}
-			if (!rq->res && rq->kind == ENG_K_READ && rq->seg_buf != rq->buf + rq->progress)
-				memcpy(rq->buf + rq->progress, rq->seg_buf + (rq->off + rq->progress - rq->seg_off),
-				       rq->seg_n);
-			rq->progress += rq->seg_n;
-			rq->state = rq->kind >= ENG_K_RESYNC ? ST_FINISH : ST_START;
+			rq->state = seg_end(rq);
 			break;
 		case ST_FINISH:
 			/* an acknowledged write never depends on a superblock that

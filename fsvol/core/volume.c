@@ -272,6 +272,99 @@ int vol_start(struct vol *v)
 	return r;
 }
 
+/* The roles of the assembled volume and which of them are failed, missing
+ * or rebuilding (an interrupted recovery resumes from its checkpoint). */
+static uint64_t open_roles(struct vol *v, unsigned *nroles)
+{
+	uint64_t failed = 0;
+	/* a reshape under way: the slots it adds hold the windows below
+	 * reshape_pos, so their members count as roles (failed or missing too) */
+	unsigned roles = v->geom.members;
+	if ((v->sb.reshape_flags & SB_RESHAPE_ACTIVE) && v->sb.new_members > roles && v->sb.new_members <= v->nslots)
+		roles = v->sb.new_members;
+	for (unsigned i = 0; i < roles; i++) {
+		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)
+			failed |= 1ull << i;
+		if (v->slot[i] && v->sb.slots[i].state == SB_REBUILDING && atomic_load(&v->rebuild_slot) < 0) {
+			/* an interrupted recovery resumes from its saved checkpoint
+			 * (member bytes on disk, logical bytes in memory) */
+			failed |= 1ull << i;
+			vol_rebuild_set(v, (int)i, vol_rebuild_from_member(v, v->sb.slots[i].rebuild_pos));
+		} else if (v->sb.slots[i].state == SB_REBUILDING) {
+			failed |= 1ull << i;
+		}
+	}
+	*nroles = roles;
+	return failed;
+}
+
+/* The volume's and each present member's counters: 0 or -ENOMEM. */
+static int open_counters(struct vol *v)
+{
+	if (!(v->vstats = stats_dev_create()))
+		return -ENOMEM;
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && !(v->slot[i]->stats = stats_dev_create()))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Open the given members, wrap them in their fault filters, read their
+ * superblocks into cand (an unreadable one is a candidate that says why). */
+static int open_members(struct vol *v, struct sb_candidate *cand, char *const *paths, unsigned n,
+			const struct vol_opts *opts, char *err, size_t errlen)
+{
+	int r;
+	for (unsigned i = 0; i < n; i++) {
+		struct member *m = &v->members[i];
+		char why[sizeof(cand[i].why)];
+		cand[i].path = paths[i];
+		r = member_open(m, paths[i], !opts->buffered && !opts->readonly, why, sizeof(why));
+		if (r == -EINVAL && (strstr(why, "O_DIRECT") || strstr(why, "not a regular file"))) {
+			snprintf(err, errlen, "%s", why);
+			return r;
+		}
+		if (r) {
+			cand[i].read_error = r;
+			snprintf(cand[i].why, sizeof(cand[i].why), "%s", strerror(-r));
+			continue;
+		}
+		/* Faults can be set on a served member at any time (--fault, ctl). */
+		if (!opts->readonly && (r = member_fault_wrap(m)))
+			return r;
+		cand[i].size = m->size;
+		cand[i].dev = m->dev;
+		cand[i].ino = m->ino;
+		if ((r = vol_read_sb(m, &cand[i])))
+			return r;
+	}
+	return 0;
+}
+
+/* md's rule: a dirty degraded parity volume does not start unforced. */
+static int dirty_degraded(struct vol *v, uint64_t failed, char *err, size_t errlen)
+{
+	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !v->opts.force && !v->opts.readonly) {
+		/* md's rule: interrupted writes may have left a stripe's parity
+		 * stale, and with a member missing that stripe would rebuild wrong.
+		 * A member whose recovery was interrupted counts as missing above
+		 * its checkpoint (md: not In_sync, so degraded). */
+		int k = atomic_load(&v->rebuild_slot);
+		if (k >= 0 && failed == 1ull << k)
+			snprintf(err, errlen, "cannot start a dirty degraded %s: member %d was being rebuilt (%.0f%% done) "
+				 "when it stopped uncleanly, and writes in flight then may have left parity stale where "
+				 "it is not rebuilt yet; use --force to resume the recovery (the resync it owes follows)",
+				 layout_level_name(v->geom.level), k,
+				 100.0 * (double)atomic_load(&v->rebuild_pos) / (double)v->geom.capacity);
+		else
+			snprintf(err, errlen, "cannot start a dirty degraded %s (not shut down cleanly, member slot(s) "
+				 "missing): data written at the crash may be wrong; use --force to start it anyway",
+				 layout_level_name(v->geom.level));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_opts *opts,
 	     char *err, size_t errlen)
 {
@@ -296,29 +389,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		goto fail;
 	}
 	v->nmembers = n;
-	for (unsigned i = 0; i < n; i++) {
-		struct member *m = &v->members[i];
-		char why[sizeof(cand[i].why)];
-		cand[i].path = paths[i];
-		r = member_open(m, paths[i], !opts->buffered && !opts->readonly, why, sizeof(why));
-		if (r == -EINVAL && (strstr(why, "O_DIRECT") || strstr(why, "not a regular file"))) {
-			snprintf(err, errlen, "%s", why);
-			goto fail;
-		}
-		if (r) {
-			cand[i].read_error = r;
-			snprintf(cand[i].why, sizeof(cand[i].why), "%s", strerror(-r));
-			continue;
-		}
-		/* Faults can be set on a served member at any time (--fault, ctl). */
-		if (!opts->readonly && (r = member_fault_wrap(m)))
-			goto fail;
-		cand[i].size = m->size;
-		cand[i].dev = m->dev;
-		cand[i].ino = m->ino;
-		if ((r = vol_read_sb(m, &cand[i])))
-			goto fail;
-	}
+	if ((r = open_members(v, cand, paths, n, opts, err, errlen)))
+		goto fail;
 	if ((r = sb_assemble(cand, n, opts->force, &as, err, errlen)))
 		goto fail;
 	/* members left out, or taken back by --force: the user must hear which */
@@ -348,35 +420,12 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	/* Counters exist at every level so the level can change at run time;
 	 * from here on, so what assembly reads and replays counts too. */
 	atomic_store(&v->stats_level, opts->stats);
-	if (!(v->vstats = stats_dev_create())) {
-		r = -ENOMEM;
+	if ((r = open_counters(v)))
 		goto fail;
-	}
-	for (unsigned i = 0; i < v->nslots; i++)
-		if (v->slot[i] && !(v->slot[i]->stats = stats_dev_create())) {
-			r = -ENOMEM;
-			goto fail;
-		}
 	vol_numbers_fix(v);
 	vol_replace_load(v); /* before the roles' states are read: a replacement may take one */
-	uint64_t failed = 0;
-	/* a reshape under way: the slots it adds hold the windows below
-	 * reshape_pos, so their members count as roles (failed or missing too) */
-	unsigned roles = v->geom.members;
-	if ((v->sb.reshape_flags & SB_RESHAPE_ACTIVE) && v->sb.new_members > roles && v->sb.new_members <= v->nslots)
-		roles = v->sb.new_members;
-	for (unsigned i = 0; i < roles; i++) {
-		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)
-			failed |= 1ull << i;
-		if (v->slot[i] && v->sb.slots[i].state == SB_REBUILDING && atomic_load(&v->rebuild_slot) < 0) {
-			/* an interrupted recovery resumes from its saved checkpoint
-			 * (member bytes on disk, logical bytes in memory) */
-			failed |= 1ull << i;
-			vol_rebuild_set(v, (int)i, vol_rebuild_from_member(v, v->sb.slots[i].rebuild_pos));
-		} else if (v->sb.slots[i].state == SB_REBUILDING) {
-			failed |= 1ull << i;
-		}
-	}
+	unsigned roles;
+	uint64_t failed = open_roles(v, &roles);
 	atomic_store(&v->failed, failed);
 	if (!layout_survives(&v->geom, failed)) {
 		int len = snprintf(err, errlen, "%s cannot run without member slot(s)",
@@ -395,25 +444,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	 * failfast, safe mode (feature.h) */
 	if ((r = vol_feat_open(v, err, errlen)))
 		goto fail;
-	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !opts->force && !opts->readonly) {
-		/* md's rule: interrupted writes may have left a stripe's parity
-		 * stale, and with a member missing that stripe would rebuild wrong.
-		 * A member whose recovery was interrupted counts as missing above
-		 * its checkpoint (md: not In_sync, so degraded). */
-		int k = atomic_load(&v->rebuild_slot);
-		if (k >= 0 && failed == 1ull << k)
-			snprintf(err, errlen, "cannot start a dirty degraded %s: member %d was being rebuilt (%.0f%% done) "
-				 "when it stopped uncleanly, and writes in flight then may have left parity stale where "
-				 "it is not rebuilt yet; use --force to resume the recovery (the resync it owes follows)",
-				 layout_level_name(v->geom.level), k,
-				 100.0 * (double)atomic_load(&v->rebuild_pos) / (double)v->geom.capacity);
-		else
-			snprintf(err, errlen, "cannot start a dirty degraded %s (not shut down cleanly, member slot(s) "
-				 "missing): data written at the crash may be wrong; use --force to start it anyway",
-				 layout_level_name(v->geom.level));
-		r = -EINVAL;
+	if ((r = dirty_degraded(v, failed, err, errlen)))
 		goto fail;
-	}
 	if (opts->model) {
 		char why[512];
 		if ((r = vol_model(v, opts->model, why, sizeof(why)))) {
