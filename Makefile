@@ -54,6 +54,7 @@ UNIT_TESTS := \
 	test_filters \
 	test_http \
 	test_layout \
+	test_md1 \
 	test_member_map \
 	test_members \
 	test_parity \
@@ -154,6 +155,8 @@ INTEGRATION_TESTS := \
 	tests/integration/87-model-clock.sh \
 	tests/integration/88-remove-under-readers.sh \
 	tests/integration/89-null-fuse.sh \
+	tests/integration/90-md-diff.sh \
+	tests/integration/91-q-order-upgrade.sh \
 	tests/integration/92-journal-forged.sh \
 	tests/integration/93-nbd-unread-memory.sh \
 	tests/integration/94-http-limits.sh \
@@ -161,7 +164,9 @@ INTEGRATION_TESTS := \
 	tests/integration/96-replace-resume.sh \
 	tests/integration/97-member-paths.sh \
 	tests/integration/98-meta-counted.sh \
-	tests/integration/99-safe-mode.sh
+	tests/integration/99-safe-mode.sh \
+	tests/integration/100-md-format.sh \
+	tests/integration/101-md-mount.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -310,7 +315,8 @@ FUSE_TESTS := \
 	tests/integration/89-null-fuse.sh \
 	tests/integration/92-journal-forged.sh \
 	tests/integration/93-nbd-unread-memory.sh \
-	tests/integration/94-http-limits.sh
+	tests/integration/94-http-limits.sh \
+	tests/integration/101-md-mount.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 
 # tests/run.sh runs INTEGRATION_JOBS scripts at once (most of a script's time
@@ -323,6 +329,7 @@ URING_PARAM := /sys/module/fuse/parameters/enable_uring
 # ignores it).
 INTEGRATION_JOBS ?= 2
 INTEGRATION_FIRST := \
+	tests/integration/90-md-diff.sh \
 	tests/integration/27-doc-examples.sh \
 	tests/integration/46-stress-short.sh \
 	tests/integration/75-grow-raid5-raid6.sh \

@@ -14,6 +14,8 @@
 # one row each: over /dev/fuse the model's thread releases and replies, over
 # io_uring the thread of one queue's ring, which then serves every request
 # (docs/bench.md, "The emulation row").
+# EMUL_SLACK_US sets the model clock's timer slack (--ctl timer_slack_us;
+# unset: the default), to compare with exact deadlines (0).
 # Run by bench/run.sh (make bench); alone, to compare two builds:
 #   FSVOL_BUILD=build bench/emul.sh hdd      (EMUL_QD=1024 BENCH_SECS=5)
 set -euo pipefail
@@ -25,6 +27,8 @@ secs=${BENCH_SECS:-5}
 qd=${EMUL_QD:-1024}
 base=${BENCH_DIR:-/dev/shm}
 models=("$@")
+slack=()
+[ -z "${EMUL_SLACK_US:-}" ] || slack=(--ctl "timer_slack_us $EMUL_SLACK_US")
 [ ${#models[@]} -gt 0 ] || models=(hdd ssd)
 if [ -n "${EMUL_TRANSPORTS:-}" ]; then
 	read -ra transports <<<"$EMUL_TRANSPORTS"
@@ -53,7 +57,7 @@ for i in $(seq 0 7); do emembers+=("$T/e$i"); done
 "$FSVOL" create -l raid0 -c 64K -s 64M "${emembers[@]}" >/dev/null
 for model in "${models[@]}"; do
 	for tr in "${transports[@]}"; do
-		"$FSVOL" mount --model "$model" --fuse-transport "$tr" --log "$T/daemon.log" "$MNT" "${emembers[@]}"
+		"$FSVOL" mount --model "$model" --fuse-transport "$tr" "${slack[@]}" --log "$T/daemon.log" "$MNT" "${emembers[@]}"
 		pid=$(awk '/^pid:/ { print $2 }' "$MNT/status")
 		read -r c0 <"/proc/$pid/stat"
 		s0=$(sleeps "$pid")

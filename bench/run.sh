@@ -80,6 +80,10 @@ row "4K random read QD32: --stats all vs off" "$(printf %.0f "$stats_all") IOPS"
 # (bench/emul.sh; docs/bench.md, "The emulation row").
 BENCH_SECS=$secs BENCH_DIR=$base FSVOL_BUILD=$build "$here/bench/emul.sh" hdd ssd
 
+# How many emulated hdd members one core keeps at their modelled rate, live
+# against virtual time (bench/scale.sh; docs/bench.md, "The scale row").
+FSVOL_BUILD=$build "$here/bench/scale.sh"
+
 # The FUSE front end against bindfs, a plain FUSE passthrough, over the same
 # file: fsvol single-member volume vs bindfs exposing that member file.
 "$FSVOL" create -l single -s 256M "$T/single" >/dev/null

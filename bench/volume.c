@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "bench/run.h"
+#include "fsvol/util/uring_loop.h"
 #include "fsvol/core/volume.h"
 
 struct vslot {
@@ -43,7 +44,6 @@ static uint64_t vw_now(const struct vworker *vw)
 }
 
 static __thread struct vworker *tl_vw; /* set on the worker's own thread */
-static char wake_tag;                  /* user_data of the eventfd read */
 
 static unsigned volume_workers(const struct bench_opts *o)
 {
@@ -78,41 +78,38 @@ static void arm_wake(struct io_uring *ring, struct vworker *vw, uint64_t *buf)
 	}
 	if (sqe) {
 		io_uring_prep_read(sqe, vw->efd, buf, sizeof(*buf), 0);
-		io_uring_sqe_set_data(sqe, &wake_tag);
+		io_uring_sqe_set_data(sqe, uring_tag(NULL, URING_WAKE));
 	}
 }
+
+/* The ring's wake-up read completed: arm it again. */
+struct vring {
+	struct io_uring *ring;
+	struct vworker *vw;
+	uint64_t *wake_buf;
+};
+
+static void ring_woken(void *ctx, void *ptr, int res)
+{
+	struct vring *r = ctx;
+	(void)ptr, (void)res;
+	arm_wake(r->ring, r->vw, r->wake_buf);
+}
+
+static uring_cqe_fn *const ring_handlers[URING_KINDS] = {
+	[URING_LENT] = member_file_complete, /* a file member's I/O (member_file_lend_ring) */
+	[URING_WAKE] = ring_woken,
+};
 
 /* Submit what is queued; wait for one completion unless slots are done
  * already, or until t (UINT64_MAX: no limit); run the ring's completions. */
 static void ring_wait(struct io_uring *ring, struct vworker *vw, uint64_t *wake_buf, uint64_t t)
 {
-	struct io_uring_cqe *cqe;
 	unsigned wait = atomic_load_explicit(&vw->done, memory_order_acquire) ? 0 : 1;
-	if (wait && t != UINT64_MAX) {
-		uint64_t now = stats_now(), d = t > now ? t - now : 0;
-		struct __kernel_timespec ts = { (long long)(d / 1000000000u), (long long)(d % 1000000000u) };
-		io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
-	} else {
-		io_uring_submit_and_wait(ring, wait);
-	}
-	unsigned head, seen = 0;
-	void *tags[64];
-	int res[64];
-	unsigned n = 0;
-	io_uring_for_each_cqe(ring, head, cqe) {
-		if (n == 64)
-			break;
-		tags[n] = io_uring_cqe_get_data(cqe);
-		res[n++] = cqe->res;
-		seen++;
-	}
-	io_uring_cq_advance(ring, seen);
-	/* completions may queue more I/O on this ring: after the CQ is free */
-	for (unsigned i = 0; i < n; i++)
-		if (tags[i] == &wake_tag)
-			arm_wake(ring, vw, wake_buf);
-		else if ((uintptr_t)tags[i] & 1)
-			member_file_complete(tags[i], res[i]);
+	uint64_t now = t != UINT64_MAX ? stats_now() : 0;
+	uring_loop_wait(ring, wait, t == UINT64_MAX ? URING_FOREVER : t > now ? t - now : 0);
+	struct vring ctx = { ring, vw, wake_buf };
+	uring_loop_reap(ring, ring_handlers, &ctx);
 }
 
 /* --virtual: move the model's clock to the next completion, a slot's think
@@ -165,8 +162,7 @@ static void *volume_worker(void *arg)
 	int edges = 0; /* --virtual: window edges sampled so far */
 	vw.efd = eventfd(0, EFD_CLOEXEC);
 	unsigned entries = 4 * n + 64 > 4096 ? 4096 : 4 * n + 64;
-	if (vw.efd >= 0 && (io_uring_queue_init(entries, &ring, IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER) == 0 ||
-			    io_uring_queue_init(entries, &ring, 0) == 0))
+	if (vw.efd >= 0 && uring_loop_init(&ring, entries, 0, 0) == 0)
 		have_ring = 1;
 	if (!have_ring)
 		bench_fail(w, -ENOMEM, "cannot set up the worker's io_uring");

@@ -130,8 +130,21 @@ struct layout_stripe {
 	uint64_t logical;       /* logical offset of data index 0 */
 	unsigned data[LAYOUT_MAX_MEMBERS]; /* member holding data index j, j < data_members */
 	int p, q; /* member of P; member of Q or -1 (raid4/5) */
+	/* raid6: the syndrome slot of data index j, as md gives it (raid5.c
+	 * raid6_d0/raid6_idx_to_slot: the data members counted walking from the
+	 * member after Q): Q = sum of g^qslot[j] * D_j. qslot[j] == j for every j
+	 * (q_natural) on the symmetric and parity-first/last layouts and on
+	 * raid4/5; the asymmetric ones rotate it on most stripes. */
+	uint8_t qslot[LAYOUT_MAX_MEMBERS];
+	int q_natural;
 };
 void layout_stripe(const struct layout_geom *g, uint64_t stripe, struct layout_stripe *s);
+/* The syndrome slots to hand the parity kernels (parity_gen_slots,
+ * parity_recover_slots): NULL where they are the data order (the fast path). */
+static inline const uint8_t *layout_q_slots(const struct layout_stripe *s)
+{
+	return s->q_natural ? NULL : s->qslot;
+}
 
 enum layout_plan_mode {
 	LAYOUT_PLAN_READ,        /* plain read, every column present */

@@ -228,6 +228,21 @@ void parity_gen(const void *const *data, unsigned ndata, void *p, void *q, size_
 	ks->gen((const uint8_t *const *)data, ndata, p, q, len);
 }
 
+void parity_gen_slots(const void *const *data, const uint8_t *slot, unsigned ndata, void *p, void *q,
+		      size_t len)
+{
+	const void *src[255];
+
+	if (!slot || !q || ndata == 0) {
+		parity_gen(data, ndata, p, q, len);
+		return;
+	}
+	assert(ndata <= 255);
+	for (unsigned j = 0; j < ndata; j++)
+		src[slot[j]] = data[j];
+	parity_gen(src, ndata, p, q, len);
+}
+
 void parity_rmw(void *p, void *q, const void *old, const void *new_, unsigned index,
 		size_t len)
 {
@@ -335,4 +350,27 @@ int parity_recover(void *const *blocks, unsigned ndata, unsigned nparity,
 	else
 		recover_data_data(ks, blocks, ndata, a, b, len);
 	return 0;
+}
+
+int parity_recover_slots(void *const *blocks, const uint8_t *slot, unsigned ndata, unsigned nparity,
+			 const unsigned *lost, unsigned nlost, size_t len)
+{
+	void *b[257];
+	unsigned l[2];
+
+	if (!slot)
+		return parity_recover(blocks, ndata, nparity, lost, nlost, len);
+	if (!blocks || !lost || ndata < 1 || ndata > 255 || nparity < 1 || nparity > 2 || nlost < 1 ||
+	    nlost > nparity)
+		return -EINVAL;
+	for (unsigned j = 0; j < ndata; j++) {
+		if (slot[j] >= ndata)
+			return -EINVAL;
+		b[slot[j]] = blocks[j];
+	}
+	for (unsigned k = 0; k < nparity; k++)
+		b[ndata + k] = blocks[ndata + k];
+	for (unsigned i = 0; i < nlost; i++)
+		l[i] = lost[i] < ndata ? slot[lost[i]] : lost[i];
+	return parity_recover(b, ndata, nparity, l, nlost, len);
 }

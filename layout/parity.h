@@ -1,5 +1,6 @@
 /* parity: XOR (raid4/5) and RAID-6 P+Q over GF(2^8), polynomial 0x11d,
- * generator 2 (as md's lib/raid6). Q = sum over data index j of g^j * D_j.
+ * generator 2 (as md's lib/raid6). Q = sum over syndrome slot j of g^j * D_j:
+ * the slot is the data index unless the caller gives slots (the _slots calls).
  * Pure computation on caller buffers; no allocation. */
 #ifndef FSVOL_PARITY_H
 #define FSVOL_PARITY_H
@@ -16,6 +17,13 @@ void parity_xor_into(void *dst, const void *src, size_t len);
  * With Q, ndata <= 255 (g^j repeats after 255). */
 void parity_gen(const void *const *data, unsigned ndata, void *p, void *q, size_t len);
 
+/* The same with each data block's syndrome slot given: Q = sum of
+ * g^slot[j] * data[j] (md's order on raid6's asymmetric layouts,
+ * layout_stripe.qslot; a permutation of 0..ndata-1). slot NULL: data-index
+ * order, parity_gen itself. */
+void parity_gen_slots(const void *const *data, const uint8_t *slot, unsigned ndata, void *p, void *q,
+		      size_t len);
+
 /* Read-modify-write update for data index `index`:
  * p ^= old ^ new; q ^= g^index * (old ^ new). p or q may be NULL. */
 void parity_rmw(void *p, void *q, const void *old, const void *new_, unsigned index, size_t len);
@@ -27,6 +35,11 @@ void parity_rmw(void *p, void *q, const void *old, const void *new_, unsigned in
  * (nlost > nparity, or a lost index out of range). */
 int parity_recover(void *const *blocks, unsigned ndata, unsigned nparity,
 		   const unsigned *lost, unsigned nlost, size_t len);
+
+/* parity_recover with the data blocks' syndrome slots given (as in
+ * parity_gen_slots); blocks[] and lost[] still count in data-index order. */
+int parity_recover_slots(void *const *blocks, const uint8_t *slot, unsigned ndata, unsigned nparity,
+			 const unsigned *lost, unsigned nlost, size_t len);
 
 /* Kernel sets, one per instruction set, all producing the same bytes
  * (docs/parity.md). The best one this CPU runs is taken at first use, or the

@@ -19,6 +19,12 @@
  *   P   Q   D12 D13 D14
  *
  * parity-first: P (Q) D0 D1 ...   parity-last (raid4): D0 D1 ... P (Q)
+ *
+ * Q's coefficients follow md's syndrome order, not the data order: walking
+ * from the member after Q, the data members get g^0, g^1, ... On the
+ * symmetric layouts data follows Q, so the two agree; on the asymmetric ones
+ * (left-asymmetric, 5 members, stripe 2: D6 D7 P Q D8) D8 gets g^0, D6 g^1,
+ * D7 g^2.
  */
 #include "layout/layout_int.h"
 
@@ -130,6 +136,32 @@ static int member_role(const struct layout_geom *g, uint64_t s, unsigned m)
 	}
 }
 
+/* md's syndrome order: walk the members from the one after Q (wrapping),
+ * the data members numbered 0, 1, ... as they come. */
+static void q_slots(const struct layout_geom *g, struct layout_stripe *s)
+{
+	unsigned n = g->members, dd = g->data_members, k = 0;
+	int idx[LAYOUT_MAX_MEMBERS]; /* member -> data index, -1 for P/Q */
+
+	s->q_natural = 1;
+	for (unsigned j = 0; j < dd; j++)
+		s->qslot[j] = (uint8_t)j;
+	if (s->q < 0)
+		return;
+	for (unsigned m = 0; m < n; m++)
+		idx[m] = -1;
+	for (unsigned j = 0; j < dd; j++)
+		idx[s->data[j]] = (int)j;
+	for (unsigned i = 1; i <= n; i++) {
+		int j = idx[((unsigned)s->q + i) % n];
+		if (j < 0)
+			continue;
+		s->qslot[j] = (uint8_t)k;
+		s->q_natural &= (unsigned)j == k;
+		k++;
+	}
+}
+
 void layout_stripe(const struct layout_geom *g, uint64_t stripe, struct layout_stripe *s)
 {
 	unsigned pd;
@@ -141,6 +173,7 @@ void layout_stripe(const struct layout_geom *g, uint64_t stripe, struct layout_s
 	s->p = (int)pd;
 	for (unsigned j = 0; j < g->data_members; j++)
 		s->data[j] = layout_r456_data_member(g, stripe, j);
+	q_slots(g, s);
 }
 
 static int r456_init(struct layout_geom *g, char *err, size_t errlen)

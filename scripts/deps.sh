@@ -7,14 +7,23 @@ pkgs=(gcc make pkg-config libfuse3-dev fuse3 liburing-dev check libnbd-dev
       fio e2fsprogs nbdkit libnbd-bin gnuplot-nox bindfs jq util-linux procps psmisc
       python3 python3-jsonschema python3-prometheus-client tmux groff-base man-db
       passwd strace clang-14 libclang-rt-14-dev iproute2
-      libmicrohttpd-dev xxd curl chromium prometheus libisal-dev)
+      libmicrohttpd-dev xxd curl chromium prometheus libisal-dev grub-common
+      qemu-system-x86 mdadm busybox-static kmod cpio xz-utils)
+# tests/tools/mdguest.sh also fetches Debian's kernel package (apt-get download
+# into its cache, never installed): it needs the package lists.
 
 missing=()
 for p in "${pkgs[@]}"; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	[[ "$st" == "install ok installed" ]] || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+lists_ok() { [[ -n $(apt-cache depends linux-image-amd64 2>/dev/null | grep -m1 'Depends: linux-image-') ]]; }
+if [[ ${#missing[@]} -eq 0 ]]; then
+	lists_ok && exit 0
+	[[ "${1:-}" == "--check" ]] && { echo "deps: no package lists (apt-get update)" >&2; exit 1; }
+	[[ $(id -u) -eq 0 ]] && apt-get update -q >/tmp/fsvol-deps.log 2>&1 || true
+	exit 0
+fi
 [[ "${1:-}" == "--check" ]] && { echo "deps: missing: ${missing[*]}" >&2; exit 1; }
 
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -343,6 +343,14 @@ void stats_reset(struct stats_dev *d, uint64_t now)
 	pthread_mutex_unlock(&d->base_lock);
 }
 
+void stats_clock_restart(struct stats_dev *d)
+{
+	dev_lock(d);
+	if (!atomic_load_explicit(&d->inflight, memory_order_relaxed))
+		d->idle_mark = d->busy_since = 0;
+	dev_unlock(d);
+}
+
 static inline uint64_t sub0(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : 0;

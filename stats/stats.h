@@ -72,6 +72,11 @@ void stats_end(struct stats_dev *d, enum stats_op op, uint64_t offset, uint64_t 
 void stats_snapshot(const struct stats_dev *d, uint64_t now, struct stats_snap *out);
 /* Counters read zero from here on (a baseline: nothing is ever lost or torn). */
 void stats_reset(struct stats_dev *d, uint64_t now);
+/* The device's I/O is timed on another clock from here on (a volume going
+ * into virtual time after its assembly's metadata I/O on the real one): the
+ * busy periods start afresh, so %util is not held back by a mark of the old
+ * clock. Idle devices only (nothing in flight); counts and sums are kept. */
+void stats_clock_restart(struct stats_dev *d);
 /* out = a - b (clamped at 0, inflight = a's, t_ns = a.t_ns - b.t_ns); out = a + b. */
 void stats_snap_sub(const struct stats_snap *a, const struct stats_snap *b, struct stats_snap *out);
 void stats_snap_add(const struct stats_snap *a, const struct stats_snap *b, struct stats_snap *out);

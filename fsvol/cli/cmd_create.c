@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "fsvol/cli/cmd.h"
+#include "fsvol/cli/cmd_create_md.h"
 #include "fsvol/util/size.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/meta/bitmap.h"
@@ -49,6 +50,10 @@ static const struct cmd_opt create_opts[] = {
 	  "another copy; repeatable" },
 	{ "raid-devices", 'n', "N", "the number of members in the layout (mdadm's -n): the devices given are N, "
 	  "then the spares" },
+	{ "metadata", 'e', "VERSION", "the superblock format (mdadm's -e): fsvol (the default: every fsvol command "
+	  "reads it), or md's own 1.0 (at the end of each member), 1.1 (at its start) or 1.2 (4K from its start), "
+	  "which mdadm, Linux md, blkid and GRUB read (fsvol examine reads it too; mount does not yet)", 0,
+	  "fsvol 1.0 1.1 1.2 1 default" },
 	{ 0 },
 };
 
@@ -60,6 +65,7 @@ struct create_args {
 	const char *size_arg, *doff_arg, *chunk_arg; /* as the user wrote them, for messages */
 	int chunk_set;
 	unsigned raid_devices;           /* -n N, 0 when not given */
+	int md_minor;                    /* --metadata 1.x: x; -1 fsvol's own */
 	int policy_bitmap;               /* --consistency-policy bitmap (1) or resync (-1) */
 	int policy_journal;              /* --consistency-policy journal */
 	const char *journal;             /* --write-journal */
@@ -178,6 +184,17 @@ static int create_opt(int i, const char *arg, void *ctx)
 		if (!*arg || *end || !v || v > LAYOUT_MAX_MEMBERS)
 			return cmd_err(&cmd_create, "--raid-devices %s: expected 1 to %u", arg, LAYOUT_MAX_MEMBERS), -1;
 		a->raid_devices = (unsigned)v;
+		return 0;
+	case 19:
+		if (!strcmp(arg, "fsvol"))
+			a->md_minor = -1;
+		else if (!strcmp(arg, "1.0") || !strcmp(arg, "1.1") || !strcmp(arg, "1.2"))
+			a->md_minor = arg[2] - '0';
+		else if (!strcmp(arg, "1") || !strcmp(arg, "default"))
+			a->md_minor = 2; /* mdadm's: 1 and default are 1.2 */
+		else
+			return cmd_err(&cmd_create, "--metadata %s: give fsvol, 1.0, 1.1 or 1.2 (0.90, ddf and imsm are "
+				       "md formats fsvol does not write)", arg), -1;
 		return 0;
 	}
 	return -1;
@@ -314,7 +331,7 @@ static int create_members(const struct cmd *c, struct create_args *a, char **ops
 
 static int create_run(const struct cmd *c, int argc, char **argv)
 {
-	struct create_args a = { 0 };
+	struct create_args a = { .md_minor = -1 };
 	char err[512], cap[32], chunk[32], name[SB_NAME_MAX + 1], warn[1024];
 	int first, r = cmd_parse(c, argc, argv, &first, create_opt, &a);
 	if (r)
@@ -378,6 +395,8 @@ static int create_run(const struct cmd *c, int argc, char **argv)
 			"one is flagged (fsvol ctl MNT writemostly M on)\n");
 	if ((r = create_check(c, &a, paths, n)))
 		return r;
+	if (a.md_minor >= 0)
+		return cmd_create_md(c, &a.vc, (unsigned)a.md_minor, paths, n);
 	a.vc.warn = warn;
 	a.vc.warnlen = sizeof(warn);
 	if (a.journal) {

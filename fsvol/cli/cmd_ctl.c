@@ -114,7 +114,7 @@ const struct cmd cmd_ctl = {
 	.more = "commands: reset, stats LEVEL, model SPEC, fail M, add PATH, re-add PATH, "
 		"remove M, replace M [PATH], sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, "
 		"check, repair, powercut, powercut-after K, journal_mode write-through|write-back, writemostly M on|off, failfast M on|off, failfast_ms MS, "
-		"safe_mode_delay SECONDS, rmw_level 0|1|2 "
+		"safe_mode_delay SECONDS, rmw_level 0|1|2, timer_slack_us US "
 		"(README.md, \"Files in the mount\")",
 	.opts = ctl_opts,
 	.run = ctl_run,

@@ -268,6 +268,9 @@ static void detail_text(const struct detail *d)
 	       d->active, d->working, d->failed, d->spare);
 	if (layout)
 		printf("            Layout : %s\n", layout);
+	const struct cmd_json *qr = cmd_json_get(d->st, "q_rewrite");
+	if (qr && qr->t == CMD_JSON_BOOL && qr->num != 0) /* a raid6 la/ra volume from before format 5 */
+		printf("           Q Order : data order (fsvol before format 5), being rewritten in md's by the resync\n");
 	size_format(cmd_json_u64(d->st, "chunk", 0), chunk, sizeof(chunk));
 	printf("        Chunk Size : %s\n\n", chunk);
 	printf("Consistency Policy : %s\n\n", d->policy);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "fsvol/cli/cmd.h"
+#include "fsvol/cli/cmd_md.h"
 #include "fsvol/members/member.h"
 #include "fsvol/meta/bbl.h"
 #include "fsvol/meta/sb.h"
@@ -186,6 +187,10 @@ static int examine_one(const struct cmd *c, const char *path, int badblocks)
 	}
 	r = sb_decode(buf, SB_SIZE, &s, err, sizeof(err));
 	free(buf);
+	if (r && (r = cmd_md_examine(c, &m, path, badblocks)) >= 0) { /* md's own format */
+		member_close(&m);
+		return r;
+	}
 	if (r) {
 		member_close(&m);
 		return cmd_err(c, "%s: %s", path, err);

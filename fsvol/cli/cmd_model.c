@@ -48,6 +48,15 @@ static int model_opt(int i, const char *arg, void *ctx)
 	return 0;
 }
 
+/* Requests of t that end past byte `end`. */
+static size_t past_count(const struct tracefile *t, uint64_t end)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		n += t->rec[i].off + t->rec[i].len > end;
+	return n;
+}
+
 /* fsvol model validate: DiskSim's validation run and its rms, on our model. */
 static int model_validate(const struct cmd *c, const struct model_ctx *m, const char *path)
 {
@@ -68,12 +77,13 @@ static int model_validate(const struct cmd *c, const struct model_ctx *m, const 
 	if (rc)
 		return cmd_err(c, "%s", err);
 	uint64_t *emul = calloc(t.n, sizeof(*emul));
+	unsigned char *hit = calloc(t.n ? t.n : 1, 1);
 	double *a = calloc(t.n, sizeof(*a)), *b = calloc(t.n, sizeof(*b));
-	if (!emul || !a || !b) {
+	if (!emul || !a || !b || !hit) {
 		rc = cmd_err(c, "out of memory");
 		goto out;
 	}
-	if ((rc = validate_run(&p, &t, emul, err, sizeof(err)))) {
+	if ((rc = validate_run_hits(&p, &t, emul, hit, err, sizeof(err)))) {
 		rc = cmd_err(c, "%s: %s", path, err);
 		goto out;
 	}
@@ -104,14 +114,34 @@ static int model_validate(const struct cmd *c, const struct model_ctx *m, const 
 	printf("  %-9s %8s %8s %8s\n", "", "mean", "p50", "p90");
 	printf("  %-9s %8.3f %8.3f %8.3f\n", "measured", mean[0], p50[0], p90[0]);
 	printf("  %-9s %8.3f %8.3f %8.3f\n", "emulated", mean[1], p50[1], p90[1]);
-	validate_naive(&p, &t, emul);
+	if (p.tab && p.tab->file_blocks && p.tab->file_blocks != p.tab->blocks)
+		printf("capacity: %llu blocks from the zones (as DiskSim counts them; the file's"
+		       " Block count says %llu); %zu requests end past the Block count\n",
+		       (unsigned long long)p.tab->blocks, (unsigned long long)p.tab->file_blocks,
+		       past_count(&t, p.tab->file_blocks * 512));
+	uint64_t *naive = calloc(t.n ? t.n : 1, sizeof(*naive));
+	if (!naive) {
+		rc = cmd_err(c, "out of memory");
+		goto out;
+	}
+	validate_naive(&p, &t, naive);
 	for (size_t i = 0; i < t.n; i++)
-		b[i] = (double)emul[i] / 1e6;
+		b[i] = (double)naive[i] / 1e6;
+	free(naive);
 	printf("naive model (mean seek + half a turn + transfer): rms = %.6f\n",
 	       validate_rms(a, t.n, b, t.n));
+	unsigned char *cls = malloc(t.n ? t.n : 1);
+	if (cls) {
+		validate_classify(&p, &t, hit, cls);
+		for (size_t i = 0; i < t.n; i++) /* the model's figures again */
+			b[i] = (double)emul[i] / 1e6;
+		validate_classes(stdout, cls, a, b, t.n);
+		free(cls);
+	}
 	printf("rms = %.6f\n", rms);
 	rc = 0;
 out:
+	free(hit);
 	free(emul);
 	free(a);
 	free(b);

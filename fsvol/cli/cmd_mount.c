@@ -61,7 +61,7 @@ static const struct cmd_opt mount_opts[] = {
 	  "write-through write-back" },
 	{ "ctl", 0, "'VERB ARG'", "a setting of MNT/ctl applied before the volume starts, as md's sysctl limits apply "
 	  "from assembly (repeatable): sync_speed_min KIBS, sync_speed_max KIBS, sync_max SECTORS, failfast_ms MS, "
-	  "safe_mode_delay SECONDS, rmw_level 0|1|2" },
+	  "safe_mode_delay SECONDS, rmw_level 0|1|2, timer_slack_us US" },
 	{ 0 },
 };
 
@@ -519,9 +519,13 @@ static int umount_run(const struct cmd *c, int argc, char **argv)
 	if (argc - first != 1)
 		return cmd_uerr(c, "need exactly one mount point%s", c == &cmd_stop ? " or ctl dir" : "");
 	const char *mnt = argv[first];
-	if (cmd_is_ctl_dir(mnt))
-		return cmd_ctl_dir_stop(c, mnt, timeout);
+	/* armed before the first look at MNT: even a stat of MNT/ctl waits in
+	 * the kernel for a stopped daemon */
 	watchdog_arm(c, mnt, timeout);
+	if (cmd_is_ctl_dir(mnt)) {
+		watchdog_disarm(); /* a ctl dir is no mount: its stop keeps its own time */
+		return cmd_ctl_dir_stop(c, mnt, timeout);
+	}
 	if (!cmd_is_fsvol_mount(mnt))
 		return cmd_err(c, "%s: not an fsvol mount", mnt);
 	int pid = daemon_pid(mnt);

@@ -10,7 +10,26 @@
 #include <unistd.h>
 
 #include "fsvol/cli/cmd.h"
+#include "fsvol/meta/md1_sb.h"
 #include "fsvol/meta/sb.h"
+
+/* md's version-1 superblock at 1.2's, 1.1's or 1.0's place, as struct sb:
+ * 1, or 0 when there is none fsvol serves. */
+static int cmd_read_md(int fd, uint8_t *buf, struct sb *s)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	uint64_t sec = end > 0 ? (uint64_t)end / MD1_SECTOR : 0, where[3] = { 8, 0, md1_super_offset(0, sec) };
+	struct md1_sb *m = malloc(sizeof(*m));
+	int found = 0;
+	for (unsigned i = 0; m && i < 3 && !found; i++) {
+		char err[256];
+		found = (where[i] + 8) <= sec && pread(fd, buf, SB_SIZE, (off_t)(where[i] * MD1_SECTOR)) == SB_SIZE &&
+			!md1_decode(buf, SB_SIZE, where[i], m, err, sizeof(err)) &&
+			!md1_to_sb(m, (uint64_t)end, s, err, sizeof(err));
+	}
+	free(m);
+	return found;
+}
 
 int cmd_read_sb(const char *path, struct sb *s, char *err, size_t len)
 {
@@ -27,7 +46,9 @@ int cmd_read_sb(const char *path, struct sb *s, char *err, size_t len)
 	} else if ((size_t)got < SB_SIZE) {
 		r = -EINVAL;
 		snprintf(err, len, "%s: too small to hold a superblock (%zd bytes)", path, got);
-	} else if ((r = sb_decode(buf, SB_SIZE, s, err + 0, len))) {
+	} else if ((r = sb_decode(buf, SB_SIZE, s, err + 0, len)) && cmd_read_md(fd, buf, s) > 0) {
+		r = 0; /* md's own format (issue 31), seen as fsvol's */
+	} else if (r) {
 		char why[256];
 		snprintf(why, sizeof(why), "%s", err);
 		snprintf(err, len, "%s: %s", path, why);

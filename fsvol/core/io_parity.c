@@ -114,7 +114,7 @@ static int read_reconstruct(struct eng_req *rq, struct eng_plan *pl)
 	int r = gather_lost(rq, pl, blocks, &nparity, lost, &nlost, span);
 	if (r)
 		return r;
-	if (nlost && parity_recover(blocks, g->data_members, nparity, lost, nlost, span))
+	if (nlost && parity_recover_slots(blocks, layout_q_slots(&p->s), g->data_members, nparity, lost, nlost, span))
 		return -EIO;
 	for (unsigned j = 0; j < g->data_members; j++) {
 		if (p->lo[j] == p->hi[j])
@@ -237,7 +237,7 @@ static int band_rmw(struct eng_req *rq, const struct eng_plan *pl, const struct 
 		if (!old)
 			return -EIO;
 		parity_rmw(pbuf ? pbuf + (x - p->span_lo) : NULL, qbuf ? qbuf + (x - p->span_lo) : NULL, old,
-			   col_src(g, pl, j, x), j, y - x);
+			   col_src(g, pl, j, x), p->s.qslot[j], y - x); /* Q's coefficient: md's slot */
 	}
 	return 0;
 }
@@ -272,7 +272,8 @@ static int band_rcw(struct eng_req *rq, const struct eng_plan *pl, const struct 
 			else if (!(cols[j] = col_read(pl, LAYOUT_DATA, (int)j, x)))
 				return -EIO;
 		}
-		parity_gen(cols, nd, pbuf + (x - p->span_lo), qbuf ? qbuf + (x - p->span_lo) : NULL, y - x);
+		parity_gen_slots(cols, layout_q_slots(&p->s), nd, pbuf + (x - p->span_lo),
+				 qbuf ? qbuf + (x - p->span_lo) : NULL, y - x);
 	}
 	return 0;
 }
@@ -308,7 +309,7 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 		unsigned lost[2], nlost, nparity;
 		if ((r = gather_lost(rq, pl, blocks, &nparity, lost, &nlost, span)))
 			return r;
-		if (nlost && parity_recover(blocks, nd, nparity, lost, nlost, span))
+		if (nlost && parity_recover_slots(blocks, layout_q_slots(&p->s), nd, nparity, lost, nlost, span))
 			return -EIO;
 		for (unsigned j = 0; j < nd; j++)
 			if (p->lo[j] != p->hi[j])
@@ -317,7 +318,8 @@ static int write_compute(struct eng_req *rq, struct eng_plan *pl)
 		pbuf = blocks[nd];
 		if (!(qbuf = blocks[nd + 1]) && want_q && !(qbuf = eng_alloc(rq, span)))
 			return -ENOMEM;
-		parity_gen((const void *const *)blocks, nd, pbuf, want_q ? qbuf : NULL, span);
+		parity_gen_slots((const void *const *)blocks, layout_q_slots(&p->s), nd, pbuf, want_q ? qbuf : NULL,
+				 span);
 	}
 
 	unsigned first = rq->npieces;
@@ -543,7 +545,8 @@ static int resync_write(struct eng_req *rq, void *wp, uint64_t win)
 	struct parity_win *w = wp;
 	unsigned nd = w->nd, np = w->np;
 	uint8_t **b = rq->fam_priv;
-	parity_gen((const void *const *)b, nd, b[nd + np], np > 1 ? b[nd + np + 1] : NULL, win);
+	parity_gen_slots((const void *const *)b, layout_q_slots(&w->st), nd, b[nd + np], np > 1 ? b[nd + np + 1] : NULL,
+			 win);
 	int differs = 0;
 	for (unsigned k = 0; k < np; k++)
 		if (b[nd + k] && memcmp(b[nd + k], b[nd + np + k], win)) {
@@ -612,7 +615,7 @@ static int rebuild_write(struct eng_req *rq, void *wp, uint64_t win)
 				return -EIO; /* more lost than the level can rebuild */
 			lost[nlost++] = j;
 		}
-	if (parity_recover((void *const *)b, w->nd, w->np, lost, nlost, win))
+	if (parity_recover_slots((void *const *)b, layout_q_slots(&w->st), w->nd, w->np, lost, nlost, win))
 		return -EIO;
 	return eng_piece(rq, (unsigned)rq->dest, MEMBER_WRITE, STATS_WHY_REBUILD, w->st.member_offset + win_x(rq), win,
 			 b[w->tcol]);

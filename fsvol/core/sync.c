@@ -152,7 +152,7 @@ static void sync_throttle(struct vol *v, uint64_t t0, uint64_t bytes)
 
 int vol_resync_owed(const struct vol *v)
 {
-	return v->was_dirty && !v->opts.readonly && engine_resync_units(v);
+	return (v->was_dirty || v->q_rewrite) && !v->opts.readonly && engine_resync_units(v);
 }
 
 int vol_resync_pending(const struct vol *v)
@@ -300,14 +300,17 @@ static const struct pass_ops check_ops = {
 static int run_check(struct vol *v, enum vol_pass pass)
 {
 	struct vol_sync *s = v->sync;
-	struct pass_run p = { .v = v, .pass = pass, .by_bitmap = pass == VOL_PASS_RESYNC && v->bitmap };
+	/* a Q rewrite (q_order.c) covers every stripe, whatever the bitmap says */
+	struct pass_run p = { .v = v, .pass = pass, .by_bitmap = pass == VOL_PASS_RESYNC && v->bitmap && !v->q_rewrite };
 	const char *what = vol_pass_name(pass);
 	int repair = pass != VOL_PASS_CHECK;
 	uint64_t end;
 	int r = sync_window(&p, &check_ops, &end);
 	int done = !r && atomic_load(&s->pos) == s->total;
-	if (done && repair && !p.skipped)
+	if (done && repair && !p.skipped) {
 		v->was_dirty = 0; /* redundancy agrees with the data again */
+		vol_q_order_done(v);
+	}
 	fsvol_log(LOG_NOTICE, "%s %s: %llu of %llu units, %llu mismatch%s%s, %llu skipped (no redundancy)", what,
 		done ? "done" : "stopped", (unsigned long long)atomic_load(&s->pos), (unsigned long long)s->total,
 		(unsigned long long)p.bad, p.bad == 1 ? "" : "es", repair && p.bad ? " repaired" : "",

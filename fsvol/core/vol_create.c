@@ -62,8 +62,9 @@ static int create_probe(const struct vol_create *c, const char *path, uint64_t n
 		if (!cand.read_error && !cand.decode_error) {
 			char u[37];
 			sb_uuid_format(cand.sb.volume_uuid, u);
-			snprintf(err, errlen, "%s: already a member of fsvol volume %s (%s); use --force to overwrite",
-				 path, u, layout_level_name((enum layout_level)cand.sb.level));
+			snprintf(err, errlen, "%s: already a member of %s %s (%s); use --force to overwrite",
+				 path, cand.sb.md_minor ? "md array" : "fsvol volume", u,
+				 layout_level_name((enum layout_level)cand.sb.level));
 			return -EEXIST;
 		}
 	}
@@ -435,6 +436,7 @@ int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char 
 	s.volume_size = g.capacity;
 	s.events = 1;
 	s.clean = 1;
+	s.features = SB_FEAT_MD_Q; /* Q in md's order from the first write */
 	if ((r = create_bbl(c, &g, doff, &s, err, errlen)) ||
 	    (c->consistency == SB_CONS_PPL ? (r = create_ppl(c, &g, doff, &s, err, errlen))
 	     : journal ? (r = create_journal(c, &g, pr[n - 1].size, doff, &s, paths[n - 1], err, errlen))

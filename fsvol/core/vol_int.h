@@ -93,6 +93,7 @@ struct vol {
 	uint64_t start_ns;
 	_Atomic uint64_t reset_ns;      /* counters last zeroed (start_ns until a reset) */
 	int was_dirty;                  /* not shut down cleanly last time */
+	int q_rewrite;                  /* raid6 la/ra from before format 5: a resync rewrites Q (q_order.c) */
 	atomic_uint dirtied;            /* times the volume became owed a resync while running */
 	/* background passes, one at a time (core/sync.c): resync, check, repair,
 	 * recovery, replace; opaque outside sync.c */
@@ -332,6 +333,11 @@ void vol_model_json(struct vol *v, FILE *f);
  * ones (their superblocks keep what they knew when they failed). The first
  * error, or 0. */
 int vol_write_sbs(struct vol *v); /* never on a completion */
+/* q_order.c: a raid6 la/ra volume whose Q predates md's order owes a
+ * resync that rewrites it (v->q_rewrite); refused degraded. 0 or -EINVAL. */
+int vol_q_order_open(struct vol *v, uint64_t failed, char *err, size_t errlen);
+/* that resync ended whole: the superblocks record md's order */
+void vol_q_order_done(struct vol *v);
 /* Read a member's superblock into c (errors in c->read_error/decode_error). */
 int vol_read_sb(struct member *m, struct sb_candidate *c);
 

@@ -19,6 +19,13 @@ int vol_model_start(struct vol *v)
 	struct emul *e;
 	if (v->opts.virtual_time ? emul_create_virtual(&e) : emul_create(&e))
 		return -EAGAIN;
+	if (v->opts.virtual_time) {
+		/* the assembly's metadata I/O was timed on the real clock */
+		stats_clock_restart(v->vstats);
+		for (unsigned i = 0; i < v->nslots; i++)
+			if (v->slot[i] && v->slot[i]->stats)
+				stats_clock_restart(v->slot[i]->stats);
+	}
 	atomic_store_explicit(&v->emul, e, memory_order_release);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fsvol/core/md1_io.h"
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
@@ -31,6 +32,7 @@ int vol_read_sb(struct member *m, struct sb_candidate *c)
 		snprintf(c->why, sizeof(c->why), "%s", m->size < SB_SIZE ? "too small to hold a superblock" : strerror(-r));
 	} else if (sb_decode(buf, SB_SIZE, &c->sb, c->why, sizeof(c->why)) < 0) {
 		c->decode_error = -EINVAL;
+		md1_io_read(m, buf, c); /* md's own format (issue 31) */
 	}
 	free(buf);
 	return 0;
@@ -42,9 +44,13 @@ int vol_sb_write(struct member *m, const struct sb *s, struct vol *v)
 	uint8_t *buf = aligned_block();
 	if (!buf)
 		return -ENOMEM;
-	sb_encode(s, buf);
+	uint64_t off = 0, bm = 0;
+	int r = s->md_minor ? md1_io_block(m, s, buf, &off, &bm) : (sb_encode(s, buf), 0);
 	/* a running volume's: counted, traced (sb), failfast and modelled */
-	int r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, 0) : member_pwrite(m, buf, SB_SIZE, 0);
+	if (!r)
+		r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, off) : member_pwrite(m, buf, SB_SIZE, off);
+	if (!r && bm && (r = md1_io_bitmap(m, s, buf, bm)) > 0) /* md's bitmap header keeps up while clean */
+		r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_BITMAP, buf, SB_SIZE, bm) : member_pwrite(m, buf, SB_SIZE, bm);
 	if (!r)
 		r = v ? vol_meta_flush(v, m, STATS_WHY_SB) : member_flush(m);
 	free(buf);

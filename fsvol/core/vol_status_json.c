@@ -12,6 +12,7 @@
 #include "fsvol/core/reshape.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
+#include "fsvol/model/emul.h"
 #include "stats/stats.h"
 
 /* md's words for a member (mdadm --detail, sysfs state), as MNT/status says them */
@@ -147,6 +148,8 @@ void vol_status_json(struct vol *v, FILE *f)
 	}
 	vol_reshape_json(v, f);
 	fprintf(f, ",\"resync_pending\":%s", vol_resync_pending(v) ? "true" : "false");
+	/* raid6 la/ra from before format 5: the resync owed rewrites Q (q_order.c) */
+	fprintf(f, ",\"q_rewrite\":%s", v->q_rewrite ? "true" : "false");
 	fprintf(f, ",\"mismatch_count\":%llu,\"sync_speed_min\":%u,\"sync_speed_max\":%u,\"sync_max\":",
 		(unsigned long long)si.mismatches, si.speed_min, si.speed_max);
 	if (si.sync_max == UINT64_MAX)
@@ -174,6 +177,9 @@ void vol_status_json(struct vol *v, FILE *f)
 	}
 	wb_status_json(v, f);
 	fprintf(f, ",\"failfast_ms\":%u,\"failfast_timeouts\":%lu", vol_failfast_ms(v), ff_timeouts(v));
+	struct emul *e = vol_model_emul(v);
+	if (e) /* the model's clock (ctl timer_slack_us) */
+		fprintf(f, ",\"timer_slack_us\":%llu", (unsigned long long)(emul_slack(e) / 1000));
 	vol_safe_json(v, f);
 	fputs("}\n", f);
 }

@@ -28,6 +28,7 @@
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/reshape.h"
 #include "fsvol/meta/bitmap.h"
+#include "fsvol/core/md1_io.h"
 #include "stats/stats.h"
 
 /* mdstat's progress line: a bar, percent, position, finish estimate, speed. */
@@ -130,7 +131,9 @@ void vol_status(struct vol *v, FILE *f)
 		fputc('\n', f);
 	}
 	if (vol_resync_pending(v))
-		fprintf(f, "      resync pending: not shut down cleanly; it runs %s\n",
+		fprintf(f, "      resync pending: %s; it runs %s\n",
+			v->q_rewrite ? "Q written in the data order by an fsvol before format 5, rewritten in md's"
+				     : "not shut down cleanly",
 			atomic_load(&v->rebuild_slot) >= 0 ? "after the recovery"
 			: "when the volume is whole again (a spare rebuilt)");
 	struct vol_sync_info si;
@@ -155,8 +158,9 @@ void vol_status(struct vol *v, FILE *f)
 		char keeper[64];
 		emul_lateness(v->emul, &p50, &p99, &count);
 		emul_keeper(v->emul, keeper, sizeof(keeper));
-		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us, clock on %s\n",
-			v->model, (unsigned long long)count, p50 / 1000, p99 / 1000, keeper);
+		fprintf(f, "      model %s: %llu completions released, lateness p50 %.1f us, p99 %.1f us, "
+			"timer slack %llu us, clock on %s\n", v->model, (unsigned long long)count, p50 / 1000, p99 / 1000,
+			(unsigned long long)(emul_slack(v->emul) / 1000), keeper);
 	}
 	vol_reshape_status(v, f);
 	vol_feat_status(v, f);
@@ -443,6 +447,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	 * starts, md), then the bitmap, the bad-block lists, write-behind,
 	 * failfast, safe mode (feature.h) */
 	if ((r = vol_feat_open(v, err, errlen)))
+		goto fail;
+	if ((r = vol_q_order_open(v, failed, err, errlen)))
 		goto fail;
 	if ((r = dirty_degraded(v, failed, err, errlen)))
 		goto fail;

@@ -10,6 +10,7 @@
 
 #include "fsvol/front/ctl.h"
 #include "fsvol/members/fault.h"
+#include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
 
@@ -25,6 +26,9 @@ static void ctl_reset(struct vol *v)
 			stats_reset(m->stats, now);
 	}
 }
+
+/* timer_slack_us at most (10 ms): beyond it, the slack would change what a disk model means */
+#define CTL_SLACK_MAX_US 10000u
 
 /* Verbs by name: how many words follow (min, max) and what they are. */
 static const struct ctl_verb_def {
@@ -58,12 +62,13 @@ static const struct ctl_verb_def {
 	{ "rmw_level", CTL_RMW_LEVEL, 1, 1, "0|1|2", 1 },
 	{ "grow", CTL_GROW, 1, 1, "raid-devices=N,chunk=BYTES,level=L" },
 	{ "sync_max", CTL_SYNC_MAX, 1, 1, "SECTORS|max", 1 },
+	{ "timer_slack_us", CTL_TIMER_SLACK, 1, 1, "US", 1 },
 };
 
 #define CTL_VERB_LIST "reset, stats LEVEL, model SPEC, fail M [force], add PATH, re-add PATH, remove M, " \
 		      "sync_speed_min KIBS, sync_speed_max KIBS, fault N SPEC, error N, check, repair, powercut, powercut-after K, replace M [PATH], " \
 		      "journal_mode write-through|write-back, writemostly M on|off, failfast M on|off, failfast_ms MS, grow SPEC, " \
-		      "safe_mode_delay SECONDS, rmw_level 0|1|2, sync_max SECTORS|max"
+		      "safe_mode_delay SECONDS, rmw_level 0|1|2, sync_max SECTORS|max, timer_slack_us US"
 
 /* md's seconds to the millisecond ("0.2", "0.200", "5", "0"): *ms, up to an hour.
  * 0, or -EINVAL. */
@@ -237,6 +242,17 @@ int ctl_parse(const char *cmd, size_t len, struct ctl_cmd *c, char *err, size_t 
 		}
 		c->number = (unsigned)(w[1][0] - '0');
 		break;
+	case CTL_TIMER_SLACK: {
+		char *end;
+		unsigned long k = strtoul(w[1], &end, 10);
+		if (!isdigit((unsigned char)w[1][0]) || *end || k > CTL_SLACK_MAX_US) {
+			snprintf(err, errlen, "ctl: timer_slack_us %s: expected microseconds from 0 (every deadline its own "
+				 "wake-up) to %u", w[1], CTL_SLACK_MAX_US);
+			return -EINVAL;
+		}
+		c->number = (unsigned)k;
+		break;
+	}
 	case CTL_POWERCUT_AFTER: {
 		char *end;
 		unsigned long k = strtoul(w[1], &end, 10);
@@ -280,6 +296,15 @@ int ctl_exec_setting(struct vol *v, const char *cmd, char *err, size_t errlen)
 				 ctl_verbs[i].name);
 	snprintf(err, errlen, "ctl: \"%.*s\" is not a setting (before the volume starts: %s)", (int)n, cmd, names);
 	return -EINVAL;
+}
+
+/* Commands whose state md's format cannot record yet (issue 31): a
+ * rebuild's recovery_offset, spares, a reshape, a replacement. */
+static int ctl_not_md(const struct vol *v, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "ctl: %s: not yet on a volume in md's format (metadata 1.%u): fsvol does not write "
+		 "md's recovery, spare, reshape and replacement fields yet", what, vol_sb(v)->md_minor - 1);
+	return -EOPNOTSUPP;
 }
 
 int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errlen)
@@ -347,17 +372,23 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 	case CTL_ADD:
 	case CTL_READD:
 	case CTL_REMOVE:
+		if (c.verb != CTL_REMOVE && vol_sb(v)->md_minor) /* md's format: no recovery_offset written yet */
+			return ctl_not_md(v, c.verb == CTL_ADD ? "add" : "re-add", err, errlen);
 		r = c.verb == CTL_ADD ? vol_add_flags(v, c.arg, c.number, why, sizeof(why))
 		    : c.verb == CTL_READD ? vol_readd(v, c.arg, why, sizeof(why)) : vol_remove(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;
 	case CTL_GROW:
+		if (vol_sb(v)->md_minor) /* md's format: no reshape fields written yet (issue 31) */
+			return ctl_not_md(v, "grow", err, errlen);
 		r = vol_grow(v, c.arg, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
 		return r;
 	case CTL_REPLACE:
+		if (vol_sb(v)->md_minor) /* nor md's replacement */
+			return ctl_not_md(v, "replace", err, errlen);
 		r = vol_replace(v, c.arg, c.arg2[0] ? c.arg2 : NULL, why, sizeof(why));
 		if (r)
 			snprintf(err, errlen, "ctl: %s", why);
@@ -398,6 +429,14 @@ int ctl_exec(struct vol *v, const char *cmd, size_t len, char *err, size_t errle
 		}
 		vol_set_rmw_level(v, c.number);
 		return 0;
+	case CTL_TIMER_SLACK: {
+		/* before the model starts too: emulators take it when created */
+		struct emul *e = vol_model_emul(v);
+		emul_set_default_slack(1000ull * c.number);
+		if (e)
+			emul_set_slack(e, 1000ull * c.number);
+		return 0;
+	}
 	case CTL_POWERCUT:
 		ctl_powercut(v);
 		return -EIO;

@@ -17,8 +17,9 @@ enum ctl_verb {
 	CTL_WRITEMOSTLY, CTL_FAILFAST, CTL_FAILFAST_MS, /* md's per-device flags */
 	CTL_SYNC_MAX,
 	CTL_SAFE_MODE_DELAY, CTL_RMW_LEVEL,             /* md's array knobs */
+	CTL_TIMER_SLACK,                                /* the model's clock */
 };
-#define CTL_LAST_VERB CTL_RMW_LEVEL /* a new verb goes after it, and moves this */
+#define CTL_LAST_VERB CTL_TIMER_SLACK /* a new verb goes after it, and moves this */
 #define CTL_NO_INDEX (~0u)
 #define CTL_MAX 1100 /* bytes of one command: a path, a fault spec */
 struct ctl_cmd {

@@ -59,6 +59,7 @@
 #include "fsvol/model/emul.h"
 #include "fsvol/util/log.h"
 #include "fsvol/util/ring_wake.h"
+#include "fsvol/util/uring_loop.h"
 
 /* Entries per queue: an entry holds its request until the reply, so this
  * bounds the requests in flight from one CPU (as many as an application's
@@ -78,8 +79,8 @@
 #define FU_THREADS_PER_QUEUE 1u
 #define FU_SMALL 4u
 #define FU_HASH 1024u
-#define FU_WAKE_TAG ((void *)1)
-#define FU_CLOCK_TAG ((void *)2)  /* the model's timerfd read */
+#define FU_WAKE_TAG uring_tag(NULL, URING_WAKE)
+#define FU_CLOCK_TAG uring_tag(NULL, URING_TIMER)  /* the model's timerfd read */
 #define FU_CLOCK_EVERY 16u  /* requests between the clock's rounds within a batch */
 
 struct fu_queue;
@@ -105,6 +106,7 @@ struct fu_queue {
 	struct emul *emul;        /* the model whose clock this thread keeps */
 	_Atomic uint64_t served;  /* requests dispatched on this thread (MNT/status) */
 	uint64_t tick;            /* its timerfd read's buffer */
+	unsigned rounds;          /* requests since the last wait (FU_CLOCK_EVERY) */
 	struct fu_ent ents[FU_DEPTH];
 };
 
@@ -437,13 +439,65 @@ static void fu_ent_failed(struct fu_queue *q, struct fu_ent *e, int res)
 
 static int fu_ring_init(struct fu_queue *q)
 {
-	unsigned entries = 2 * FU_DEPTH + 8;
-	int r = io_uring_queue_init(entries, &q->ring,
-				    IORING_SETUP_SQE128 | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
-	if (r == -EINVAL)
-		r = io_uring_queue_init(entries, &q->ring, IORING_SETUP_SQE128);
-	return r;
+	return uring_loop_init(&q->ring, 2 * FU_DEPTH + 8, 0, IORING_SETUP_SQE128);
 }
+
+/* ---- the loop's completions, by kind (util/uring_loop.h) ---- */
+
+static void fu_cqe_wake(void *ctx, void *ptr, int res)
+{
+	struct fu_queue *q = ctx;
+	(void)ptr, (void)res;
+	if (!atomic_load(&fu.stopping))
+		ring_wake_arm(&q->wake, &q->ring);
+}
+
+static void fu_cqe_clock(void *ctx, void *ptr, int res)
+{
+	struct fu_queue *q = ctx;
+	(void)ptr;
+	if (!q->emul)
+		return;
+	if (res < 0 && res != -EINTR && res != -EAGAIN) {
+		fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: the model's timer: %s; its own thread keeps it",
+			  q->qid, strerror(-res));
+		fu_clock_give_back(q);
+		return;
+	}
+	if (res >= 0)
+		emul_drive_fired(q->emul);
+	fu_clock_read(q);
+}
+
+/* An entry's command completed: a request arrived in it (or it failed). */
+static void fu_cqe_ent(void *ctx, void *ptr, int res)
+{
+	struct fu_queue *q = ctx;
+	struct fu_ent *e = ptr;
+	if (res < 0) {
+		fu_ent_failed(q, e, res);
+		return;
+	}
+	fu_request(e);
+	/* the clock's thread serves every request of an emulated volume:
+	 * releases fall due within a long batch too */
+	if (q->emul && !(++q->rounds % FU_CLOCK_EVERY)) {
+		fu_clock_round(q);
+		fu_take_commits(q);
+	}
+	/* the member I/O it started goes out now, not after the whole batch:
+	 * on a disk each request's wait starts sooner (replies still go out
+	 * together, at the top of the loop) */
+	if (io_uring_sq_ready(&q->ring))
+		io_uring_submit(&q->ring);
+}
+
+static uring_cqe_fn *const fu_handlers[URING_KINDS] = {
+	[URING_OWN] = fu_cqe_ent,
+	[URING_LENT] = member_file_complete, /* a file member's I/O (member_file_lend_ring) */
+	[URING_WAKE] = fu_cqe_wake,
+	[URING_TIMER] = fu_cqe_clock,
+};
 
 static void *fu_queue_main(void *arg)
 {
@@ -505,58 +559,13 @@ static void *fu_queue_main(void *arg)
 		r = ring_wake_wait(&q->wake, &q->ring, busy);
 		if (q->emul)
 			emul_drive_woke(q->emul);
-		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
+		if (uring_loop_fatal(r)) {
 			fu_set_why(FU_REFUSED, "io_uring_enter: %s", strerror(-r));
 			fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: %s", q->qid, strerror(-r));
 			break;
 		}
-		struct io_uring_cqe *cqe;
-		unsigned rounds = 0;
-		while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
-			void *d = io_uring_cqe_get_data(cqe);
-			int res = cqe->res;
-			io_uring_cqe_seen(&q->ring, cqe);
-			if (d == FU_WAKE_TAG) {
-				if (!atomic_load(&fu.stopping))
-					ring_wake_arm(&q->wake, &q->ring);
-				continue;
-			}
-			if (d == FU_CLOCK_TAG) {
-				if (!q->emul)
-					continue;
-				if (res < 0 && res != -EINTR && res != -EAGAIN) {
-					fsvol_log(LOG_ERR, "FUSE over io_uring: queue %u: the model's timer: %s; "
-						  "its own thread keeps it", q->qid, strerror(-res));
-					fu_clock_give_back(q);
-					continue;
-				}
-				if (res >= 0)
-					emul_drive_fired(q->emul);
-				fu_clock_read(q);
-				continue;
-			}
-			if ((uintptr_t)d & 1) { /* a file member's I/O (member_file_lend_ring) */
-				member_file_complete(d, res);
-				continue;
-			}
-			struct fu_ent *e = d;
-			if (res < 0) {
-				fu_ent_failed(q, e, res);
-				continue;
-			}
-			fu_request(e);
-			/* the clock's thread serves every request of an emulated
-			 * volume: releases fall due within a long batch too */
-			if (q->emul && !(++rounds % FU_CLOCK_EVERY)) {
-				fu_clock_round(q);
-				fu_take_commits(q);
-			}
-			/* the member I/O it started goes out now, not after the whole
-			 * batch: on a disk each request's wait starts sooner (replies
-			 * still go out together, at the top of the loop) */
-			if (io_uring_sq_ready(&q->ring))
-				io_uring_submit(&q->ring);
-		}
+		q->rounds = 0;
+		uring_loop_reap(&q->ring, fu_handlers, q);
 	}
 	fu_clock_give_back(q);
 	return NULL;

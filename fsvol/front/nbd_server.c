@@ -32,6 +32,7 @@
 #include "fsvol/front/nbd_int.h"
 #include "fsvol/members/member.h"
 #include "fsvol/util/log.h"
+#include "fsvol/util/uring_loop.h"
 
 static void nbds_accept(struct nbd_server *s)
 {
@@ -99,18 +100,10 @@ static void nbds_tick(struct nbd_server *s)
  * armed before each sleep),
  * so one wait covers sockets and member I/O. */
 #define NBDS_RING 1024u
-#define NBDS_EP_TAG ((void *)2)
 
 static struct io_uring *nbds_ring_setup(struct io_uring *ring)
 {
-	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
-					      IORING_SETUP_SINGLE_ISSUER,
-				     .cq_entries = 8 * NBDS_RING };
-	int r = io_uring_queue_init_params(NBDS_RING, ring, &p);
-	if (r == -EINVAL) { /* an older kernel: no COOP_TASKRUN or SINGLE_ISSUER */
-		p = (struct io_uring_params){ .flags = IORING_SETUP_CQSIZE, .cq_entries = 8 * NBDS_RING };
-		r = io_uring_queue_init_params(NBDS_RING, ring, &p);
-	}
+	int r = uring_loop_init(ring, NBDS_RING, 8 * NBDS_RING, 0);
 	if (r < 0) {
 		fsvol_log(LOG_WARNING, "nbd: io_uring: %s; member I/O goes through the ring threads", strerror(-r));
 		return NULL;
@@ -119,12 +112,30 @@ static struct io_uring *nbds_ring_setup(struct io_uring *ring)
 	return ring;
 }
 
+/* The epoll set's one-shot poll completed. */
+static void nbds_ep_polled(void *ctx, void *ptr, int res)
+{
+	struct nbd_server *s = ctx;
+	(void)ptr;
+	if (res < 0 && res != -ECANCELED) {
+		/* cannot happen on a live epoll set; never spin on it: poll it instead */
+		fsvol_log(LOG_WARNING, "nbd: io_uring poll: %s; polling every 10 ms", strerror(-res));
+		s->ring_poll_off = 1;
+	} else {
+		s->ring_poll_armed = 0; /* one-shot: armed again before the next sleep */
+	}
+}
+
+static uring_cqe_fn *const nbds_handlers[URING_KINDS] = {
+	[URING_LENT] = member_file_complete, /* a file member's I/O: its reply goes out from here */
+	[URING_TIMER] = nbds_ep_polled,
+};
+
 /* Submit what this thread queued; wait (at most timeout_ms) for a member
  * completion or an epoll event unless wait is 0; run the member completions
  * (their replies go out from here). */
 static void nbds_ring_turn(struct nbd_server *s, struct io_uring *ring, int wait, unsigned timeout_ms)
 {
-	struct io_uring_cqe *cqe;
 	if (wait && !s->ring_poll_armed) {
 		/* armed only now, when the epoll set was just found empty: armed
 		 * on a ready set it would fire at once, again and again */
@@ -135,44 +146,17 @@ static void nbds_ring_turn(struct nbd_server *s, struct io_uring *ring, int wait
 		}
 		if (sqe) {
 			io_uring_prep_poll_add(sqe, s->ep, POLLIN);
-			io_uring_sqe_set_data(sqe, NBDS_EP_TAG);
+			io_uring_sqe_set_data(sqe, uring_tag(NULL, URING_TIMER));
 			s->ring_poll_armed = 1;
 		}
 	}
-	if (wait) {
-		struct __kernel_timespec ts = { timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000 };
-		io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
-	} else {
+	if (wait)
+		uring_loop_wait(ring, 1, timeout_ms * 1000000ull);
+	else
 		io_uring_submit(ring);
-	}
-	void *tags[64];
-	int res[64];
-	for (;;) {
-		unsigned head, n = 0;
-		io_uring_for_each_cqe(ring, head, cqe) {
-			if (n == 64)
-				break;
-			tags[n] = io_uring_cqe_get_data(cqe);
-			res[n] = cqe->res;
-			n++;
-		}
-		if (!n)
-			return;
-		io_uring_cq_advance(ring, n);
-		/* completions may queue more I/O on this ring: after the CQ is free */
-		for (unsigned i = 0; i < n; i++) {
-			if (tags[i] == NBDS_EP_TAG && res[i] < 0 && res[i] != -ECANCELED) {
-				/* cannot happen on a live epoll set; never spin on it: poll it instead */
-				fsvol_log(LOG_WARNING, "nbd: io_uring poll: %s; polling every 10 ms", strerror(-res[i]));
-				s->ring_poll_off = 1;
-			} else if (tags[i] == NBDS_EP_TAG) { /* one-shot: armed again before the next sleep */
-				s->ring_poll_armed = 0;
-			} else if ((uintptr_t)tags[i] & 1) {
-				member_file_complete(tags[i], res[i]);
-			}
-		}
+	/* completions may queue more I/O on this ring: sent after each round */
+	while (uring_loop_reap(ring, nbds_handlers, s))
 		io_uring_submit(ring);
-	}
 }
 
 static void *nbds_event_main(void *arg)

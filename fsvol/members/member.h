@@ -113,15 +113,15 @@ int member_write_zeros(struct member *m, uint64_t off, uint64_t len);
 int member_io_sync(struct member *m, struct member_io *io);
 
 /* File members (member_file.c): a thread that runs its own io_uring loop may
- * lend that ring; the file I/O it must not wait for then goes on it, its
- * user_data the member_io's address with bit 0 set, and the loop passes each
- * such completion (user_data, cqe->res) to member_file_complete. The loop
+ * lend that ring; the file I/O it must not wait for then goes on it, tagged
+ * URING_LENT (util/uring_loop.h), and the loop hands each such completion to
+ * member_file_complete (its handler for that kind: ctx unused). The loop
  * must submit before it sleeps (io_uring_submit_and_wait does). NULL ends it;
  * member_file_lent_inflight says how many of this thread's I/Os are still
  * on the ring (a loop that ends waits for them first). */
 struct io_uring;
 void member_file_lend_ring(struct io_uring *ring);
-void member_file_complete(void *tag, int res);
+void member_file_complete(void *ctx, void *io, int res);
 unsigned member_file_lent_inflight(void);
 
 #endif

@@ -30,6 +30,7 @@
 #include "fsvol/members/member.h"
 #include "fsvol/members/member_map.h"
 #include "fsvol/util/ring_wake.h"
+#include "fsvol/util/uring_loop.h"
 
 #define FILE_RING 256u
 #define FILE_ASYNC_RING 1024u
@@ -345,7 +346,6 @@ static void file_run_batch(struct member_io *list, unsigned n)
  * own), and a submit that would block the thread goes to io-wq, not to the
  * caller. A caller wakes the thread only when it sleeps (util/ring_wake.h). */
 #define FILE_RING_THREADS 4u
-#define FILE_WAKE_TAG ((void *)1)
 
 struct file_rt {
 	_Alignas(64) _Atomic(struct member_io *) in; /* pushed by callers (a stack) */
@@ -411,26 +411,35 @@ static void rt_take(struct file_rt *t)
 	}
 }
 
-/* SINGLE_ISSUER: the ring belongs to the task that creates it, so each
- * ring thread makes its own and reports how that went. */
-static int rt_ring_init(struct file_rt *t)
+/* A completion of the ring thread's own: the member I/O's. */
+static void rt_done(void *ctx, void *ptr, int res)
 {
-	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
-						IORING_SETUP_SINGLE_ISSUER,
-				     .cq_entries = 8 * FILE_ASYNC_RING };
-	int r = io_uring_queue_init_params(FILE_ASYNC_RING, &t->ring, &p);
-	if (r == -EINVAL) { /* an older kernel: no COOP_TASKRUN or SINGLE_ISSUER */
-		p = (struct io_uring_params){ .flags = IORING_SETUP_CQSIZE, .cq_entries = 8 * FILE_ASYNC_RING };
-		r = io_uring_queue_init_params(FILE_ASYNC_RING, &t->ring, &p);
-	}
-	return r;
+	struct file_rt *t = ctx;
+	struct member_io *io = ptr;
+	io->res = file_result(io, res);
+	t->inflight--;
+	io->done(io); /* it may queue more I/O (on this thread too): the CQ slot is free */
 }
+
+static void rt_woken(void *ctx, void *ptr, int res)
+{
+	struct file_rt *t = ctx;
+	(void)ptr, (void)res;
+	ring_wake_arm(&t->wake, &t->ring);
+}
+
+static uring_cqe_fn *const rt_handlers[URING_KINDS] = {
+	[URING_OWN] = rt_done,
+	[URING_WAKE] = rt_woken,
+};
 
 static void *file_ring_thread(void *arg)
 {
 	struct file_rt *t = arg;
 	pthread_setname_np(pthread_self(), "fsvol-ring"); /* top -H, ps -L */
-	int r = rt_ring_init(t);
+	/* SINGLE_ISSUER: the ring belongs to the task that creates it, so each
+	 * ring thread makes its own and reports how that went */
+	int r = uring_loop_init(&t->ring, FILE_ASYNC_RING, 8 * FILE_ASYNC_RING, 0);
 	atomic_store(&t->ok, r == 0);
 	sem_post(&t->started); /* t->ok tells */
 	if (r < 0)
@@ -444,40 +453,18 @@ static void *file_ring_thread(void *arg)
 		 * seen here or wakes us; sleep only when there was none */
 		ring_wake_sleepy(&t->wake);
 		r = ring_wake_wait(&t->wake, &t->ring, atomic_load_explicit(&t->in, memory_order_seq_cst) != NULL);
-		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
+		if (uring_loop_fatal(r)) {
 			fprintf(stderr, "fsvol: member ring thread: %s\n", strerror(-r));
 			abort(); /* I/O in flight would never complete: fail loudly */
 		}
-		struct io_uring_cqe *cqe;
-		unsigned head, seen = 0;
-		struct member_io *done = NULL, **tail = &done;
-		io_uring_for_each_cqe(&t->ring, head, cqe) {
-			void *d = io_uring_cqe_get_data(cqe);
-			seen++;
-			if (d == FILE_WAKE_TAG) {
-				ring_wake_arm(&t->wake, &t->ring);
-				continue;
-			}
-			struct member_io *io = d;
-			io->res = file_result(io, cqe->res);
-			io->next = NULL;
-			*tail = io;
-			tail = &io->next;
-			t->inflight--;
-		}
-		io_uring_cq_advance(&t->ring, seen);
-		/* completions may queue more I/O (on this thread too): after the CQ is free */
-		for (struct member_io *io = done, *next; io; io = next) {
-			next = io->next;
-			io->done(io);
-		}
+		uring_loop_reap(&t->ring, rt_handlers, t);
 	}
 }
 
 static int rt_init(struct file_rt *t)
 {
 	atomic_init(&t->in, NULL);
-	int r = ring_wake_init(&t->wake, FILE_WAKE_TAG);
+	int r = ring_wake_init(&t->wake, uring_tag(NULL, URING_WAKE));
 	if (r)
 		return r;
 	sem_init(&t->started, 0, 0);
@@ -570,9 +557,10 @@ unsigned member_file_lent_inflight(void)
 	return tl_lent_inflight;
 }
 
-void member_file_complete(void *tag, int res)
+void member_file_complete(void *ctx, void *ptr, int res)
 {
-	struct member_io *io = (struct member_io *)((uintptr_t)tag & ~(uintptr_t)1);
+	struct member_io *io = ptr;
+	(void)ctx;
 	tl_lent_inflight--;
 	io->res = file_result(io, res);
 	io->done(io);
@@ -592,7 +580,7 @@ static void file_run_lent(struct member_io *list)
 			return;
 		}
 		file_prep(sqe, io);
-		io_uring_sqe_set_data(sqe, (void *)((uintptr_t)io | 1));
+		io_uring_sqe_set_data(sqe, uring_tag(io, URING_LENT));
 		tl_lent_inflight++;
 	}
 }

@@ -14,7 +14,7 @@
 #include "fsvol/util/crc32c.h"
 #include "fsvol/util/le.h"
 
-/* Byte offsets of the fixed header (versions 1 to 4); docs/format.md has the table. */
+/* Byte offsets of the fixed header (versions 1 to 5); docs/format.md has the table. */
 enum {
 	OFF_MAGIC = 0,
 	OFF_VERSION = 4,
@@ -35,6 +35,7 @@ enum {
 	OFF_MEMBER_UUID = 96,
 	OFF_EVENTS = 112,
 	OFF_CLEAN = 120,
+	OFF_FEATURES = 124, /* version 5 */
 	OFF_BITMAP_OFFSET = 128,
 	OFF_BITMAP_CHUNK = 136,
 	OFF_NAME = 144,
@@ -101,6 +102,7 @@ void sb_encode(const struct sb *s, uint8_t *buf)
 	memcpy(buf + OFF_MEMBER_UUID, s->member_uuid, 16);
 	put_le64(buf + OFF_EVENTS, s->events);
 	put_le32(buf + OFF_CLEAN, s->clean);
+	put_le32(buf + OFF_FEATURES, s->features);
 	put_le64(buf + OFF_BITMAP_OFFSET, s->bitmap_offset);
 	put_le64(buf + OFF_BITMAP_CHUNK, s->bitmap_chunk);
 	memcpy(buf + OFF_NAME, s->name, nlen);
@@ -338,7 +340,7 @@ int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t er
 			    stored, computed);
 	v = get_le32(buf + OFF_HDR_SIZE);
 	if (v != OFF_SLOTS)
-		return sb_refuse(err, errlen, "bad header_size %" PRIu32 " (versions 1 to 4 have %d)", v, OFF_SLOTS);
+		return sb_refuse(err, errlen, "bad header_size %" PRIu32 " (versions 1 to 5 have %d)", v, OFF_SLOTS);
 	if (!memchr(buf + OFF_NAME, 0, 32))
 		return sb_refuse(err, errlen, "bad name (not NUL-terminated within 32 bytes)");
 
@@ -359,6 +361,10 @@ int sb_decode(const uint8_t *buf, size_t len, struct sb *s, char *err, size_t er
 	memcpy(s->member_uuid, buf + OFF_MEMBER_UUID, 16);
 	s->events = get_le64(buf + OFF_EVENTS);
 	s->clean = get_le32(buf + OFF_CLEAN);
+	s->features = get_le32(buf + OFF_FEATURES); /* reserved (zero) before version 5 */
+	if (s->features & ~(uint32_t)SB_FEATURES_ALL)
+		return sb_refuse(err, errlen, "unknown features 0x%08" PRIx32 " (this build knows 0x%08x)", s->features,
+				 SB_FEATURES_ALL);
 	s->bitmap_offset = get_le64(buf + OFF_BITMAP_OFFSET);
 	s->bitmap_chunk = get_le64(buf + OFF_BITMAP_CHUNK);
 	memcpy(s->name, buf + OFF_NAME, 32);
@@ -638,6 +644,9 @@ void sb_dump(FILE *f, const struct sb *s, const char *path)
 	sb_dump_field(f, "Device Index", "%" PRIu32, s->index);
 	sb_dump_field(f, "Events", "%" PRIu64, s->events);
 	sb_dump_field(f, "State", "%s", s->clean ? "clean" : "active (dirty)");
+	if (s->level == LAYOUT_RAID6 && s->layout <= LAYOUT_RIGHT_ASYMMETRIC) /* the orders differ */
+		sb_dump_field(f, "Q Order", "%s", s->features & SB_FEAT_MD_Q ? "md (syndrome order)"
+				  : "data order (fsvol before format 5): rewritten at the next mount");
 	if (s->checksum == computed)
 		sb_dump_field(f, "Checksum", "0x%08" PRIx32 " (correct)", computed);
 	else if (s->checksum == 0)

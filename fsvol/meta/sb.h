@@ -12,7 +12,7 @@
 
 #define SB_SIZE 4096u            /* bytes reserved for the superblock */
 #define SB_MAGIC 0x4c4f5653u     /* "SVOL" read as little-endian u32 of "SVOL" */
-#define SB_VERSION 4u          /* 4: a replace in progress (docs/format.md, "Version history") */
+#define SB_VERSION 5u          /* 5: the features word (docs/format.md, "Version history") */
 #define SB_MAX_SLOTS 64          /* members + spares */
 #define SB_DEFAULT_DATA_OFFSET (1u << 20)
 
@@ -41,6 +41,17 @@ enum sb_consistency {
 	SB_CONS_PPL = 1,     /* raid5 partial parity log in each member's metadata area */
 	SB_CONS_JOURNAL = 2, /* raid4/5/6 write journal member */
 };
+
+/* features (version 5): what the data on the members follows */
+enum sb_feature {
+	/* raid6's Q is in md's syndrome order (raid6_d0), as every build from
+	 * version 5 writes it. Absent on a raid6 left-/right-asymmetric volume
+	 * written before: its Q used the data order, and the mount rewrites it
+	 * (a resync) before setting the bit. Other levels and layouts: the two
+	 * orders are the same, and the bit is set at the first mount. */
+	SB_FEAT_MD_Q = 1u << 0,
+};
+#define SB_FEATURES_ALL 0x1u
 
 #define SB_RESHAPE_ACTIVE 1u   /* reshape_flags: a reshape is under way */
 #define SB_NO_NUMBER 0xffffu
@@ -77,6 +88,7 @@ struct sb {
 	uint8_t member_uuid[16];
 	uint64_t events;        /* bumped on every state change */
 	uint32_t clean;         /* 1: shut down cleanly; 0: dirty (parity may be stale) */
+	uint32_t features;      /* version 5: enum sb_feature (zero before) */
 	uint64_t bitmap_offset; /* 0: no write-intent bitmap */
 	uint64_t bitmap_chunk;
 	char name[32];          /* volume name, NUL-padded */
@@ -97,6 +109,8 @@ struct sb {
 	uint32_t bbl_size;      /* bytes of that area */
 	struct sb_slot slots[SB_MAX_SLOTS];
 	uint32_t checksum;      /* set by sb_decode (the stored CRC); ignored by sb_encode */
+	/* not stored in fsvol's format: which format the members carry */
+	uint32_t md_minor;      /* 0: fsvol's; 1 + x: md's version 1.x (fsvol/meta/md1_sb.h) */
 };
 
 /* CRC32C's old name, kept for code written against it: new code calls crc32c()

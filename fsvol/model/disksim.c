@@ -165,29 +165,50 @@ static int hpl_table(struct ds_ctx *c, struct dsp_block *m, int first10, double 
 	return 0;
 }
 
-/* User blocks in a zone under the sparing scheme (DiskSim's layout_g1 names). */
-static uint64_t zone_lbns(int scheme, double range, uint64_t cyls, uint64_t heads, uint64_t spt,
-			  uint64_t spares)
+/* A zone's sparing as DiskSim's layout_g1 lays it out: user blocks fill the
+ * zone's physical blocks from `dead` on, in units of `unit` physical blocks of
+ * which the last `spare` are spares (0: one unit, the whole zone). The zone's
+ * user blocks are what is left, as dm_layout_g1_compute_blksinband counts them;
+ * their sum is the drive's capacity (DiskSim overrides the file's Block count). */
+static void zone_spares(int scheme, double range, uint64_t cyls, uint64_t heads, uint64_t spt,
+			uint64_t spares, uint64_t slips, uint64_t dead, struct spindle_table *t,
+			unsigned i)
 {
-	uint64_t all = cyls * heads * spt, lost;
+	uint64_t all = cyls * heads * spt, lost = 0, unit = 0, per = 0;
+	uint64_t rsz = range >= 1 ? (uint64_t)range : 1;
 	switch (scheme) {
-	case 1:  /* track sparing: spare tracks */
+	case 1:  /* spare tracks at the zone's end */
 		lost = spares * spt;
 		break;
-	case 2: case 4: case 5: case 6: /* sectors per cylinder */
-		lost = cyls * spares;
+	case 2: case 5:  /* sectors per cylinder */
+		unit = heads * spt, per = spares, lost = cyls * spares;
+		break;
+	case 4: case 6:  /* ... and slips pushed to the zone's end */
+		unit = heads * spt, per = spares, lost = cyls * spares + slips;
 		break;
 	case 3:  /* sectors per track */
-		lost = cyls * heads * spares;
+		unit = spt, per = spares, lost = cyls * heads * spares;
 		break;
-	case 8:  /* sectors per range of cylinders */
-		lost = (uint64_t)ceil((double)cyls / (range > 0 ? range : 1)) * spares;
+	case 7:  /* spares at the disk's end: only the slips cost the zone */
+		lost = slips;
 		break;
-	default: /* 0: none; 7, 9, 10: sectors at the end of the disk or zone */
-		lost = scheme ? spares : 0;
+	case 8:  /* sectors per range of cylinders (whole ranges only) */
+		unit = rsz * heads * spt, per = spares, lost = cyls / rsz * spares;
+		break;
+	case 9:
+		lost = spares;
+		break;
+	case 10:
+		lost = spares + slips;
+		break;
+	default: /* 0: none */
 		break;
 	}
-	return lost < all ? all - lost : 0;
+	lost += dead;
+	t->zone[i].lbns = lost < all ? all - lost : 0;
+	t->zone[i].dead = dead;
+	t->zone[i].unit = per < unit ? unit : 0;
+	t->zone[i].spare = per < unit ? per : 0;
 }
 
 static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, struct spindle_table *t)
@@ -204,25 +225,29 @@ static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, str
 	if (z->v.nitem > SPINDLE_MAX_ZONES)
 		return ds_err(c, z->v.file, z->v.line, "%zu zones: at most %d", z->v.nitem,
 			      SPINDLE_MAX_ZONES);
-	uint64_t sum = 0, phys = 0;
+	uint64_t sum = 0;
 	t->nzones = 0;
 	for (size_t i = 0; i < z->v.nitem; i++) {
 		struct dsp_val *v = &z->v.item[i];
 		if (v->kind != DSP_BLOCK)
 			return ds_err(c, v->file, v->line, "Zones: expected dm_layout_g1_zone { ... }");
 		struct dsp_block *b = v->block;
-		double c0, c1, spt, off = 0, ts = 0, cs = 0, sp = 0;
+		double c0, c1, spt, off = 0, ts = 0, cs = 0, sp = 0, dead = 0;
 		if ((rc = num(c, b, "First cylinder number", 1, &c0)) ||
 		    (rc = num(c, b, "Last cylinder number", 1, &c1)) ||
 		    (rc = num(c, b, "Blocks per track", 1, &spt)) ||
 		    (rc = num(c, b, "Offset of first block", 0, &off)) ||
+		    (rc = num(c, b, "Empty space at zone front", 0, &dead)) ||
 		    (rc = num(c, b, "Skew for track switch", 0, &ts)) ||
 		    (rc = num(c, b, "Skew for cylinder switch", 0, &cs)) ||
 		    (rc = num(c, b, "Number of spares", 0, &sp)))
 			return rc;
+		/* slips: only their count moves blocks (where they are is not modelled) */
+		struct dsp_param *sl = dsp_get(b, "slips");
+		uint64_t slips = sl && sl->v.kind == DSP_LIST ? sl->v.nitem : 0;
 		if (c1 == t->cylinders)
 			t->cylinders++; /* some files count the last cylinder from 1 */
-		if (c1 < c0 || c0 < 0 || spt < 1 || c1 >= t->cylinders)
+		if (c1 < c0 || c0 < 0 || spt < 1 || c1 >= t->cylinders || dead < 0)
 			return ds_err(c, b->file, b->line, "zone: cylinders %g..%g, %g blocks per track"
 				      " (the disk has %u cylinders)", c0, c1, spt, t->cylinders);
 		t->zone[i].cyl0 = (uint32_t)c0;
@@ -231,28 +256,16 @@ static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, str
 		t->zone[i].tskew = ts;
 		t->zone[i].cskew = cs;
 		t->zone[i].first = off;
-		t->zone[i].lbns = zone_lbns((int)scheme, range, (uint64_t)(c1 - c0 + 1), heads,
-					    (uint64_t)spt, (uint64_t)sp);
+		zone_spares((int)scheme, range, (uint64_t)(c1 - c0 + 1), heads, (uint64_t)spt,
+			    (uint64_t)sp, slips, (uint64_t)dead, t, (unsigned)i);
+		if (!t->zone[i].lbns)
+			return ds_err(c, b->file, b->line, "zone: no user blocks left after %g spares"
+				      " and %g empty", sp, dead);
 		sum += t->zone[i].lbns;
-		phys += (uint64_t)(c1 - c0 + 1) * heads * (uint64_t)spt;
 		t->nzones++;
 	}
-	/* Slips and the schemes' fine print move a few blocks: share the
-	 * difference from the drive's block count out by zone size. */
-	int64_t diff = (int64_t)t->blocks - (int64_t)sum;
-	uint64_t total = 0;
-	for (unsigned i = 0; i < t->nzones; i++) {
-		uint64_t p = (uint64_t)(t->zone[i].cyl1 - t->zone[i].cyl0 + 1) * heads * t->zone[i].spt;
-		int64_t share = (int64_t)((double)diff * (double)p / (double)phys);
-		if (i == t->nzones - 1)
-			share = (int64_t)t->blocks - (int64_t)total - (int64_t)t->zone[i].lbns;
-		int64_t n = (int64_t)t->zone[i].lbns + share;
-		if (n < 1 || (uint64_t)n > p)
-			return ds_err(c, l->file, l->line, "the zones hold %llu blocks, the disk %llu",
-				      (unsigned long long)sum, (unsigned long long)t->blocks);
-		t->zone[i].lbns = (uint64_t)n;
-		total += (uint64_t)n;
-	}
+	t->file_blocks = t->blocks;
+	t->blocks = sum;
 	return 0;
 }
 
@@ -348,7 +361,7 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	t->wsect_ns = ms_ns(wb);
 	/* "Set watermark by reqsize": the share of the request, else of the segment */
 	double wm = get0(c, d, "High (read) water mark", &rc);
-	t->read_wm = wm > 0 && wm < 1 ? wm : 0;
+	t->read_wm = wm > 0 && wm <= 1 ? wm : 0; /* 1: the whole read is buffered first */
 	wm = get0(c, d, "Low (write) water mark", &rc);
 	t->write_wm = wm > 0 && wm <= 1 ? wm : 0;
 	/* a drive that holds the bus for a write's whole transfer takes all
@@ -359,6 +372,7 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	double seg = get0(c, d, "Segment size (in blks)", &rc);
 	double ra = get0(c, d, "Maximum read-ahead (blks)", &rc);
 	double over = get0(c, d, "Read-ahead over requested", &rc);
+	double cont = dsp_get(d, "Buffer continuous read") ? get0(c, d, "Buffer continuous read", &rc) : 3;
 	double wsegs = get0(c, d, "Maximum number of write segments", &rc);
 	double fast = get0(c, d, "Fast write level", &rc);
 	double hitw = get0(c, d, "Allow read hits on write data", &rc);
@@ -371,6 +385,7 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	t->seg_bytes = t->segments && seg > 0 ? (uint64_t)seg * SPINDLE_SECTOR : 0;
 	t->ra_bytes = ra > 0 ? (uint64_t)ra * SPINDLE_SECTOR : 0;
 	t->ra_over = over != 0;
+	t->contread = cont >= 0 && cont <= 4 ? (int)cont : 3;
 	t->write_seg = hitw != 0;
 	p->wcache = fast > 0 && t->seg_bytes;
 	p->cache_bytes = (uint64_t)(wsegs > 0 ? wsegs : 1) * t->seg_bytes;

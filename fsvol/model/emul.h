@@ -101,6 +101,22 @@ void emul_drive_end(struct emul *e);
  * "virtual". */
 void emul_keeper(struct emul *e, char *buf, size_t len);
 
+/* Timer slack (MNT/ctl timer_slack_us, as the kernel's hrtimer slack): the
+ * keeper of a live clock releases at once every completion due within the
+ * slack of now, so deadlines closer together than it share one wake-up (on a
+ * VM each costs tens of us of CPU). Such a release is early by at most the
+ * slack and at most 1% of its own service time (a fast disk's replies keep
+ * their times, as FUSE's ring expects a release after the data); its member's counters and the next dispatch keep the emulated times,
+ * and lateness counts it as on time. 0: every deadline its own wake-up, as
+ * exact as the timer allows. Virtual time has none. */
+#define EMUL_SLACK_DEFAULT_NS 50000u
+void emul_set_slack(struct emul *e, uint64_t ns);
+uint64_t emul_slack(const struct emul *e);
+/* The slack of emulators created from now on (the process's setting: a
+ * volume's model may start after its settings were applied). */
+void emul_set_default_slack(uint64_t ns);
+uint64_t emul_default_slack(void);
+
 /* Release lateness (real release time - emulated completion): percentiles in
  * ns of everything released so far, and the count. */
 void emul_lateness(struct emul *e, double *p50, double *p99, uint64_t *count);

@@ -24,8 +24,10 @@ static uint64_t ns_round(double ns) { return ns <= 0 ? 0 : (uint64_t)llround(ns)
 
 /* ---- geometry ------------------------------------------------------------ */
 
-/* A measured drive's zones (spindle_table): each zone's cylinders hold its
- * user blocks evenly (spares spread out), its skews in turns. */
+/* A measured drive's zones (spindle_table): user blocks fill whole tracks and
+ * cylinders from the zone's empty front on, skipping the spares where the
+ * sparing scheme puts them (locate); skews in turns. cyl_bytes is the mean of
+ * user bytes per cylinder (for the mean-seek estimates). */
 static void table_geometry(struct spindle *s)
 {
 	const struct spindle_table *t = s->p.tab;
@@ -45,6 +47,9 @@ static void table_geometry(struct spindle *s)
 		zn->tskew = t->zone[z].tskew / zn->spt;
 		zn->cskew = t->zone[z].cskew / zn->spt;
 		zn->first = t->zone[z].first / zn->spt;
+		zn->dead = t->zone[z].dead * SPINDLE_SECTOR;
+		zn->unit = t->zone[z].unit * SPINDLE_SECTOR;
+		zn->ubytes = (t->zone[z].unit - t->zone[z].spare) * SPINDLE_SECTOR;
 		start += zn->bytes;
 	}
 	s->cylinders = t->cylinders;
@@ -208,6 +213,7 @@ struct loc {
 	uint64_t track;   /* global track = cylinder * heads + head */
 	uint64_t head;
 	uint64_t in;      /* byte within the track */
+	uint64_t run;     /* user bytes from here on, contiguous on this track */
 };
 
 static struct loc locate(const struct spindle *s, uint64_t off)
@@ -217,8 +223,16 @@ static struct loc locate(const struct spindle *s, uint64_t off)
 		off = s->disk_bytes ? s->disk_bytes - 1 : 0;
 	l.zone = zone_at(s, off);
 	const struct spindle_zone *zn = &s->zone[l.zone];
-	uint64_t rel = off - zn->start;
-	uint64_t c = rel / zn->cyl_bytes, in_cyl = rel % zn->cyl_bytes;
+	uint64_t rel = off - zn->start, phys = rel, run = zn->bytes - rel;
+	if (zn->unit) { /* spares at the end of each unit (track, cylinder, range) */
+		phys = rel / zn->ubytes * zn->unit + rel % zn->ubytes;
+		run = min_u64(run, zn->ubytes - rel % zn->ubytes);
+	}
+	phys += zn->dead;
+	uint64_t pc = zn->track_bytes * s->p.heads;
+	if (!s->p.tab)
+		pc = zn->cyl_bytes;
+	uint64_t c = phys / pc, in_cyl = phys % pc;
 	l.head = in_cyl / zn->track_bytes;
 	if (l.head >= s->p.heads)
 		l.head = s->p.heads - 1;
@@ -227,7 +241,18 @@ static struct loc locate(const struct spindle *s, uint64_t off)
 	l.in = in_cyl - l.head * zn->track_bytes;
 	if (l.in >= zn->track_bytes)
 		l.in = zn->track_bytes - 1;
+	l.run = min_u64(run, zn->track_bytes - l.in);
 	return l;
+}
+
+uint64_t spindle_disk_cylinder(const struct spindle *disk, uint64_t off)
+{
+	return locate(disk, off).cyl;
+}
+
+unsigned spindle_disk_zone(const struct spindle *disk, uint64_t off)
+{
+	return zone_at(disk, off);
 }
 
 uint64_t spindle_cylinder(const struct spindle *s, uint64_t offset)
@@ -281,8 +306,7 @@ static double media_ns(const struct spindle *s, uint64_t off, uint64_t len)
 		}
 		struct loc l = locate(s, off);
 		const struct spindle_zone *zn = &s->zone[l.zone];
-		uint64_t n = min_u64(len, zn->track_bytes - l.in);
-		n = min_u64(n, zn->start + zn->bytes - off);
+		uint64_t n = min_u64(len, l.run ? l.run : 1);
 		ns += (double)n * s->rev_ns / (double)zn->track_bytes;
 		off += n;
 		len -= n;
@@ -318,6 +342,16 @@ static uint64_t seg_hi(const struct spindle *s, uint64_t t)
 	return s->seg_h0 + (uint64_t)got;
 }
 
+/* The first byte the segment still holds when the prefetch has reached hi:
+ * a measured drive's segment keeps the last seg_bytes read (a ring). */
+static uint64_t seg_low(const struct spindle *s, uint64_t hi)
+{
+	uint64_t size = s->p.tab ? s->p.tab->seg_bytes : 0;
+	if (size && hi > s->seg_lo + size)
+		return hi - size;
+	return s->seg_lo;
+}
+
 /* The byte under the head at t: the last one the prefetch or the last access
  * read (pos and seg_hi are exclusive ends). */
 static uint64_t head_at(const struct spindle *s, uint64_t t)
@@ -332,20 +366,60 @@ static uint64_t seg_size(const struct spindle *s)
 	return s->p.tab ? s->p.tab->seg_bytes : s->p.cache_bytes;
 }
 
+/* The end of the track that holds disk byte off (user bytes). */
+static uint64_t track_end(const struct spindle *s, uint64_t off)
+{
+	if (off >= s->disk_bytes)
+		return s->disk_bytes;
+	return off + locate(s, off).run;
+}
+
 /* The segment a read of [off, end) leaves: its start and where the prefetch
  * stops. The preset model keeps cache_bytes from the read's start; a measured
- * drive reads ahead ra_bytes (from the end, or counting the request). */
-static void seg_span(const struct spindle *s, uint64_t off, uint64_t end, uint64_t *lo,
-		     uint64_t *cap)
+ * drive reads ahead as its "Buffer continuous read" says (DiskSim's
+ * disk_buffer_get_max_readahead): to a track's or cylinder's end, to the
+ * segment's end or the maximum read-ahead (from the end, or counting the
+ * request), or (DEC's scheme) to the end of the track after the request's,
+ * one track further when the segment (started at seg0) began on an earlier
+ * track: a sequential stream stays a track ahead. */
+static void seg_span(const struct spindle *s, uint64_t seg0, uint64_t off, uint64_t end,
+		     uint64_t *lo, uint64_t *cap)
 {
 	uint64_t size = seg_size(s);
 	*lo = end - off > size ? end - size : off;
 	*cap = *lo + size;
-	if (s->p.tab) {
-		const struct spindle_table *t = s->p.tab;
-		uint64_t ra = t->ra_over ? end + t->ra_bytes : off + max_u64(end - off, t->ra_bytes);
-		*cap = min_u64(*cap, max_u64(ra, end));
+	if (!s->p.tab)
+		return;
+	const struct spindle_table *t = s->p.tab;
+	uint64_t ra = t->ra_over ? end + t->ra_bytes : off + max_u64(end - off, t->ra_bytes);
+	switch (t->contread) {
+	case 0:
+		ra = end;
+		break;
+	case 1:
+		ra = min_u64(ra, track_end(s, end - 1));
+		break;
+	case 2: {
+		struct loc l = locate(s, end - 1);
+		uint64_t e = end - 1;
+		while (e < s->disk_bytes && locate(s, e).cyl == l.cyl)
+			e = track_end(s, e);
+		ra = min_u64(ra, e);
+		break;
 	}
+	case 4: {
+		uint64_t next0 = end - locate(s, end).in; /* first byte of end's track, about */
+		ra = track_end(s, end);
+		if (seg0 < next0 && ra < s->disk_bytes)
+			ra = track_end(s, ra);
+		break;
+	}
+	default:
+		break;
+	}
+	/* The segment is a ring: a read-ahead past its size goes on to its
+	 * target and overwrites the oldest blocks (seg_low). */
+	*cap = max_u64(ra, end);
 }
 
 /* ---- service ------------------------------------------------------------- */
@@ -502,7 +576,7 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	e->seg_valid = 0;
 	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
 		e->freeze = 1; /* the prefetching segment keeps what it read */
-		e->fz_lo = s->seg_lo;
+		e->fz_lo = seg_low(s, seg_hi(s, t));
 		e->fz_hi = seg_hi(s, t);
 	}
 	if (r->write)
@@ -510,7 +584,7 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	if (!r->write && seg_size(s)) {
 		/* The segment keeps the tail of what was read and prefetches on. */
 		e->seg_valid = 1;
-		seg_span(s, off, end, &e->seg_lo, &e->seg_cap);
+		seg_span(s, off, off, end, &e->seg_lo, &e->seg_cap);
 		e->seg_h0 = end;
 		e->seg_t0 = done;
 	}
@@ -528,7 +602,11 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	if (r->write || r->length > seg_size(s))
 		return 0;
 	uint64_t hi = s->seg_valid ? seg_hi(s, t) : 0, avail = t;
-	int active = s->seg_valid && off >= s->seg_lo && off <= hi;
+	/* the segment holds the start, and the prefetch (still going) brings
+	 * the rest; a measured drive's stops at seg_cap: a read past it is a miss */
+	uint64_t cap = s->seg_valid ? min_u64(s->seg_cap, s->disk_bytes) : 0;
+	int active = s->seg_valid && off >= seg_low(s, hi) && off <= hi &&
+		     (!s->p.tab || end <= hi || end <= cap);
 	int f = -1;
 	for (unsigned i = 0; !active && i < s->nfrozen; i++)
 		if (off >= s->frozen[i].lo && end <= s->frozen[i].hi)
@@ -558,7 +636,7 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	e->seg_h0 = hi;   /* restart the prefetch clock: it may have paused when full */
 	e->seg_t0 = t;
 	if (s->p.tab)
-		seg_span(s, off, end, &e->seg_lo, &e->seg_cap);
+		seg_span(s, s->seg_lo, off, end, &e->seg_lo, &e->seg_cap);
 	else
 		e->seg_cap = off + s->p.cache_bytes;
 	if (e->seg_cap < hi)
@@ -610,7 +688,7 @@ static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, 
 	e->seg_valid = 0;
 	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
 		e->freeze = 1;
-		e->fz_lo = s->seg_lo;
+		e->fz_lo = seg_low(s, seg_hi(s, t));
 		e->fz_hi = seg_hi(s, t);
 	}
 	write_segments(s, off, off + r->length, e);
@@ -741,139 +819,6 @@ uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r
 	if (cost)
 		*cost = c;
 	return done - start_ns;
-}
-
-/* Bytes of [lo, hi) on cylinder c; *sq gets the sum over its tracks of the
- * squared bytes each holds of it. */
-static double cyl_bytes(const struct spindle *s, uint64_t c, uint64_t lo, uint64_t hi,
-			double *sq)
-{
-	*sq = 0;
-	for (unsigned z = 0; z < s->nzones; z++) {
-		const struct spindle_zone *zn = &s->zone[z];
-		if (c >= zn->cyl0 + zn->cyls)
-			continue;
-		uint64_t tb = zn->track_bytes, per = tb * s->p.heads;
-		uint64_t c0 = zn->start + (c - zn->cyl0) * per;
-		uint64_t c1 = min_u64(c0 + per, zn->start + zn->bytes);
-		uint64_t a = max_u64(c0, lo), b = min_u64(c1, hi);
-		if (a >= b)
-			return 0;
-		for (uint64_t t = (a - c0) / tb; c0 + t * tb < b; t++) {
-			uint64_t x = max_u64(a, c0 + t * tb), y = min_u64(b, c0 + (t + 1) * tb);
-			*sq += (double)(y - x) * (double)(y - x);
-		}
-		return (double)(b - a);
-	}
-	return 0;
-}
-
-/* Cylinder of a disk byte as a real number (the byte's place within its
- * cylinder as the fraction), for spreading a zone's bytes over bins. */
-static double cyl_pos(const struct spindle *s, uint64_t off)
-{
-	unsigned z = zone_at(s, off);
-	const struct spindle_zone *zn = &s->zone[z];
-	double per = (double)zn->track_bytes * s->p.heads;
-	return (double)zn->cyl0 + (double)(off - zn->start) / per;
-}
-
-/* Mean seek between two uniformly random bytes of [lo, hi) on disk s. */
-static double mean_seek(const struct spindle *s, uint64_t lo, uint64_t hi)
-{
-	enum { BINS = 256 };
-	double w[BINS] = { 0 };
-	if (s->p.kind != SPINDLE_HDD || s->cylinders == 0 || hi <= lo)
-		return 0;
-	uint64_t c_lo = locate(s, lo).cyl, n = locate(s, hi - 1).cyl - c_lo + 1;
-	/* Weight of each cylinder (or bin of cylinders when there are many) by its
-	 * bytes: uniformly random offsets land on outer cylinders more often. */
-	unsigned nb = n < BINS ? (unsigned)n : BINS;
-	double width = (double)n / nb;
-	double m = (double)(hi - lo), switches = 0;
-	if (nb == n) {
-		/* exact: two offsets on one cylinder cost a head switch unless
-		 * they are on the same track */
-		for (uint64_t c = 0; c < n; c++) {
-			double sq;
-			w[c] = cyl_bytes(s, c_lo + c, lo, hi, &sq) / m;
-			switches += w[c] * w[c] - sq / (m * m);
-		}
-	} else {
-		/* a zone's bytes spread evenly over its cylinders, shared among the
-		 * bins it overlaps: work by zones and bins, never by cylinders */
-		for (unsigned z = 0; z < s->nzones; z++) {
-			const struct spindle_zone *zn = &s->zone[z];
-			uint64_t a = max_u64(lo, zn->start), b = min_u64(hi, zn->start + zn->bytes);
-			if (a >= b)
-				continue;
-			double x0 = cyl_pos(s, a) - (double)c_lo;
-			double x1 = x0 + (double)(b - a) / ((double)zn->track_bytes * s->p.heads);
-			double per = (double)(b - a) / m / (x1 - x0);
-			for (unsigned i = (unsigned)(x0 / width); i < nb && i * width < x1; i++) {
-				double u = fmax(x0, i * width), v = fmin(x1, (i + 1) * width);
-				if (v > u)
-					w[i] += (v - u) * per;
-			}
-		}
-	}
-	/* Within a bin of many cylinders: the mean distance of two uniform
-	 * points, width/3. Other pairs grouped by distance, so the curve is
-	 * evaluated once per distance. */
-	double sum = switches * (double)s->p.switch_ns;
-	if (nb < n) {
-		double same = 0;
-		for (unsigned i = 0; i < nb; i++)
-			same += w[i] * w[i];
-		sum = same * spindle_seek_ns(s, width / 3);
-	}
-	for (unsigned d = 1; d < nb; d++) {
-		double pd = 0;
-		for (unsigned i = 0; i + d < nb; i++)
-			pd += w[i] * w[i + d];
-		sum += 2 * pd * spindle_seek_ns(s, d * width);
-	}
-	return sum;
-}
-
-double spindle_mean_seek_ns(const struct spindle *s)
-{
-	return mean_seek(s->disk, s->base, s->base + s->member_bytes);
-}
-
-double spindle_disk_mean_seek_ns(const struct spindle *s)
-{
-	return mean_seek(s->disk, 0, s->disk->disk_bytes);
-}
-
-double spindle_random_read_ns(const struct spindle *s, uint64_t len)
-{
-	const struct spindle_params *p = &s->p;
-	const struct spindle *d = s->disk;
-	if (p->kind == SPINDLE_SSD)
-		return (double)(p->overhead_ns + p->read_ns)
-		       + (double)len * NS_PER_S / (double)p->bw_Bps;
-	if (p->kind != SPINDLE_HDD || !s->member_bytes)
-		return 0;
-	/* Mean transfer of len bytes at a uniformly random byte of the member: each
-	 * zone weighted by its share of the member, len * rev / track_bytes inside
-	 * one track. */
-	double xfer = 0;
-	uint64_t lo = s->base, hi = s->base + s->member_bytes;
-	for (unsigned z = 0; z < d->nzones; z++) {
-		const struct spindle_zone *zn = &d->zone[z];
-		uint64_t a = max_u64(lo, zn->start), b = min_u64(hi, zn->start + zn->bytes);
-		if (a < b)
-			xfer += (double)(b - a) / (double)s->member_bytes
-				* (double)len * d->rev_ns / (double)zn->track_bytes;
-	}
-	double link = (double)len * NS_PER_S / (double)p->iface_Bps;
-	if (d->adapter) {
-		double hold = (double)adapter_hold_ns(d->adapter, len);
-		link = hold > link ? hold : link;
-	}
-	return (double)p->overhead_ns + spindle_mean_seek_ns(s) + d->rev_ns / 2
-	       + (xfer > link ? xfer : link);
 }
 
 /* ---- placement --------------------------------------------------------------- */

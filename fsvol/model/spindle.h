@@ -58,13 +58,16 @@ enum { SPINDLE_OVH_RMISS, SPINDLE_OVH_RHIT, SPINDLE_OVH_WMISS, SPINDLE_OVH_WHIT,
 struct spindle_table {
 	char path[256];            /* the .parv it came from (spindle_format) */
 	char name[64];             /* the disk's block name */
-	uint64_t blocks;           /* LBNs (512-byte) */
+	uint64_t blocks;           /* LBNs (512-byte): the zones' user blocks, as DiskSim counts */
+	uint64_t file_blocks;      /* the file's "Block count" (DiskSim does not use it) */
 	uint32_t cylinders;
 	unsigned nzones;
 	struct {
 		uint32_t cyl0, cyl1;   /* first and last cylinder */
 		uint32_t spt;          /* sectors per track */
 		uint64_t lbns;         /* user blocks in the zone (spares taken out) */
+		uint64_t dead;         /* physical blocks before the zone's first user block */
+		uint64_t unit, spare;  /* every unit physical blocks end in spare spares (0: none) */
 		double tskew, cskew;   /* track and cylinder switch skew, sectors */
 		double first;          /* angle of the zone's first block, sectors */
 	} zone[SPINDLE_MAX_ZONES];
@@ -82,6 +85,10 @@ struct spindle_table {
 	uint64_t seg_bytes;        /* segment size */
 	uint64_t ra_bytes;         /* read-ahead after a read */
 	int ra_over;               /* read-ahead counts from the request's end (else its start) */
+	int contread;              /* DiskSim's "Buffer continuous read": where a read-ahead stops:
+				    * 0 none, 1 track end, 2 cylinder end, 3 segment full (or the
+				    * maximum), 4 the end of the track after the request's (one
+				    * track more when the segment began on an earlier track) */
 	int write_seg;             /* written data stays in a segment (read hits on it) */
 };
 
@@ -159,6 +166,9 @@ struct spindle_zone {
 	uint64_t cyl_bytes;        /* user bytes per cylinder (heads * track_bytes less spares) */
 	double tskew, cskew;       /* angle a track / cylinder switch advances, turns */
 	double first;              /* angle of the zone's first byte, turns */
+	uint64_t dead;             /* measured drives: physical bytes before the first user byte */
+	uint64_t unit, ubytes;     /* ... every unit physical bytes hold ubytes user bytes, the
+				    * rest spares (unit 0: user bytes run on to the zone's end) */
 };
 
 /* A member's emulated disk. The member is a partition [base, base + member_bytes)
@@ -299,6 +309,9 @@ uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r
 double spindle_table_seek_ns(const struct spindle_table *t, double dist);
 /* Seek time over dist cylinders of the disk (HDD), in ns. */
 double spindle_seek_ns(const struct spindle *s, double dist);
+/* Cylinder and zone of a byte of the disk (disk: the disk's spindle, s->disk). */
+uint64_t spindle_disk_cylinder(const struct spindle *disk, uint64_t off);
+unsigned spindle_disk_zone(const struct spindle *disk, uint64_t off);
 /* Disk cylinder and zone of a member offset (HDD). */
 uint64_t spindle_cylinder(const struct spindle *s, uint64_t offset);
 unsigned spindle_zone_of(const struct spindle *s, uint64_t offset);

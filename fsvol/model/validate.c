@@ -14,6 +14,7 @@ struct vrun {
 	struct spindle sp;
 	const struct tracefile *t;
 	uint64_t *emul_ns;
+	unsigned char *hit;
 	size_t i;        /* request in service */
 };
 
@@ -35,6 +36,8 @@ static void vrun_release(struct emul_io *io)
 	struct vrun *v = (struct vrun *)((char *)io - offsetof(struct vrun, io));
 	const struct tracefile_rec *r = &v->t->rec[v->i];
 	v->emul_ns[v->i] = io->r.done_ns - io->r.arrival_ns;
+	if (v->hit)
+		v->hit[v->i] = (unsigned char)io->r.cost.cache_hit;
 	if (++v->i == v->t->n)
 		return;
 	int64_t gap = (int64_t)(v->t->rec[v->i].t_ns - r->t_ns) - (r->service_ns > 0 ? r->service_ns : 0);
@@ -43,6 +46,12 @@ static void vrun_release(struct emul_io *io)
 
 int validate_run(const struct spindle_params *p, const struct tracefile *t, uint64_t *emul_ns,
 		 char *err, size_t errlen)
+{
+	return validate_run_hits(p, t, emul_ns, NULL, err, errlen);
+}
+
+int validate_run_hits(const struct spindle_params *p, const struct tracefile *t,
+		      uint64_t *emul_ns, unsigned char *hit, char *err, size_t errlen)
 {
 	struct vrun *v = calloc(1, sizeof(*v));
 	if (!v)
@@ -65,6 +74,7 @@ int validate_run(const struct spindle_params *p, const struct tracefile *t, uint
 	spindle_init(&v->sp, p, disk);
 	v->t = t;
 	v->emul_ns = emul_ns;
+	v->hit = hit;
 	v->io.sp = &v->sp;
 	v->io.release = vrun_release;
 	if (t->n) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "fsvol/util/ring_wake.h"
+#include "fsvol/util/uring_loop.h"
 
 int ring_wake_init(struct ring_wake *w, void *tag)
 {
@@ -44,7 +45,7 @@ int ring_wake_wait(struct ring_wake *w, struct io_uring *ring, int inbox_busy)
 	unsigned wait = !inbox_busy;
 	if (inbox_busy)
 		atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
-	int r = io_uring_submit_and_wait(ring, wait);
+	int r = uring_loop_wait(ring, wait, URING_FOREVER);
 	atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 	return r;
 }

@@ -96,7 +96,7 @@ v1() {
 	wait_healthy "$d/mnt"
 	vol_cmp "$d/data" "$d/mnt/volume" || fail "version 1: data differs after the restarted recovery"
 	fsvol_umount "$d/mnt"
-	"$FSVOL" examine "$d/m1" | grep -q "Version : 4" || fail "version 1: not converted to version 4 (this build's) by the mount"
+	"$FSVOL" examine "$d/m1" | grep -q "Version : 5" || fail "version 1: not converted to version 5 (this build's) by the mount"
 	note "version 1 superblock with a logical checkpoint past the data: assembled, recovery restarted from 0"
 }
 

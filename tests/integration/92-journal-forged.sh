@@ -93,7 +93,7 @@ grep -q "journal: $d/j: record at block [0-9]* (seq [0-9]*, stripe 0) refused: i
 wait_resync "$d/mnt"
 fsvol_umount "$d/mnt"
 "$FORGE" "$d/j" 1 $((4 * MiB - 4096)) 8192 >/dev/null || fail "forge past the data area"
-sb_set "$d/m1" 120 0 # dirty again (clean = 0; the reserved word after it stays 0)
+sb_set "$d/m1" 120 0 # dirty again (clean = 0; the features word after it too: a raid5 mount sets md_q again)
 for m in m0 m2 m3 j; do sb_set "$d/$m" 120 0; done
 fsvol_mount "$d/mnt" "$d"/m{0,1,2,3} "$d/j" 2>"$d/mount.err"
 grep -q "refused: its write 0 (m1, $d/m1, offset $((4 * MiB - 4096)), 8192 bytes) is outside the member's data area" "$d/mount.err" ||

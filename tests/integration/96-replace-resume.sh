@@ -82,7 +82,7 @@ part_umount() {
 	mkvol "$d"
 	fsvol_umount "$d/mnt"
 	at=$(built "$d/s1")
-	"$FSVOL" examine "$d/s1" | grep -q "^ *Version : 4$" || fail "a replace recorded in a version-3 superblock"
+	"$FSVOL" examine "$d/s1" | grep -q "^ *Version : 5$" || fail "a replace recorded in a superblock older than this build's (5)"
 	"$FSVOL" examine "$d/m0" | grep -Eq "^ +4 +4 +spare .* replacement for 1$" ||
 		fail "m0's slot table lacks the replacement: $("$FSVOL" examine "$d/m0")"
 	resume "$d" "a clean umount" "$at"
@@ -174,7 +174,7 @@ part_compat() {
 	"$FSVOL" examine "$d/a" | grep -q "^ *Version : 3$" || fail "not a version-3 superblock: $("$FSVOL" examine "$d/a")"
 	fsvol_mount "$d/mnt" "$d/a" "$d/b"
 	fsvol_umount "$d/mnt"
-	"$FSVOL" examine "$d/a" | grep -q "^ *Version : 4$" || fail "the mount did not write version 4"
+	"$FSVOL" examine "$d/a" | grep -q "^ *Version : 5$" || fail "the mount did not write version 5 (this build's)"
 }
 
 for part in ${PARTS:-compat grow umount kill fail}; do

@@ -5,7 +5,9 @@
  * Reads the superblocks (sb_decode) and takes placement from layout/
  * (layout_init, layout_stripe, layout_locate: unit-tested elsewhere), but
  * recomputes parity with its own byte-wise GF(2^8) arithmetic (poly 0x11d,
- * generator 2, Q = sum g^j * D_j over data index j in stripe order), so a bug
+ * generator 2, Q = sum g^j * D_j with j md's syndrome order: the data members
+ * as met walking from the member after Q, raid5.c's raid6_d0; found here from
+ * P, Q and the member count alone, not from layout_stripe's qslot), so a bug
  * in layout/parity.c cannot hide a bug in the engine.
  * raid4/5/6: prints "stripes N, P mismatches N, Q mismatches N".
  * raid1/raid10: prints "chunks N, copy mismatches N" (every copy vs copy 0).
@@ -158,11 +160,20 @@ static int verify_parity(void)
 			if (st.member_offset != (s0 + r) * chunk)
 				die("stripe %" PRIu64 ": member offset %" PRIu64 ", expected %" PRIu64,
 				    s0 + r, st.member_offset, (s0 + r) * chunk);
+			/* md's syndrome order: members from the one after Q, P and Q left out */
+			unsigned ord[LAYOUT_MAX_MEMBERS], no = 0;
+			for (unsigned i = 1; i <= n; i++) {
+				unsigned m = st.q < 0 ? i - 1 : ((unsigned)st.q + i) % n;
+				if ((int)m != st.p && (int)m != st.q)
+					ord[no++] = m;
+			}
+			if (no != k)
+				die("stripe %" PRIu64 ": %u data members, expected %u", s0 + r, no, k);
 			/* Horner: Q = (((D[k-1]) * 2 + D[k-2]) * 2 + ...) * 2 + D[0] */
 			memset(p, 0, chunk);
 			memset(q, 0, chunk);
 			for (unsigned j = k; j-- > 0;) {
-				const uint8_t *d = buf[st.data[j]] + at;
+				const uint8_t *d = buf[ord[j]] + at;
 				for (uint64_t b = 0; b < chunk; b++) {
 					p[b] ^= d[b];
 					q[b] = gf_mul2(q[b]) ^ d[b];

@@ -83,6 +83,12 @@ static const struct {
 	{ "rmw_level 2", 0, 0, CTL_RMW_LEVEL, 0, "2", NULL },
 	{ "rmw_level 3", 0, -EINVAL, 0, 0, NULL, "expected 0 (reconstruct-write only)" },
 	{ "rmw_level 10", 0, -EINVAL, 0, 0, NULL, "rmw_level 10" },
+	/* the model clock's timer slack, microseconds, 0 = exact */
+	{ "timer_slack_us 50", 0, 0, CTL_TIMER_SLACK, 0, "50", NULL },
+	{ "timer_slack_us 0", 0, 0, CTL_TIMER_SLACK, 0, "0", NULL },
+	{ "timer_slack_us 10001", 0, -EINVAL, 0, 0, NULL, "expected microseconds from 0" },
+	{ "timer_slack_us -5", 0, -EINVAL, 0, 0, NULL, "timer_slack_us -5" },
+	{ "timer_slack_us", 0, -EINVAL, 0, 0, NULL, "timer_slack_us US: the argument is missing" },
 };
 
 START_TEST(test_parse)

@@ -9,6 +9,10 @@
  * meanwhile; given back with its timerfd read still outstanding on the
  * driver's ring, the timer thread keeps the clock again (a stale read must
  * not take its wake-ups); virtual time cannot be driven.
+ * Timer slack: these run with slack 0 (exact, as before there was one); with
+ * a slack, a completion due within it of a wake-up goes in that wake-up,
+ * early by at most the slack and 1% of its service time, and the emulated
+ * times stay exact.
  * Real spindles, the real timer thread; nothing here waits on a sleep. */
 #include <check.h>
 #include <errno.h>
@@ -73,6 +77,7 @@ static void wait_released(unsigned n)
 
 static void setup(void)
 {
+	emul_set_default_slack(0);
 	sem_init(&released, 0, 0);
 	atomic_store(&nreleased, 0);
 }
@@ -313,6 +318,79 @@ START_TEST(a_driver_keeps_the_clock_and_gives_it_back)
 }
 END_TEST
 
+/* Submit a request on s that arrived long ago: due `ahead` ns from now. */
+static void submit_due(struct emul *e, struct tio *t, struct spindle *s, uint64_t service, uint64_t ahead)
+{
+	memset(t, 0, sizeof(*t));
+	t->io.r = (struct spindle_req){ .offset = 0, .length = 4096, .arrival_ns = stats_now() + ahead - service };
+	t->io.sp = s;
+	t->io.release = on_release;
+	emul_submit(e, &t->io);
+}
+
+START_TEST(slack_serves_what_is_due_within_it_at_once)
+{
+	static struct spindle slow;
+	static struct tio a, b, c, o[40];
+	static struct spindle other;
+	const uint64_t svc = 2000000000u; /* 2 s a read: 1% is 20 ms */
+	disk(&slow, "ssd:read=1s,overhead=1s,channels=2");
+	disk(&other, "hdd");
+	struct emul *e, *v;
+	/* taken from the process's setting when created, changed live */
+	emul_set_default_slack(7000);
+	ck_assert_int_eq(emul_create(&e), 0);
+	ck_assert_uint_eq(emul_slack(e), 7000);
+	ck_assert_int_eq(emul_create_virtual(&v), 0);
+	ck_assert_uint_eq(emul_slack(v), 0); /* virtual time: exact */
+	emul_destroy(v);
+	/* slack 0: due 15 ms from now, released at its time, not before */
+	emul_set_slack(e, 0);
+	submit_due(e, &a, &slow, svc, 15000000);
+	wait_released(1);
+	ck_assert_uint_ge(a.released_at, a.io.r.done_ns);
+	/* slack 2 s, but never more than 1% of the service (20 ms) early: due
+	 * 15 ms from now, served at once; its emulated times are the model's */
+	emul_set_slack(e, svc);
+	ck_assert_uint_eq(emul_slack(e), svc);
+	submit_due(e, &b, &slow, svc, 15000000);
+	wait_released(2);
+	ck_assert_uint_lt(b.released_at, b.io.r.done_ns);
+	ck_assert_uint_ge(b.released_at + svc / 100, b.io.r.done_ns);
+	ck_assert_uint_ge(b.io.r.done_ns, b.io.r.arrival_ns + svc);
+	/* hdd requests of one slot under a 3 ms slack: never earlier than the
+	 * bound, and each starts at the previous one's emulated completion
+	 * however early that was released */
+	emul_set_slack(e, 3000000);
+	uint64_t x = 88172645463325252ull;
+	for (unsigned i = 0; i < 40; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		submit(e, &o[i], &other, (x >> 8) % (60ull << 20) & ~4095ull);
+	}
+	wait_released(42);
+	struct tio *one[40];
+	for (unsigned i = 0; i < 40; i++) {
+		uint64_t svc_i = o[i].io.r.done_ns - o[i].io.r.start_ns;
+		one[i] = &o[i];
+		ck_assert_uint_ge(o[i].released_at + svc_i / 100, o[i].io.r.done_ns);
+	}
+	qsort(one, 40, sizeof(one[0]), by_start);
+	for (unsigned k = 1; k < 40; k++) {
+		uint64_t prev = one[k - 1]->io.r.done_ns, arr = one[k]->io.r.arrival_ns;
+		ck_assert_uint_eq(one[k]->io.r.start_ns, arr > prev ? arr : prev);
+	}
+	/* a far one is not taken by the slack: due in 1 s, more than 20 ms away */
+	submit_due(e, &c, &slow, svc, 1000000000);
+	double p50, p99;
+	uint64_t count;
+	emul_lateness(e, &p50, &p99, &count);
+	ck_assert_uint_eq(count, 42);
+	emul_destroy(e); /* does not wait for it */
+	ck_assert_uint_eq(c.released_at, 0);
+	emul_set_default_slack(0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("emul");
@@ -322,6 +400,7 @@ int main(void)
 	tcase_add_test(tc, never_early_and_lateness_not_carried);
 	tcase_add_test(tc, an_idle_disk_does_not_wait_for_a_far_deadline);
 	tcase_add_test(tc, a_driver_keeps_the_clock_and_gives_it_back);
+	tcase_add_test(tc, slack_serves_what_is_due_within_it_at_once);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

@@ -277,6 +277,62 @@ END_TEST
 
 /* ---- raid0, raid1, linear, single ---- */
 
+/* Q's coefficients in md's order (raid5.c raid6_d0 / raid6_idx_to_slot): walk
+ * the members from the one after Q, wrapping; the data members get slots 0, 1,
+ * ... as they come. Found here from layout_unmap's roles, independently of
+ * layout_stripe; plus one stripe written out by hand. */
+START_TEST(raid6_q_slots_md)
+{
+	for (unsigned a = 0; a < NPARITY_ALGS; a++) {
+		if (parity_algs[a].level != LAYOUT_RAID6)
+			continue;
+		for (unsigned n = 4; n <= 9; n++) {
+			struct layout_geom g = { .level = LAYOUT_RAID6, .alg = parity_algs[a].alg, .members = n,
+						 .chunk = 4096 };
+			char err[128];
+			for (unsigned m = 0; m < n; m++)
+				g.member_size[m] = 4096ull * 3 * n;
+			ck_assert_msg(layout_init(&g, err, sizeof(err)) == 0, "%s", err);
+			for (uint64_t st = 0; st < g.stripes; st++) {
+				struct layout_stripe s;
+				layout_stripe(&g, st, &s);
+				unsigned d0 = (unsigned)s.q == n - 1 ? 0 : (unsigned)s.q + 1, slot = 0, natural = 1;
+				for (unsigned i = 0; i < n; i++) {
+					unsigned m = (d0 + i) % n, copy;
+					uint64_t logical;
+					int role = layout_unmap(&g, m, st * g.chunk, &logical, &copy);
+					if (role != LAYOUT_DATA)
+						continue;
+					unsigned j = (unsigned)((logical - s.logical) / g.chunk);
+					ck_assert_msg(s.data[j] == m && s.qslot[j] == slot, "%s n=%u stripe %llu: data %u on member %u "
+						      "has slot %u, md's %u", layout_alg_name(&g), n, (unsigned long long)st, j, m,
+						      s.qslot[j], slot);
+					natural &= j == slot;
+					slot++;
+				}
+				ck_assert_uint_eq(slot, n - 2);
+				ck_assert_int_eq(s.q_natural, (int)natural);
+				if (g.alg >= LAYOUT_LEFT_SYMMETRIC)
+					ck_assert(s.q_natural); /* data follows Q: md's order is the data order */
+			}
+		}
+	}
+	/* left-asymmetric, 5 members, stripe 2: D6 D7 P Q D8 -> D8 g^0, D6 g^1, D7 g^2 */
+	struct layout_geom g = { .level = LAYOUT_RAID6, .alg = LAYOUT_LEFT_ASYMMETRIC, .members = 5, .chunk = 4096 };
+	char err[128];
+	for (unsigned m = 0; m < 5; m++)
+		g.member_size[m] = 4096 * 8;
+	ck_assert_msg(layout_init(&g, err, sizeof(err)) == 0, "%s", err);
+	struct layout_stripe s;
+	layout_stripe(&g, 2, &s);
+	ck_assert(s.p == 2 && s.q == 3 && s.data[0] == 0 && s.data[1] == 1 && s.data[2] == 4);
+	ck_assert(s.qslot[0] == 1 && s.qslot[1] == 2 && s.qslot[2] == 0 && !s.q_natural);
+	ck_assert_ptr_eq(layout_q_slots(&s), s.qslot);
+	layout_stripe(&g, 0, &s); /* P on the last member, Q wraps to member 0: data order */
+	ck_assert(s.q == 0 && s.q_natural && layout_q_slots(&s) == NULL);
+}
+END_TEST
+
 START_TEST(raid0_vs_model)
 {
 	for (unsigned n = 1; n <= 16; n++) {
@@ -1235,6 +1291,7 @@ static Suite *layout_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, parity_vs_model, 0, NPARITY_ALGS);
 	tcase_add_test(tc, raid0_vs_model);
+	tcase_add_test(tc, raid6_q_slots_md);
 	tcase_add_test(tc, raid1_vs_model);
 	tcase_add_test(tc, linear_and_single);
 	tcase_add_loop_test(tc, raid10_vs_model, 0, 3);

@@ -77,6 +77,7 @@ static void base_sb(struct sb *s, unsigned members, unsigned spares)
 	s->volume_size = (uint64_t)(members - 1) * (256 << 20);
 	s->events = 3;
 	s->clean = 1;
+	s->features = SB_FEAT_MD_Q;
 	snprintf(s->name, sizeof(s->name), "test-volume");
 	for (unsigned i = 0; i < members + spares; i++) {
 		s->slots[i].state = i < members ? SB_ACTIVE : SB_SPARE;
@@ -127,6 +128,7 @@ static void rnd_sb(struct sb *s)
 static void assert_sb_equal(const struct sb *a, const struct sb *b)
 {
 	ck_assert_uint_eq(a->version, b->version);
+	ck_assert_uint_eq(a->features, b->features);
 	ck_assert_mem_eq(a->volume_uuid, b->volume_uuid, 16);
 	ck_assert_uint_eq(a->ctime, b->ctime);
 	ck_assert_uint_eq(a->utime, b->utime);
@@ -197,6 +199,7 @@ static const struct {
 	{"volume_size", 88, 8, 3ull * (256 << 20)},
 	{"events", 112, 8, 3},
 	{"clean", 120, 4, 1},
+	{"features", 124, 4, SB_FEAT_MD_Q},
 	{"bitmap_offset", 128, 8, 0},
 	{"bitmap_chunk", 136, 8, 0},
 	{"slots[0].state", 256, 1, SB_ACTIVE},
@@ -285,6 +288,7 @@ START_TEST(test_garbage)
 			put32(buf + 76, (uint32_t)(rnd() % (m + sp)));
 			put64(buf + 80, 4096ull * (1 + rnd() % 512));
 			put32(buf + 120, (uint32_t)(rnd() % 2));
+			put32(buf + 124, (uint32_t)(rnd() % 2)); /* version 5: features */
 			put64(buf + 128, 0);
 			buf[144 + rnd() % 32] = 0;
 			memset(buf + 176, 0, 80); /* version-3 fields: none of the features */
@@ -475,6 +479,64 @@ START_TEST(test_v3_fields)
 }
 END_TEST
 
+static char *dump_to_string(const struct sb *s, const char *path)
+{
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&mem, &len);
+
+	ck_assert_ptr_nonnull(f);
+	sb_dump(f, s, path);
+	fclose(f);
+	return mem;
+}
+
+/* Version 5: the features word at byte 124. md's Q order round-trips and
+ * shows in the dump of a raid6 asymmetric volume; a version-4 block (the
+ * bytes were reserved zero) reads with no feature, as a volume whose Q is in
+ * the data order; an unknown bit is refused. */
+START_TEST(test_v5_features)
+{
+	struct sb s, d;
+	uint8_t buf[SB_SIZE];
+	char err[256] = "";
+
+	base_sb(&s, 4, 0);
+	s.level = LAYOUT_RAID6;
+	s.layout = LAYOUT_LEFT_ASYMMETRIC;
+	s.volume_size = 2ull * (256 << 20);
+	sb_encode(&s, buf);
+	ck_assert_uint_eq(buf[4], 5);
+	ck_assert_uint_eq(buf[124], SB_FEAT_MD_Q);
+	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(d.features, SB_FEAT_MD_Q);
+	char *out = dump_to_string(&d, "m2");
+	ck_assert_msg(strstr(out, "           Q Order : md (syndrome order)\n"), "%s", out);
+	free(out);
+	/* what version 4 wrote: the same bytes, zero at 124 */
+	put32(buf + 4, 4);
+	put32(buf + 124, 0);
+	fix_csum(buf);
+	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(d.version, 4);
+	ck_assert_uint_eq(d.features, 0);
+	out = dump_to_string(&d, "m2");
+	ck_assert_msg(strstr(out, "           Q Order : data order (fsvol before format 5): rewritten at the next mount\n"),
+		      "%s", out);
+	free(out);
+	/* a symmetric layout has no Q order to tell */
+	d.layout = LAYOUT_LEFT_SYMMETRIC;
+	out = dump_to_string(&d, "m2");
+	ck_assert_ptr_null(strstr(out, "Q Order"));
+	free(out);
+	put32(buf + 4, SB_VERSION);
+	put32(buf + 124, 0x6);
+	fix_csum(buf);
+	ck_assert_int_eq(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "unknown features 0x00000006"), "%s", err);
+}
+END_TEST
+
 /* Version 4: a replace in progress (md's Replacement: the role it is built
  * for and how far, its recovery_offset) round-trips and dumps; a version-3
  * block with the flag, a replacement that is no spare or has no role, two of
@@ -493,7 +555,7 @@ START_TEST(test_v4_replacement)
 	s.index = 5;
 	memcpy(s.member_uuid, s.slots[5].uuid, 16);
 	sb_encode(&s, buf);
-	ck_assert_uint_eq(buf[4] | buf[5] << 8, 4);
+	ck_assert_uint_eq(buf[4] | buf[5] << 8, SB_VERSION);
 	ck_assert_uint_eq(buf[256 + 5 * 48 + 4], 1); /* replaces: entry bytes 4..5 */
 	ck_assert_msg(sb_decode(buf, SB_SIZE, &d, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(d.slots[5].flags, SB_SLOT_REPLACEMENT | SB_SLOT_WRITE_MOSTLY);
@@ -661,18 +723,6 @@ END_TEST
 
 /* ---- dump ------------------------------------------------------------ */
 
-static char *dump_to_string(const struct sb *s, const char *path)
-{
-	char *mem = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&mem, &len);
-
-	ck_assert_ptr_nonnull(f);
-	sb_dump(f, s, path);
-	fclose(f);
-	return mem;
-}
-
 /* volume names: the accepted charset and length, and the default */
 static const struct {
 	const char *name;
@@ -741,7 +791,7 @@ START_TEST(test_dump)
 	static const char *const want[] = {
 		"/tmp/v/m2:\n",
 		"             Magic : SVOL\n",
-		"           Version : 4\n",
+		"           Version : 5\n",
 		"       Volume UUID : 10111213-1415-1617-1819-1a1b1c1d1e1f\n",
 		"              Name : test-volume\n",
 		"     Creation Time : Tue Nov 14 22:13:20 2023\n",
@@ -1367,6 +1417,7 @@ static Suite *sb_suite(void)
 
 	t = tcase_create("assemble");
 	tcase_add_test(t, test_assemble_shuffled);
+	tcase_add_test(t, test_v5_features);
 	tcase_add_loop_test(t, test_assemble_cases, 0, sizeof(acases) / sizeof(acases[0]));
 	tcase_add_loop_test(t, test_assemble_fields, 0, sizeof(fcases) / sizeof(fcases[0]));
 	tcase_add_test(t, test_assemble_split_tie_order);
