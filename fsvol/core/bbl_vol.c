@@ -20,6 +20,7 @@
 
 #include "fsvol/core/bbl_vol.h"
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/meta_io.h"
 #include "fsvol/meta/bbl.h"
 #include "fsvol/util/log.h"
@@ -253,11 +254,6 @@ static void queue_job(struct vol *v, unsigned slot, uint64_t off, uint64_t len)
 	vol_md_wake(v, VOL_MD_BBL);
 }
 
-static int host_errno(int res)
-{
-	return res == -ENOSPC || res == -EDQUOT || res == -EAGAIN || res == -ENOMEM;
-}
-
 int vol_bbl_settle(struct eng_req *rq, uint64_t *bad)
 {
 	struct vol *v = rq->v;
@@ -270,7 +266,7 @@ int vol_bbl_settle(struct eng_req *rq, uint64_t *bad)
 		int res = s->io.res;
 		uint64_t bit = 1ull << s->slot;
 		/* a failfast timeout (failfast.c) is no media error: the member fails */
-		if (res >= 0 || host_errno(res) || res == -ETIMEDOUT || !(*bad & bit))
+		if (res >= 0 || vol_host_errno(res) || res == -ETIMEDOUT || !(*bad & bit))
 			continue;
 		if (rq->kind == ENG_K_FIX && (int)s->slot == rq->dest) {
 			/* the rewrite failed: the blocks stay listed, the member serves on */
@@ -506,3 +502,35 @@ int vol_bbl_get(const struct vol *v, unsigned slot, struct bbl *out)
 	pthread_mutex_unlock(&b->lock);
 	return 0;
 }
+
+/* ---- the bad-block lists as a feature (core/feature.h) ---- */
+
+static int bbl_feat_open(struct vol *v, char *err, size_t errlen)
+{
+	int r = vol_bbl_open(v);
+	if (r < 0) {
+		snprintf(err, errlen, "reading the bad-block lists: %s", strerror(-r));
+		return r;
+	}
+	return v->bbl != NULL;
+}
+
+static void bbl_feat_md_work(struct vol *v, unsigned flags, int stopping)
+{
+	if ((flags & VOL_MD_BBL) && !stopping)
+		vol_bbl_run(v); /* probe the members with new bad blocks, start their fixes */
+}
+
+const struct vol_feature vol_feat_bbl = {
+	.name = "bad-block lists",
+	.open = bbl_feat_open,
+	.quiesce = vol_bbl_quiesce,
+	.free = vol_bbl_close,
+	.sb_write = vol_bbl_write,
+	.md_work = bbl_feat_md_work,
+	.read_locks = vol_bbl_any,
+	.failed_at = vol_bbl_failed_at,
+	.settle = vol_bbl_settle,
+	.unit_lost = vol_bbl_unit_lost,
+	.unit_done = vol_bbl_fixed,
+};

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/meta/bitmap.h"
@@ -170,11 +171,6 @@ int vol_bitmap_open(struct vol *v, char *err, size_t errlen)
 	return 0;
 }
 
-static int host_error(int r)
-{
-	return r == -ENOSPC || r == -EDQUOT || r == -EAGAIN || r == -ENOMEM;
-}
-
 /* The target members, held: each one's pending count keeps vol_remove from
  * closing it while the metadata thread writes (no state lock across I/O, so a
  * member failing meanwhile never waits for a bitmap write). */
@@ -255,7 +251,7 @@ static void bm_round(struct vol *v, struct vol_bitmap *b)
 	bm_write(v, b, res);
 	vol_meta_cause(prev);
 	for (unsigned i = 0; i < v->geom.members; i++)
-		if (host_error(res[i]))
+		if (vol_host_errno(res[i]))
 			host = res[i]; /* the host's condition, not the disk's (engine.md) */
 		else if (res[i])
 			vol_fail_slot(v, i, res[i]); /* durable on what survives, as md */
@@ -493,3 +489,37 @@ void vol_bitmap_status(struct vol *v, FILE *f)
 	fprintf(f, "      bitmap: %llu/%llu regions dirty, %s chunk, %llu block writes\n", (unsigned long long)dirty,
 		(unsigned long long)regions, chunk, (unsigned long long)writes);
 }
+
+/* ---- the bitmap as a feature (core/feature.h) ---- */
+
+static int bm_feat_open(struct vol *v, char *err, size_t errlen)
+{
+	int r = vol_bitmap_open(v, err, errlen);
+	return r < 0 ? r : v->bitmap != NULL;
+}
+
+static void bm_feat_close(struct vol *v)
+{
+	if (!v->opts.readonly)
+		vol_bitmap_close(v);
+}
+
+static void bm_feat_md_work(struct vol *v, unsigned flags, int stopping)
+{
+	(void)stopping;
+	if (flags & VOL_MD_BITMAP)
+		vol_bitmap_run(v); /* may fail members: their change is the next round's */
+	if (flags & VOL_MD_TICK)
+		vol_bitmap_tick(v);
+}
+
+const struct vol_feature vol_feat_bitmap = {
+	.name = "bitmap",
+	.open = bm_feat_open,
+	.close = bm_feat_close,
+	.free = vol_bitmap_free,
+	.md_work = bm_feat_md_work,
+	.status = vol_bitmap_status,
+	.write_begin = vol_bitmap_begin,
+	.write_end = vol_bitmap_end,
+};

@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include "fsvol/core/bufpool.h"
+#include "fsvol/core/eng_api.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/members/member.h"
 #include "fsvol/model/emul.h"
@@ -26,13 +27,8 @@
 /* A family's step: pieces were added and must be issued, or the segment is
  * done, or rq queued itself on something (the log's room, ppl.c; a
  * write-behind, write_behind.c) that kicks it back into the step. */
-enum { ENG_DONE = 0, ENG_ISSUE = 1, ENG_WAIT = 4 };
-
-/* READ, WRITE, FLUSH are engine.h's ENGINE_* (engine.c checks) */
-enum eng_kind { ENG_K_READ, ENG_K_WRITE, ENG_K_FLUSH, ENG_K_RESYNC,
-		ENG_K_REBUILD, ENG_K_COPY /* a replacement's unit (md's want_replacement) */,
-		ENG_K_FIX, /* a listed bad block's unit rewritten on its member (core/bbl_vol.c) */
-		ENG_K_RESHAPE /* holds a reshape window's locks (reshape.c) */ };
+enum { ENG_DONE = 0, ENG_ISSUE = 1, ENG_WAIT = 4,
+       ENG_PARK = 5 /* ENG_K_RESHAPE: the locks are held, park (engine.c) */ };
 
 /* One contiguous run of memory for one member range (data-area offsets). */
 struct eng_piece {
@@ -120,7 +116,39 @@ struct eng_req {
 	struct eng_req *parent;  /* a child (edge reads of an unaligned write) */
 	void *ppl;               /* ppl.c's hold on the round's log records (in scratch) */
 	uint64_t wb_seg;         /* write-behind: seg_off + 1 of the segment whose slow legs went behind */
+	void (*parked)(void *arg); /* ENG_K_RESHAPE: its locks are held (ENG_PARK), its thread goes on */
 };
+
+#define ENG_POOL_IDLE_REQS 256u
+
+/* A volume's engine (v->eng): engine_init makes it (eng_submit.c). */
+struct eng_state {
+	const struct eng_family *fam;
+	atomic_uint active;      /* requests between submit and completion */
+	struct eng_locktab *locks;
+	void (*resume)(struct vol_waiter *w); /* eng_resume: a queued request goes on */
+	pthread_mutex_t pool_lock;
+	struct eng_req *pool;
+	unsigned pooled;
+};
+
+/* eng_req.c: the pool (a request from it is zeroed but for its arrays, and
+ * belongs to v) and the scratch chunks. */
+struct eng_req *eng_req_get(struct vol *v);
+void eng_req_put(struct eng_req *rq);
+void eng_req_free_arrays(struct eng_req *rq);
+struct eng_chunk *eng_chunk_new(size_t len);
+void eng_chunk_free(struct eng_chunk *c);
+
+/* engine.c: the step machine. Run rq from its first step (ST_START); a
+ * queued request's waiter resumes it (eng_resume). */
+void eng_start(struct eng_req *rq);
+void eng_resume(struct vol_waiter *w);
+/* A write's intent through the features (the bitmap's bits): 1 go on, 0 w
+ * queued, resumed once durable. */
+int eng_feat_write_begin(struct vol *v, uint64_t off, uint64_t len, struct vol_waiter *w);
+/* This thread may block while member I/O runs (engine_thread_may_block). */
+extern __thread int eng_tl_may_block;
 
 /* Pieces at member offsets of their own (log records in the metadata area),
  * not in the data area. */
@@ -129,14 +157,12 @@ static inline int eng_why_meta(int why)
 	return stats_why_meta(why);
 }
 
-#define ENG_F_INTERNAL 0x1u      /* no volume counters, no trace record of its own */
-#define ENG_F_NOLOCK 0x2u        /* the parent holds the locks */
-#define ENG_F_ACKED 0x4u         /* acknowledged early (a write-back journal has it) */
-#define ENG_F_BEHIND 0x8u        /* a write-behind: only the write-mostly legs (write_behind.c) */
-#define ENG_F_RESHAPE 0x10u       /* a reshape's I/O: its geometry is set, no bitmap, labelled reshape */
-#define ENG_F_SAFE 0x20u          /* a write counted in writes_pending (md's safe mode, safe_mode.c) */
-/* A family step's answer for ENG_K_RESHAPE: the locks are held, park. */
-#define ENG_PARK 3
+
+/* In engine_active, so vol_close drains it: the callers' requests and the write-behinds. */
+static inline int eng_req_counted(unsigned flags)
+{
+	return !(flags & ENG_F_INTERNAL) || (flags & ENG_F_BEHIND);
+}
 
 /* A RAID family's I/O: one file per family, one const table each. */
 struct eng_family {
@@ -173,7 +199,10 @@ enum eng_win_step {
 	ENG_WIN_WRITE, /* the reads are in: compute, queue the writes */
 	ENG_WIN_NEXT,  /* the writes are done: on to the next window */
 };
-enum { ENG_WIN_PASS = 2, ENG_WIN_GO }; /* window(): skip this window; work on it */
+enum { ENG_WIN_PASS = 2, ENG_WIN_GO = 3 }; /* window(): skip this window; work on it */
+_Static_assert((int)ENG_WIN_PASS != (int)ENG_ISSUE && (int)ENG_WIN_GO != (int)ENG_WAIT &&
+		       (int)ENG_WIN_GO != (int)ENG_PARK && (int)ENG_WIN_PASS != (int)ENG_PARK,
+	       "a window's answers differ from a step's");
 struct eng_window_ops {
 	/* The window at rq->rpos in *win (w: the family's window state, filled
 	 * here for read and write). ENG_WIN_GO: work on it; ENG_WIN_PASS: skip it;
@@ -201,7 +230,6 @@ int eng_piece(struct eng_req *rq, unsigned slot, int op, int why, uint64_t off, 
 void *eng_alloc(struct eng_req *rq, size_t len);
 void eng_scratch_free(struct eng_req *rq);
 struct eng_plan *eng_plan_new(struct eng_req *rq);
-uint64_t eng_failed(const struct vol *v);
 /* The members to treat as failed at logical offset off (a rebuilding member
  * is in sync below its checkpoint). */
 static inline uint64_t eng_failed_at(const struct eng_req *rq, uint64_t off)
@@ -217,7 +245,7 @@ int engine_fix(struct vol *v, unsigned slot, uint64_t unit, void (*done)(void *a
 /* locks.c: acquire in bucket order; 0 when rq was queued (it is kicked when
  * a bucket frees), 1 when every bucket is held. */
 struct eng_locktab;
-int eng_locks_create(struct eng_locktab **out);
+int eng_locks_create(struct eng_locktab **out, void (*kick)(struct eng_req *rq));
 void eng_locks_destroy(struct eng_locktab *t);
 void eng_locks_set(struct eng_lockset *l, uint64_t unit, uint64_t off, uint64_t len, int excl);
 int eng_locks_take(struct eng_locktab *t, struct eng_req *rq);

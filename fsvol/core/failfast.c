@@ -29,6 +29,7 @@
 
 #include "fsvol/core/bufpool.h"
 #include "fsvol/core/failfast.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
@@ -350,3 +351,36 @@ unsigned long ff_timeouts(const struct vol *v)
 {
 	return v->ff ? atomic_load(&v->ff->timeouts) : 0;
 }
+
+/* ---- failfast as a feature (core/feature.h): a filter on member I/O ---- */
+
+static int ff_feat_open(struct vol *v, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	return !v->opts.readonly && (v->geom.level == LAYOUT_RAID1 || v->geom.level == LAYOUT_RAID10);
+}
+
+static int ff_feat_start(struct vol *v)
+{
+	/* raid1/raid10: the watchdog (idle until a failfast member's I/O) */
+	if (ff_start(v))
+		fsvol_log(LOG_WARNING, "failfast: no watchdog thread; failfast members wait for their I/O");
+	return 0;
+}
+
+static int ff_feat_issue(struct vol *v, struct member *m, unsigned slot, struct member_io *io)
+{
+	if (!ff_wanted(v, slot))
+		return 0;
+	ff_queue(v, m, slot, io); /* under the failfast deadline */
+	return 1;
+}
+
+const struct vol_feature vol_feat_ff = {
+	.name = "failfast",
+	.open = ff_feat_open,
+	.start = ff_feat_start,
+	.stop = ff_stop, /* after the last write: a stalled failfast member never holds up the close */
+	.issue = ff_feat_issue,
+};

@@ -19,15 +19,17 @@ struct eng_bucket {
 };
 
 struct eng_locktab {
+	void (*kick)(struct eng_req *rq); /* the engine's: a waiter got its buckets */
 	pthread_mutex_t lock;
 	struct eng_bucket b[ENG_LOCKS];
 };
 
-int eng_locks_create(struct eng_locktab **out)
+int eng_locks_create(struct eng_locktab **out, void (*kick)(struct eng_req *rq))
 {
 	struct eng_locktab *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	t->kick = kick;
 	pthread_mutex_init(&t->lock, NULL);
 	*out = t;
 	return 0;
@@ -132,6 +134,6 @@ void eng_locks_drop(struct eng_locktab *t, struct eng_req *rq)
 	pthread_mutex_unlock(&t->lock);
 	for (struct eng_req *r = wake, *next; r; r = next) {
 		next = r->next;
-		eng_kick(r);
+		t->kick(r);
 	}
 }

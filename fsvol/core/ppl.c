@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/ppl.h"
 #include "fsvol/core/ppl_int.h"
@@ -636,3 +637,28 @@ void ppl_status(struct vol *v, FILE *f)
 		(unsigned long long)rec, (unsigned long long)blk, (unsigned long long)rep,
 		!dead ? "" : v->slot[v->ppl->jslot] ? ", JOURNAL FAILED: writes refused" : ", JOURNAL MISSING: writes refused");
 }
+
+/* ---- the stripe log as a feature (core/feature.h) ---- */
+
+static int log_open(struct vol *v, char *err, size_t errlen)
+{
+	int r = ppl_open(v, err, errlen);
+	return r < 0 ? r : v->ppl != NULL;
+}
+
+static int log_settle(struct eng_req *rq, uint64_t *bad)
+{
+	/* the write journal failed: no write goes on without it */
+	return ppl_member_errors(rq->v, bad) && !*bad ? -EROFS : 0;
+}
+
+const struct vol_feature vol_feat_log = {
+	.name = "stripe log",
+	.open = log_open,
+	.free = ppl_free,
+	.status = ppl_status,
+	.read_locks = ppl_reads_lock,
+	.flush_member = ppl_is_journal,
+	.settle = log_settle,
+	.scratch_free = ppl_release,
+};

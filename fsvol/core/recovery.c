@@ -24,52 +24,6 @@
 #include "fsvol/util/size.h"
 #include "stats/stats.h"
 
-uint64_t vol_failed_at(const struct vol *v, uint64_t off)
-{
-	/* slot, then position, then the mask: the reverse of the order
-	 * vol_recovery_done changes them in (mask, position, slot), so a
-	 * member in the middle of becoming active is never seen failed */
-	int slot = atomic_load_explicit(&v->rebuild_slot, memory_order_acquire);
-	uint64_t pos = atomic_load_explicit(&v->rebuild_pos, memory_order_acquire);
-	uint64_t failed = atomic_load_explicit(&v->failed, memory_order_acquire);
-	if (slot >= 0 && off < pos)
-		failed &= ~(1ull << slot);
-	return failed | vol_bbl_failed_at(v, off); /* listed bad blocks: bypassed there */
-}
-
-void vol_rebuild_set(struct vol *v, int slot, uint64_t pos)
-{
-	pthread_mutex_lock(&v->rebuild_lock);
-	atomic_fetch_add(&v->rebuild_gen, 1);
-	/* the position first: a reader that sees the new slot sees its position */
-	atomic_store(&v->rebuild_pos, pos);
-	atomic_store(&v->rebuild_slot, slot);
-	pthread_mutex_unlock(&v->rebuild_lock);
-}
-
-int vol_rebuild_drop(struct vol *v, int slot)
-{
-	pthread_mutex_lock(&v->rebuild_lock);
-	int was = atomic_load(&v->rebuild_slot) == slot;
-	if (was) {
-		atomic_fetch_add(&v->rebuild_gen, 1);
-		atomic_store(&v->rebuild_pos, 0);
-		atomic_store(&v->rebuild_slot, -1);
-	}
-	pthread_mutex_unlock(&v->rebuild_lock);
-	return was;
-}
-
-int vol_rebuild_advance(struct vol *v, unsigned gen, uint64_t pos)
-{
-	pthread_mutex_lock(&v->rebuild_lock);
-	int same = atomic_load(&v->rebuild_gen) == gen && atomic_load(&v->rebuild_slot) >= 0;
-	if (same && atomic_load(&v->rebuild_pos) < pos)
-		atomic_store_explicit(&v->rebuild_pos, pos, memory_order_release);
-	pthread_mutex_unlock(&v->rebuild_lock);
-	return same;
-}
-
 /* The lowest and the highest row (member offset / chunk) any copy of unit u
  * lies in. Both only grow with u at every level and layout (parity: the
  * stripe's row; raid1: the chunk's; raid10 near/far/offset: copy 0 is the
@@ -622,4 +576,80 @@ int vol_readd(struct vol *v, const char *path, char *err, size_t errlen)
 		!v->bitmap ? "" : missed_reshape ? " (all of it: it missed a reshape)" : " (the bitmap's dirty regions)");
 	vol_recovery_kick(v);
 	return 0;
+}
+
+int vol_set_flag(struct vol *v, const char *which, unsigned flag, int on, char *err, size_t errlen)
+{
+	int r = vol_flags_check(&v->geom, flag, err, errlen);
+	if (r)
+		return r;
+	vol_state_lock(v);
+	int s = vol_slot_of(v, which);
+	if (s < 0 || (!v->slot[s] && v->sb.slots[s].state == SB_EMPTY)) {
+		pthread_mutex_unlock(&v->state_lock);
+		snprintf(err, errlen, "%s %s: no member there (give a member's Number, mN as fsvol status names it, or its path)",
+			 vol_flag_name(flag), which);
+		return -ENOENT;
+	}
+	uint8_t was = v->sb.slots[s].flags, now = (uint8_t)(on ? was | flag : was & ~flag);
+	if (now != was) {
+		__atomic_store_n(&v->sb.slots[s].flags, now, __ATOMIC_RELAXED);
+		v->sb.events++;
+		if ((r = vol_write_sbs(v)))
+			fsvol_log(LOG_ERR, "%s %s: writing the superblocks: %s", vol_flag_name(flag), which, strerror(-r));
+		fsvol_log(LOG_NOTICE, "member %d (%s): %s %s", s, v->slot[s] ? v->slot[s]->path : "missing",
+			  vol_flag_name(flag), on ? "on" : "off");
+	}
+	pthread_mutex_unlock(&v->state_lock);
+	return 0;
+}
+
+/* The replace ends without a swap: no pair, no record (state lock held). */
+void vol_replace_end(struct vol *v)
+{
+	int s = atomic_exchange(&v->replace_with, -1);
+	atomic_store(&v->replace_slot, -1);
+	if (s >= 0 && (unsigned)s < v->nslots) {
+		v->sb.slots[s].flags &= (uint8_t)~SB_SLOT_REPLACEMENT;
+		v->sb.slots[s].replaces = 0;
+		v->sb.slots[s].rebuild_pos = 0;
+	}
+}
+
+int vol_replace_takeover(struct vol *v)
+{
+	if (!(atomic_load(&v->replace_epoch) & 1))
+		return 0;
+	int k = atomic_load(&v->replace_slot), s = atomic_load(&v->replace_with);
+	uint64_t failed = atomic_load(&v->failed), pos = atomic_load(&v->replace_pos);
+	if (k >= 0 && s >= 0 && !((failed >> k) & 1))
+		return 0; /* its failure is still being marked: the kick that follows it does this */
+	if (k >= 0 && s >= 0 && v->slot[s] && atomic_load(&v->rebuild_slot) < 0 &&
+	    layout_survives(&v->geom, failed)) {
+		/* md: the replacement becomes the recovering device, keeping its progress */
+		vol_replace_end(v);
+		vol_take_over(v, (unsigned)k, (unsigned)s, pos);
+		fsvol_log(LOG_NOTICE, "member %d failed during its replace: its replacement %s takes the role; the "
+			  "recovery goes on from %.1f%% (what the replace had built)", k, v->slot[k]->path, 100.0 * (double)pos / (double)(v->geom.capacity ? v->geom.capacity : 1));
+	} else if (k >= 0) {
+		vol_replace_end(v);
+		v->sb.events++;
+	}
+	vol_write_sbs(v);
+	return 1;
+}
+
+void vol_replace_release(struct vol *v)
+{
+	pthread_mutex_lock(&v->rebuild_lock);
+	if (atomic_load(&v->replace_epoch) & 1)
+		atomic_fetch_add(&v->replace_epoch, 1);
+	struct vol_waiter *w = v->replace_waiters;
+	v->replace_waiters = NULL;
+	pthread_mutex_unlock(&v->rebuild_lock);
+	while (w) {
+		struct vol_waiter *n = w->next;
+		w->resume(w);
+		w = n;
+	}
 }

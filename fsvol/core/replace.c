@@ -38,18 +38,6 @@ static double pct(const struct vol *v, uint64_t pos)
 	return v->geom.capacity ? 100.0 * (double)pos / (double)v->geom.capacity : 100.0;
 }
 
-/* The replace ends without a swap: no pair, no record (state lock held). */
-static void replace_end(struct vol *v)
-{
-	int s = atomic_exchange(&v->replace_with, -1);
-	atomic_store(&v->replace_slot, -1);
-	if (s >= 0 && (unsigned)s < v->nslots) {
-		v->sb.slots[s].flags &= (uint8_t)~SB_SLOT_REPLACEMENT;
-		v->sb.slots[s].replaces = 0;
-		v->sb.slots[s].rebuild_pos = 0;
-	}
-}
-
 int vol_replace(struct vol *v, const char *which, const char *path, char *err, size_t errlen)
 {
 	if (!redundant(v)) {
@@ -110,19 +98,6 @@ int vol_replace(struct vol *v, const char *which, const char *path, char *err, s
 	return 0;
 }
 
-void vol_replace_abort(struct vol *v, int error)
-{
-	/* a completion: atomics only, the metadata thread records it (a failed
-	 * member replaces nothing: vol_md's apply clears its record) */
-	int s = atomic_exchange(&v->replace_with, -1);
-	if (s >= 0) {
-		atomic_store(&v->replace_slot, -1);
-		fsvol_log(LOG_ERR, "replacement %s failed: %s; replace stopped, the member it was to replace still serves",
-			  v->slot[s] ? v->slot[s]->path : "?", strerror(error < 0 ? -error : EIO));
-		vol_md_mark_failed(v, (unsigned)s);
-	}
-}
-
 void vol_replace_done(struct vol *v)
 {
 	vol_state_lock(v);
@@ -131,7 +106,7 @@ void vol_replace_done(struct vol *v)
 	if (k >= 0 && s >= 0 && !(atomic_load(&v->replace_epoch) & 1)) {
 		struct member *old = v->slot[k], *rep = v->slot[s];
 		uint64_t size = v->sb.slots[k].data_size;
-		replace_end(v);
+		vol_replace_end(v);
 		vol_slot_swap(v, (unsigned)k, (unsigned)s);
 		v->sb.slots[k].state = SB_ACTIVE;
 		v->sb.slots[k].data_size = size;
@@ -170,7 +145,7 @@ void vol_replace_stop(struct vol *v, int role, int error)
 	if (atomic_load(&v->replace_slot) == role) {
 		fsvol_log(LOG_ERR, "replace of member %d stopped: %s; the member still serves, the spare stays a spare",
 			  role, strerror(error < 0 ? -error : EIO));
-		replace_end(v);
+		vol_replace_end(v);
 		v->sb.events++;
 		vol_write_sbs(v);
 	}
@@ -178,75 +153,6 @@ void vol_replace_stop(struct vol *v, int role, int error)
 }
 
 /* ---- the role failing during its replace ---- */
-
-unsigned vol_replace_epoch(const struct vol *v)
-{
-	return atomic_load(&((struct vol *)v)->replace_epoch);
-}
-
-void vol_replace_role_failing(struct vol *v)
-{
-	/* before the failed mask says so: a write that plans without the role
-	 * has seen the epoch move (engine: planned again) */
-	pthread_mutex_lock(&v->rebuild_lock);
-	if (!(atomic_load(&v->replace_epoch) & 1))
-		atomic_fetch_add(&v->replace_epoch, 1);
-	pthread_mutex_unlock(&v->rebuild_lock);
-}
-
-int vol_replace_wait(struct vol *v, struct vol_waiter *w, unsigned *epoch)
-{
-	pthread_mutex_lock(&v->rebuild_lock);
-	unsigned e = atomic_load(&v->replace_epoch);
-	int wait = e & 1;
-	/* resumed after the swap, which makes it e + 1 */
-	*epoch = wait ? e + 1 : e;
-	if (wait) {
-		w->res = 0;
-		w->next = v->replace_waiters;
-		v->replace_waiters = w;
-	}
-	pthread_mutex_unlock(&v->rebuild_lock);
-	return wait;
-}
-
-int vol_replace_takeover(struct vol *v)
-{
-	if (!(atomic_load(&v->replace_epoch) & 1))
-		return 0;
-	int k = atomic_load(&v->replace_slot), s = atomic_load(&v->replace_with);
-	uint64_t failed = atomic_load(&v->failed), pos = atomic_load(&v->replace_pos);
-	if (k >= 0 && s >= 0 && !((failed >> k) & 1))
-		return 0; /* its failure is still being marked: the kick that follows it does this */
-	if (k >= 0 && s >= 0 && v->slot[s] && atomic_load(&v->rebuild_slot) < 0 &&
-	    layout_survives(&v->geom, failed)) {
-		/* md: the replacement becomes the recovering device, keeping its progress */
-		replace_end(v);
-		vol_take_over(v, (unsigned)k, (unsigned)s, pos);
-		fsvol_log(LOG_NOTICE, "member %d failed during its replace: its replacement %s takes the role; the "
-			  "recovery goes on from %.1f%% (what the replace had built)", k, v->slot[k]->path, pct(v, pos));
-	} else if (k >= 0) {
-		replace_end(v);
-		v->sb.events++;
-	}
-	vol_write_sbs(v);
-	return 1;
-}
-
-void vol_replace_release(struct vol *v)
-{
-	pthread_mutex_lock(&v->rebuild_lock);
-	if (atomic_load(&v->replace_epoch) & 1)
-		atomic_fetch_add(&v->replace_epoch, 1);
-	struct vol_waiter *w = v->replace_waiters;
-	v->replace_waiters = NULL;
-	pthread_mutex_unlock(&v->rebuild_lock);
-	while (w) {
-		struct vol_waiter *n = w->next;
-		w->resume(w);
-		w = n;
-	}
-}
 
 /* ---- across a restart ---- */
 

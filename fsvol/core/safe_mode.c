@@ -28,6 +28,7 @@
 #include <stdio.h>
 
 #include "fsvol/core/engine.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/meta_io.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/model/emul.h"
@@ -237,3 +238,31 @@ void vol_safe_json(struct vol *v, FILE *f)
 	if (layout_is_parity(&v->geom))
 		fprintf(f, ",\"rmw_level\":%u", vol_rmw_level(v));
 }
+
+/* ---- safe mode as a feature (core/feature.h) ---- */
+
+static int safe_feat_open(struct vol *v, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	if (!v->opts.readonly)
+		vol_safe_open(v);
+	return 1;
+}
+
+static void safe_feat_md_work(struct vol *v, unsigned flags, int stopping)
+{
+	(void)stopping;
+	if (flags & (VOL_MD_SAFE | VOL_MD_TICK))
+		vol_safe_run(v); /* writes waiting for the dirty mark; clean when idle */
+}
+
+const struct vol_feature vol_feat_safe = {
+	.name = "safe mode",
+	.open = safe_feat_open,
+	.md_work = safe_feat_md_work,
+	.md_due = vol_safe_due,
+	.status = vol_safe_status,
+	.write_start = vol_safe_begin,
+	.write_done = vol_safe_end,
+};

@@ -72,6 +72,9 @@ int vol_pass_parse(const char *name)
 	return -EINVAL;
 }
 
+static int sync_pass_start(struct vol *v, enum vol_pass pass);
+static void sync_pass_want(struct vol *v, enum vol_pass p);
+
 int vol_sync_create(struct vol *v)
 {
 	struct vol_sync *s = calloc(1, sizeof(*s));
@@ -83,6 +86,8 @@ int vol_sync_create(struct vol *v)
 	atomic_init(&s->speed_max, 200000);
 	atomic_init(&s->max_bytes, UINT64_MAX);
 	v->sync = s;
+	v->pass_start = sync_pass_start; /* for vol_pass_start (vol_error.c) */
+	v->pass_want = sync_pass_want;
 	return 0;
 }
 
@@ -105,7 +110,7 @@ void vol_set_sync_max(struct vol *v, uint64_t sectors)
 	atomic_store(&v->sync->max_bytes, sectors >= UINT64_MAX / 512 ? UINT64_MAX : sectors * 512);
 }
 
-void vol_pass_want(struct vol *v, enum vol_pass p)
+static void sync_pass_want(struct vol *v, enum vol_pass p)
 {
 	atomic_fetch_or(&v->sync->wanted, 1u << p);
 }
@@ -609,7 +614,7 @@ static void *sync_main(void *arg)
 	}
 }
 
-int vol_pass_start(struct vol *v, enum vol_pass pass)
+static int sync_pass_start(struct vol *v, enum vol_pass pass)
 {
 	struct vol_sync *s = v->sync;
 	int r = 0;

@@ -38,32 +38,6 @@ int vol_flags_check(const struct layout_geom *g, unsigned flags, char *err, size
 	return 0;
 }
 
-int vol_set_flag(struct vol *v, const char *which, unsigned flag, int on, char *err, size_t errlen)
-{
-	int r = vol_flags_check(&v->geom, flag, err, errlen);
-	if (r)
-		return r;
-	vol_state_lock(v);
-	int s = vol_slot_of(v, which);
-	if (s < 0 || (!v->slot[s] && v->sb.slots[s].state == SB_EMPTY)) {
-		pthread_mutex_unlock(&v->state_lock);
-		snprintf(err, errlen, "%s %s: no member there (give a member's Number, mN as fsvol status names it, or its path)",
-			 vol_flag_name(flag), which);
-		return -ENOENT;
-	}
-	uint8_t was = v->sb.slots[s].flags, now = (uint8_t)(on ? was | flag : was & ~flag);
-	if (now != was) {
-		__atomic_store_n(&v->sb.slots[s].flags, now, __ATOMIC_RELAXED);
-		v->sb.events++;
-		if ((r = vol_write_sbs(v)))
-			fsvol_log(LOG_ERR, "%s %s: writing the superblocks: %s", vol_flag_name(flag), which, strerror(-r));
-		fsvol_log(LOG_NOTICE, "member %d (%s): %s %s", s, v->slot[s] ? v->slot[s]->path : "missing",
-			  vol_flag_name(flag), on ? "on" : "off");
-	}
-	pthread_mutex_unlock(&v->state_lock);
-	return 0;
-}
-
 unsigned vol_failfast_ms(const struct vol *v)
 {
 	unsigned ms = atomic_load_explicit(&v->failfast_ms, memory_order_relaxed);

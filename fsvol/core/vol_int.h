@@ -5,6 +5,7 @@
 #ifndef FSVOL_VOL_INT_H
 #define FSVOL_VOL_INT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -21,6 +22,8 @@ struct vol;
 struct spindle;
 
 struct eng_state;
+struct vol_feature; /* core/feature.h */
+#define VOL_FEAT_MAX 8 /* features on for one volume, at most */
 struct ppl_log;
 
 /* Something queued on the volume until a thread resumes it: a write waiting
@@ -48,6 +51,19 @@ struct vol_mstate {
 	atomic_uint_fast64_t head;     /* member offset where its last I/O ended */
 	struct spindle *spindle;       /* emulated disk (allocated once, kept till close) */
 	atomic_int modeled;            /* 1: completions wait for the spindle model */
+};
+
+/* core/sync.c: the background passes, one typed machine (md's
+ * MD_RECOVERY_SYNC/RECOVER/CHECK/REQUESTED/RESHAPE). Names only at the edge. */
+enum vol_pass {
+	VOL_PASS_NONE,
+	VOL_PASS_RESYNC,   /* after an unclean shutdown: make the redundancy agree */
+	VOL_PASS_RECOVERY, /* rebuild the rebuilding member from the others */
+	VOL_PASS_REPLACE,  /* build a spare from the role it is to take */
+	VOL_PASS_CHECK,    /* count what disagrees */
+	VOL_PASS_REPAIR,   /* rewrite what disagrees */
+	VOL_PASS_RESHAPE,  /* move the data to a new geometry (core/reshape.c) */
+	VOL_PASS_COUNT
 };
 
 struct vol {
@@ -120,6 +136,19 @@ struct vol {
 	struct vol_waiter *sb_waiters;  /* acknowledgements waiting for sb_seq_done */
 	pthread_cond_t sb_done_cond;    /* md_lock: sb_seq_done moved (vol_md_sync waits on it) */
 	struct ppl_log *ppl;            /* partial parity log (core/ppl.c), NULL: none */
+	/* the features on for this volume, in hook order, NULL-terminated
+	 * (core/feature.h; set by vol_open) */
+	const struct vol_feature *feat[VOL_FEAT_MAX + 1];
+	/* vol_md.c's blocking wait for the superblocks (vol_md_sync, vol_error.c) */
+	void (*md_sync)(struct vol *v);
+	/* vol_md.c's thread start, for the engine's first write of a volume
+	 * served without vol_start */
+	int (*md_start)(struct vol *v);
+	/* sync.c's pass start and want, for vol_pass_start / vol_pass_want
+	 * (vol_error.c): recovery, replace and reshape ask for passes that
+	 * the sync thread runs, which calls them */
+	int (*pass_start)(struct vol *v, enum vol_pass pass);
+	void (*pass_want)(struct vol *v, enum vol_pass pass);
 	/* md's per-device flags at run time (core/vol_flags.c, write_behind.c, failfast.c) */
 	atomic_uint failfast_ms;        /* the failfast deadline; 0: VOL_FAILFAST_MS_DEFAULT */
 	struct vol_wb *wb;              /* write-behind (core/write_behind.c), NULL: none */
@@ -172,7 +201,7 @@ unsigned vol_slot_flags(const struct vol *v, unsigned slot);
 #define VOL_FAILFAST_MS_DEFAULT 1000u
 unsigned vol_failfast_ms(const struct vol *v);
 
-/* core/vol_md.c */
+/* core/vol_md.c: the metadata thread */
 void vol_md_init(struct vol *v);
 void vol_md_destroy(struct vol *v);
 /* Start the thread (vol_start, or the first write of a volume served
@@ -181,6 +210,8 @@ int vol_md_start(struct vol *v);
 int vol_md_running(struct vol *v);
 /* Stop it after the last write: what is queued is done first. */
 void vol_md_stop(struct vol *v);
+/* core/vol_error.c: md_error's side, callable from any feature and any
+ * completion; it calls nothing above it (docs/engine.md, "Features"). */
 /* Ask the thread for flags (VOL_MD_*). Any thread, any context: no I/O. */
 void vol_md_wake(struct vol *v, unsigned flags);
 /* The in-memory superblock changed (state lock held): the thread writes it,
@@ -208,14 +239,30 @@ int vol_md_sb_wait(struct vol *v, struct vol_waiter *w);
 /* Wait until every change made so far is on the members (ctl, tests; may
  * block: never on a completion). */
 void vol_md_sync(struct vol *v);
-/* 1 on a metadata thread. */
+/* 1 on a metadata thread (md_main marks its own). */
 int vol_md_on_thread(void);
+void vol_md_thread_mark(void);
+/* The failures marked since into the superblock (state lock held). */
+void vol_md_apply_fails(struct vol *v);
 
-/* core/engine.c: 1 on a thread running the engine's steps (a completion, a
- * request's step): no superblock write, thread start or join may happen
- * there (docs/engine.md, "Member failures"). Checked always: it is cheap. */
-int eng_on_completion(void);
+/* 1 on a thread running the engine's steps (a completion, a request's step;
+ * the engine's trampoline sets it): no superblock write, thread start or
+ * join may happen there (docs/engine.md, "Member failures"). Checked always:
+ * it is cheap. */
+extern __thread int eng_tl_running;
+static inline int eng_on_completion(void)
+{
+	return eng_tl_running;
+}
 void eng_completion_abort(const char *what);
+/* ENOSPC, EDQUOT, EAGAIN and ENOMEM are the host's conditions, not the
+ * member's: the I/O fails, no member does (docs/engine.md). */
+static inline int vol_host_errno(int res)
+{
+	return res == -ENOSPC || res == -EDQUOT || res == -EAGAIN || res == -ENOMEM;
+}
+/* The members failed now (vol_error.c). */
+uint64_t eng_failed(const struct vol *v);
 #define VOL_NOT_ON_COMPLETION(what) \
 	do { \
 		if (eng_on_completion()) \
@@ -226,6 +273,10 @@ void eng_completion_abort(const char *what);
  * bitmap and the user's fail (vol_fail.c) report it. Any thread, a
  * completion too: it marks, the metadata thread records and writes. */
 void vol_fail_slot(struct vol *v, unsigned slot, int error);
+
+/* core/vol_sb.c: one superblock to m (v: a running volume's member, counted,
+ * traced, under failfast; NULL: create's, plain). 0 or -errno. */
+int vol_sb_write(struct member *m, const struct sb *s, struct vol *v);
 
 /* Calls of the volume used only inside fsvol/core (volume.h is the public
  * face). */
@@ -260,6 +311,8 @@ int vol_replace_wait(struct vol *v, struct vol_waiter *w, unsigned *epoch);
  * vol_replace_release once the state lock is dropped. */
 int vol_replace_takeover(struct vol *v);
 void vol_replace_release(struct vol *v);
+/* The replace ends without a swap: no pair, no record (state lock held; recovery.c). */
+void vol_replace_end(struct vol *v);
 /* vol_open: the replace the superblocks record resumes (or, its role gone,
  * its replacement takes the role); vol_start: the pass, after a recovery or
  * the resync a crash owes, from the first region the bitmap marks when the
@@ -328,18 +381,7 @@ void vol_numbers_fix(struct vol *v);
  * changes) when the target changed meanwhile or is not wholly rebuilt. */
 int vol_recovery_done(struct vol *v, unsigned gen);
 
-/* core/sync.c: the background passes, one typed machine (md's
- * MD_RECOVERY_SYNC/RECOVER/CHECK/REQUESTED/RESHAPE). Names only at the edge. */
-enum vol_pass {
-	VOL_PASS_NONE,
-	VOL_PASS_RESYNC,   /* after an unclean shutdown: make the redundancy agree */
-	VOL_PASS_RECOVERY, /* rebuild the rebuilding member from the others */
-	VOL_PASS_REPLACE,  /* build a spare from the role it is to take */
-	VOL_PASS_CHECK,    /* count what disagrees */
-	VOL_PASS_REPAIR,   /* rewrite what disagrees */
-	VOL_PASS_RESHAPE,  /* move the data to a new geometry (core/reshape.c) */
-	VOL_PASS_COUNT
-};
+/* core/sync.c: the background passes (enum vol_pass above). */
 const char *vol_pass_name(enum vol_pass p);
 /* The pass a name gives, or -EINVAL. */
 int vol_pass_parse(const char *name);

@@ -22,8 +22,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "fsvol/core/bbl_vol.h"
-#include "fsvol/core/bitmap_vol.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/model/emul.h"
@@ -32,12 +31,16 @@
 
 #define MD_IDLE_NS 2000000000ull /* a wake-up now and then without a bitmap: nothing is lost either way */
 
+static void md_sync(struct vol *v);
+
 void vol_md_init(struct vol *v)
 {
 	pthread_mutex_init(&v->md_lock, NULL);
 	pthread_cond_init(&v->md_cond, NULL);
 	pthread_cond_init(&v->sb_done_cond, NULL);
 	vol_safe_init(v);
+	v->md_sync = md_sync;
+	v->md_start = vol_md_start;
 	atomic_store(&v->rmw_level, LAYOUT_RMW_ENABLE); /* md's default */
 }
 
@@ -48,109 +51,18 @@ void vol_md_destroy(struct vol *v)
 	pthread_cond_destroy(&v->sb_done_cond);
 }
 
-void vol_md_wake(struct vol *v, unsigned flags)
-{
-	atomic_fetch_or(&v->md_flags, flags);
-	pthread_mutex_lock(&v->md_lock);
-	pthread_cond_signal(&v->md_cond);
-	pthread_mutex_unlock(&v->md_lock);
-}
-
-void vol_sb_change_locked(struct vol *v)
-{
-	atomic_fetch_add(&v->sb_seq_want, 1);
-	atomic_fetch_or(&v->md_flags, VOL_MD_SB_CHANGE);
-}
-
-void vol_md_mark_failed(struct vol *v, unsigned slot)
-{
-	/* pending before the sequence moves: the round that sees the new
-	 * sequence number also sees the slot */
-	atomic_fetch_or(&v->fail_pending, 1ull << slot);
-	atomic_fetch_add(&v->sb_seq_want, 1);
-	vol_md_wake(v, VOL_MD_SB_CHANGE | VOL_MD_RECOVERY);
-}
-
-/* The failures marked since into the superblock: every state-lock section
- * that reads or changes slot states starts with them (vol_state_lock), so a
- * spare never takes over a role whose failure is still only marked. */
-static void md_apply_fails(struct vol *v)
-{
-	uint64_t bits = atomic_exchange(&v->fail_pending, 0);
-	for (unsigned i = 0; i < v->nslots; i++)
-		if (bits & (1ull << i)) {
-			v->sb.slots[i].state = SB_FAILED;
-			v->sb.slots[i].rebuild_pos = 0; /* a spare that takes over starts from 0 */
-			v->sb.slots[i].flags &= (uint8_t)~SB_SLOT_REPLACEMENT; /* a failed replacement replaces nothing */
-			v->sb.slots[i].replaces = 0;
-			v->sb.events++;
-		}
-}
-
-void vol_state_lock(struct vol *v)
-{
-	VOL_NOT_ON_COMPLETION("vol_state_lock");
-	pthread_mutex_lock(&v->state_lock);
-	md_apply_fails(v);
-}
-
-static struct emul *virtual_emul(const struct vol *v)
-{
-	struct emul *e = atomic_load_explicit(&v->emul, memory_order_acquire);
-	return e && emul_is_virtual(e) ? e : NULL;
-}
-
-void vol_md_queue_locked(struct vol *v, struct vol_waiter **list, struct vol_waiter *w, unsigned flag)
-{
-	w->res = 0;
-	w->next = *list;
-	*list = w;
-	struct emul *e = virtual_emul(v);
-	if (e)
-		emul_expect(e, 1); /* virtual time waits for it: a superblock costs no emulated time */
-	atomic_fetch_or(&v->md_flags, flag);
-	pthread_cond_signal(&v->md_cond);
-}
-
-void vol_md_resume(struct vol *v, struct vol_waiter *w)
-{
-	struct emul *e = virtual_emul(v);
-	while (w) {
-		struct vol_waiter *n = w->next;
-		w->resume(w); /* it may queue again */
-		if (e)
-			emul_expect(e, -1);
-		w = n;
-	}
-}
-
-int vol_md_sb_wait(struct vol *v, struct vol_waiter *w)
-{
-	/* read-only, or no thread (a volume only read): nothing writes them
-	 * now; vol_close does */
-	if (atomic_load(&v->sb_seq_done) >= atomic_load(&v->sb_seq_want) || v->opts.readonly ||
-	    !atomic_load(&v->md_running))
-		return 1;
-	pthread_mutex_lock(&v->md_lock);
-	int queued = atomic_load(&v->sb_seq_done) < atomic_load(&v->sb_seq_want) && atomic_load(&v->md_running);
-	if (queued)
-		vol_md_queue_locked(v, &v->sb_waiters, w, VOL_MD_SB_CHANGE);
-	pthread_mutex_unlock(&v->md_lock);
-	return !queued;
-}
-
 /* Write the superblocks if a change is pending, then release the writes
  * that waited for them. */
 static void md_write_sbs(struct vol *v)
 {
 	pthread_mutex_lock(&v->state_lock);
 	uint64_t want = atomic_load(&v->sb_seq_want);
-	md_apply_fails(v); /* after want: what it applies is at most what want covers, or the next round's */
+	vol_md_apply_fails(v); /* after want: what it applies is at most what want covers, or the next round's */
 	/* bad-block lists first: a superblock never trusts a block its list lacks;
 	 * a member whose list cannot be written fails in this very round */
-	if (vol_bbl_write(v)) {
+	if (vol_feat_sb_write(v)) {
 		want = atomic_load(&v->sb_seq_want);
-		md_apply_fails(v);
+		vol_md_apply_fails(v);
 	}
 	if (atomic_load(&v->sb_seq_done) < want && !v->opts.readonly)
 		vol_write_sbs(v); /* an unwritable member shows on its next I/O */
@@ -169,14 +81,11 @@ static void md_work(struct vol *v, unsigned f, int stopping)
 {
 	if (f & VOL_MD_SB_CHANGE)
 		md_write_sbs(v);
-	if (f & VOL_MD_BITMAP)
-		vol_bitmap_run(v); /* may fail members: their change is the next round's */
-	if ((f & VOL_MD_BBL) && !stopping)
-		vol_bbl_run(v); /* probe the members with new bad blocks, start their fixes */
+	/* the features' rounds: the bitmap's writes and aging, the bad-block
+	 * lists' probes and fixes, safe mode's marks (feature.h) */
+	vol_feat_md_work(v, f, stopping);
 	if ((f & VOL_MD_RECOVERY) && !stopping)
 		vol_recovery_kick(v); /* a spare at hand takes over, the pass starts */
-	if (f & (VOL_MD_SAFE | VOL_MD_TICK))
-		vol_safe_run(v); /* writes waiting for the dirty mark; clean when idle */
 }
 
 static uint64_t now_ns(void)
@@ -200,23 +109,16 @@ static void md_wait_until(struct vol *v, uint64_t deadline)
 	pthread_cond_timedwait(&v->md_cond, &v->md_lock, &ts);
 }
 
-static __thread int tl_md_thread; /* this thread is a volume's metadata thread */
-
-int vol_md_on_thread(void)
-{
-	return tl_md_thread;
-}
-
 static void *md_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "fsvol-md"); /* top -H, ps -L */
-	tl_md_thread = 1;
+	vol_md_thread_mark();
 	struct vol *v = arg;
 	uint64_t next_tick = now_ns() + MD_IDLE_NS;
 	pthread_mutex_lock(&v->md_lock);
 	while (!v->md_stop) {
 		unsigned f = atomic_exchange(&v->md_flags, 0);
-		uint64_t due = vol_safe_due(v);
+		uint64_t due = vol_feat_md_due(v);
 		if (!f && now_ns() >= next_tick) {
 			f = VOL_MD_TICK;
 			next_tick = now_ns() + MD_IDLE_NS;
@@ -229,8 +131,6 @@ static void *md_main(void *arg)
 		}
 		pthread_mutex_unlock(&v->md_lock);
 		md_work(v, f, 0);
-		if (f & VOL_MD_TICK)
-			vol_bitmap_tick(v);
 		pthread_mutex_lock(&v->md_lock);
 	}
 	pthread_mutex_unlock(&v->md_lock);
@@ -275,10 +175,10 @@ void vol_md_stop(struct vol *v)
 	}
 }
 
-void vol_md_sync(struct vol *v)
+/* vol_md_sync (vol_error.c) calls this through v->md_sync. */
+static void md_sync(struct vol *v)
 {
-	VOL_NOT_ON_COMPLETION("vol_md_sync");
-	if (tl_md_thread)
+	if (vol_md_on_thread())
 		return; /* it writes them itself, next round */
 	if (!vol_md_running(v)) {
 		md_write_sbs(v);

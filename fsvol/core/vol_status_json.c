@@ -26,6 +26,59 @@ static const char *member_word(const struct vol *v, unsigned i)
 	return s;
 }
 
+/* One member's object in "members" (rk, rw: a replace's pair, or -1). */
+static void json_member(struct vol *v, FILE *f, unsigned i, int rebuilding, int rk, int rw)
+{
+	const struct layout_geom *g = &v->geom;
+	char u[37];
+	int num = vol_slot_number(v, i);
+	fprintf(f, "{\"slot\":%u,\"number\":", i);
+	if (num >= 0)
+		fprintf(f, "%d", num);
+	else
+		fputs("null", f);
+	fputs(",\"uuid\":", f);
+	sb_uuid_format(v->sb.slots[i].uuid, u);
+	if (num >= 0)
+		fprintf(f, "\"%s\"", u);
+	else
+		fputs("null", f);
+	fputs(",\"role\":", f);
+	if (i < g->members)
+		fprintf(f, "%u", i);
+	else
+		fputs("null", f);
+	fputs(",\"path\":", f);
+	const struct member *m = v->slot[i]; /* one look: a remove may empty the slot */
+	if (m)
+		stats_json_string(f, m->path);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"state\":\"%s\",\"rebuild_pos\":", member_word(v, i));
+	if ((int)i == rebuilding)
+		fprintf(f, "%llu", (unsigned long long)atomic_load(&v->rebuild_pos));
+	else
+		fputs("null", f);
+	fputs(",\"replaced_by\":", f);
+	if ((int)i == rk)
+		fprintf(f, "%d", rw);
+	else
+		fputs("null", f);
+	fputs(",\"replacing\":", f);
+	if ((int)i == rw)
+		fprintf(f, "%d", rk);
+	else
+		fputs("null", f);
+	uint64_t bad_sectors;
+	unsigned bad = vol_bbl_count(v, i, &bad_sectors);
+	fprintf(f, ",\"bad_blocks\":%u,\"bad_sectors\":%llu", bad, (unsigned long long)bad_sectors);
+	/* md's per-device flags (mdadm --detail's writemostly, failfast) */
+	fprintf(f, ",\"write_mostly\":%s,\"failfast\":%s",
+		vol_slot_flags(v, i) & SB_SLOT_WRITE_MOSTLY ? "true" : "false",
+		vol_slot_flags(v, i) & SB_SLOT_FAILFAST ? "true" : "false");
+	fputc('}', f);
+}
+
 void vol_status_json(struct vol *v, FILE *f)
 {
 	const struct layout_geom *g = &v->geom;
@@ -62,54 +115,9 @@ void vol_status_json(struct vol *v, FILE *f)
 	for (unsigned i = 0; i < v->nslots; i++) {
 		if (i >= g->members && !v->slot[i] && v->sb.slots[i].state == SB_EMPTY)
 			continue; /* a removed spare's entry (MNT/status leaves it out too) */
-		char u[37];
-		int num = vol_slot_number(v, i);
-		fprintf(f, "%s{\"slot\":%u,\"number\":", first ? "" : ",", i);
+		fputs(first ? "" : ",", f);
 		first = 0;
-		if (num >= 0)
-			fprintf(f, "%d", num);
-		else
-			fputs("null", f);
-		fputs(",\"uuid\":", f);
-		sb_uuid_format(v->sb.slots[i].uuid, u);
-		if (num >= 0)
-			fprintf(f, "\"%s\"", u);
-		else
-			fputs("null", f);
-		fputs(",\"role\":", f);
-		if (i < g->members)
-			fprintf(f, "%u", i);
-		else
-			fputs("null", f);
-		fputs(",\"path\":", f);
-		const struct member *m = v->slot[i]; /* one look: a remove may empty the slot */
-		if (m)
-			stats_json_string(f, m->path);
-		else
-			fputs("null", f);
-		fprintf(f, ",\"state\":\"%s\",\"rebuild_pos\":", member_word(v, i));
-		if ((int)i == rebuilding)
-			fprintf(f, "%llu", (unsigned long long)atomic_load(&v->rebuild_pos));
-		else
-			fputs("null", f);
-		fputs(",\"replaced_by\":", f);
-		if ((int)i == rk)
-			fprintf(f, "%d", rw);
-		else
-			fputs("null", f);
-		fputs(",\"replacing\":", f);
-		if ((int)i == rw)
-			fprintf(f, "%d", rk);
-		else
-			fputs("null", f);
-		uint64_t bad_sectors;
-		unsigned bad = vol_bbl_count(v, i, &bad_sectors);
-		fprintf(f, ",\"bad_blocks\":%u,\"bad_sectors\":%llu", bad, (unsigned long long)bad_sectors);
-		/* md's per-device flags (mdadm --detail's writemostly, failfast) */
-		fprintf(f, ",\"write_mostly\":%s,\"failfast\":%s",
-			vol_slot_flags(v, i) & SB_SLOT_WRITE_MOSTLY ? "true" : "false",
-			vol_slot_flags(v, i) & SB_SLOT_FAILFAST ? "true" : "false");
-		fputc('}', f);
+		json_member(v, f, i, rebuilding, rk, rw);
 	}
 	fputs("],\"replace\":", f);
 	if (rk >= 0) {

@@ -16,6 +16,7 @@
 #include "fsvol/util/log.h"
 #include "fsvol/util/size.h"
 #include "fsvol/model/spindle.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/vol_int.h"
 #include "fsvol/core/volume.h"
 #include "fsvol/core/bbl_vol.h"
@@ -29,142 +30,6 @@
 #include "fsvol/meta/bitmap.h"
 #include "fsvol/core/md1_io.h"
 #include "stats/stats.h"
-
-static void *aligned_block(void)
-{
-	void *p = NULL;
-	if (posix_memalign(&p, 4096, SB_SIZE))
-		return NULL;
-	memset(p, 0, SB_SIZE);
-	return p;
-}
-
-int vol_read_sb(struct member *m, struct sb_candidate *c)
-{
-	uint8_t *buf = aligned_block();
-	if (!buf)
-		return -ENOMEM;
-	int r = m->size < SB_SIZE ? -EIO : member_pread(m, buf, SB_SIZE, 0);
-	if (r < 0) {
-		c->read_error = r;
-		snprintf(c->why, sizeof(c->why), "%s", m->size < SB_SIZE ? "too small to hold a superblock" : strerror(-r));
-	} else if (sb_decode(buf, SB_SIZE, &c->sb, c->why, sizeof(c->why)) < 0) {
-		c->decode_error = -EINVAL;
-		md1_io_read(m, buf, c); /* md's own format (issue 31) */
-	}
-	free(buf);
-	return 0;
-}
-
-/* v: a running volume's member, or NULL (create). */
-static int write_sb(struct member *m, const struct sb *s, struct vol *v)
-{
-	uint8_t *buf = aligned_block();
-	if (!buf)
-		return -ENOMEM;
-	uint64_t off = 0, bm = 0;
-	int r = s->md_minor ? md1_io_block(m, s, buf, &off, &bm) : (sb_encode(s, buf), 0);
-	/* a running volume's: counted, traced (sb), failfast and modelled */
-	if (!r)
-		r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, off) : member_pwrite(m, buf, SB_SIZE, off);
-	if (!r && bm && (r = md1_io_bitmap(m, s, buf, bm)) > 0) /* md's bitmap header keeps up while clean */
-		r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_BITMAP, buf, SB_SIZE, bm) : member_pwrite(m, buf, SB_SIZE, bm);
-	if (!r)
-		r = v ? vol_meta_flush(v, m, STATS_WHY_SB) : member_flush(m);
-	free(buf);
-	return r;
-}
-
-/* Whether slot i's member gets superblock writes: a failed member is left
- * alone, in its role or parked in a spare slot (docs/format.md: the one that
- * failed last keeps the highest events of the failed, for assembly rule 14;
- * and an unreachable one must not fail the write); one being rebuilt is
- * written. */
-static int sb_written(const struct vol *v, unsigned i)
-{
-	if (!v->slot[i] || !v->slot[i]->ops)
-		return 0;
-	if (i < v->geom.members)
-		return !(atomic_load(&v->failed) & (1ull << i)) || (int)i == atomic_load(&v->rebuild_slot);
-	return v->sb.slots[i].state != SB_FAILED;
-}
-
-static int write_slot(struct vol *v, unsigned i)
-{
-	if (!sb_written(v, i))
-		return 0;
-	struct sb s = v->sb;
-	s.index = i;
-	memcpy(s.member_uuid, v->sb.slots[i].uuid, 16);
-	return write_sb(v->slot[i], &s, v);
-}
-
-int vol_write_sb_slot(struct vol *v, unsigned slot)
-{
-	VOL_NOT_ON_COMPLETION("vol_write_sb_slot");
-	v->sb.utime = (uint64_t)time(NULL);
-	return slot < v->nslots ? write_slot(v, slot) : -EINVAL;
-}
-
-int vol_write_sbs(struct vol *v)
-{
-	VOL_NOT_ON_COMPLETION("vol_write_sbs");
-	int first = 0;
-	v->sb.utime = (uint64_t)time(NULL);
-	for (unsigned i = 0; i < v->nslots; i++) {
-		int r = write_slot(v, i);
-		if (r && !first)
-			first = r;
-	}
-	return first;
-}
-
-const char *vol_slot_state(const struct vol *v, unsigned slot)
-{
-	if ((int)slot == atomic_load(&v->rebuild_slot))
-		return "rebuilding";
-	if (slot < v->geom.members && (atomic_load(&v->failed) & (1ull << slot)))
-		return v->slot[slot] ? "failed" : "missing";
-	if (!v->slot[slot] && v->sb.slots[slot].state == SB_EMPTY)
-		return "removed";
-	return sb_state_name(v->sb.slots[slot].state);
-}
-
-void vol_fail_slot(struct vol *v, unsigned slot, int error)
-{
-	/* md_error: no lock a superblock writer holds is taken here (an event
-	 * thread of an NBD member may run this while the metadata thread waits
-	 * for that member's reply under the state lock): the failed mask and
-	 * the rebuild target are atomics; the superblock's view of the slot is
-	 * the metadata thread's to change (vol_md_apply_fails) */
-	uint64_t bit = 1ull << slot;
-	int marked = 0;
-	/* the role being replaced failed: its replacement is to take it, and
-	 * until then no write may plan without it (core/replace.c) */
-	if ((int)slot == atomic_load(&v->replace_slot) && atomic_load(&v->replace_with) >= 0)
-		vol_replace_role_failing(v);
-	if (vol_rebuild_drop(v, (int)slot)) {
-		/* the member being rebuilt failed: the recovery stops, it stays
-		 * failed; a spare that takes over starts again from 0 */
-		fsvol_log(LOG_ERR, "member %u (%s), being rebuilt, failed: %s; recovery stopped", slot,
-			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error));
-		marked = 1;
-	} else if (!(atomic_fetch_or(&v->failed, bit) & bit)) {
-		fsvol_log(LOG_ERR, "member %u (%s) failed: %s; volume %s", slot,
-			v->slot[slot] ? v->slot[slot]->path : "?", strerror(-error),
-			vol_reshape_survives(v, atomic_load(&v->failed)) ? "degraded" : "FAILED");
-		marked = 1;
-	}
-	if (marked)
-		vol_md_mark_failed(v, slot);
-	/* md_error: marked; the metadata thread writes the superblocks and lets a
-	 * spare at hand take over (never here: this may be a completion) */
-	vol_md_wake(v, VOL_MD_RECOVERY);
-	/* a caller that may wait (ctl's fail, a tool) returns once the
-	 * superblocks say so, as before */
-	if (!eng_on_completion() && !vol_md_on_thread())
-		vol_md_sync(v);
-}
 
 /* mdstat's progress line: a bar, percent, position, finish estimate, speed. */
 static void vol_status_progress(const struct vol_sync_info *si, FILE *f)
@@ -211,12 +76,6 @@ int vol_replace_pair(const struct vol *v, unsigned slot, int *other)
 		return 0;
 	*other = (int)slot == k ? w : k;
 	return (int)slot == k ? VOL_REPLACED : (int)slot == w ? VOL_REPLACING : 0;
-}
-
-void vol_peek_wait(struct vol *v)
-{
-	while (atomic_load(&v->peek))
-		sched_yield();
 }
 
 void vol_status(struct vol *v, FILE *f)
@@ -304,10 +163,7 @@ void vol_status(struct vol *v, FILE *f)
 			(unsigned long long)(emul_slack(v->emul) / 1000), keeper);
 	}
 	vol_reshape_status(v, f);
-	vol_bitmap_status(v, f);
-	vol_safe_status(v, f);
-	ppl_status(v, f);
-	wb_status(v, f);
+	vol_feat_status(v, f);
 	vol_model_status(v, f);
 	fprintf(f, "pid: %d\n", (int)getpid());
 }
@@ -337,10 +193,7 @@ static void vol_free(struct vol *v)
 	if (!v)
 		return;
 	emul_destroy(v->emul);
-	vol_bitmap_free(v);
-	ppl_free(v);
-	vol_bbl_close(v);
-	wb_close(v);
+	vol_feat_free(v);
 	engine_fini(v);
 	free(v->adapters);
 	for (unsigned i = 0; i < v->nmembers; i++) {
@@ -417,12 +270,103 @@ int vol_start(struct vol *v)
 	/* a replace the superblocks record goes on (after those, sync.c) */
 	if (!r)
 		vol_replace_resume(v);
-	/* raid1/raid10: the failfast watchdog (idle until a failfast member's I/O) */
-	if (!r && !v->opts.readonly && ff_start(v))
-		fsvol_log(LOG_WARNING, "failfast: no watchdog thread; failfast members wait for their I/O");
-	if (!r && wb_thread_start(v))
-		fsvol_log(LOG_WARNING, "write-behind: no thread of its own; write-behinds start on the writer's");
+	/* the features' threads (failfast's watchdog, write-behind's) */
+	if (!r)
+		vol_feat_start(v);
 	return r;
+}
+
+/* The roles of the assembled volume and which of them are failed, missing
+ * or rebuilding (an interrupted recovery resumes from its checkpoint). */
+static uint64_t open_roles(struct vol *v, unsigned *nroles)
+{
+	uint64_t failed = 0;
+	/* a reshape under way: the slots it adds hold the windows below
+	 * reshape_pos, so their members count as roles (failed or missing too) */
+	unsigned roles = v->geom.members;
+	if ((v->sb.reshape_flags & SB_RESHAPE_ACTIVE) && v->sb.new_members > roles && v->sb.new_members <= v->nslots)
+		roles = v->sb.new_members;
+	for (unsigned i = 0; i < roles; i++) {
+		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)
+			failed |= 1ull << i;
+		if (v->slot[i] && v->sb.slots[i].state == SB_REBUILDING && atomic_load(&v->rebuild_slot) < 0) {
+			/* an interrupted recovery resumes from its saved checkpoint
+			 * (member bytes on disk, logical bytes in memory) */
+			failed |= 1ull << i;
+			vol_rebuild_set(v, (int)i, vol_rebuild_from_member(v, v->sb.slots[i].rebuild_pos));
+		} else if (v->sb.slots[i].state == SB_REBUILDING) {
+			failed |= 1ull << i;
+		}
+	}
+	*nroles = roles;
+	return failed;
+}
+
+/* The volume's and each present member's counters: 0 or -ENOMEM. */
+static int open_counters(struct vol *v)
+{
+	if (!(v->vstats = stats_dev_create()))
+		return -ENOMEM;
+	for (unsigned i = 0; i < v->nslots; i++)
+		if (v->slot[i] && !(v->slot[i]->stats = stats_dev_create()))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Open the given members, wrap them in their fault filters, read their
+ * superblocks into cand (an unreadable one is a candidate that says why). */
+static int open_members(struct vol *v, struct sb_candidate *cand, char *const *paths, unsigned n,
+			const struct vol_opts *opts, char *err, size_t errlen)
+{
+	int r;
+	for (unsigned i = 0; i < n; i++) {
+		struct member *m = &v->members[i];
+		char why[sizeof(cand[i].why)];
+		cand[i].path = paths[i];
+		r = member_open(m, paths[i], !opts->buffered && !opts->readonly, why, sizeof(why));
+		if (r == -EINVAL && (strstr(why, "O_DIRECT") || strstr(why, "not a regular file"))) {
+			snprintf(err, errlen, "%s", why);
+			return r;
+		}
+		if (r) {
+			cand[i].read_error = r;
+			snprintf(cand[i].why, sizeof(cand[i].why), "%s", strerror(-r));
+			continue;
+		}
+		/* Faults can be set on a served member at any time (--fault, ctl). */
+		if (!opts->readonly && (r = member_fault_wrap(m)))
+			return r;
+		cand[i].size = m->size;
+		cand[i].dev = m->dev;
+		cand[i].ino = m->ino;
+		if ((r = vol_read_sb(m, &cand[i])))
+			return r;
+	}
+	return 0;
+}
+
+/* md's rule: a dirty degraded parity volume does not start unforced. */
+static int dirty_degraded(struct vol *v, uint64_t failed, char *err, size_t errlen)
+{
+	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !v->opts.force && !v->opts.readonly) {
+		/* md's rule: interrupted writes may have left a stripe's parity
+		 * stale, and with a member missing that stripe would rebuild wrong.
+		 * A member whose recovery was interrupted counts as missing above
+		 * its checkpoint (md: not In_sync, so degraded). */
+		int k = atomic_load(&v->rebuild_slot);
+		if (k >= 0 && failed == 1ull << k)
+			snprintf(err, errlen, "cannot start a dirty degraded %s: member %d was being rebuilt (%.0f%% done) "
+				 "when it stopped uncleanly, and writes in flight then may have left parity stale where "
+				 "it is not rebuilt yet; use --force to resume the recovery (the resync it owes follows)",
+				 layout_level_name(v->geom.level), k,
+				 100.0 * (double)atomic_load(&v->rebuild_pos) / (double)v->geom.capacity);
+		else
+			snprintf(err, errlen, "cannot start a dirty degraded %s (not shut down cleanly, member slot(s) "
+				 "missing): data written at the crash may be wrong; use --force to start it anyway",
+				 layout_level_name(v->geom.level));
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_opts *opts,
@@ -449,29 +393,8 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		goto fail;
 	}
 	v->nmembers = n;
-	for (unsigned i = 0; i < n; i++) {
-		struct member *m = &v->members[i];
-		char why[sizeof(cand[i].why)];
-		cand[i].path = paths[i];
-		r = member_open(m, paths[i], !opts->buffered && !opts->readonly, why, sizeof(why));
-		if (r == -EINVAL && (strstr(why, "O_DIRECT") || strstr(why, "not a regular file"))) {
-			snprintf(err, errlen, "%s", why);
-			goto fail;
-		}
-		if (r) {
-			cand[i].read_error = r;
-			snprintf(cand[i].why, sizeof(cand[i].why), "%s", strerror(-r));
-			continue;
-		}
-		/* Faults can be set on a served member at any time (--fault, ctl). */
-		if (!opts->readonly && (r = member_fault_wrap(m)))
-			goto fail;
-		cand[i].size = m->size;
-		cand[i].dev = m->dev;
-		cand[i].ino = m->ino;
-		if ((r = vol_read_sb(m, &cand[i])))
-			goto fail;
-	}
+	if ((r = open_members(v, cand, paths, n, opts, err, errlen)))
+		goto fail;
 	if ((r = sb_assemble(cand, n, opts->force, &as, err, errlen)))
 		goto fail;
 	/* members left out, or taken back by --force: the user must hear which */
@@ -501,35 +424,12 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 	/* Counters exist at every level so the level can change at run time;
 	 * from here on, so what assembly reads and replays counts too. */
 	atomic_store(&v->stats_level, opts->stats);
-	if (!(v->vstats = stats_dev_create())) {
-		r = -ENOMEM;
+	if ((r = open_counters(v)))
 		goto fail;
-	}
-	for (unsigned i = 0; i < v->nslots; i++)
-		if (v->slot[i] && !(v->slot[i]->stats = stats_dev_create())) {
-			r = -ENOMEM;
-			goto fail;
-		}
 	vol_numbers_fix(v);
 	vol_replace_load(v); /* before the roles' states are read: a replacement may take one */
-	uint64_t failed = 0;
-	/* a reshape under way: the slots it adds hold the windows below
-	 * reshape_pos, so their members count as roles (failed or missing too) */
-	unsigned roles = v->geom.members;
-	if ((v->sb.reshape_flags & SB_RESHAPE_ACTIVE) && v->sb.new_members > roles && v->sb.new_members <= v->nslots)
-		roles = v->sb.new_members;
-	for (unsigned i = 0; i < roles; i++) {
-		if (!v->slot[i] || v->sb.slots[i].state == SB_FAILED || v->sb.slots[i].state == SB_MISSING)
-			failed |= 1ull << i;
-		if (v->slot[i] && v->sb.slots[i].state == SB_REBUILDING && atomic_load(&v->rebuild_slot) < 0) {
-			/* an interrupted recovery resumes from its saved checkpoint
-			 * (member bytes on disk, logical bytes in memory) */
-			failed |= 1ull << i;
-			vol_rebuild_set(v, (int)i, vol_rebuild_from_member(v, v->sb.slots[i].rebuild_pos));
-		} else if (v->sb.slots[i].state == SB_REBUILDING) {
-			failed |= 1ull << i;
-		}
-	}
+	unsigned roles;
+	uint64_t failed = open_roles(v, &roles);
 	atomic_store(&v->failed, failed);
 	if (!layout_survives(&v->geom, failed)) {
 		int len = snprintf(err, errlen, "%s cannot run without member slot(s)",
@@ -540,43 +440,18 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 		r = -ENODEV;
 		goto fail;
 	}
-	/* the partial parity log puts interrupted stripes right: no resync, and
-	 * a dirty degraded raid5 starts (md) */
-	if ((r = ppl_open(v, err, errlen)))
+	if ((r = vol_reshape_load(v, err, errlen)))
+		goto fail;
+	/* the features, in hook order: the stripe log first, which puts
+	 * interrupted stripes right (no resync, and a dirty degraded raid5
+	 * starts, md), then the bitmap, the bad-block lists, write-behind,
+	 * failfast, safe mode (feature.h) */
+	if ((r = vol_feat_open(v, err, errlen)))
 		goto fail;
 	if ((r = vol_q_order_open(v, failed, err, errlen)))
 		goto fail;
-	if (v->was_dirty && failed && layout_is_parity(&v->geom) && !opts->force && !opts->readonly) {
-		/* md's rule: interrupted writes may have left a stripe's parity
-		 * stale, and with a member missing that stripe would rebuild wrong.
-		 * A member whose recovery was interrupted counts as missing above
-		 * its checkpoint (md: not In_sync, so degraded). */
-		int k = atomic_load(&v->rebuild_slot);
-		if (k >= 0 && failed == 1ull << k)
-			snprintf(err, errlen, "cannot start a dirty degraded %s: member %d was being rebuilt (%.0f%% done) "
-				 "when it stopped uncleanly, and writes in flight then may have left parity stale where "
-				 "it is not rebuilt yet; use --force to resume the recovery (the resync it owes follows)",
-				 layout_level_name(v->geom.level), k,
-				 100.0 * (double)atomic_load(&v->rebuild_pos) / (double)v->geom.capacity);
-		else
-			snprintf(err, errlen, "cannot start a dirty degraded %s (not shut down cleanly, member slot(s) "
-				 "missing): data written at the crash may be wrong; use --force to start it anyway",
-				 layout_level_name(v->geom.level));
-		r = -EINVAL;
+	if ((r = dirty_degraded(v, failed, err, errlen)))
 		goto fail;
-	}
-	if ((r = vol_reshape_load(v, err, errlen)))
-		goto fail;
-	if ((r = vol_bitmap_open(v, err, errlen)))
-		goto fail;
-	if ((r = vol_bbl_open(v))) {
-		snprintf(err, errlen, "reading the bad-block lists: %s", strerror(-r));
-		goto fail;
-	}
-	if ((r = wb_open(v))) {
-		snprintf(err, errlen, "write-behind: out of memory");
-		goto fail;
-	}
 	if (opts->model) {
 		char why[512];
 		if ((r = vol_model(v, opts->model, why, sizeof(why)))) {
@@ -597,7 +472,7 @@ int vol_open(struct vol **out, char *const *paths, unsigned n, const struct vol_
 						       (i >= v->geom.members && v->sb.slots[i].state == SB_SPARE)))
 				v->sb.slots[i].state = v->slot[i] ? SB_FAILED : SB_MISSING;
 		v->sb.events++;
-		v->sb.clean = (uint32_t)vol_safe_open(v); /* md's safe mode: dirty from the first write */
+		v->sb.clean = !v->was_dirty; /* md's safe mode: dirty from the first write (safe_mode.c) */
 		if ((r = vol_write_sbs(v))) {
 			snprintf(err, errlen, "writing superblocks: %s", strerror(-r));
 			goto fail;
@@ -618,12 +493,12 @@ void vol_close(struct vol *v)
 		return;
 	void *pump = vol_model_pump_start(v); /* virtual time: someone must run the clock */
 	vol_sync_stop(v);
-	vol_bbl_quiesce(v); /* no fix starts any more */
+	vol_feat_quiesce(v); /* no bad-block fix starts any more */
 	engine_drain(v);
 	if (!v->opts.readonly) {
 		engine_flush(v);
 		vol_md_stop(v); /* after the last write: it writes what is pending */
-		vol_bitmap_close(v);
+		vol_feat_close(v); /* the bitmap's all-clear image */
 		vol_state_lock(v);
 		/* an interrupted resync stays owed: the next assembly starts it again */
 		v->sb.clean = !v->was_dirty;
@@ -631,447 +506,10 @@ void vol_close(struct vol *v)
 		vol_write_sbs(v);
 		pthread_mutex_unlock(&v->state_lock);
 	}
-	ff_stop(v); /* after the last write: a stalled failfast member never holds up the close */
+	vol_feat_stop(v); /* after the last write: a stalled failfast member never holds up the close */
 	vol_model_pump_stop(pump);
 	vol_free(v);
 }
-
-/* ---- create ---- */
-
-/* What create learns about a member before it changes anything. */
-struct create_probe {
-	int exists;
-	uint64_t size; /* bytes it will have */
-};
-
-/* Look at a member without changing it: exists? size? already a member? in use? */
-static int create_probe(const struct vol_create *c, const char *path, uint64_t need,
-			struct create_probe *pr, struct member *m, char *err, size_t errlen)
-{
-	memset(pr, 0, sizeof(*pr));
-	int r = member_open(m, path, 0, err, errlen);
-	if (r == -ENOENT) {
-		if (!need) {
-			snprintf(err, errlen, "%s: does not exist; give -s SIZE to create it", path);
-			return -ENOENT;
-		}
-		pr->size = need;
-		return 0;
-	}
-	if (r)
-		return r;
-	pr->exists = 1;
-	pr->size = m->size;
-	if (!m->is_blockdev && need > pr->size)
-		pr->size = need; /* a file is grown to -s */
-	if (m->is_blockdev && need > pr->size) {
-		snprintf(err, errlen, "%s: too small for -s (%llu bytes, needs %llu): a device or NBD export "
-			 "cannot be grown", path, (unsigned long long)pr->size, (unsigned long long)need);
-		return -EINVAL;
-	}
-	if (member_lock(m)) {
-		snprintf(err, errlen, "%s: in use by a mounted fsvol volume", path);
-		return -EBUSY;
-	}
-	if (!c->force && m->size >= SB_SIZE) {
-		struct sb_candidate cand = { 0 };
-		vol_read_sb(m, &cand);
-		if (!cand.read_error && !cand.decode_error) {
-			char u[37];
-			sb_uuid_format(cand.sb.volume_uuid, u);
-			snprintf(err, errlen, "%s: already a member of %s %s (%s); use --force to overwrite",
-				 path, cand.sb.md_minor ? "md array" : "fsvol volume", u,
-				 layout_level_name((enum layout_level)cand.sb.level));
-			return -EEXIST;
-		}
-	}
-	return 0;
-}
-
-/* A rounded size for messages about space: "78.1G" (df -h's habit). */
-static void create_human(uint64_t b, char *out, size_t len)
-{
-	static const char unit[] = "KMGTPE";
-	double x = (double)b;
-	int u = -1;
-	while (x >= 1024 && u < 5) {
-		x /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(out, len, "%llu bytes", (unsigned long long)b);
-	else
-		snprintf(out, len, "%.1f%c", x, unit[u]);
-}
-
-/* Member files are sparse: the host filesystem gives them space as the data
- * areas are written. When it cannot hold them in full, say so and by how
- * much (as LVM does for thin volumes larger than their pool): a warning, or
- * a refusal before anything changes when --prealloc is to allocate it all. */
-static int create_space(const struct vol_create *c, char *const *paths, unsigned n, const struct create_probe *pr,
-			const struct member *ms, char *err, size_t errlen)
-{
-	struct { dev_t dev; uint64_t need, avail; char dir[256], names[512]; } fs[SB_MAX_SLOTS];
-	unsigned nfs = 0;
-	for (unsigned i = 0; i < n; i++) {
-		char dir[4096];
-		struct stat st;
-		struct statvfs sv;
-		if (member_backend(paths[i]) != &member_file_ops || (pr[i].exists && ms[i].is_blockdev))
-			continue;
-		snprintf(dir, sizeof(dir), "%s", paths[i]);
-		const char *d = dirname(dir); /* may be a constant ".", not dir */
-		if (stat(d, &st) || statvfs(d, &sv))
-			continue; /* create itself will say what is wrong */
-		/* what the file holds already is reused (or freed by zeroing) */
-		uint64_t held = 0;
-		struct stat fst;
-		if (pr[i].exists && !stat(paths[i], &fst))
-			held = (uint64_t)fst.st_blocks * 512;
-		uint64_t want = pr[i].size;
-		unsigned k = 0;
-		while (k < nfs && fs[k].dev != st.st_dev)
-			k++;
-		if (k == nfs) {
-			fs[nfs].dev = st.st_dev;
-			fs[nfs].need = 0;
-			fs[nfs].avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-			snprintf(fs[nfs].dir, sizeof(fs[nfs].dir), "%.250s", d);
-			fs[nfs++].names[0] = 0;
-		}
-		fs[k].need += want > held ? want - held : 0;
-		size_t used = strlen(fs[k].names);
-		snprintf(fs[k].names + used, sizeof(fs[k].names) - used, "%s%s", used ? ", " : "", paths[i]);
-	}
-	for (unsigned k = 0; k < nfs; k++) {
-		if (fs[k].need <= fs[k].avail)
-			continue;
-		char need[32], avail[32], short_by[32];
-		create_human(fs[k].need, need, sizeof(need));
-		create_human(fs[k].avail, avail, sizeof(avail));
-		create_human(fs[k].need - fs[k].avail, short_by, sizeof(short_by));
-		if (c->prealloc) {
-			snprintf(err, errlen, "--prealloc: the filesystem of %s has %s available; %s need %s (short by %s)",
-				 fs[k].dir, avail, fs[k].names, need, short_by);
-			return -ENOSPC;
-		}
-		if (c->warn && c->warnlen)
-			snprintf(c->warn, c->warnlen, "the filesystem of %s has %s available; the sparse members %s "
-				 "need %s once written in full (short by %s): writes beyond that fail with ENOSPC",
-				 fs[k].dir, avail, fs[k].names, need, short_by);
-	}
-	return 0;
-}
-
-/* Create (sparse) or grow a member to size; then open it. */
-static int create_file(struct member *m, const char *path, const struct create_probe *pr,
-		       char *err, size_t errlen)
-{
-	int r;
-	if (!pr->exists) {
-		if ((r = member_create(path, pr->size, err, errlen)))
-			return r;
-		return member_open(m, path, 0, err, errlen);
-	}
-	if (!m->is_blockdev && m->size < pr->size) {
-		r = m->ops->grow ? m->ops->grow(m, pr->size) : -ENOTSUP;
-		if (r) {
-			snprintf(err, errlen, "%s: cannot grow to %llu bytes: %s", path,
-				 (unsigned long long)pr->size, strerror(-r));
-			return r;
-		}
-	}
-	return 0;
-}
-
-/* The write-intent bitmap's place and chunk (fsvol create --bitmap,
- * --bitmap-chunk): right after the superblock, up to the data. */
-static int create_bitmap(const struct vol_create *c, const struct layout_geom *g, uint64_t doff, struct sb *s,
-			 char *err, size_t errlen)
-{
-	int redundant = layout_copies(g) > 1 || layout_parity_count(g) > 0;
-	uint64_t area = (s->bbl_offset ? s->bbl_offset : doff) - SB_SIZE; /* the bad-block list ends the area */
-	if (c->bitmap < 0 || (c->bitmap == 0 && !c->bitmap_chunk && (!redundant || area < BITMAP_BLOCK)))
-		return 0; /* none asked, or (by default) nothing it could serve or no room */
-	if (!redundant) {
-		snprintf(err, errlen, "%s has no redundancy: a write-intent bitmap would serve nothing "
-			 "(use --bitmap none)", layout_level_name(g->level));
-		return -EINVAL;
-	}
-	uint64_t chunk = c->bitmap_chunk ? c->bitmap_chunk : bitmap_default_chunk(g->capacity, area);
-	int r = bitmap_check(g->capacity, chunk, area, err, errlen);
-	if (r)
-		return r;
-	s->bitmap_offset = SB_SIZE;
-	s->bitmap_chunk = chunk;
-	return 0;
-}
-
-/* md's partial parity log (--consistency-policy ppl): where the bitmap
- * would be, [4096, data_offset); raid5 only, never with a bitmap (md). */
-static int create_ppl(const struct vol_create *c, const struct layout_geom *g, uint64_t doff, struct sb *s,
-		      char *err, size_t errlen)
-{
-	uint64_t area = (s->bbl_offset ? s->bbl_offset : doff) - SB_SIZE; /* below the bad-block list */
-	if (g->level != LAYOUT_RAID5) {
-		snprintf(err, errlen, "--consistency-policy ppl: raid5 only (md's partial parity log), not %s",
-			 layout_level_name(g->level));
-		return -EINVAL;
-	}
-	if (c->bitmap > 0 || c->bitmap_chunk) {
-		snprintf(err, errlen, "--consistency-policy ppl with a write-intent bitmap: md refuses both at once "
-			 "(the log needs no resync to limit); use --bitmap none");
-		return -EINVAL;
-	}
-	if (area > 0xfffff000u)
-		area = 0xfffff000u;
-	if (area < SB_SIZE + g->chunk) {
-		snprintf(err, errlen, "--consistency-policy ppl: the log between the superblock and the data "
-			 "(%llu bytes) must hold at least 4K + a chunk (%llu bytes): give a larger --data-offset or "
-			 "a smaller --chunk", (unsigned long long)area, (unsigned long long)(SB_SIZE + g->chunk));
-		return -EINVAL;
-	}
-	s->consistency = SB_CONS_PPL;
-	s->ppl_offset = SB_SIZE;
-	s->ppl_size = (uint32_t)(area & ~(uint64_t)(SB_SIZE - 1));
-	return 0;
-}
-
-/* md's write journal (--write-journal PATH): raid4/5/6; a ring in the
- * journal device's data area, large enough for two full-stripe records. */
-static int create_journal(const struct vol_create *c, const struct layout_geom *g, uint64_t size, uint64_t doff,
-			  struct sb *s, const char *path, char *err, size_t errlen)
-{
-	uint64_t need = 2 * (SB_SIZE + (uint64_t)g->members * g->chunk);
-	if (!layout_is_parity(g)) {
-		snprintf(err, errlen, "--write-journal: raid4, raid5 or raid6 only (md's write journal), not %s",
-			 layout_level_name(g->level));
-		return -EINVAL;
-	}
-	if (c->bitmap > 0 || c->bitmap_chunk) {
-		snprintf(err, errlen, "--write-journal with a write-intent bitmap: md refuses both at once (the "
-			 "journal leaves no resync for a bitmap to limit); leave out --bitmap");
-		return -EINVAL;
-	}
-	if (size < doff + need) {
-		snprintf(err, errlen, "%s: too small for the write journal (%llu bytes of journal; needs at least "
-			 "%llu: two full-stripe records)", path, (unsigned long long)(size > doff ? size - doff : 0),
-			 (unsigned long long)need);
-		return -EINVAL;
-	}
-	s->consistency = SB_CONS_JOURNAL;
-	return 0;
-}
-
-/* The bad-block list's area (md's bblog, just before the data), when the
- * level has redundancy to recover a listed block from. */
-static int create_bbl(const struct vol_create *c, const struct layout_geom *g, uint64_t doff, struct sb *s,
-		      char *err, size_t errlen)
-{
-	int redundant = layout_copies(g) > 1 || layout_parity_count(g) > 0;
-	/* the bitmap keeps its block when both would not fit */
-	uint64_t room = doff - SB_SIZE, bitmap = c->bitmap >= 0 && redundant ? BITMAP_BLOCK : 0;
-	if (c->bbl < 0 || (c->bbl == 0 && (!redundant || room < BBL_AREA + bitmap)))
-		return 0;
-	if (!redundant) {
-		snprintf(err, errlen, "%s has no redundancy: a listed block could not be recovered "
-			 "(use --bad-block-log none)", layout_level_name(g->level));
-		return -EINVAL;
-	}
-	if (room < BBL_AREA + bitmap) {
-		snprintf(err, errlen, "--bad-block-log: no room for its %u bytes below data offset %llu%s", BBL_AREA,
-			 (unsigned long long)doff, bitmap ? " beside the bitmap" : "");
-		return -EINVAL;
-	}
-	s->bbl_offset = doff - BBL_AREA;
-	s->bbl_size = BBL_AREA;
-	return 0;
-}
-
-/* md's per-device flags and --write-behind, checked against the level. */
-static int create_flags(const struct vol_create *c, const struct layout_geom *g, unsigned n, struct sb *s,
-			char *err, size_t errlen)
-{
-	for (unsigned i = 0; i < n; i++) {
-		int r = vol_flags_check(g, c->flags[i], err, errlen);
-		if (r)
-			return r;
-		s->slots[i].flags = c->flags[i];
-	}
-	if (!c->write_behind)
-		return 0;
-	if (g->level != LAYOUT_RAID1) {
-		snprintf(err, errlen, "--write-behind is for raid1 only (md's), not %s", layout_level_name(g->level));
-		return -EINVAL;
-	}
-	if (!s->bitmap_offset) {
-		/* the bitmap is what records the writes a slow leg has yet to get */
-		snprintf(err, errlen, "--write-behind needs the write-intent bitmap (md: \"write-behind mode "
-			 "requires a bitmap\"); drop --bitmap none");
-		return -EINVAL;
-	}
-	if (c->write_behind > 16383) {
-		snprintf(err, errlen, "--write-behind %u: at most 16383 (md's limit)", c->write_behind);
-		return -EINVAL;
-	}
-	s->write_behind = c->write_behind;
-	return 0;
-}
-
-int vol_create(const struct vol_create *c, char *const *paths, unsigned n, char *err, size_t errlen)
-{
-	struct layout_geom g = c->geom;
-	unsigned journal = c->consistency == SB_CONS_JOURNAL;
-	unsigned members = n - c->spares - journal;
-	struct member *ms;
-	struct create_probe pr[SB_MAX_SLOTS];
-	unsigned made = 0; /* files created so far: removed again on failure */
-	uint64_t doff = c->data_offset ? c->data_offset : SB_DEFAULT_DATA_OFFSET;
-	uint64_t need;
-	int r = 0;
-
-	if (n > SB_MAX_SLOTS || c->spares + journal >= n) {
-		snprintf(err, errlen, "%u members and %u spares: need 1 to %u devices with at least one member",
-			 n - c->spares, c->spares, SB_MAX_SLOTS);
-		return -EINVAL;
-	}
-	if (doff % 4096 || doff < SB_SIZE) {
-		snprintf(err, errlen, "data offset %llu: must be a multiple of 4K", (unsigned long long)doff);
-		return -EINVAL;
-	}
-	if (c->size && c->size > (UINT64_MAX >> 2) - doff) {
-		snprintf(err, errlen, "size %llu: too large", (unsigned long long)c->size);
-		return -EINVAL;
-	}
-	if (c->name && (r = sb_name_check(c->name, err, errlen)))
-		return r;
-	need = c->size ? c->size + doff : 0;
-	for (unsigned i = 0; i < n; i++)
-		for (unsigned j = 0; j < i; j++)
-			if (!strcmp(paths[i], paths[j])) {
-				snprintf(err, errlen, "%s given twice", paths[i]);
-				return -EINVAL;
-			}
-	if (!(ms = calloc(n, sizeof(*ms))))
-		return -ENOMEM;
-	/* 1. Look, change nothing: every refusal happens before a file exists. */
-	for (unsigned i = 0; i < n; i++) {
-		if ((r = create_probe(c, paths[i], need, &pr[i], &ms[i], err, errlen)))
-			goto out;
-		for (unsigned j = 0; j < i; j++)
-			if (pr[i].exists && pr[j].exists && ms[j].dev == ms[i].dev && ms[j].ino == ms[i].ino) {
-				snprintf(err, errlen, "%s and %s are the same file", paths[j], paths[i]);
-				r = -EINVAL;
-				goto out;
-			}
-		if (pr[i].size < doff + LAYOUT_MIN_CHUNK) {
-			snprintf(err, errlen, "%s: too small (%llu bytes; needs at least %llu)", paths[i],
-				 (unsigned long long)pr[i].size, (unsigned long long)(doff + LAYOUT_MIN_CHUNK));
-			r = -EINVAL;
-			goto out;
-		}
-		if (i < members)
-			g.member_size[i] = c->size ? c->size : pr[i].size - doff;
-	}
-	g.members = members;
-	if ((r = layout_init(&g, err, errlen)))
-		goto out;
-	if (c->warn && c->warnlen)
-		c->warn[0] = 0;
-	if ((r = create_space(c, paths, n, pr, ms, err, errlen)))
-		goto out;
-	/* 2. Create the missing files, grow short ones. */
-	for (unsigned i = 0; i < n; i++) {
-		if ((r = create_file(&ms[i], paths[i], &pr[i], err, errlen)))
-			goto out;
-		made = i + 1;
-	}
-
-	struct sb s;
-	memset(&s, 0, sizeof(s));
-	s.version = SB_VERSION;
-	sb_uuid_generate(s.volume_uuid);
-	s.ctime = s.utime = (uint64_t)time(NULL);
-	s.level = g.level;
-	s.layout = g.alg;
-	s.copies = layout_copies(&g);
-	s.chunk = g.chunk;
-	s.members = members;
-	s.spares = c->spares + journal; /* the journal's slot is the last: not in the layout */
-	s.data_offset = doff;
-	s.volume_size = g.capacity;
-	s.events = 1;
-	s.clean = 1;
-	s.features = SB_FEAT_MD_Q; /* Q in md's order from the first write */
-	if ((r = create_bbl(c, &g, doff, &s, err, errlen)) ||
-	    (c->consistency == SB_CONS_PPL ? (r = create_ppl(c, &g, doff, &s, err, errlen))
-	     : journal ? (r = create_journal(c, &g, pr[n - 1].size, doff, &s, paths[n - 1], err, errlen))
-		       : (r = create_bitmap(c, &g, doff, &s, err, errlen))))
-		goto out;
-	if ((r = create_flags(c, &g, n, &s, err, errlen)))
-		goto out;
-	if (c->name)
-		snprintf(s.name, sizeof(s.name), "%s", c->name);
-	else
-		sb_volume_name(&s, s.name); /* a unique default, stored like a given one */
-	for (unsigned i = 0; i < SB_MAX_SLOTS; i++)
-		s.slots[i].number = i < n ? (uint16_t)i : SB_NO_NUMBER;
-	for (unsigned i = 0; i < n; i++) {
-		s.slots[i].state = i < members ? SB_ACTIVE : SB_SPARE;
-		sb_uuid_generate(s.slots[i].uuid);
-		s.slots[i].data_size = g.level == LAYOUT_LINEAR && i < members ? g.member_size[i] : g.member_used;
-	}
-	if (journal) { /* active, flagged, its whole data area a ring */
-		s.slots[n - 1].flags = SB_SLOT_JOURNAL;
-		s.slots[n - 1].state = SB_ACTIVE;
-		s.slots[n - 1].data_size = (pr[n - 1].size - doff) & ~(uint64_t)(SB_SIZE - 1);
-	}
-	/* 3. Zero the data areas (consistent parity and copies), write superblocks. */
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t used = s.slots[i].data_size;
-		if (!c->assume_clean && pr[i].exists && (r = ms[i].ops->zero(&ms[i], doff, used))) {
-			snprintf(err, errlen, "%s: cannot zero the data area: %s", paths[i], strerror(-r));
-			goto out;
-		}
-		/* allocated but unwritten: reads as zeros, writes find their space */
-		if (c->prealloc && ms[i].ops->alloc && (r = ms[i].ops->alloc(&ms[i], doff, used))) {
-			snprintf(err, errlen, "%s: cannot preallocate the data area (%llu bytes): %s", paths[i],
-				 (unsigned long long)used, strerror(-r));
-			goto out;
-		}
-		/* a stale bitmap from an earlier life must not survive */
-		if (s.bitmap_offset && pr[i].exists &&
-		    (r = ms[i].ops->zero(&ms[i], s.bitmap_offset, doff - s.bitmap_offset))) {
-			snprintf(err, errlen, "%s: cannot zero the bitmap area: %s", paths[i], strerror(-r));
-			goto out;
-		}
-		if (s.ppl_offset && pr[i].exists && (r = ms[i].ops->zero(&ms[i], s.ppl_offset, s.ppl_size))) {
-			snprintf(err, errlen, "%s: cannot zero the PPL area: %s", paths[i], strerror(-r));
-			goto out;
-		}
-		/* nor a bad-block list */
-		if (s.bbl_offset && pr[i].exists && (r = ms[i].ops->zero(&ms[i], s.bbl_offset, s.bbl_size))) {
-			snprintf(err, errlen, "%s: cannot zero the bad-block list: %s", paths[i], strerror(-r));
-			goto out;
-		}
-		s.index = i;
-		memcpy(s.member_uuid, s.slots[i].uuid, 16);
-		if ((r = write_sb(&ms[i], &s, NULL))) {
-			snprintf(err, errlen, "%s: writing the superblock: %s", paths[i], strerror(-r));
-			goto out;
-		}
-	}
-out:
-	for (unsigned i = 0; i < n; i++) {
-		member_close(&ms[i]);
-		if (r && i < made && !pr[i].exists)
-			unlink(paths[i]);
-	}
-	free(ms);
-	return r;
-}
-
-/* ---- what front ends may read (volume.h) ---- */
 
 const struct layout_geom *vol_geom(const struct vol *v) { return &v->geom; }
 unsigned vol_bad_blocks(const struct vol *v, unsigned slot, uint64_t *sectors) { return vol_bbl_count(v, slot, sectors); }

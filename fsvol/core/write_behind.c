@@ -30,6 +30,7 @@
 
 #include "fsvol/core/bufpool.h"
 #include "fsvol/core/eng_int.h"
+#include "fsvol/core/feature.h"
 #include "fsvol/core/write_behind.h"
 #include "fsvol/util/log.h"
 #include "stats/stats.h"
@@ -356,3 +357,30 @@ void wb_status_json(struct vol *v, FILE *f)
 		(unsigned long long)c.limit, (unsigned long long)c.inflight, (unsigned long long)c.peak,
 		(unsigned long long)c.behind, (unsigned long long)c.full);
 }
+
+/* ---- write-behind as a feature (core/feature.h) ---- */
+
+static int wb_feat_open(struct vol *v, char *err, size_t errlen)
+{
+	if (wb_open(v)) {
+		snprintf(err, errlen, "write-behind: out of memory");
+		return -ENOMEM;
+	}
+	return v->wb != NULL;
+}
+
+static int wb_feat_start(struct vol *v)
+{
+	if (wb_thread_start(v))
+		fsvol_log(LOG_WARNING, "write-behind: no thread of its own; write-behinds start on the writer's");
+	return 0;
+}
+
+const struct vol_feature vol_feat_wb = {
+	.name = "write-behind",
+	.open = wb_feat_open,
+	.start = wb_feat_start,
+	.free = wb_close,
+	.status = wb_status,
+	.flush_ok = wb_flush_ok,
+};
