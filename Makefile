@@ -183,7 +183,7 @@ endif
 # null FUSE server (89 checks what it answers), not installed.
 TEST_TOOLS := $(BUILD)/bin/fsvol-verify $(BUILD)/bin/fsvol-ackwrite $(BUILD)/bin/null_fuse
 
-.PHONY: all deps check check-long check-bins callgraph include-cycles unit integration bench demo install uninstall clean
+.PHONY: all deps check check-long check-bins callgraph include-cycles sizes unit integration bench demo install uninstall clean
 all: $(BINS) $(DOCS)
 
 deps:
@@ -269,6 +269,7 @@ check: deps
 	@$(MAKE) --no-print-directory include-cycles
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) check-bins
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) callgraph
+	@$(MAKE) --no-print-directory sizes
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) -Otarget unit fuzz-check
 	@$(MAKE) --no-print-directory integration
 
@@ -294,6 +295,15 @@ ifeq ($(CG_FLAGS),)
 else
 	@CALLGRAPH_PENDING=$(CALLGRAPH_PENDING) /usr/bin/python3 tests/tools/callgraph.py $(ALL_OBJS:.o=.ci)
 endif
+
+# STYLE's sizes: no function over 120 lines in fsvol/, layout/, stats/ and
+# bench/ (tests/tools/func_len.py names each one); no file over 1,000 lines in
+# fsvol/.
+sizes:
+	@/usr/bin/python3 tests/tools/func_len.py fsvol layout stats bench
+	@big=$$(wc -l fsvol/*/*.[ch] | awk '$$2 != "total" && $$1 > 1000 { print $$2 ": " $$1 " lines" }'); \
+	if [ -n "$$big" ]; then echo "files over 1,000 lines (split them by job):"; echo "$$big"; exit 1; fi
+	@echo "sizes: no function over 120 lines, no file in fsvol/ over 1,000"
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=120 $$t; done

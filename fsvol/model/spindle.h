@@ -306,6 +306,8 @@ uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r
 
 /* Seek time over dist cylinders from a measured table (linear between its
  * points, extrapolated past the last), in ns. */
+/* Fit s->seek_* to the data sheet's points (spindle_init; spindle_seek.c). */
+void spindle_fit_seek(struct spindle *s);
 double spindle_table_seek_ns(const struct spindle_table *t, double dist);
 /* Seek time over dist cylinders of the disk (HDD), in ns. */
 double spindle_seek_ns(const struct spindle *s, double dist);

@@ -4,6 +4,7 @@
  * sources: docs/model.md. */
 #include "fsvol/model/spindle.h"
 #include "fsvol/model/disksim.h"
+#include "fsvol/model/spec_units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -174,76 +175,71 @@ void spindle_seterr(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* ---- values ---------------------------------------------------------------- */
-
-/* Unsigned decimal "12", "4.5", ".5"; locale-free, no sign, exponent, hex, inf. */
-static int parse_num(const char *s, double *v, const char **end)
+/* name=: a letter, then letters, digits, '-', '_' or '.' */
+static int set_name(const struct key *k, const char *val, char *field, char *err, size_t errlen)
 {
-	double x = 0, scale = 1;
-	int digits = 0;
-	while (isdigit((unsigned char)*s)) {
-		x = x * 10 + (*s++ - '0');
-		digits++;
-	}
-	if (*s == '.') {
-		s++;
-		while (isdigit((unsigned char)*s)) {
-			scale /= 10;
-			x += (*s++ - '0') * scale;
-			digits++;
-		}
-	}
-	if (!digits || x > 1.8e19)
+	size_t n = strlen(val);
+	int ok = n > 0 && n < SPINDLE_NAME && isalpha((unsigned char)val[0]);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = isalnum((unsigned char)val[i]) || strchr("-_.", val[i]);
+	if (!ok) {
+		spindle_seterr(err, errlen, "%s=%s: a name is a letter, then letters, digits, '-', '_'"
+		       " or '.' (at most %d)", k->name, val, SPINDLE_NAME - 1);
 		return -EINVAL;
-	*v = x;
-	*end = s;
+	}
+	memcpy(field, val, n + 1);
 	return 0;
 }
 
-/* A bare number and nothing else. */
-static int parse_plain(const char *s, double *v)
-{
-	const char *e;
-	return parse_num(s, v, &e) || *e ? -EINVAL : 0;
-}
-
-struct unit {
-	const char *name;
-	double mult;
-};
-
-/* A number followed by one of the units (exact match); bare "0" needs none;
- * bare numbers use bare_mult when it is non-zero. */
-static int parse_with_unit(const char *s, const struct unit *u, double bare_mult, double *out)
+/* start=: a fraction of the stroke, a size, or inner */
+static int set_start(const char *val, struct spindle_params *p, char *err, size_t errlen)
 {
 	double v;
-	const char *e;
-	if (parse_num(s, &v, &e))
-		return -EINVAL;
-	if (!*e) {
-		if (bare_mult == 0 && v != 0)
-			return -EINVAL;
-		*out = v * (bare_mult ? bare_mult : 1);
+
+	if (!strcmp(val, "inner")) {
+		p->start_mode = SPINDLE_START_INNER;
 		return 0;
 	}
-	for (; u->name; u++)
-		if (!strcmp(e, u->name)) {
-			*out = v * u->mult;
-			return 0;
+	if (strchr(val, '.')) {
+		if (spec_parse_plain(val, &v)) {
+			spindle_seterr(err, errlen, "start=%s: not a fraction of the stroke (0.5),"
+			       " a size (bytes, K, M, G) or inner", val);
+			return -EINVAL;
 		}
-	return -EINVAL;
+		if (v >= 1) {
+			spindle_seterr(err, errlen, "start=%s: a fraction of the stroke is below 1"
+			       " (start=inner puts the member at the inner edge)", val);
+			return -EINVAL;
+		}
+		p->start_mode = SPINDLE_START_FRAC;
+		p->start_frac = v;
+		return 0;
+	}
+	if (spec_parse_unit(val, spec_size_units, 1, &v) || v >= 1.8e19) {
+		spindle_seterr(err, errlen, "start=%s: not a size (bytes, K, M, G), a fraction of"
+		       " the stroke (0.5) or inner", val);
+		return -EINVAL;
+	}
+	p->start_mode = SPINDLE_START_BYTES;
+	p->start_bytes = (uint64_t)(v + 0.5);
+	return 0;
 }
 
-static const struct unit time_units[] = {
-	{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { NULL, 0 } };
-static const struct unit size_units[] = {
-	{ "K", 1024.0 }, { "M", 1048576.0 }, { "G", 1073741824.0 }, { "T", 1099511627776.0 },
-	{ "k", 1024.0 }, { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-	{ "B", 1 }, { NULL, 0 } };
-/* Rates follow data sheets: MB/s is 10^6 bytes/s; MiB/s is 2^20. */
-static const struct unit rate_units[] = {
-	{ "B/s", 1 }, { "KB/s", 1e3 }, { "kB/s", 1e3 }, { "MB/s", 1e6 }, { "GB/s", 1e9 },
-	{ "KiB/s", 1024.0 }, { "MiB/s", 1048576.0 }, { "GiB/s", 1073741824.0 }, { NULL, 0 } };
+static int set_bool(const struct key *k, const char *val, char *field, char *err, size_t errlen)
+{
+	if (!strcmp(val, "1") || !strcmp(val, "on") || !strcmp(val, "yes") ||
+	    !strcmp(val, "true")) {
+		*(int *)field = 1;
+		return 0;
+	}
+	if (!strcmp(val, "0") || !strcmp(val, "off") || !strcmp(val, "no") ||
+	    !strcmp(val, "false")) {
+		*(int *)field = 0;
+		return 0;
+	}
+	spindle_seterr(err, errlen, "%s=%s: not a boolean (0/1, on/off, yes/no)", k->name, val);
+	return -EINVAL;
+}
 
 static int set_value(const struct key *k, const char *val, struct spindle_params *p,
 		     char *err, size_t errlen)
@@ -253,53 +249,16 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 	uint64_t u;
 
 	switch (k->type) {
-	case K_NAME: {
-		size_t n = strlen(val);
-		int ok = n > 0 && n < SPINDLE_NAME && isalpha((unsigned char)val[0]);
-		for (size_t i = 0; ok && i < n; i++)
-			ok = isalnum((unsigned char)val[i]) || strchr("-_.", val[i]);
-		if (!ok) {
-			spindle_seterr(err, errlen, "%s=%s: a name is a letter, then letters, digits, '-', '_'"
-			       " or '.' (at most %d)", k->name, val, SPINDLE_NAME - 1);
-			return -EINVAL;
-		}
-		memcpy(field, val, n + 1);
-		return 0;
-	}
+	case K_NAME:
+		return set_name(k, val, field, err, errlen);
 	case K_START:
-		if (!strcmp(val, "inner")) {
-			p->start_mode = SPINDLE_START_INNER;
-			return 0;
-		}
-		if (strchr(val, '.')) {
-			if (parse_plain(val, &v)) {
-				spindle_seterr(err, errlen, "start=%s: not a fraction of the stroke (0.5),"
-				       " a size (bytes, K, M, G) or inner", val);
-				return -EINVAL;
-			}
-			if (v >= 1) {
-				spindle_seterr(err, errlen, "start=%s: a fraction of the stroke is below 1"
-				       " (start=inner puts the member at the inner edge)", val);
-				return -EINVAL;
-			}
-			p->start_mode = SPINDLE_START_FRAC;
-			p->start_frac = v;
-			return 0;
-		}
-		if (parse_with_unit(val, size_units, 1, &v) || v >= 1.8e19) {
-			spindle_seterr(err, errlen, "start=%s: not a size (bytes, K, M, G), a fraction of"
-			       " the stroke (0.5) or inner", val);
-			return -EINVAL;
-		}
-		p->start_mode = SPINDLE_START_BYTES;
-		p->start_bytes = (uint64_t)(v + 0.5);
-		return 0;
+		return set_start(val, p, err, errlen);
 	case K_CAP:
 		if (!strcmp(val, "member")) {
 			*(uint64_t *)field = 0;
 			return 0;
 		}
-		if (parse_with_unit(val, size_units, 1, &v)) {
+		if (spec_parse_unit(val, spec_size_units, 1, &v)) {
 			spindle_seterr(err, errlen, "%s=%s: not a size (bytes, or with K, M, G, T) or 'member'",
 			       k->name, val);
 			return -EINVAL;
@@ -314,20 +273,9 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 		spindle_seterr(err, errlen, "%s=%s: unknown discipline (fifo, sstf, cscan)", k->name, val);
 		return -EINVAL;
 	case K_BOOL:
-		if (!strcmp(val, "1") || !strcmp(val, "on") || !strcmp(val, "yes") ||
-		    !strcmp(val, "true")) {
-			*(int *)field = 1;
-			return 0;
-		}
-		if (!strcmp(val, "0") || !strcmp(val, "off") || !strcmp(val, "no") ||
-		    !strcmp(val, "false")) {
-			*(int *)field = 0;
-			return 0;
-		}
-		spindle_seterr(err, errlen, "%s=%s: not a boolean (0/1, on/off, yes/no)", k->name, val);
-		return -EINVAL;
+		return set_bool(k, val, field, err, errlen);
 	case K_FRAC:
-		if (parse_plain(val, &v)) {
+		if (spec_parse_plain(val, &v)) {
 			spindle_seterr(err, errlen, "%s=%s: not a number", k->name, val);
 			return -EINVAL;
 		}
@@ -340,27 +288,27 @@ static int set_value(const struct key *k, const char *val, struct spindle_params
 		*(double *)field = v > 1.0 / 3 ? 1.0 / 3 : v;
 		return 0;
 	case K_TIME:
-		if (parse_with_unit(val, time_units, 0, &v)) {
+		if (spec_parse_unit(val, spec_time_units, 0, &v)) {
 			spindle_seterr(err, errlen, "%s=%s: not a time (a number with ns, us, ms or s)",
 			       k->name, val);
 			return -EINVAL;
 		}
 		break;
 	case K_SIZE:
-		if (parse_with_unit(val, size_units, 1, &v)) {
+		if (spec_parse_unit(val, spec_size_units, 1, &v)) {
 			spindle_seterr(err, errlen, "%s=%s: not a size (bytes, or with K, M, G)", k->name, val);
 			return -EINVAL;
 		}
 		break;
 	case K_RATE:
-		if (parse_with_unit(val, rate_units, 0, &v)) {
+		if (spec_parse_unit(val, spec_rate_units, 0, &v)) {
 			spindle_seterr(err, errlen, "%s=%s: not a rate (a number with B/s, KB/s, MB/s, GB/s,"
 			       " KiB/s, MiB/s or GiB/s)", k->name, val);
 			return -EINVAL;
 		}
 		break;
 	case K_UINT:
-		if (parse_plain(val, &v) || strchr(val, '.')) {
+		if (spec_parse_plain(val, &v) || strchr(val, '.')) {
 			spindle_seterr(err, errlen, "%s=%s: not a whole number", k->name, val);
 			return -EINVAL;
 		}
@@ -619,14 +567,14 @@ int adapter_parse(const char *spec, struct adapter_params *out, char *err, size_
 		char *key = trim(item), *val = eq ? trim(eq + 1) : NULL;
 		double v;
 		if (!strcmp(key, "rate")) {
-			if (!val || parse_with_unit(val, rate_units, 0, &v) || v < 1 || v >= 1.8e19) {
+			if (!val || spec_parse_unit(val, spec_rate_units, 0, &v) || v < 1 || v >= 1.8e19) {
 				spindle_seterr(err, errlen, "adapter rate=%s: not a rate (a number > 0 with B/s,"
 				       " KB/s, MB/s, GB/s, KiB/s, MiB/s or GiB/s)", val ? val : "");
 				return -EINVAL;
 			}
 			p.rate_Bps = (uint64_t)(v + 0.5);
 		} else if (!strcmp(key, "overhead")) {
-			if (!val || parse_with_unit(val, time_units, 0, &v) || v > 1e9) {
+			if (!val || spec_parse_unit(val, spec_time_units, 0, &v) || v > 1e9) {
 				spindle_seterr(err, errlen, "adapter overhead=%s: not a time up to 1s (a number"
 				       " with ns, us, ms or s)", val ? val : "");
 				return -EINVAL;
