@@ -72,8 +72,11 @@ fsvol_umount "$M"
 truncate -s $((2 * MiB)) "$O/m5"
 fsvol_mount "$M" "$O"/m{0,1,2,3,4}
 out=$("$FSVOL" grow "$M" "$O/m5" 2>&1) || fail "fsvol grow: $out"
-reshaped() { jq -e '.reshape == null and (.sync.state // "none") != "running" and .resync_pending == false' \
-	"$M/status.json" >/dev/null; }
+# done: the new size (given at the reshape's end, as md does) and no pass left
+# (the size first: right after grow the reshape may not show yet)
+reshaped() { [[ $(size_of "$M/volume") -eq $((4 * 64 * 1024)) ]] &&
+	jq -e '.reshape == null and (.sync.state // "none") != "running" and .resync_pending == false' \
+		"$M/status.json" >/dev/null; }
 wait_for 120 "the reshape to 6 members done" reshaped
 [[ $(size_of "$M/volume") -eq $((4 * 64 * 1024)) ]] || fail "not grown: $(size_of "$M/volume") bytes"
 out=$("$FSVOL" scrub "$M")
