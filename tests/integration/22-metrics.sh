@@ -30,7 +30,9 @@ name=$(awk 'NR == 1 { print $1 }' "$T/r5/status")
 	fail "two mounts' diskstats names collide: $(cat "$T/r5/diskstats" "$T/r1/diskstats")"
 "$FSVOL" stat -c 1 "$T/r1" | grep -q '^data_1\.x ' || fail "fsvol stat does not show the volume name"
 
-# --- a known workload, then metrics == stats.json, counter by counter
+# --- a known workload, then metrics == stats.json, counter by counter (safe
+# mode off: no clean mark lands between the two copies)
+safe_mode_off "$T/r5"
 "$FSVOL" ctl "$T/r5" reset || fail "fsvol ctl reset failed"
 dd if=/dev/urandom of="$T/r5/volume" bs=4K count=25 oflag=direct conv=notrunc status=none
 dd if="$T/r5/volume" of=/dev/null bs=64K count=3 iflag=direct status=none
