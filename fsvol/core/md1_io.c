@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "fsvol/core/md1_io.h"
+#include "fsvol/core/meta_io.h"
+#include "stats/stats.h"
 #include "fsvol/members/member.h"
 #include "fsvol/meta/md1_sb.h"
 
@@ -33,7 +35,14 @@ int md1_io_read(struct member *m, uint8_t *buf, struct sb_candidate *c)
 	return found;
 }
 
-int md1_io_block(struct member *m, const struct sb *s, uint8_t *buf, uint64_t *off, uint64_t *bm)
+/* A running volume's read of md's block before it is rewritten: counted and
+ * traced like the write after it (v NULL: create, nothing counts yet). */
+static int md1_read(struct vol *v, struct member *m, int why, uint8_t *buf, uint64_t off)
+{
+	return v ? vol_meta_io(v, m, MEMBER_READ, why, buf, MD1_SB_BYTES, off) : member_pread(m, buf, MD1_SB_BYTES, off);
+}
+
+int md1_io_block(struct vol *v, struct member *m, const struct sb *s, uint8_t *buf, uint64_t *off, uint64_t *bm)
 {
 	if (!s->md_minor || s->md_minor > 3)
 		return -EINVAL;
@@ -42,7 +51,7 @@ int md1_io_block(struct member *m, const struct sb *s, uint8_t *buf, uint64_t *o
 	char err[160];
 	if (!md)
 		return -ENOMEM;
-	int r = member_pread(m, buf, MD1_SB_BYTES, where * MD1_SECTOR);
+	int r = md1_read(v, m, STATS_WHY_SB, buf, where * MD1_SECTOR);
 	if (!r && md1_decode(buf, MD1_SB_BYTES, where, md, err, sizeof(err)))
 		r = -EIO; /* md's superblock went away under us: do not write a made-up one */
 	if (!r) {
@@ -56,13 +65,13 @@ int md1_io_block(struct member *m, const struct sb *s, uint8_t *buf, uint64_t *o
 	return r;
 }
 
-int md1_io_bitmap(struct member *m, const struct sb *s, uint8_t *buf, uint64_t bm)
+int md1_io_bitmap(struct vol *v, struct member *m, const struct sb *s, uint8_t *buf, uint64_t bm)
 {
 	struct md1_bitmap b;
 	char err[160];
 	if (!bm || !s->clean)
 		return 0;
-	int r = member_pread(m, buf, MD1_SB_BYTES, bm);
+	int r = md1_read(v, m, STATS_WHY_BITMAP, buf, bm);
 	if (r)
 		return r;
 	if (md1_bitmap_decode(buf, &b, err, sizeof(err)))

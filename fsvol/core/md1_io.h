@@ -5,6 +5,8 @@
 #ifndef FSVOL_MD1_IO_H
 #define FSVOL_MD1_IO_H
 
+struct vol;
+
 #include <stdint.h>
 
 struct member;
@@ -19,12 +21,12 @@ int md1_io_read(struct member *m, uint8_t *buf, struct sb_candidate *c);
  * superblock read back and updated from s (md1_update), encoded into buf
  * (4 KiB); *off its byte offset; *bm the byte offset of md's bitmap on m
  * (0: none). 0 or -errno. */
-int md1_io_block(struct member *m, const struct sb *s, uint8_t *buf, uint64_t *off, uint64_t *bm);
+int md1_io_block(struct vol *v, struct member *m, const struct sb *s, uint8_t *buf, uint64_t *off, uint64_t *bm);
 /* md's bitmap header block at bm for a clean volume s: its events and
  * events_cleared brought to s's (the bits are clear: fsvol never sets md's,
  * and a clean volume is in sync), into buf (4 KiB, the bits after the
  * header kept). 1 when there is a block to write, 0 not (the volume is
  * dirty: the header's events stay behind so md resyncs it all), -errno. */
-int md1_io_bitmap(struct member *m, const struct sb *s, uint8_t *buf, uint64_t bm);
+int md1_io_bitmap(struct vol *v, struct member *m, const struct sb *s, uint8_t *buf, uint64_t bm);
 
 #endif

@@ -45,11 +45,11 @@ int vol_sb_write(struct member *m, const struct sb *s, struct vol *v)
 	if (!buf)
 		return -ENOMEM;
 	uint64_t off = 0, bm = 0;
-	int r = s->md_minor ? md1_io_block(m, s, buf, &off, &bm) : (sb_encode(s, buf), 0);
+	int r = s->md_minor ? md1_io_block(v, m, s, buf, &off, &bm) : (sb_encode(s, buf), 0);
 	/* a running volume's: counted, traced (sb), failfast and modelled */
 	if (!r)
 		r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, buf, SB_SIZE, off) : member_pwrite(m, buf, SB_SIZE, off);
-	if (!r && bm && (r = md1_io_bitmap(m, s, buf, bm)) > 0) /* md's bitmap header keeps up while clean */
+	if (!r && bm && (r = md1_io_bitmap(v, m, s, buf, bm)) > 0) /* md's bitmap header keeps up while clean */
 		r = v ? vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_BITMAP, buf, SB_SIZE, bm) : member_pwrite(m, buf, SB_SIZE, bm);
 	if (!r)
 		r = v ? vol_meta_flush(v, m, STATS_WHY_SB) : member_flush(m);
