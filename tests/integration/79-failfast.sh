@@ -104,8 +104,10 @@ if command -v nbdkit >/dev/null; then
 	"$FSVOL" create -l raid1 -s 64M --bitmap-chunk 1M "$T/n0" --failfast "$T/n1" >/dev/null || fail "create with an NBD leg"
 	nbdkit_start "$T/slow.pid" nbdkit -U "$T/slow.sock" --filter=delay file "$T/n1" wdelay=1500ms rdelay=1500ms
 	S="nbd+unix:///?socket=$T/slow.sock"
-	fsvol_mount "$T/nbd" "$T/n0" "$S"
-	"$FSVOL" ctl "$T/nbd" failfast_ms 200
+	# the deadline from assembly on: set by ctl after the mount, a metadata
+	# write already under way to the slow leg keeps the default 1 s one
+	fsvol_mount --ctl="failfast_ms 200" "$T/nbd" "$T/n0" "$S"
+	jq_true '.failfast_ms == 200' "$T/nbd/status.json" || fail "mount --ctl failfast_ms 200 not applied"
 	slowest=$(fio_v "$T/nbd" "$T/fio3.json")
 	note "raid1 with a 1.5 s NBD leg, failfast_ms 200: slowest fio I/O ${slowest} ms"
 	((slowest < 1250)) || fail "NBD leg: an I/O waited ${slowest} ms of the 1.5 s stall"
