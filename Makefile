@@ -127,6 +127,7 @@ INTEGRATION_TESTS := \
 	tests/integration/56-bench-create.sh \
 	tests/integration/57-fuse-transport.sh \
 	tests/integration/58-no-wait.sh \
+	tests/integration/59-doc-experiments.sh \
 	tests/integration/60-cli-manage.sh \
 	tests/integration/61-detail-scan.sh \
 	tests/integration/62-mount-run.sh \
@@ -261,17 +262,20 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 
 # `make check` = deps, then sub-makes so pkg-config sees the installed packages:
 # the include check; the binaries built with parallel jobs (CHECK_JOBS, default:
-# the machine's cores); the unit tests beside the fuzz targets' build and their
-# bounded runs (each one's output whole, -O); then the integration tests (their
-# own lanes, INTEGRATION_JOBS).
+# the machine's cores); the call graph and sizes; then the integration tests
+# (their own lanes, INTEGRATION_JOBS) with, beside them once the scripts that
+# run alone are done, the unit tests and the fuzz targets' build and bounded
+# runs (niced: they take the CPU the waiting scripts leave idle; reported as
+# "beside" at the end, their output whole on failure).
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	@$(MAKE) --no-print-directory include-cycles
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) check-bins
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) callgraph
 	@$(MAKE) --no-print-directory sizes
-	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) -Otarget unit fuzz-check
-	@$(MAKE) --no-print-directory integration
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(UNIT_BINS)
+	@$(MAKE) --no-print-directory integration \
+		INTEGRATION_BESIDE="$(MAKE) --no-print-directory -j$(CHECK_JOBS) -Otarget unit fuzz-check"
 
 # every binary the tests run (one goal: no "is up to date" line per binary)
 check-bins: $(BINS) $(DOCS) $(TEST_TOOLS) $(UNIT_BINS)
@@ -338,44 +342,64 @@ URING_PARAM := /sys/module/fuse/parameters/enable_uring
 # the others in list order, and the FUSE tests' /dev/fuse runs last (the
 # enable_uring toggle above covers the whole run; --fuse-transport dev
 # ignores it).
-INTEGRATION_JOBS ?= 2
+INTEGRATION_JOBS ?= 3
 INTEGRATION_FIRST := \
 	tests/integration/90-md-diff.sh \
 	tests/integration/27-doc-examples.sh \
-	tests/integration/46-stress-short.sh \
+	tests/integration/59-doc-experiments.sh \
 	tests/integration/75-grow-raid5-raid6.sh \
-	tests/integration/74-grow-raid6-chunk.sh \
-	tests/integration/40-rebuild-checkpoint.sh \
 	tests/integration/73-grow-raid5.sh \
-	tests/integration/47-failpath-short.sh \
 	tests/integration/36-bitmap.sh \
-	tests/integration/12-sweep.sh \
 	tests/integration/05-concurrency.sh \
 	tests/integration/34-nbd-members.sh \
 	tests/integration/02-roundtrip.sh \
-	tests/integration/82-reshape-degraded.sh \
 	tests/integration/86-reshape-raid10.sh \
+	tests/integration/77-journal.sh \
+	tests/integration/78-write-mostly.sh \
+	tests/integration/76-ppl.sh \
 	tests/integration/06-bad-input.sh \
 	tests/integration/21-recovery.sh \
 	tests/integration/79-failfast.sh \
 	tests/integration/04-degraded.sh \
 	tests/integration/39-spare-takeover.sh
 
+# The long kill/grow/power-cut cycles and the stress scripts' short versions:
+# `make check-long` only (LONG_ONLY); the reshape and md-diff scripts that make
+# check runs short (FSVOL_TEST_SHORT=1: one crash per reshape instead of three,
+# raid6 and raid10 at one member count against md) run there in full
+# (LONG_FULL); and the FUSE tests whose /dev/fuse pass is long (LONG_DEV).
+LONG_ONLY := \
+	tests/integration/12-sweep.sh \
+	tests/integration/31-crash.sh \
+	tests/integration/40-rebuild-checkpoint.sh \
+	tests/integration/41-member-slots.sh \
+	tests/integration/46-stress-short.sh \
+	tests/integration/47-failpath-short.sh \
+	tests/integration/74-grow-raid6-chunk.sh \
+	tests/integration/82-reshape-degraded.sh
+LONG_FULL := \
+	tests/integration/73-grow-raid5.sh \
+	tests/integration/75-grow-raid5-raid6.sh \
+	tests/integration/86-reshape-raid10.sh \
+	tests/integration/90-md-diff.sh
+LONG_DEV := \
+	tests/integration/02-roundtrip.sh \
+	tests/integration/04-degraded.sh \
+	tests/integration/05-concurrency.sh
+
 integration: $(BINS) $(TEST_TOOLS)
 	@again=; if [ -w $(URING_PARAM) ] || [ "$$(cat $(URING_PARAM) 2>/dev/null)" = Y ]; then \
 		echo "the FUSE tests run twice: over io_uring, then (FSVOL_FUSE_TRANSPORT=dev) over /dev/fuse"; \
-		again="FSVOL_FUSE_TRANSPORT=dev $(FUSE_TESTS)"; \
-	fi; FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh -j $(INTEGRATION_JOBS) \
-		$(INTEGRATION_FIRST) $(filter-out $(INTEGRATION_FIRST),$(INTEGRATION_TESTS)) $$again
+		again="FSVOL_FUSE_TRANSPORT=dev $(filter-out $(LONG_DEV),$(FUSE_TESTS))"; \
+	fi; FSVOL_TEST_SHORT=1 FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh \
+		-j $(INTEGRATION_JOBS) $(if $(INTEGRATION_BESIDE),--beside '$(INTEGRATION_BESIDE)') \
+		$(INTEGRATION_FIRST) $(filter-out $(INTEGRATION_FIRST) $(LONG_ONLY),$(INTEGRATION_TESTS)) $$again
 
-# `make check-long`: make check, then what it runs only in short versions: the
-# long kill/grow/power-cut cycles and stress scripts (LONG_TESTS, sorted), and
-# the full stress scenarios (tests/stress/README.md).
-LONG_TESTS :=
-
+# `make check-long`: make check, then what it leaves out or runs short (above),
+# and the full stress scenarios (tests/stress/README.md).
 check-long: check
-	@if [ -n "$(strip $(LONG_TESTS))" ]; then FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh \
-		tests/run.sh -j $(INTEGRATION_JOBS) $(LONG_TESTS); fi
+	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh -j $(INTEGRATION_JOBS) \
+		$(LONG_FULL) $(LONG_ONLY) FSVOL_FUSE_TRANSPORT=dev $(LONG_DEV)
 	@$(MAKE) --no-print-directory $(BUILD)/bin/fsvol-ackwrite
 	@FSVOL_BUILD=$(BUILD) tests/tools/with_fuse_uring.sh tests/stress/adversarial.sh
 

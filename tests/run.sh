@@ -13,6 +13,10 @@
 # VAR=VALUE among the scripts: the scripts after it run with VAR set (make
 # integration runs the FUSE tests again with FSVOL_FUSE_TRANSPORT=dev); the
 # setting is shown beside their names.
+# --beside 'CMD': CMD (bash -c, niced) runs in the background while the lanes
+# run (after the scripts that run alone), its output kept; it is reported
+# like a script at the end (make check runs the unit tests and the fuzz
+# targets so, in the CPU the waiting scripts leave idle).
 # A script exits 0 to pass, 77 to skip (its last output line gives the reason).
 set -uo pipefail
 
@@ -24,7 +28,7 @@ usage() { echo "usage: tests/run.sh [-j N] SCRIPT... [VAR=VALUE SCRIPT...]" >&2;
 
 # the queue: script, its VAR=VALUE (or empty), alone (1/0)
 scripts=() envs=() alone=()
-setting=""
+setting="" beside="" beside_pid="" beside_rc=""
 while [[ $# -gt 0 ]]; do
 	if [[ $1 =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then
 		setting=$1
@@ -33,6 +37,7 @@ while [[ $# -gt 0 ]]; do
 	fi
 	case $1 in
 	-j) [[ $# -ge 2 ]] || usage; jobs=$2; shift 2; continue ;;
+	--beside) [[ $# -ge 2 ]] || usage; beside=$2; shift 2; continue ;;
 	-j*) jobs=${1#-j} ;;
 	-*) usage ;;
 	*)
@@ -137,6 +142,9 @@ report() {
 		why=""
 		[[ $rc -eq 124 || ($rc -eq 137 && $secs -ge $TEST_TIMEOUT) ]] && why=" timed out after ${TEST_TIMEOUT}s"
 		echo "FAIL $name (${secs}s, exit $rc)$why"
+		# the reason first (a log reader that keeps only the head still sees it)
+		grep -m3 '^FAIL' "$outs/$i" | sed 's/^/    | /'
+		echo "    | --- the whole output:"
 		sed 's/^/    | /' "$outs/$i"
 		failn=$((failn + 1))
 		failed+=("$name") ;;
@@ -150,6 +158,10 @@ reap() {
 	local pid rc i
 	wait -n -p pid
 	rc=$?
+	if [[ -n ${pid:-} && $pid == "$beside_pid" ]]; then
+		beside_rc=$rc
+		return 0
+	fi
 	[[ -n ${pid:-} && -n ${job_of[$pid]:-} ]] || return 0
 	i=${job_of[$pid]}
 	unset "job_of[$pid]"
@@ -165,6 +177,7 @@ interrupted() {
 	echo "tests/run.sh: interrupted: stopping ${running} running script(s)"
 	local pid
 	for pid in "${!job_of[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+	[[ -z $beside_pid ]] || { pkill -TERM -P "$beside_pid"; kill -TERM "$beside_pid"; } 2>/dev/null
 	reap_all
 	echo "$pass passed, $failn failed, $skip skipped (interrupted)"
 	rmdir "$root" 2>/dev/null
@@ -173,6 +186,10 @@ interrupted() {
 }
 trap interrupted INT TERM
 
+# the machine's busy share over the run (/proc/stat: all but idle and iowait),
+# to tell whether more lanes would help
+cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+read -r busy0 idle0 < <(cpu_ticks)
 t0=$(date +%s)
 n_alone=0
 for a in "${alone[@]}"; do n_alone=$((n_alone + a)); done
@@ -183,14 +200,32 @@ for i in "${!scripts[@]}"; do
 	start "$i"
 	reap_all
 done
+if [[ -n $beside ]]; then
+	(exec nice -n 10 bash -c "$beside") >"$outs/beside" 2>&1 </dev/null &
+	beside_pid=$! beside_t0=$(date +%s)
+fi
 for i in "${!scripts[@]}"; do
 	((alone[i])) && continue
 	while ((running >= jobs)); do reap; done
 	start "$i"
 done
 reap_all
+if [[ -n $beside_pid ]]; then
+	[[ -n $beside_rc ]] || { wait "$beside_pid"; beside_rc=$?; }
+	if ((beside_rc == 0)); then
+		echo "PASS beside: $beside (ended $(($(date +%s) - beside_t0))s after the lanes began)"
+		pass=$((pass + 1))
+	else
+		echo "FAIL beside: $beside (exit $beside_rc; the last 80 lines of its output)"
+		tail -n 80 "$outs/beside" | sed 's/^/    | /'
+		failn=$((failn + 1))
+		failed+=("beside")
+	fi
+fi
 
-((jobs == 1)) || echo "wall time $(($(date +%s) - t0))s"
+read -r busy1 idle1 < <(cpu_ticks)
+busy=$(((busy1 - busy0) * 100 / (busy1 - busy0 + idle1 - idle0 + 1)))
+((jobs == 1)) || echo "wall time $(($(date +%s) - t0))s, the machine's CPUs ${busy}% busy"
 [[ $failn -eq 0 ]] || echo "failed: ${failed[*]}"
 echo "$pass passed, $failn failed, $skip skipped"
 rmdir "$root" 2>/dev/null

@@ -4,7 +4,6 @@
 # without a groff warning and name every option of every command (they come
 # from the same tables as --help); the completions load in bash and complete
 # commands and options; 'make uninstall' removes it all.
-# fsvol-test: alone (make install on the build tree the other scripts run from)
 . "$(dirname "$0")/../lib.sh"
 requires groff
 requires make

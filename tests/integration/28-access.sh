@@ -5,7 +5,6 @@
 # reading works; chmod/chown last for the mount's life; --owner/--group/--mode
 # set them at mount; without --allow-other nobody else gets in at all;
 # members are created 0600; --log refuses a symlink and a file it cannot open.
-# fsvol-test: alone (adds users and groups to the machine)
 . "$(dirname "$0")/../lib.sh"
 requires_root "useradd and mounts for another user"
 requires useradd

@@ -13,7 +13,6 @@
 # Two runs on one machine do not meet: every namespace is this run's own
 # (named after $T), the veths exist only inside them, and the addresses
 # (10.231.N.0/24) and port (10809) live in this run's namespaces only.
-# fsvol-test: alone (network namespaces and veth pairs on the machine)
 . "$(dirname "$0")/../lib.sh"
 requires nbdkit
 requires nbdinfo

@@ -22,7 +22,6 @@
 #   -F N            N threads in all, each on every target: the process creates N I/O
 #                   threads (strace counts its clones) where -t N creates N per target, and
 #                   the XML has N <Thread>s each with a <Target> per target.
-# fsvol-test: alone (-g rates within 5%: the pacing needs a host that is not overloaded)
 . "$(dirname "$0")/../lib.sh"
 requires jq
 requires strace

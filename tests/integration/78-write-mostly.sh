@@ -15,7 +15,6 @@
 #  - kill -9 with write-behinds in flight: the bitmap kept their regions
 #    dirty, the resync after the remount copies them from the fast leg and a
 #    check finds 0 mismatches.
-# fsvol-test: alone (write latency medians compared (write-behind against the fast leg alone))
 . "$(dirname "$0")/../lib.sh"
 requires fio
 requires jq
