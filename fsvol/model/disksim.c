@@ -211,6 +211,27 @@ static void zone_spares(int scheme, double range, uint64_t cyls, uint64_t heads,
 	t->zone[i].spare = per < unit ? per : 0;
 }
 
+/* A zone's slips, kept in the table's list in the order given. */
+static int zone_slips(struct ds_ctx *c, struct dsp_param *sl, struct spindle_table *t, unsigned z)
+{
+	t->zone[z].slip0 = t->nslips;
+	t->zone[z].nslip = 0;
+	if (!sl || sl->v.kind != DSP_LIST)
+		return 0;
+	sl->used = 1;
+	for (size_t k = 0; k < sl->v.nitem; k++) {
+		const struct dsp_val *v = &sl->v.item[k];
+		if (v->kind != DSP_NUM || v->num < 0)
+			return ds_err(c, v->file, v->line, "slips: expected block numbers");
+		if (t->nslips >= SPINDLE_MAX_SLIPS)
+			return ds_err(c, v->file, v->line, "slips: more than %d in the drive",
+				      SPINDLE_MAX_SLIPS);
+		t->slip[t->nslips++] = (uint32_t)v->num;
+		t->zone[z].nslip++;
+	}
+	return 0;
+}
+
 static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, struct spindle_table *t)
 {
 	double scheme = 0, range = 1;
@@ -227,6 +248,9 @@ static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, str
 			      SPINDLE_MAX_ZONES);
 	uint64_t sum = 0;
 	t->nzones = 0;
+	t->nslips = 0;
+	t->scheme = (int)scheme;
+	t->range = range >= 1 ? (uint32_t)range : 1;
 	for (size_t i = 0; i < z->v.nitem; i++) {
 		struct dsp_val *v = &z->v.item[i];
 		if (v->kind != DSP_BLOCK)
@@ -242,9 +266,12 @@ static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, str
 		    (rc = num(c, b, "Skew for cylinder switch", 0, &cs)) ||
 		    (rc = num(c, b, "Number of spares", 0, &sp)))
 			return rc;
-		/* slips: only their count moves blocks (where they are is not modelled) */
+		/* slips: where each is moves the blocks after it (spindle_map.c) */
 		struct dsp_param *sl = dsp_get(b, "slips");
 		uint64_t slips = sl && sl->v.kind == DSP_LIST ? sl->v.nitem : 0;
+		if ((rc = zone_slips(c, sl, t, (unsigned)i)))
+			return rc;
+		t->zone[i].spares = sp > 0 ? (uint32_t)sp : 0;
 		if (c1 == t->cylinders)
 			t->cylinders++; /* some files count the last cylinder from 1 */
 		if (c1 < c0 || c0 < 0 || spt < 1 || c1 >= t->cylinders || dead < 0)
@@ -368,6 +395,8 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	 * its data before it writes */
 	if (get0(c, d, "Hold bus entire write xfer", &rc) != 0)
 		t->write_wm = 1;
+	t->extra_wdisc = get0(c, d, "Extra write disconnect", &rc) != 0;
+	t->min_wseek_ns = ms_ns(get0(c, d, "Minimum seek delay", &rc));
 	double segs = get0(c, d, "Number of buffer segments", &rc);
 	double seg = get0(c, d, "Segment size (in blks)", &rc);
 	double ra = get0(c, d, "Maximum read-ahead (blks)", &rc);

@@ -147,7 +147,27 @@ struct loc {
 	uint64_t head;
 	uint64_t in;      /* byte within the track */
 	uint64_t run;     /* user bytes from here on, contiguous on this track */
+	uint32_t slipoffs; /* slips that push the track's angle on, sectors */
 };
+
+/* A measured drive: DiskSim's map, slips included (spindle_map.c). */
+static struct loc locate_tab(const struct spindle *s, uint64_t off, unsigned z)
+{
+	const struct spindle_zone *zn = &s->zone[z];
+	uint64_t rel = (off - zn->start) / SPINDLE_SECTOR, left = (zn->bytes - (off - zn->start) +
+		SPINDLE_SECTOR - 1) / SPINDLE_SECTOR;
+	struct spindle_pbn p;
+	struct loc l;
+	spindle_map_ltop(s->p.tab, s->p.heads, z, rel, &p);
+	l.zone = z;
+	l.cyl = p.cyl;
+	l.head = p.head < s->p.heads ? p.head : s->p.heads - 1;
+	l.track = l.cyl * s->p.heads + l.head;
+	l.in = (uint64_t)p.sector * SPINDLE_SECTOR + off % SPINDLE_SECTOR;
+	l.slipoffs = p.slipoffs;
+	l.run = spindle_map_run(s->p.tab, s->p.heads, z, rel, left) * SPINDLE_SECTOR - off % SPINDLE_SECTOR;
+	return l;
+}
 
 static struct loc locate(const struct spindle *s, uint64_t off)
 {
@@ -155,6 +175,9 @@ static struct loc locate(const struct spindle *s, uint64_t off)
 	if (off >= s->disk_bytes)
 		off = s->disk_bytes ? s->disk_bytes - 1 : 0;
 	l.zone = zone_at(s, off);
+	if (s->p.tab)
+		return locate_tab(s, off, l.zone);
+	l.slipoffs = 0;
 	const struct spindle_zone *zn = &s->zone[l.zone];
 	uint64_t rel = off - zn->start, phys = rel, run = zn->bytes - rel;
 	if (zn->unit) { /* spares at the end of each unit (track, cylinder, range) */
@@ -214,7 +237,8 @@ static double angle_of(const struct spindle *s, const struct loc *l)
 	const struct spindle_zone *zn = &s->zone[l->zone];
 	double c = (double)(l->cyl - zn->cyl0);
 	double a = zn->first + c * ((double)(s->p.heads - 1) * zn->tskew + zn->cskew)
-		 + (double)l->head * zn->tskew + (double)l->in / (double)zn->track_bytes;
+		 + (double)l->head * zn->tskew + (double)(l->in + (uint64_t)l->slipoffs * SPINDLE_SECTOR) /
+		 (double)zn->track_bytes;
 	return a - floor(a);
 }
 
@@ -409,6 +433,8 @@ static uint64_t position(const struct spindle *s, uint64_t from, uint64_t off, u
 		if (seek < 0)
 			seek = 0;
 	}
+	if (write && s->p.tab && seek < (double)s->p.tab->min_wseek_ns)
+		seek = (double)s->p.tab->min_wseek_ns; /* "Minimum seek delay" */
 	c->seek_ns = ns_round(seek);
 	uint64_t arrive = ts + c->seek_ns;
 	c->rotate_ns = ns_round(rotate_ns(s, &b, arrive));
@@ -463,6 +489,22 @@ static void write_segments(const struct spindle *s, uint64_t off, uint64_t end, 
 	}
 }
 
+/* How long after the command a measured drive's media write may start: when
+ * the block under the head is in the buffer (DiskSim's
+ * disk_buffer_block_available): the first block, or with "Extra write
+ * disconnect" 10 blocks (a write under 45 blocks: 10 or all of it) or 15; a
+ * drive holding the bus for the whole write waits for all of it. */
+static uint64_t write_ready_ns(const struct spindle *s, uint64_t len, double link)
+{
+	const struct spindle_table *t = s->p.tab;
+	uint64_t n = (len + SPINDLE_SECTOR - 1) / SPINDLE_SECTOR, k = 1;
+	if (t->write_wm >= 1)
+		return (uint64_t)link;
+	if (t->extra_wdisc)
+		k = n < 45 ? (n < 10 ? n : 10) : 15;
+	return iface_ns(s, k * SPINDLE_SECTOR, 1);
+}
+
 /* A media access (read miss, write-through): overhead, wait for the mechanism,
  * seek, rotate, transfer; with an adapter the data also crosses the shared bus
  * (a read's after the media, a write's before its media write can end). */
@@ -477,8 +519,7 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	double link = (double)iface_ns(s, r->length, r->write);
 	uint64_t at = position(s, head_at(s, t), off, ts, r->write, c);
 	if (r->write && s->p.tab) {
-		/* a measured drive writes once the buffer holds write_wm of the data */
-		uint64_t ready = t_cmd + (uint64_t)(link * s->p.tab->write_wm);
+		uint64_t ready = t_cmd + write_ready_ns(s, r->length, link);
 		if (ready > at) {
 			struct loc b = locate(s, off);
 			uint64_t arrive = ts + c->seek_ns;
