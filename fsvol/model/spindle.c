@@ -489,6 +489,23 @@ static void write_segments(const struct spindle *s, uint64_t off, uint64_t end, 
 	}
 }
 
+/* A measured drive with several segments keeps what the prefetching segment
+ * read when another command takes the mechanism; a write over any of that
+ * data empties the segment instead (DiskSim: a clean segment overlapping a
+ * write is emptied). */
+static void freeze_active(const struct spindle *s, const struct spindle_req *r, uint64_t t,
+			  struct effect *e)
+{
+	if (!s->p.tab || s->p.tab->segments < 2 || !s->seg_valid)
+		return;
+	uint64_t hi = seg_hi(s, t), lo = seg_low(s, hi);
+	if (r->write && r->disk_offset < hi && lo < r->disk_offset + r->length)
+		return;
+	e->freeze = 1;
+	e->fz_lo = lo;
+	e->fz_hi = hi;
+}
+
 /* How long after the command a measured drive's media write may start: when
  * the block under the head is in the buffer (DiskSim's
  * disk_buffer_block_available): the first block, or with "Extra write
@@ -548,11 +565,7 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 
 	e->pos = end;
 	e->seg_valid = 0;
-	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
-		e->freeze = 1; /* the prefetching segment keeps what it read */
-		e->fz_lo = seg_low(s, seg_hi(s, t));
-		e->fz_hi = seg_hi(s, t);
-	}
+	freeze_active(s, r, t, e); /* the prefetching segment keeps what it read */
 	if (r->write)
 		write_segments(s, off, end, e);
 	if (!r->write && seg_size(s)) {
@@ -660,11 +673,7 @@ static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, 
 	c->wait_ns = ack - in_buf + late;
 	c->write_back = 1;
 	e->seg_valid = 0;
-	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
-		e->freeze = 1;
-		e->fz_lo = seg_low(s, seg_hi(s, t));
-		e->fz_hi = seg_hi(s, t);
-	}
+	freeze_active(s, r, t, e);
 	write_segments(s, off, off + r->length, e);
 	e->pos = off + r->length;
 	e->mech_free_ns = dend;
