@@ -622,9 +622,13 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	e->seg_lo = off;
 	e->seg_h0 = hi;   /* restart the prefetch clock: it may have paused when full */
 	e->seg_t0 = t;
-	if (s->p.tab)
+	if (s->p.tab) {
 		seg_span(s, s->seg_lo, off, end, &e->seg_lo, &e->seg_cap);
-	else
+		/* the segment keeps what it holds before the hit (a ring: the
+		 * oldest blocks go as the prefetch goes on) */
+		if (seg_low(s, hi) < e->seg_lo)
+			e->seg_lo = seg_low(s, hi);
+	} else
 		e->seg_cap = off + s->p.cache_bytes;
 	if (e->seg_cap < hi)
 		e->seg_cap = hi;
