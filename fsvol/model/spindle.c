@@ -590,17 +590,24 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 		return 0;
 	uint64_t hi = s->seg_valid ? seg_hi(s, t) : 0, avail = t;
 	/* the segment holds the start, and the prefetch (still going) brings
-	 * the rest; a measured drive's stops at seg_cap: a read past it is a miss */
-	uint64_t cap = s->seg_valid ? min_u64(s->seg_cap, s->disk_bytes) : 0;
+	 * the rest; a measured drive's stops at seg_cap: a read from there on
+	 * is a miss, one that starts in the data and ends past it a partial
+	 * hit (the media read goes on to its end) */
+	uint64_t cap = s->seg_valid ? min_u64(s->seg_cap, s->disk_bytes) : 0, t0 = t;
 	int active = s->seg_valid && off >= seg_low(s, hi) && off <= hi &&
-		     (!s->p.tab || end <= hi || end <= cap);
+		     (!s->p.tab || end <= hi || end <= cap || off < hi);
 	int f = -1;
 	for (unsigned i = 0; !active && i < s->nfrozen; i++)
 		if (off >= s->frozen[i].lo && end <= s->frozen[i].hi)
 			f = (int)i;
 	if (!active && f < 0)
 		return 0;
-	if (active && end > hi) {
+	if (active && end > hi && hi >= cap && s->p.tab) {
+		/* the prefetch had stopped: the media read starts again at hi */
+		struct spindle_cost pc;
+		t0 = position(s, hi - 1, hi, t + overhead(s, SPINDLE_OVH_RHIT), 0, &pc);
+		avail = t0 + ns_round(media_ns(s, hi, end - hi));
+	} else if (active && end > hi) {
 		double rate = spindle_zone_rate(s, zone_at(s, hi));
 		avail = t + (uint64_t)ceil((double)(end - hi) * NS_PER_S / rate);
 	}
@@ -621,7 +628,7 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	e->seg_valid = 1;
 	e->seg_lo = off;
 	e->seg_h0 = hi;   /* restart the prefetch clock: it may have paused when full */
-	e->seg_t0 = t;
+	e->seg_t0 = t0;
 	if (s->p.tab) {
 		seg_span(s, s->seg_lo, off, end, &e->seg_lo, &e->seg_cap);
 		/* the segment keeps what it holds before the hit (a ring: the
