@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
 
 #define NS_PER_S 1e9
 #define MINUTE_NS 60000000000ull /* holds exactly rpm revolutions */
@@ -438,6 +439,12 @@ static uint64_t position(const struct spindle *s, uint64_t from, uint64_t off, u
 	c->seek_ns = ns_round(seek);
 	uint64_t arrive = ts + c->seek_ns;
 	c->rotate_ns = ns_round(rotate_ns(s, &b, arrive));
+	if (getenv("FS_DBG"))
+		fprintf(stderr, "POS ts %.6f off %llu from %llu/%llu to %llu/%llu/%llu seek %.4f rot %.4f ang %.5f at %.5f\n",
+			ts / 1e6, (unsigned long long)(off / 512), (unsigned long long)a.cyl,
+			(unsigned long long)a.head, (unsigned long long)b.cyl, (unsigned long long)b.head,
+			(unsigned long long)(b.in / 512), c->seek_ns / 1e6, c->rotate_ns / 1e6,
+			angle_of(s, &b), angle_at(s, arrive));
 	return arrive + c->rotate_ns;
 }
 
@@ -560,6 +567,8 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	c->wait_ns += late < done - at ? late : done - at;
 	c->transfer_ns = done - at - (late < done - at ? late : done - at);
 	uint64_t fin = done_overhead(s, r->write);
+	if (r->write && s->p.tab) /* the drive disconnected for the media write */
+		fin += s->p.tab->wreselect_ns;
 	c->overhead_ns += fin;
 	uint64_t end = off + r->length;
 
