@@ -13,6 +13,7 @@
 
 #include "fsvol/model/disksim.h"
 #include "fsvol/model/dsparam.h"
+#include "fsvol/model/spindle.h"
 #include "fsvol/model/validate.h"
 
 static char dir[64];
@@ -213,10 +214,14 @@ START_TEST(disksim_maps_the_drive)
 	size_t n = fread(all, 1, sizeof(all) - 1, log);
 	all[n] = 0;
 	fclose(log);
-	ck_assert_msg(strstr(all, "ignored: Never disconnect"), "%s", all);
+	ck_assert_msg(strstr(all, "ignored: Percent error in rpms"), "%s", all);
+	ck_assert_ptr_null(strstr(all, "ignored: Never disconnect")); /* a write reselects */
+	ck_assert_uint_eq(t->nslips, 2); /* zone 1's slips, kept for the map */
+	ck_assert_uint_eq(t->zone[1].slip0, 0);
+	ck_assert_uint_eq(t->zone[1].nslip, 2);
 	ck_assert_msg(strstr(all, "ignored: defects"), "%s", all);
 	ck_assert_ptr_null(strstr(strstr(all, "ignored: defects") + 1, "ignored: defects"));
-	ck_assert_ptr_null(strstr(all, "ignored: slips")); /* counted (scheme 0: no effect) */
+	ck_assert_ptr_null(strstr(all, "ignored: slips")); /* where they are is mapped */
 	/* the spec form gives the same drive back */
 	char spec[256];
 	snprintf(spec, sizeof(spec), "disksim:%s", p);
@@ -253,6 +258,52 @@ START_TEST(disksim_maps_the_drive)
 }
 END_TEST
 
+/* DiskSim's map with slips (layout_g1's g1_ltop_*): a slipped track is
+ * skipped under track sparing; a slipped sector moves the later blocks of its
+ * cylinder on, and pushes the angle of the later tracks a sector each. */
+START_TEST(map_steps_over_slips)
+{
+	static struct spindle_table t; /* large */
+	struct spindle_pbn p;
+	memset(&t, 0, sizeof(t));
+	t.nzones = 1;
+	t.zone[0].cyl0 = 10;
+	t.zone[0].cyl1 = 19;
+	t.zone[0].spt = 100;
+	t.zone[0].nslip = 2;
+	t.slip[0] = 3;
+	t.slip[1] = 5;
+	t.nslips = 2;
+	t.scheme = 1; /* track sparing: slips 3 and 5 are tracks */
+	spindle_map_ltop(&t, 4, 0, 250, &p); /* track 2 */
+	ck_assert_uint_eq(p.cyl, 10);
+	ck_assert_uint_eq(p.head, 2);
+	ck_assert_uint_eq(p.sector, 50);
+	spindle_map_ltop(&t, 4, 0, 350, &p); /* logical track 3: physical 4 */
+	ck_assert_uint_eq(p.cyl, 11);
+	ck_assert_uint_eq(p.head, 0);
+	spindle_map_ltop(&t, 4, 0, 450, &p); /* logical 4: physical 6 (5 slipped too) */
+	ck_assert_uint_eq(p.cyl, 11);
+	ck_assert_uint_eq(p.head, 2);
+	ck_assert_uint_eq(p.slipoffs, 0);
+	ck_assert_uint_eq(spindle_map_run(&t, 4, 0, 250, 1000), 50);
+	t.scheme = 2; /* sectors per cylinder, 10 spares each; slips 3 and 5 are sectors */
+	t.zone[0].spares = 10;
+	spindle_map_ltop(&t, 4, 0, 2, &p);
+	ck_assert_uint_eq(p.sector, 2);
+	spindle_map_ltop(&t, 4, 0, 3, &p); /* sector 3 slipped: on to 4 */
+	ck_assert_uint_eq(p.sector, 4);
+	spindle_map_ltop(&t, 4, 0, 4, &p); /* and 5: on to 6 */
+	ck_assert_uint_eq(p.sector, 6);
+	ck_assert_uint_eq(spindle_map_run(&t, 4, 0, 0, 1000), 3);
+	spindle_map_ltop(&t, 4, 0, 390, &p); /* the next cylinder, angle pushed 2 sectors */
+	ck_assert_uint_eq(p.cyl, 11);
+	ck_assert_uint_eq(p.head, 0);
+	ck_assert_uint_eq(p.sector, 0);
+	ck_assert_uint_eq(p.slipoffs, 2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("validate");
@@ -263,6 +314,7 @@ int main(void)
 	tcase_add_test(tc, dsparam_reads_blocks_lists_and_sources);
 	tcase_add_loop_test(tc, dsparam_errors_name_file_and_line, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, disksim_maps_the_drive);
+	tcase_add_test(tc, map_steps_over_slips);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
