@@ -311,6 +311,10 @@ struct spindle_req *spindle_dispatch(struct spindle *s, uint64_t now_ns);
 /* Free r's service slot (call at r->done_ns; any member's spindle of the disk). */
 void spindle_complete(struct spindle *s, struct spindle_req *r);
 
+/* Serve r on disk s (the disk's spindle) from t: sets start_ns, done_ns and
+ * cost and moves the head and caches (spindle_dispatch's service step). */
+uint64_t spindle_serve(struct spindle *s, struct spindle_req *r, uint64_t t);
+
 /* What r would cost if it started at start_ns in the current state; changes nothing. */
 uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r,
 			    uint64_t start_ns, struct spindle_cost *cost);
