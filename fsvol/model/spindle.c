@@ -529,6 +529,18 @@ static uint64_t write_ready_ns(const struct spindle *s, uint64_t len, double lin
 	return iface_ns(s, k * SPINDLE_SECTOR, 1);
 }
 
+/* Bytes a measured drive reads into its buffer before it reconnects to send
+ * a read: the high water mark's share of the request (or the segment, if
+ * smaller) in whole blocks, at least one (DiskSim's watermark). */
+static uint64_t read_mark(const struct spindle *s, uint64_t len)
+{
+	uint64_t n = len / SPINDLE_SECTOR, seg = s->p.tab->seg_bytes / SPINDLE_SECTOR;
+	if (seg && seg < n)
+		n = seg;
+	uint64_t k = (uint64_t)((double)n * s->p.tab->read_wm);
+	return (k ? k : 1) * SPINDLE_SECTOR;
+}
+
 /* A media access (read miss, write-through): overhead, wait for the mechanism,
  * seek, rotate, transfer; with an adapter the data also crosses the shared bus
  * (a read's after the media, a write's before its media write can end). */
@@ -557,8 +569,8 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	uint64_t done = at + c->transfer_ns;
 	if (r->write && s->p.tab) /* the data crossed the interface from the command on */
 		done = max_u64(at + ns_round(media), t_cmd + (uint64_t)link);
-	else if (s->p.tab && s->p.tab->read_wm > 0) /* reconnect at the high-water mark */
-		done = max_u64(done, at + ns_round(media * s->p.tab->read_wm + link));
+	else if (s->p.tab) /* reconnect at the high-water mark: whole blocks, one at least */
+		done = max_u64(done, at + ns_round(media_ns(s, off, read_mark(s, r->length)) + link));
 	if (r->write)
 		done = max_u64(done, bus(s, t_cmd, t_cmd, r->length, e, &late));
 	else
