@@ -368,6 +368,7 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 			     get0(c, d, "First reselect overhead", &rc) +
 			     get0(c, d, "Data preparation overhead", &rc)) * scale);
 	t->wdone_ns = ms_ns(get0(c, d, "Write completion overhead", &rc) * scale);
+	t->wprep_ns = ms_ns(get0(c, d, "Data preparation overhead", &rc) * scale);
 	/* a drive that disconnects while it writes (it does not hold the bus for
 	 * the whole write) reselects before it reports the completion */
 	if (get0(c, d, "Hold bus entire write xfer", &rc) == 0 &&

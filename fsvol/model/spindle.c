@@ -541,6 +541,49 @@ static uint64_t read_mark(const struct spindle *s, uint64_t len)
 	return (k ? k : 1) * SPINDLE_SECTOR;
 }
 
+/* When a measured drive's media write of [off, off + len), its first sector
+ * under the head at `at`, ends: sector by sector, each written only once its
+ * block is in the buffer (and, with "Extra write disconnect", 10-15 blocks
+ * are), else a turn later (DiskSim's disk_buffer_block_available); a track
+ * switch within the write takes the head switch and the write settling. The
+ * data comes in from t_cmd, one block per wsect. */
+static uint64_t write_media_end(const struct spindle *s, uint64_t off, uint64_t len, uint64_t at,
+				uint64_t t_cmd)
+{
+	const struct spindle_table *tb = s->p.tab;
+	uint64_t n = (len + SPINDLE_SECTOR - 1) / SPINDLE_SECTOR, i = 0, o = off;
+	uint64_t k = write_ready_ns(s, len, (double)iface_ns(s, len, 1)) / (tb->wsect_ns ? tb->wsect_ns : 1);
+	double t = (double)at, x0 = (double)(t_cmd + tb->wprep_ns), ws = (double)tb->wsect_ns;
+	while (i < n) {
+		struct loc l = locate(s, o);
+		const struct spindle_zone *zn = &s->zone[l.zone];
+		double sect = s->rev_ns / zn->spt;
+		uint64_t run = l.run / SPINDLE_SECTOR ? l.run / SPINDLE_SECTOR : 1;
+		run = run < n - i ? run : n - i;
+		for (uint64_t j = 0; j < run; j++, i++) {
+			double ready = x0 + (double)(i + 1 > k ? i + 1 : k) * ws;
+			if (t + 0.5 < ready)
+				t += ceil((ready - t) / s->rev_ns) * s->rev_ns;
+			t += sect;
+		}
+		o += run * SPINDLE_SECTOR;
+		if (i < n) { /* the next track's first sector, after its skew */
+			struct loc b = locate(s, o);
+			double f = angle_of(s, &b) - angle_of(s, &l) - (double)(run * SPINDLE_SECTOR) /
+				   (double)zn->track_bytes;
+			f -= floor(f);
+			double sw = (double)s->p.switch_ns + (double)tb->settle_ns;
+			if (b.cyl != l.cyl)
+				sw = spindle_seek_ns(s, 1) + (double)tb->settle_ns;
+			double gap = f * s->rev_ns;
+			while (gap + 0.5 < sw)
+				gap += s->rev_ns;
+			t += gap;
+		}
+	}
+	return ns_round(t);
+}
+
 /* A media access (read miss, write-through): overhead, wait for the mechanism,
  * seek, rotate, transfer; with an adapter the data also crosses the shared bus
  * (a read's after the media, a write's before its media write can end). */
@@ -567,8 +610,8 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	double media = media_ns(s, off, r->length);
 	c->transfer_ns = ns_round(media > link ? media : link);
 	uint64_t done = at + c->transfer_ns;
-	if (r->write && s->p.tab) /* the data crossed the interface from the command on */
-		done = max_u64(at + ns_round(media), t_cmd + (uint64_t)link);
+	if (r->write && s->p.tab) /* sector by sector, as the data comes in */
+		done = write_media_end(s, off, r->length, at, t_cmd);
 	else if (s->p.tab) /* reconnect at the high-water mark: whole blocks, one at least */
 		done = max_u64(done, at + ns_round(media_ns(s, off, read_mark(s, r->length)) + link));
 	if (r->write)

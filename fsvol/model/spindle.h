@@ -87,6 +87,7 @@ struct spindle_table {
 	uint64_t ovh_ns[SPINDLE_OVH_KINDS][2]; /* command overhead, after a read [0] or write [1] */
 	uint64_t rdone_ns, wdone_ns;   /* after the transfer: reselect, data prep, completion */
 	uint64_t wreselect_ns;     /* a media write's reselection before its completion */
+	uint64_t wprep_ns;         /* before a write's data starts to come in */
 	uint64_t rhit_done_ns;     /* after a read hit's transfer (no reselection) */
 	uint64_t rsect_ns, wsect_ns;   /* host transfer per 512-byte sector */
 	double read_wm;            /* a read reconnects once this share of it is read */
