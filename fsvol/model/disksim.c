@@ -422,6 +422,8 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	t->ra_over = over != 0;
 	t->contread = cont >= 0 && cont <= 4 ? (int)cont : 3;
 	t->write_seg = hitw != 0;
+	t->ra_idle_hit = !dsp_get(d, "Read-ahead on idle hit") ||
+			 get0(c, d, "Read-ahead on idle hit", &rc) != 0;
 	p->wcache = fast > 0 && t->seg_bytes;
 	p->cache_bytes = (uint64_t)(wsegs > 0 ? wsegs : 1) * t->seg_bytes;
 	p->overhead_ns = t->ovh_ns[SPINDLE_OVH_RMISS][0];

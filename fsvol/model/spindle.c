@@ -349,7 +349,11 @@ static void seg_span(const struct spindle *s, uint64_t seg0, uint64_t off, uint6
 	if (!s->p.tab)
 		return;
 	const struct spindle_table *t = s->p.tab;
-	uint64_t ra = t->ra_over ? end + t->ra_bytes : off + max_u64(end - off, t->ra_bytes);
+	/* DiskSim's disk_buffer_get_max_readahead: the maximum read-ahead past
+	 * the request's end; without one, the segment from the request's start
+	 * ("Read-ahead over requested" 0) or past its end */
+	uint64_t ra = t->ra_bytes ? end + t->ra_bytes :
+		      !t->ra_over ? max_u64(end, off + size) : end + size;
 	switch (t->contread) {
 	case 0:
 		ra = end;
@@ -693,7 +697,12 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	e->seg_lo = off;
 	e->seg_h0 = hi;   /* restart the prefetch clock: it may have paused when full */
 	e->seg_t0 = t0;
-	if (s->p.tab) {
+	if (s->p.tab && !s->p.tab->ra_idle_hit && hi >= cap) {
+		/* a hit while the read-ahead is done starts none ("Read-ahead on
+		 * idle hit" off): the segment keeps what it holds */
+		e->seg_lo = s->seg_lo;
+		e->seg_cap = max_u64(cap, end);
+	} else if (s->p.tab) {
 		seg_span(s, s->seg_lo, off, end, &e->seg_lo, &e->seg_cap);
 		/* the segment keeps what it holds before the hit (a ring: the
 		 * oldest blocks go as the prefetch goes on) */

@@ -102,6 +102,7 @@ struct spindle_table {
 				    * maximum), 4 the end of the track after the request's (one
 				    * track more when the segment began on an earlier track) */
 	int write_seg;             /* written data stays in a segment (read hits on it) */
+	int ra_idle_hit;           /* a hit after the read-ahead is done starts another */
 };
 
 /* Every parameter in SI-like units: ns, bytes, bytes/s, rpm. */
