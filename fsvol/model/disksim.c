@@ -395,10 +395,11 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	/* "Set watermark by reqsize": the share of the request, else of the segment */
 	double wm = get0(c, d, "High (read) water mark", &rc);
 	t->read_wm = wm > 0 && wm <= 1 ? wm : 0; /* 1: the whole read is buffered first */
+	/* a low water mark of 1, or a drive that holds the bus for a write's
+	 * whole transfer, takes all of a write's data before it writes; others
+	 * write block by block as the data comes in */
 	wm = get0(c, d, "Low (write) water mark", &rc);
-	t->write_wm = wm > 0 && wm <= 1 ? wm : 0;
-	/* a drive that holds the bus for a write's whole transfer takes all
-	 * its data before it writes */
+	t->write_wm = wm >= 1 ? 1 : 0;
 	if (get0(c, d, "Hold bus entire write xfer", &rc) != 0)
 		t->write_wm = 1;
 	t->extra_wdisc = get0(c, d, "Extra write disconnect", &rc) != 0;
