@@ -11,7 +11,8 @@ mkdir -p "$T/d"
 cp "$DATA"/*.parv "$DATA"/*.diskspecs "$DATA"/*.model "$DATA"/*.seek "$T/d/"
 
 # drive | DiskSim's rms (DiskSim 2.01 on the same files) | bound: 1.2x DiskSim's
-for row in "hp_c2247a 0.089 0.1068" "cheetah9LP 0.107 0.1284" "atlas10k 0.268 0.3216"; do
+for row in "hp_c2247a 0.089 0.1068" "cheetah9LP 0.107 0.1284" "atlas10k 0.268 0.3216" \
+	"ibm18es 0.136 0.1632" "dec_rz26 0.341 0.4092" "hp_c2490a 0.254 0.3048"; do
 	read -r d ref bound <<<"$row"
 	gzip -dc "$DATA/$d.trace.gz" >"$T/d/$d.trace"
 	"$FSVOL" model validate --model "disksim:$T/d/$d.parv" "$T/d/$d.trace" --out "$T/$d.out" \
