@@ -363,7 +363,8 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	for (int k = 0; k < SPINDLE_OVH_KINDS; k++)
 		for (int w = 0; w < 2; w++)
 			t->ovh_ns[k][w] = ms_ns((get0(c, d, ovh[k][w], &rc) + per) * scale);
-	t->rhit_done_ns = ms_ns(get0(c, d, "Read completion overhead", &rc) * scale);
+	t->rhit_done_ns = ms_ns((get0(c, d, "Read completion overhead", &rc) +
+				 get0(c, d, "Data preparation overhead", &rc)) * scale);
 	t->rdone_ns = ms_ns((get0(c, d, "Read completion overhead", &rc) +
 			     get0(c, d, "First reselect overhead", &rc) +
 			     get0(c, d, "Data preparation overhead", &rc)) * scale);

@@ -616,8 +616,10 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	uint64_t done = at + c->transfer_ns;
 	if (r->write && s->p.tab) /* sector by sector, as the data comes in */
 		done = write_media_end(s, off, r->length, at, t_cmd);
-	else if (s->p.tab) /* reconnect at the high-water mark: whole blocks, one at least */
-		done = max_u64(done, at + ns_round(media_ns(s, off, read_mark(s, r->length)) + link));
+	else if (s->p.tab) /* reconnect at the high-water mark: whole blocks, one at least;
+			    * the last block crosses the bus after it is read */
+		done = max_u64(max_u64(done, at + ns_round(media_ns(s, off, read_mark(s, r->length)) + link)),
+			       at + ns_round(media) + iface_ns(s, SPINDLE_SECTOR, 0));
 	if (r->write)
 		done = max_u64(done, bus(s, t_cmd, t_cmd, r->length, e, &late));
 	else
