@@ -683,6 +683,8 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	}
 	c->overhead_ns = overhead(s, SPINDLE_OVH_RHIT);
 	uint64_t bus_done = t + c->overhead_ns + iface_ns(s, r->length, 0);
+	if (s->p.tab && avail > t) /* the last block crosses the bus once it is read */
+		avail += iface_ns(s, SPINDLE_SECTOR, 0);
 	*done = max_u64(bus_done, avail);
 	*done = bus(s, t + c->overhead_ns, *done, r->length, e, &late);
 	c->wait_ns = late < *done - t - c->overhead_ns ? late : *done - t - c->overhead_ns;
