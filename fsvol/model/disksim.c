@@ -211,6 +211,27 @@ static void zone_spares(int scheme, double range, uint64_t cyls, uint64_t heads,
 	t->zone[i].spare = per < unit ? per : 0;
 }
 
+/* A zone's slips, kept in the table's list in the order given. */
+static int zone_slips(struct ds_ctx *c, struct dsp_param *sl, struct spindle_table *t, unsigned z)
+{
+	t->zone[z].slip0 = t->nslips;
+	t->zone[z].nslip = 0;
+	if (!sl || sl->v.kind != DSP_LIST)
+		return 0;
+	sl->used = 1;
+	for (size_t k = 0; k < sl->v.nitem; k++) {
+		const struct dsp_val *v = &sl->v.item[k];
+		if (v->kind != DSP_NUM || v->num < 0)
+			return ds_err(c, v->file, v->line, "slips: expected block numbers");
+		if (t->nslips >= SPINDLE_MAX_SLIPS)
+			return ds_err(c, v->file, v->line, "slips: more than %d in the drive",
+				      SPINDLE_MAX_SLIPS);
+		t->slip[t->nslips++] = (uint32_t)v->num;
+		t->zone[z].nslip++;
+	}
+	return 0;
+}
+
 static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, struct spindle_table *t)
 {
 	double scheme = 0, range = 1;
@@ -227,6 +248,9 @@ static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, str
 			      SPINDLE_MAX_ZONES);
 	uint64_t sum = 0;
 	t->nzones = 0;
+	t->nslips = 0;
+	t->scheme = (int)scheme;
+	t->range = range >= 1 ? (uint32_t)range : 1;
 	for (size_t i = 0; i < z->v.nitem; i++) {
 		struct dsp_val *v = &z->v.item[i];
 		if (v->kind != DSP_BLOCK)
@@ -242,9 +266,12 @@ static int map_layout(struct ds_ctx *c, struct dsp_block *l, uint32_t heads, str
 		    (rc = num(c, b, "Skew for cylinder switch", 0, &cs)) ||
 		    (rc = num(c, b, "Number of spares", 0, &sp)))
 			return rc;
-		/* slips: only their count moves blocks (where they are is not modelled) */
+		/* slips: where each is moves the blocks after it (spindle_map.c) */
 		struct dsp_param *sl = dsp_get(b, "slips");
 		uint64_t slips = sl && sl->v.kind == DSP_LIST ? sl->v.nitem : 0;
+		if ((rc = zone_slips(c, sl, t, (unsigned)i)))
+			return rc;
+		t->zone[i].spares = sp > 0 ? (uint32_t)sp : 0;
 		if (c1 == t->cylinders)
 			t->cylinders++; /* some files count the last cylinder from 1 */
 		if (c1 < c0 || c0 < 0 || spt < 1 || c1 >= t->cylinders || dead < 0)
@@ -336,11 +363,18 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	for (int k = 0; k < SPINDLE_OVH_KINDS; k++)
 		for (int w = 0; w < 2; w++)
 			t->ovh_ns[k][w] = ms_ns((get0(c, d, ovh[k][w], &rc) + per) * scale);
-	t->rhit_done_ns = ms_ns(get0(c, d, "Read completion overhead", &rc) * scale);
+	t->rhit_done_ns = ms_ns((get0(c, d, "Read completion overhead", &rc) +
+				 get0(c, d, "Data preparation overhead", &rc)) * scale);
 	t->rdone_ns = ms_ns((get0(c, d, "Read completion overhead", &rc) +
 			     get0(c, d, "First reselect overhead", &rc) +
 			     get0(c, d, "Data preparation overhead", &rc)) * scale);
 	t->wdone_ns = ms_ns(get0(c, d, "Write completion overhead", &rc) * scale);
+	t->wprep_ns = ms_ns(get0(c, d, "Data preparation overhead", &rc) * scale);
+	/* a drive that disconnects while it writes (it does not hold the bus for
+	 * the whole write) reselects before it reports the completion */
+	if (get0(c, d, "Hold bus entire write xfer", &rc) == 0 &&
+	    get0(c, d, "Never disconnect", &rc) == 0)
+		t->wreselect_ns = ms_ns(get0(c, d, "First reselect overhead", &rc) * scale);
 	/* The transfer to the host goes at the slowest of the disk's and the
 	 * buses' per-sector times (DiskSim takes the largest along the path). */
 	double bulk = get0(c, d, "Bulk sector transfer time", &rc), rb = bulk, wb = bulk;
@@ -362,12 +396,15 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	/* "Set watermark by reqsize": the share of the request, else of the segment */
 	double wm = get0(c, d, "High (read) water mark", &rc);
 	t->read_wm = wm > 0 && wm <= 1 ? wm : 0; /* 1: the whole read is buffered first */
+	/* a low water mark of 1, or a drive that holds the bus for a write's
+	 * whole transfer, takes all of a write's data before it writes; others
+	 * write block by block as the data comes in */
 	wm = get0(c, d, "Low (write) water mark", &rc);
-	t->write_wm = wm > 0 && wm <= 1 ? wm : 0;
-	/* a drive that holds the bus for a write's whole transfer takes all
-	 * its data before it writes */
+	t->write_wm = wm >= 1 ? 1 : 0;
 	if (get0(c, d, "Hold bus entire write xfer", &rc) != 0)
 		t->write_wm = 1;
+	t->extra_wdisc = get0(c, d, "Extra write disconnect", &rc) != 0;
+	t->min_wseek_ns = ms_ns(get0(c, d, "Minimum seek delay", &rc));
 	double segs = get0(c, d, "Number of buffer segments", &rc);
 	double seg = get0(c, d, "Segment size (in blks)", &rc);
 	double ra = get0(c, d, "Maximum read-ahead (blks)", &rc);
@@ -387,6 +424,8 @@ static int map_disk(struct ds_ctx *c, struct dsp_file *f, struct dsp_block *d,
 	t->ra_over = over != 0;
 	t->contread = cont >= 0 && cont <= 4 ? (int)cont : 3;
 	t->write_seg = hitw != 0;
+	t->ra_idle_hit = !dsp_get(d, "Read-ahead on idle hit") ||
+			 get0(c, d, "Read-ahead on idle hit", &rc) != 0;
 	p->wcache = fast > 0 && t->seg_bytes;
 	p->cache_bytes = (uint64_t)(wsegs > 0 ? wsegs : 1) * t->seg_bytes;
 	p->overhead_ns = t->ovh_ns[SPINDLE_OVH_RMISS][0];

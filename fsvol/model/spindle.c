@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
 
 #define NS_PER_S 1e9
 #define MINUTE_NS 60000000000ull /* holds exactly rpm revolutions */
@@ -147,7 +148,27 @@ struct loc {
 	uint64_t head;
 	uint64_t in;      /* byte within the track */
 	uint64_t run;     /* user bytes from here on, contiguous on this track */
+	uint32_t slipoffs; /* slips that push the track's angle on, sectors */
 };
+
+/* A measured drive: DiskSim's map, slips included (spindle_map.c). */
+static struct loc locate_tab(const struct spindle *s, uint64_t off, unsigned z)
+{
+	const struct spindle_zone *zn = &s->zone[z];
+	uint64_t rel = (off - zn->start) / SPINDLE_SECTOR, left = (zn->bytes - (off - zn->start) +
+		SPINDLE_SECTOR - 1) / SPINDLE_SECTOR;
+	struct spindle_pbn p;
+	struct loc l;
+	spindle_map_ltop(s->p.tab, s->p.heads, z, rel, &p);
+	l.zone = z;
+	l.cyl = p.cyl;
+	l.head = p.head < s->p.heads ? p.head : s->p.heads - 1;
+	l.track = l.cyl * s->p.heads + l.head;
+	l.in = (uint64_t)p.sector * SPINDLE_SECTOR + off % SPINDLE_SECTOR;
+	l.slipoffs = p.slipoffs;
+	l.run = spindle_map_run(s->p.tab, s->p.heads, z, rel, left) * SPINDLE_SECTOR - off % SPINDLE_SECTOR;
+	return l;
+}
 
 static struct loc locate(const struct spindle *s, uint64_t off)
 {
@@ -155,6 +176,9 @@ static struct loc locate(const struct spindle *s, uint64_t off)
 	if (off >= s->disk_bytes)
 		off = s->disk_bytes ? s->disk_bytes - 1 : 0;
 	l.zone = zone_at(s, off);
+	if (s->p.tab)
+		return locate_tab(s, off, l.zone);
+	l.slipoffs = 0;
 	const struct spindle_zone *zn = &s->zone[l.zone];
 	uint64_t rel = off - zn->start, phys = rel, run = zn->bytes - rel;
 	if (zn->unit) { /* spares at the end of each unit (track, cylinder, range) */
@@ -214,7 +238,8 @@ static double angle_of(const struct spindle *s, const struct loc *l)
 	const struct spindle_zone *zn = &s->zone[l->zone];
 	double c = (double)(l->cyl - zn->cyl0);
 	double a = zn->first + c * ((double)(s->p.heads - 1) * zn->tskew + zn->cskew)
-		 + (double)l->head * zn->tskew + (double)l->in / (double)zn->track_bytes;
+		 + (double)l->head * zn->tskew + (double)(l->in + (uint64_t)l->slipoffs * SPINDLE_SECTOR) /
+		 (double)zn->track_bytes;
 	return a - floor(a);
 }
 
@@ -324,7 +349,11 @@ static void seg_span(const struct spindle *s, uint64_t seg0, uint64_t off, uint6
 	if (!s->p.tab)
 		return;
 	const struct spindle_table *t = s->p.tab;
-	uint64_t ra = t->ra_over ? end + t->ra_bytes : off + max_u64(end - off, t->ra_bytes);
+	/* DiskSim's disk_buffer_get_max_readahead: the maximum read-ahead past
+	 * the request's end; without one, the segment from the request's start
+	 * ("Read-ahead over requested" 0) or past its end */
+	uint64_t ra = t->ra_bytes ? end + t->ra_bytes :
+		      !t->ra_over ? max_u64(end, off + size) : end + size;
 	switch (t->contread) {
 	case 0:
 		ra = end;
@@ -409,9 +438,17 @@ static uint64_t position(const struct spindle *s, uint64_t from, uint64_t off, u
 		if (seek < 0)
 			seek = 0;
 	}
+	if (write && s->p.tab && seek < (double)s->p.tab->min_wseek_ns)
+		seek = (double)s->p.tab->min_wseek_ns; /* "Minimum seek delay" */
 	c->seek_ns = ns_round(seek);
 	uint64_t arrive = ts + c->seek_ns;
 	c->rotate_ns = ns_round(rotate_ns(s, &b, arrive));
+	if (getenv("FS_DBG"))
+		fprintf(stderr, "POS ts %.6f off %llu from %llu/%llu to %llu/%llu/%llu seek %.4f rot %.4f ang %.5f at %.5f\n",
+			ts / 1e6, (unsigned long long)(off / 512), (unsigned long long)a.cyl,
+			(unsigned long long)a.head, (unsigned long long)b.cyl, (unsigned long long)b.head,
+			(unsigned long long)(b.in / 512), c->seek_ns / 1e6, c->rotate_ns / 1e6,
+			angle_of(s, &b), angle_at(s, arrive));
 	return arrive + c->rotate_ns;
 }
 
@@ -463,6 +500,94 @@ static void write_segments(const struct spindle *s, uint64_t off, uint64_t end, 
 	}
 }
 
+/* A measured drive with several segments keeps what the prefetching segment
+ * read when another command takes the mechanism; a write over any of that
+ * data empties the segment instead (DiskSim: a clean segment overlapping a
+ * write is emptied). */
+static void freeze_active(const struct spindle *s, const struct spindle_req *r, uint64_t t,
+			  struct effect *e)
+{
+	if (!s->p.tab || s->p.tab->segments < 2 || !s->seg_valid)
+		return;
+	uint64_t hi = seg_hi(s, t), lo = seg_low(s, hi);
+	if (r->write && r->disk_offset < hi && lo < r->disk_offset + r->length)
+		return;
+	e->freeze = 1;
+	e->fz_lo = lo;
+	e->fz_hi = hi;
+}
+
+/* How long after the command a measured drive's media write may start: when
+ * the block under the head is in the buffer (DiskSim's
+ * disk_buffer_block_available): the first block, or with "Extra write
+ * disconnect" 10 blocks (a write under 45 blocks: 10 or all of it) or 15; a
+ * drive holding the bus for the whole write waits for all of it. */
+static uint64_t write_ready_ns(const struct spindle *s, uint64_t len, double link)
+{
+	const struct spindle_table *t = s->p.tab;
+	uint64_t n = (len + SPINDLE_SECTOR - 1) / SPINDLE_SECTOR, k = 1;
+	if (t->write_wm >= 1)
+		return (uint64_t)link;
+	if (t->extra_wdisc)
+		k = n < 45 ? (n < 10 ? n : 10) : 15;
+	return iface_ns(s, k * SPINDLE_SECTOR, 1);
+}
+
+/* Bytes a measured drive reads into its buffer before it reconnects to send
+ * a read: the high water mark's share of the request (or the segment, if
+ * smaller) in whole blocks, at least one (DiskSim's watermark). */
+static uint64_t read_mark(const struct spindle *s, uint64_t len)
+{
+	uint64_t n = len / SPINDLE_SECTOR, seg = s->p.tab->seg_bytes / SPINDLE_SECTOR;
+	if (seg && seg < n)
+		n = seg;
+	uint64_t k = (uint64_t)((double)n * s->p.tab->read_wm);
+	return (k ? k : 1) * SPINDLE_SECTOR;
+}
+
+/* When a measured drive's media write of [off, off + len), its first sector
+ * under the head at `at`, ends: sector by sector, each written only once its
+ * block is in the buffer (and, with "Extra write disconnect", 10-15 blocks
+ * are), else a turn later (DiskSim's disk_buffer_block_available); a track
+ * switch within the write takes the head switch and the write settling. The
+ * data comes in from t_cmd, one block per wsect. */
+static uint64_t write_media_end(const struct spindle *s, uint64_t off, uint64_t len, uint64_t at,
+				uint64_t t_cmd)
+{
+	const struct spindle_table *tb = s->p.tab;
+	uint64_t n = (len + SPINDLE_SECTOR - 1) / SPINDLE_SECTOR, i = 0, o = off;
+	uint64_t k = write_ready_ns(s, len, (double)iface_ns(s, len, 1)) / (tb->wsect_ns ? tb->wsect_ns : 1);
+	double t = (double)at, x0 = (double)(t_cmd + tb->wprep_ns), ws = (double)tb->wsect_ns;
+	while (i < n) {
+		struct loc l = locate(s, o);
+		const struct spindle_zone *zn = &s->zone[l.zone];
+		double sect = s->rev_ns / zn->spt;
+		uint64_t run = l.run / SPINDLE_SECTOR ? l.run / SPINDLE_SECTOR : 1;
+		run = run < n - i ? run : n - i;
+		for (uint64_t j = 0; j < run; j++, i++) {
+			double ready = x0 + (double)(i + 1 > k ? i + 1 : k) * ws;
+			if (t + 0.5 < ready)
+				t += ceil((ready - t) / s->rev_ns) * s->rev_ns;
+			t += sect;
+		}
+		o += run * SPINDLE_SECTOR;
+		if (i < n) { /* the next track's first sector, after its skew */
+			struct loc b = locate(s, o);
+			double f = angle_of(s, &b) - angle_of(s, &l) - (double)(run * SPINDLE_SECTOR) /
+				   (double)zn->track_bytes;
+			f -= floor(f);
+			double sw = (double)s->p.switch_ns + (double)tb->settle_ns;
+			if (b.cyl != l.cyl)
+				sw = spindle_seek_ns(s, 1) + (double)tb->settle_ns;
+			double gap = f * s->rev_ns;
+			while (gap + 0.5 < sw)
+				gap += s->rev_ns;
+			t += gap;
+		}
+	}
+	return ns_round(t);
+}
+
 /* A media access (read miss, write-through): overhead, wait for the mechanism,
  * seek, rotate, transfer; with an adapter the data also crosses the shared bus
  * (a read's after the media, a write's before its media write can end). */
@@ -477,8 +602,7 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	double link = (double)iface_ns(s, r->length, r->write);
 	uint64_t at = position(s, head_at(s, t), off, ts, r->write, c);
 	if (r->write && s->p.tab) {
-		/* a measured drive writes once the buffer holds write_wm of the data */
-		uint64_t ready = t_cmd + (uint64_t)(link * s->p.tab->write_wm);
+		uint64_t ready = t_cmd + write_ready_ns(s, r->length, link);
 		if (ready > at) {
 			struct loc b = locate(s, off);
 			uint64_t arrive = ts + c->seek_ns;
@@ -490,10 +614,12 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	double media = media_ns(s, off, r->length);
 	c->transfer_ns = ns_round(media > link ? media : link);
 	uint64_t done = at + c->transfer_ns;
-	if (r->write && s->p.tab) /* the data crossed the interface from the command on */
-		done = max_u64(at + ns_round(media), t_cmd + (uint64_t)link);
-	else if (s->p.tab && s->p.tab->read_wm > 0) /* reconnect at the high-water mark */
-		done = max_u64(done, at + ns_round(media * s->p.tab->read_wm + link));
+	if (r->write && s->p.tab) /* sector by sector, as the data comes in */
+		done = write_media_end(s, off, r->length, at, t_cmd);
+	else if (s->p.tab) /* reconnect at the high-water mark: whole blocks, one at least;
+			    * the last block crosses the bus after it is read */
+		done = max_u64(max_u64(done, at + ns_round(media_ns(s, off, read_mark(s, r->length)) + link)),
+			       at + ns_round(media) + iface_ns(s, SPINDLE_SECTOR, 0));
 	if (r->write)
 		done = max_u64(done, bus(s, t_cmd, t_cmd, r->length, e, &late));
 	else
@@ -502,16 +628,14 @@ static uint64_t hdd_media(const struct spindle *s, const struct spindle_req *r, 
 	c->wait_ns += late < done - at ? late : done - at;
 	c->transfer_ns = done - at - (late < done - at ? late : done - at);
 	uint64_t fin = done_overhead(s, r->write);
+	if (r->write && s->p.tab) /* the drive disconnected for the media write */
+		fin += s->p.tab->wreselect_ns;
 	c->overhead_ns += fin;
 	uint64_t end = off + r->length;
 
 	e->pos = end;
 	e->seg_valid = 0;
-	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
-		e->freeze = 1; /* the prefetching segment keeps what it read */
-		e->fz_lo = seg_low(s, seg_hi(s, t));
-		e->fz_hi = seg_hi(s, t);
-	}
+	freeze_active(s, r, t, e); /* the prefetching segment keeps what it read */
 	if (r->write)
 		write_segments(s, off, end, e);
 	if (!r->write && seg_size(s)) {
@@ -536,22 +660,31 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 		return 0;
 	uint64_t hi = s->seg_valid ? seg_hi(s, t) : 0, avail = t;
 	/* the segment holds the start, and the prefetch (still going) brings
-	 * the rest; a measured drive's stops at seg_cap: a read past it is a miss */
-	uint64_t cap = s->seg_valid ? min_u64(s->seg_cap, s->disk_bytes) : 0;
+	 * the rest; a measured drive's stops at seg_cap: a read from there on
+	 * is a miss, one that starts in the data and ends past it a partial
+	 * hit (the media read goes on to its end) */
+	uint64_t cap = s->seg_valid ? min_u64(s->seg_cap, s->disk_bytes) : 0, t0 = t;
 	int active = s->seg_valid && off >= seg_low(s, hi) && off <= hi &&
-		     (!s->p.tab || end <= hi || end <= cap);
+		     (!s->p.tab || end <= hi || end <= cap || off < hi);
 	int f = -1;
 	for (unsigned i = 0; !active && i < s->nfrozen; i++)
 		if (off >= s->frozen[i].lo && end <= s->frozen[i].hi)
 			f = (int)i;
 	if (!active && f < 0)
 		return 0;
-	if (active && end > hi) {
+	if (active && end > hi && hi >= cap && s->p.tab) {
+		/* the prefetch had stopped: the media read starts again at hi */
+		struct spindle_cost pc;
+		t0 = position(s, hi - 1, hi, t + overhead(s, SPINDLE_OVH_RHIT), 0, &pc);
+		avail = t0 + ns_round(media_ns(s, hi, end - hi));
+	} else if (active && end > hi) {
 		double rate = spindle_zone_rate(s, zone_at(s, hi));
 		avail = t + (uint64_t)ceil((double)(end - hi) * NS_PER_S / rate);
 	}
 	c->overhead_ns = overhead(s, SPINDLE_OVH_RHIT);
 	uint64_t bus_done = t + c->overhead_ns + iface_ns(s, r->length, 0);
+	if (s->p.tab && avail > t) /* the last block crosses the bus once it is read */
+		avail += iface_ns(s, SPINDLE_SECTOR, 0);
 	*done = max_u64(bus_done, avail);
 	*done = bus(s, t + c->overhead_ns, *done, r->length, e, &late);
 	c->wait_ns = late < *done - t - c->overhead_ns ? late : *done - t - c->overhead_ns;
@@ -567,10 +700,19 @@ static int hdd_hit(const struct spindle *s, const struct spindle_req *r, uint64_
 	e->seg_valid = 1;
 	e->seg_lo = off;
 	e->seg_h0 = hi;   /* restart the prefetch clock: it may have paused when full */
-	e->seg_t0 = t;
-	if (s->p.tab)
+	e->seg_t0 = t0;
+	if (s->p.tab && !s->p.tab->ra_idle_hit && hi >= cap) {
+		/* a hit while the read-ahead is done starts none ("Read-ahead on
+		 * idle hit" off): the segment keeps what it holds */
+		e->seg_lo = s->seg_lo;
+		e->seg_cap = max_u64(cap, end);
+	} else if (s->p.tab) {
 		seg_span(s, s->seg_lo, off, end, &e->seg_lo, &e->seg_cap);
-	else
+		/* the segment keeps what it holds before the hit (a ring: the
+		 * oldest blocks go as the prefetch goes on) */
+		if (seg_low(s, hi) < e->seg_lo)
+			e->seg_lo = seg_low(s, hi);
+	} else
 		e->seg_cap = off + s->p.cache_bytes;
 	if (e->seg_cap < hi)
 		e->seg_cap = hi;
@@ -619,11 +761,7 @@ static int hdd_write_back(const struct spindle *s, const struct spindle_req *r, 
 	c->wait_ns = ack - in_buf + late;
 	c->write_back = 1;
 	e->seg_valid = 0;
-	if (s->p.tab && s->p.tab->segments > 1 && s->seg_valid) {
-		e->freeze = 1;
-		e->fz_lo = seg_low(s, seg_hi(s, t));
-		e->fz_hi = seg_hi(s, t);
-	}
+	freeze_active(s, r, t, e);
 	write_segments(s, off, off + r->length, e);
 	e->pos = off + r->length;
 	e->mech_free_ns = dend;
@@ -838,111 +976,11 @@ void spindle_set_adapter(struct spindle *s, struct adapter *a)
 	s->disk->adapter = a;
 }
 
-int spindle_idle(const struct spindle *s)
+uint64_t spindle_serve(struct spindle *s, struct spindle_req *r, uint64_t t)
 {
-	return !s->disk->queued && !s->disk->busy;
-}
-
-static unsigned slots(const struct spindle *d)
-{
-	return d->p.kind == SPINDLE_SSD ? d->p.channels : 1;
-}
-
-int spindle_full(const struct spindle *s)
-{
-	return s->disk->busy >= slots(s->disk);
-}
-
-/* ---- queue --------------------------------------------------------------- */
-
-void spindle_enqueue(struct spindle *s, struct spindle_req *r)
-{
-	struct spindle *d = s->disk;
-	r->disk_offset = s->base + r->offset;
-	r->next = NULL;
-	if (d->qtail)
-		d->qtail->next = r;
-	else
-		d->qhead = r;
-	d->qtail = r;
-	d->queued++;
-}
-
-/* The request the discipline serves next; *prevp gets its predecessor. */
-static struct spindle_req *pick(const struct spindle *s, struct spindle_req **prevp)
-{
-	struct spindle_req *best = s->qhead, *bprev = NULL, *prev = NULL;
-	*prevp = NULL;
-	if (s->p.kind != SPINDLE_HDD || s->p.sched == SPINDLE_FIFO || !best)
-		return best;
-	if (s->p.sched == SPINDLE_SSTF) {
-		/* Nearest cylinder to where the last access ended; ties keep arrival order. */
-		uint64_t here = locate(s, s->pos).cyl, bd = UINT64_MAX;
-		for (struct spindle_req *r = s->qhead; r; prev = r, r = r->next) {
-			uint64_t c = locate(s, r->disk_offset).cyl;
-			uint64_t d = c > here ? c - here : here - c;
-			if (d < bd) {
-				bd = d;
-				best = r;
-				bprev = prev;
-			}
-		}
-	} else {
-		/* C-SCAN: lowest offset at or after the head; none left: wrap to the lowest. */
-		struct spindle_req *low = NULL, *lprev = NULL;
-		best = NULL;
-		for (struct spindle_req *r = s->qhead; r; prev = r, r = r->next) {
-			if (r->disk_offset >= s->pos && (!best || r->disk_offset < best->disk_offset)) {
-				best = r;
-				bprev = prev;
-			}
-			if (!low || r->disk_offset < low->disk_offset) {
-				low = r;
-				lprev = prev;
-			}
-		}
-		if (!best) {
-			best = low;
-			bprev = lprev;
-		}
-	}
-	*prevp = bprev;
-	return best;
-}
-
-struct spindle_req *spindle_dispatch(struct spindle *sp, uint64_t now_ns)
-{
-	struct spindle *s = sp->disk;
-	struct spindle_req *prev, *r;
-	if (!s->qhead || s->busy >= slots(s))
-		return NULL;
-	r = pick(s, &prev);
-	if (prev)
-		prev->next = r->next;
-	else
-		s->qhead = r->next;
-	if (s->qtail == r)
-		s->qtail = prev;
-	r->next = NULL;
-	s->queued--;
-
-	uint64_t t = max_u64(now_ns, r->arrival_ns);
-	if (s->p.kind != SPINDLE_SSD)
-		t = max_u64(t, s->free_ns); /* one slot: never before the previous completion */
 	struct effect e;
 	r->start_ns = t;
 	r->done_ns = service(s, r, t, &r->cost, &e);
 	commit(s, &e);
-	if (s->p.kind != SPINDLE_SSD)
-		s->free_ns = r->done_ns;
-	s->busy++;
-	return r;
-}
-
-void spindle_complete(struct spindle *sp, struct spindle_req *r)
-{
-	struct spindle *s = sp->disk;
-	(void)r; /* the head moved at dispatch; only the slot is held until now */
-	if (s->busy)
-		s->busy--;
+	return r->done_ns;
 }

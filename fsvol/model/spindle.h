@@ -27,6 +27,7 @@
 #define SPINDLE_SECTOR 512u       /* sectors per track are whole 512-byte sectors */
 #define SPINDLE_MAX_MEMBERS 64    /* members of one volume (= SB_MAX_SLOTS) */
 #define SPINDLE_NAME 16           /* disk and adapter names, with the NUL */
+#define SPINDLE_MAX_SLIPS 4096    /* slipped blocks (or tracks) of a measured drive */
 
 enum spindle_kind {
 	SPINDLE_NONE = 0,         /* no model: the engine uses real timing */
@@ -70,17 +71,28 @@ struct spindle_table {
 		uint64_t unit, spare;  /* every unit physical blocks end in spare spares (0: none) */
 		double tskew, cskew;   /* track and cylinder switch skew, sectors */
 		double first;          /* angle of the zone's first block, sectors */
+		uint32_t spares;       /* the zone's "Number of spares" (per unit of the scheme) */
+		uint32_t slip0, nslip; /* its slips: slip[slip0 .. slip0 + nslip) */
 	} zone[SPINDLE_MAX_ZONES];
+	int scheme;                /* DiskSim's sparing scheme, 0..10 (layout_g1) */
+	uint32_t range;            /* cylinders per sparing range (scheme 8) */
+	uint32_t nslips;
+	uint32_t slip[SPINDLE_MAX_SLIPS]; /* physical block (track, under track sparing)
+				    * of each slip, from the zone's start, as listed */
 	unsigned nseek;            /* seek table: time over seek_d cylinders, linear */
 	uint32_t seek_d[SPINDLE_SEEK_POINTS];  /* between points, extrapolated past the last */
 	double seek_ns[SPINDLE_SEEK_POINTS];
 	int64_t settle_ns;         /* added to a write's seek (some drives: negative) */
+	uint64_t min_wseek_ns;     /* a write's positioning takes at least this */
 	uint64_t ovh_ns[SPINDLE_OVH_KINDS][2]; /* command overhead, after a read [0] or write [1] */
 	uint64_t rdone_ns, wdone_ns;   /* after the transfer: reselect, data prep, completion */
+	uint64_t wreselect_ns;     /* a media write's reselection before its completion */
+	uint64_t wprep_ns;         /* before a write's data starts to come in */
 	uint64_t rhit_done_ns;     /* after a read hit's transfer (no reselection) */
 	uint64_t rsect_ns, wsect_ns;   /* host transfer per 512-byte sector */
 	double read_wm;            /* a read reconnects once this share of it is read */
-	double write_wm;           /* a write starts on the media once this share is in */
+	double write_wm;           /* 1: a write starts on the media once all of it is in */
+	int extra_wdisc;           /* "Extra write disconnect": the media write waits for 10-15 blocks */
 	unsigned segments;         /* read cache segments, 1..SPINDLE_MAX_SEGS */
 	uint64_t seg_bytes;        /* segment size */
 	uint64_t ra_bytes;         /* read-ahead after a read */
@@ -90,6 +102,7 @@ struct spindle_table {
 				    * maximum), 4 the end of the track after the request's (one
 				    * track more when the segment began on an earlier track) */
 	int write_seg;             /* written data stays in a segment (read hits on it) */
+	int ra_idle_hit;           /* a hit after the read-ahead is done starts another */
 };
 
 /* Every parameter in SI-like units: ns, bytes, bytes/s, rpm. */
@@ -300,6 +313,10 @@ struct spindle_req *spindle_dispatch(struct spindle *s, uint64_t now_ns);
 /* Free r's service slot (call at r->done_ns; any member's spindle of the disk). */
 void spindle_complete(struct spindle *s, struct spindle_req *r);
 
+/* Serve r on disk s (the disk's spindle) from t: sets start_ns, done_ns and
+ * cost and moves the head and caches (spindle_dispatch's service step). */
+uint64_t spindle_serve(struct spindle *s, struct spindle_req *r, uint64_t t);
+
 /* What r would cost if it started at start_ns in the current state; changes nothing. */
 uint64_t spindle_service_ns(const struct spindle *s, const struct spindle_req *r,
 			    uint64_t start_ns, struct spindle_cost *cost);
@@ -329,6 +346,22 @@ double spindle_disk_mean_seek_ns(const struct spindle *s);
  * HDD: overhead + mean seek + rev/2 + len / (byte-weighted media rate);
  * SSD: overhead + read + len / bw. */
 double spindle_random_read_ns(const struct spindle *s, uint64_t len);
+
+/* A measured drive's logical-to-physical map (spindle_map.c), as DiskSim's
+ * layout_g1 maps it under the drive's sparing scheme, slips included: block
+ * rel of zone z (counted from the zone's first user block) lies on cylinder
+ * cyl, surface head, sector; slipoffs is the number of slips that push the
+ * track's angle on (the sectors-per-cylinder and per-track schemes). */
+struct spindle_pbn {
+	uint64_t cyl;
+	uint32_t head, sector, slipoffs;
+};
+void spindle_map_ltop(const struct spindle_table *t, uint32_t heads, unsigned z, uint64_t rel,
+		      struct spindle_pbn *p);
+/* Blocks from rel on that follow it on the same track, rel's own included
+ * (at most left, the blocks left in the zone). */
+uint64_t spindle_map_run(const struct spindle_table *t, uint32_t heads, unsigned z, uint64_t rel,
+			 uint64_t left);
 
 /* spindle_spec.c: format a message into err (when err and len are set). */
 void spindle_seterr(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -13,6 +13,7 @@
 
 #include "fsvol/model/disksim.h"
 #include "fsvol/model/dsparam.h"
+#include "fsvol/model/spindle.h"
 #include "fsvol/model/validate.h"
 
 static char dir[64];
@@ -213,10 +214,14 @@ START_TEST(disksim_maps_the_drive)
 	size_t n = fread(all, 1, sizeof(all) - 1, log);
 	all[n] = 0;
 	fclose(log);
-	ck_assert_msg(strstr(all, "ignored: Never disconnect"), "%s", all);
+	ck_assert_msg(strstr(all, "ignored: Percent error in rpms"), "%s", all);
+	ck_assert_ptr_null(strstr(all, "ignored: Never disconnect")); /* a write reselects */
+	ck_assert_uint_eq(t->nslips, 2); /* zone 1's slips, kept for the map */
+	ck_assert_uint_eq(t->zone[1].slip0, 0);
+	ck_assert_uint_eq(t->zone[1].nslip, 2);
 	ck_assert_msg(strstr(all, "ignored: defects"), "%s", all);
 	ck_assert_ptr_null(strstr(strstr(all, "ignored: defects") + 1, "ignored: defects"));
-	ck_assert_ptr_null(strstr(all, "ignored: slips")); /* counted (scheme 0: no effect) */
+	ck_assert_ptr_null(strstr(all, "ignored: slips")); /* where they are is mapped */
 	/* the spec form gives the same drive back */
 	char spec[256];
 	snprintf(spec, sizeof(spec), "disksim:%s", p);
@@ -253,6 +258,82 @@ START_TEST(disksim_maps_the_drive)
 }
 END_TEST
 
+/* DiskSim's map with slips (layout_g1's g1_ltop_*): a slipped track is
+ * skipped under track sparing; a slipped sector moves the later blocks of its
+ * cylinder on, and pushes the angle of the later tracks a sector each. */
+START_TEST(map_steps_over_slips)
+{
+	static struct spindle_table t; /* large */
+	struct spindle_pbn p;
+	memset(&t, 0, sizeof(t));
+	t.nzones = 1;
+	t.zone[0].cyl0 = 10;
+	t.zone[0].cyl1 = 19;
+	t.zone[0].spt = 100;
+	t.zone[0].nslip = 2;
+	t.slip[0] = 3;
+	t.slip[1] = 5;
+	t.nslips = 2;
+	t.scheme = 1; /* track sparing: slips 3 and 5 are tracks */
+	spindle_map_ltop(&t, 4, 0, 250, &p); /* track 2 */
+	ck_assert_uint_eq(p.cyl, 10);
+	ck_assert_uint_eq(p.head, 2);
+	ck_assert_uint_eq(p.sector, 50);
+	spindle_map_ltop(&t, 4, 0, 350, &p); /* logical track 3: physical 4 */
+	ck_assert_uint_eq(p.cyl, 11);
+	ck_assert_uint_eq(p.head, 0);
+	spindle_map_ltop(&t, 4, 0, 450, &p); /* logical 4: physical 6 (5 slipped too) */
+	ck_assert_uint_eq(p.cyl, 11);
+	ck_assert_uint_eq(p.head, 2);
+	ck_assert_uint_eq(p.slipoffs, 0);
+	ck_assert_uint_eq(spindle_map_run(&t, 4, 0, 250, 1000), 50);
+	t.scheme = 2; /* sectors per cylinder, 10 spares each; slips 3 and 5 are sectors */
+	t.zone[0].spares = 10;
+	spindle_map_ltop(&t, 4, 0, 2, &p);
+	ck_assert_uint_eq(p.sector, 2);
+	spindle_map_ltop(&t, 4, 0, 3, &p); /* sector 3 slipped: on to 4 */
+	ck_assert_uint_eq(p.sector, 4);
+	spindle_map_ltop(&t, 4, 0, 4, &p); /* and 5: on to 6 */
+	ck_assert_uint_eq(p.sector, 6);
+	ck_assert_uint_eq(spindle_map_run(&t, 4, 0, 0, 1000), 3);
+	spindle_map_ltop(&t, 4, 0, 390, &p); /* the next cylinder, angle pushed 2 sectors */
+	ck_assert_uint_eq(p.cyl, 11);
+	ck_assert_uint_eq(p.head, 0);
+	ck_assert_uint_eq(p.sector, 0);
+	ck_assert_uint_eq(p.slipoffs, 2);
+}
+END_TEST
+
+/* A write-through write goes on the media block by block as its data comes
+ * in (0.2 ms a block on this bus, 0.1 ms a sector on the media): a 40-block
+ * write whose first sector (block 3 of the track) passes the head at 0.3 ms,
+ * block 0 in at 0.2 ms, writes sectors 3 and 4, finds block 2 not yet in
+ * when sector 5 passes, and waits a turn (10 ms): the rest goes at 10.5 ms,
+ * done at 14.3 ms, where the bus alone would take 8 ms. */
+START_TEST(write_outrunning_its_data_waits_a_turn)
+{
+	char p[128], err[256];
+	static struct spindle sp; /* large */
+	struct spindle_params prm;
+	char slow[2048];
+	snprintf(slow, sizeof(slow), "%s", disk_text);
+	char *b = strstr(slow, "Bulk sector transfer time = 0.01");
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, "Bulk sector transfer time = 0.20", 32);
+	put("d.model", model_text);
+	put("d.parv", slow);
+	put("d.seek", "Seek distances measured: 3\n1, 1.0\n10, 2.0\n99, 5.0\n");
+	snprintf(p, sizeof(p), "%s/d.parv", dir);
+	FILE *log = tmpfile();
+	ck_assert_int_eq(disksim_load(p, &prm, log, err, sizeof(err)), 0);
+	fclose(log);
+	spindle_init(&sp, &prm, prm.capacity_bytes);
+	struct spindle_req w = { .offset = 3 * 512, .length = 40 * 512, .write = 1 };
+	uint64_t tw = spindle_service_ns(&sp, &w, 0, NULL);
+	ck_assert_msg(tw >= 14290000 && tw <= 14310000, "the write took %llu ns", (unsigned long long)tw);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("validate");
@@ -263,6 +344,8 @@ int main(void)
 	tcase_add_test(tc, dsparam_reads_blocks_lists_and_sources);
 	tcase_add_loop_test(tc, dsparam_errors_name_file_and_line, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, disksim_maps_the_drive);
+	tcase_add_test(tc, map_steps_over_slips);
+	tcase_add_test(tc, write_outrunning_its_data_waits_a_turn);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
