@@ -191,5 +191,11 @@ for i in "${!docs[@]}"; do
 done
 ((${#bad[@]} == 0)) || fail "examples failed in: ${bad[*]} (above)"
 read -r ran skipped < <(cat "$T"/run/*.counts | awk '{ r += $1; s += $2 } END { print r, s }')
-[[ $ran -gt $skipped ]] || fail "only $ran examples ran and $skipped were skipped: most must run"
+# most must run: in experiments.md more than it skips; in the other docs
+# (whose long runs say so and are run by the scripts they name) ten at least
+if [[ -n ${DOC_ONLY:-} ]]; then
+	[[ $ran -gt $skipped ]] || fail "only $ran examples ran and $skipped were skipped: most must run"
+else
+	[[ $ran -ge 10 ]] || fail "only $ran examples ran ($skipped skipped): ten at least must"
+fi
 note "$ran examples ran, $skipped skipped (marked in the docs)"
