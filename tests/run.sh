@@ -13,7 +13,7 @@
 # VAR=VALUE among the scripts: the scripts after it run with VAR set (make
 # integration runs the FUSE tests again with FSVOL_FUSE_TRANSPORT=dev); the
 # setting is shown beside their names.
-# --beside 'CMD': CMD (bash -c, niced) runs in the background while the lanes
+# --beside 'CMD': CMD (bash -c) runs in the background while the lanes
 # run (after the scripts that run alone), its output kept; it is reported
 # like a script at the end (make check runs the unit tests and the fuzz
 # targets so, in the CPU the waiting scripts leave idle).
@@ -201,7 +201,7 @@ for i in "${!scripts[@]}"; do
 	reap_all
 done
 if [[ -n $beside ]]; then
-	(exec nice -n 10 bash -c "$beside") >"$outs/beside" 2>&1 </dev/null &
+	(exec bash -c "$beside") >"$outs/beside" 2>&1 </dev/null &
 	beside_pid=$! beside_t0=$(date +%s)
 fi
 for i in "${!scripts[@]}"; do
@@ -216,8 +216,11 @@ if [[ -n $beside_pid ]]; then
 		echo "PASS beside: $beside (ended $(($(date +%s) - beside_t0))s after the lanes began)"
 		pass=$((pass + 1))
 	else
-		echo "FAIL beside: $beside (exit $beside_rc; the last 80 lines of its output)"
-		tail -n 80 "$outs/beside" | sed 's/^/    | /'
+		echo "FAIL beside: $beside (exit $beside_rc; its errors, then the last 40 lines of its output)"
+		grep -E -m 40 ': error|Error [0-9]|Failures: [1-9]|Errors: [1-9]|:[EF]:|ERROR|SUMMARY|deadly|Timeout|timed out' \
+			"$outs/beside" | sed 's/^/    | /'
+		echo "    | ---"
+		tail -n 40 "$outs/beside" | sed 's/^/    | /'
 		failn=$((failn + 1))
 		failed+=("beside")
 	fi
