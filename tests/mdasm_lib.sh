@@ -15,6 +15,12 @@
 #   FLAG -     nothing more
 #        degr  fwd: fsvol writes the volume with its second member left out
 #              (mount --run); md gets all members and must leave that one out
+#        ops   fwd: then fsvol fails, removes and re-adds the second member and
+#              replaces the third by a blank file (fail, remove, add): md's
+#              roles and the new device's superblock are fsvol's; md must
+#              assemble them in sync (no recovery)
+#        midrec fwd: the re-add's recovery stopped at 50% (recovery_offset):
+#              md must go on with it (one recovery) and end in sync
 #        fail  rev: md fails the second member before the small writes
 #              (fsvol mounts the others with --run)
 #        bitmap rev: md's internal bitmap (--bitmap=internal), else none
@@ -30,7 +36,7 @@ MDA_DATA=2M
 MDA_CHUNK=64
 MDA_PAT=$((16 * 1024 * 1024))  # the main pattern; the small writes' blocks after it
 MDA_SMALL="3 5 17 40 100 257 511"
-MDA_DISKS=${MDA_DISKS:-24}     # members per boot (qemu's PCI bus holds about 29 devices)
+MDA_DISKS=${MDA_DISKS:-64}     # members per boot (mdguest.sh puts eight disks on a PCI slot past 24)
 
 MDA_K=0                        # cases so far (names: f0, r1, ...)
 
@@ -70,6 +76,33 @@ mda_fsvol_write() {
 	done
 }
 
+mda_member_active() { grep -q "$2 active" "$1/status"; }
+
+# mda_fsvol_ops MNT FLAG MEMBER...: md's states written by fsvol: the second
+# member failed, removed and re-added; ops: recovered, then the third failed,
+# removed, its file made blank and added back (a new device); midrec: the
+# re-add's recovery held at 50% when the volume stops (md goes on from its
+# recovery_offset)
+mda_fsvol_ops() {
+	local mnt=$1 flag=$2
+	shift 2
+	"$FSVOL" fail "$mnt" "$2" >/dev/null || fail "fail $2"
+	"$FSVOL" remove "$mnt" "$2" >/dev/null || fail "remove $2"
+	[[ $flag == ops ]] || sync_hold "$mnt" 50
+	"$FSVOL" re-add "$mnt" "$2" >/dev/null || fail "re-add $2"
+	if [[ $flag == midrec ]]; then
+		sync_wait_held "$mnt" recovery
+		return 0
+	fi
+	wait_for 120 "$2 recovered" mda_member_active "$mnt" "$2"
+	"$FSVOL" fail "$mnt" "$3" >/dev/null || fail "fail $3"
+	"$FSVOL" remove "$mnt" "$3" >/dev/null || fail "remove $3"
+	rm -f "$3"
+	truncate -s "$MDA_DISK" "$3"
+	"$FSVOL" add "$mnt" "$3" >/dev/null || fail "add $3"
+	wait_for 120 "$3 recovered" mda_member_active "$mnt" "$3"
+}
+
 vol_md5() { dd if="$1" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1; }
 
 # mda_fwd_host NAME META LEVEL LAYOUT N FLAG DISK...: fsvol's side before the guest
@@ -87,6 +120,7 @@ mda_fwd_host() {
 	fi
 	fsvol_mount "${run[@]}" "$T/mnt" "${mount_ms[@]}"
 	mda_fsvol_write "$T/mnt" "$T/exp.$name"
+	[[ $flag != ops && $flag != midrec ]] || mda_fsvol_ops "$T/mnt" "$flag" "${ms[@]}"
 	fsvol_umount "$T/mnt"
 	echo "$(size_of "$T/exp.$name") $(md5sum <"$T/exp.$name" | cut -d' ' -f1)" >"$T/want.$name"
 }
@@ -113,6 +147,7 @@ idle() {
 fwd() { # name redundant devs...
 	name=$1 red=$2
 	shift 2
+	r0=$(dmesg | grep -c 'md: recovery of RAID array md0')
 	if ! mdadm --assemble --run /dev/md0 "$@" >/tmp/log 2>&1; then
 		echo "fwd $name: assemble failed: $(cat /tmp/log)"; return 1
 	fi
@@ -122,6 +157,7 @@ fwd() { # name redundant devs...
 	echo "fwd $name $(size) $(md5)"
 	if [ "$red" = 1 ]; then
 		idle
+		echo "rec $name $(($(dmesg | grep -c 'md: recovery of RAID array md0') - r0))"
 		echo check >/sys/block/md0/md/sync_action
 		idle || echo "fwd $name: check did not end"
 		echo "chk $name $(cat /sys/block/md0/md/last_sync_action) $(cat /sys/block/md0/md/mismatch_cnt)"
@@ -266,7 +302,14 @@ mda_fwd_check() {
 			deg=$(guest_line deg "$name" "$log")
 			[[ $deg == "$want" ]] || fail "$lab: md degraded (first member out) read '$deg', fsvol wrote '$want'"
 			ms=("${ms[@]:1}")
-			mda_log "$lab: md read the same bytes, check mismatch_cnt 0, degraded read the same bytes"
+			local rec
+			rec=$(guest_line rec "$name" "$log")
+			if [[ $flag == midrec ]]; then
+				[[ $rec == 1 ]] || fail "$lab: md ran $rec recoveries; it should have gone on with fsvol's (recovery_offset)"
+			else
+				[[ $rec == 0 ]] || fail "$lab: md ran $rec recoveries on a volume fsvol left in sync"
+			fi
+			mda_log "$lab: md read the same bytes, recoveries $rec, check mismatch_cnt 0, degraded read the same bytes"
 		else
 			mda_log "$lab: md read the same bytes"
 		fi
@@ -300,7 +343,7 @@ mda_rev_check() {
 	got="$(size_of "$T/mnt/volume") $(vol_md5 "$T/mnt/volume")"
 	[[ $got == "$want" ]] || fail "$lab: fsvol read '$got' (size md5), md wrote '$want'"
 	local scrubbed=""
-	if mda_redundant "$lv" && [[ $flag != fail || $lv == raid6 ]]; then
+	if mda_redundant "$lv" && [[ $flag != fail ]]; then
 		scrubbed=", scrub clean"
 		"$FSVOL" scrub "$T/mnt" >"$T/scrub.$name" 2>&1 || fail "$lab: scrub: $(cat "$T/scrub.$name")"
 		grep -q " 0 mismatches" "$T/scrub.$name" || fail "$lab: scrub: $(cat "$T/scrub.$name")"

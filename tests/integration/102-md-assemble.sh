@@ -4,7 +4,10 @@
 # (create -e 1.2 / 1.0) and wrote through its mount: raid1, raid5, raid6,
 # raid10; md reads the same bytes, its own check finds mismatch_cnt 0, it
 # reads the same bytes degraded, and takes a volume fsvol wrote degraded
-# (its stale member left out). The reverse: arrays md created and wrote in the
+# (its stale member left out), and the states fsvol wrote into md's fields:
+# a member failed, removed and re-added, a blank one added (md assembles them
+# in sync), a recovery stopped half way (md goes on from recovery_offset).
+# The reverse: arrays md created and wrote in the
 # guest (with a bitmap; one with a member failed mid-write) fsvol mounts on the
 # host and reads the same bytes. Every level and layout: 103-md-assemble-all.
 # tests/mdasm_lib.sh says what each case does.
@@ -17,6 +20,8 @@ fwd 1.2 raid5 left-symmetric 4 -
 fwd 1.0 raid6 left-symmetric 4 -
 fwd 1.2 raid10 n2 4 -
 fwd 1.2 raid5 left-symmetric 3 degr
+fwd 1.2 raid5 left-symmetric 4 ops
+fwd 1.2 raid6 left-symmetric 4 midrec
 rev 1.2 raid5 left-symmetric 3 bitmap
 rev 1.0 raid6 left-symmetric 4 fail
 CASES

@@ -10,7 +10,6 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../mdasm_lib.sh"
 mda_setup
-MDA_DISKS=${MDA_DISKS_LONG:-64}
 {
 	for dir in fwd rev; do
 		echo "$dir 1.2 raid0 - 4 -"
@@ -38,6 +37,12 @@ MDA_DISKS=${MDA_DISKS_LONG:-64}
 	echo "fwd 1.2 raid1 - 2 degr"
 	echo "fwd 1.0 raid6 left-asymmetric 5 degr"
 	echo "fwd 1.2 raid10 o2 4 degr"
+	echo "fwd 1.2 raid1 - 3 ops"
+	echo "fwd 1.0 raid6 right-symmetric 5 ops"
+	echo "fwd 1.2 raid10 f2 4 ops"
+	echo "fwd 1.2 raid1 - 2 midrec"
+	echo "fwd 1.1 raid5 left-asymmetric 4 midrec"
+	echo "fwd 1.2 raid10 n2 4 midrec"
 	echo "rev 1.2 raid1 - 2 bitmap"
 	echo "rev 1.0 raid5 right-symmetric 4 bitmap"
 	echo "rev 1.2 raid6 left-symmetric 5 bitmap"
