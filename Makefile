@@ -327,7 +327,9 @@ FUSE_TESTS := \
 	tests/integration/92-journal-forged.sh \
 	tests/integration/93-nbd-unread-memory.sh \
 	tests/integration/94-http-limits.sh \
-	tests/integration/101-md-mount.sh
+	tests/integration/101-md-mount.sh \
+	tests/integration/102-md-assemble.sh \
+	tests/integration/104-md-states.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 
 # tests/run.sh runs INTEGRATION_JOBS scripts at once (most of a script's time
@@ -371,7 +373,8 @@ integration: $(BINS) $(TEST_TOOLS)
 # `make check-long`: make check, then what it runs only in short versions: the
 # long kill/grow/power-cut cycles and stress scripts (LONG_TESTS, sorted), and
 # the full stress scenarios (tests/stress/README.md).
-LONG_TESTS :=
+LONG_TESTS := \
+	tests/integration/103-md-assemble-all.sh
 
 check-long: check
 	@if [ -n "$(strip $(LONG_TESTS))" ]; then FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh \

@@ -147,14 +147,24 @@ int md1_io_bitmap(struct vol *v, struct member *m, const struct sb *s, uint8_t *
 {
 	struct md1_bitmap b;
 	char err[160];
-	if (!bm || !s->clean)
+	if (!bm)
 		return 0;
 	int r = md1_read(v, m, STATS_WHY_BITMAP, buf, bm);
 	if (r)
 		return r;
 	if (md1_bitmap_decode(buf, &b, err, sizeof(err)))
 		return 0; /* not md's bitmap (any more): leave it */
-	b.events = b.events_cleared = s->events;
+	if (s->clean) {
+		b.events = b.events_cleared = s->events;
+		b.state &= ~MD1_BITMAP_STALE;
+	} else if (!(b.state & MD1_BITMAP_STALE)) {
+		/* fsvol sets none of md's bits before its writes: while dirty
+		 * md must not trust them (a crash now is a full resync for md,
+		 * "bitmap file is out of date"), even with the events equal */
+		b.state |= MD1_BITMAP_STALE;
+	} else {
+		return 0; /* already marked */
+	}
 	md1_bitmap_encode(&b, buf); /* the header only: the bits after it stay */
 	return 1;
 }

@@ -18,7 +18,8 @@ static int md1_not_yet(const struct md1_sb *m, char *err, size_t errlen)
 {
 	static const struct { uint32_t bit; const char *what; } f[] = {
 		{ MD1_F_RESHAPE_ACTIVE, "a reshape in progress" },
-		{ MD1_F_RECOVERY_OFFSET, "a recovery in progress (recovery_offset)" },
+		{ MD1_F_RECOVERY_OFFSET, "a recovery in progress (recovery_offset; mount the others with --run and "
+					 "re-add it)" },
 		{ MD1_F_REPLACEMENT, "a replacement in progress" },
 		{ MD1_F_JOURNAL, "a write journal" },
 		{ MD1_F_PPL, "a partial parity log" },

@@ -100,13 +100,21 @@ _drop_cleanup fsvol mnt "$pid"
 examine m0
 [[ $(field State ex.txt) == active ]] || fail "after kill -9: State $(field State ex.txt)"
 [[ $(resync_offset m0) == 0 ]] || fail "after kill -9: resync_offset $(resync_offset m0), md writes 0 while active"
+# md's bitmap: no bit set, its events behind the superblock's (md: stale, a full resync)
+dd if=m0 of=bm bs=512 skip=16 count=8 status=none
+mdadm --examine-bitmap bm >bm.txt 2>&1 || fail "after kill -9: mdadm -X: $(cat bm.txt)"
+bst=$(python3 -c 'import struct,sys; print(struct.unpack_from("<I", open(sys.argv[1],"rb").read(256), 48)[0])' bm)
+((bst & 2)) || fail "after kill -9: md's bitmap state $bst without BITMAP_STALE (2): md would trust its clear bits ($(cat bm.txt))"
 fsvol_mount mnt m0 m1 n2 m3
 wait_resync mnt
 fsvol_umount mnt
 examine m0
 [[ $(field State ex.txt) == clean ]] || fail "after the resync: State $(field State ex.txt)"
 [[ $(resync_offset m0) == ffffffffffffffff ]] || fail "after the resync: resync_offset $(resync_offset m0), md's MaxSector when clean"
-note "kill -9: State active, resync_offset 0; the next mount resyncs, then clean (resync_offset MaxSector)"
+dd if=m0 of=bm bs=512 skip=16 count=8 status=none
+bst=$(python3 -c 'import struct,sys; print(struct.unpack_from("<I", open(sys.argv[1],"rb").read(256), 48)[0])' bm)
+((!(bst & 2))) || fail "clean again: md's bitmap still stale (state $bst)"
+note "kill -9: State active, resync_offset 0, md's bitmap marked stale (md: a full resync); the next mount resyncs, then clean (resync_offset MaxSector)"
 
 # what md's format cannot record yet is refused, naming it
 fsvol_mount mnt m0 m1 n2 m3
