@@ -19,6 +19,8 @@
 #              replaces the third by a blank file (fail, remove, add): md's
 #              roles and the new device's superblock are fsvol's; md must
 #              assemble them in sync (no recovery)
+#        conv  fwd: created in fsvol's own format, written, then fsvol convert
+#              (to md's 1.2) before md assembles it
 #        midrec fwd: the re-add's recovery stopped at 50% (recovery_offset):
 #              md must go on with it (one recovery) and end in sync
 #        fail  rev: md fails the second member before the small writes
@@ -111,8 +113,10 @@ mda_fwd_host() {
 	shift 6
 	local ms=("$@") p=() run=() d
 	[[ $lay == - ]] || p=(-p "$lay")
-	"$FSVOL" create -f -e "$meta" -l "$lv" -c "${MDA_CHUNK}K" -z "$MDA_DATA" "${p[@]}" -N "$name" "${ms[@]}" \
-		>/dev/null || fail "fsvol create -e $meta $lv $lay x$n"
+	local e=(-e "$meta")
+	[[ $flag != conv ]] || e=() # fsvol's own format, converted after the writes
+	"$FSVOL" create -f "${e[@]}" -l "$lv" -c "${MDA_CHUNK}K" -z "$MDA_DATA" "${p[@]}" -N "$name" "${ms[@]}" \
+		>/dev/null || fail "fsvol create ${e[*]} $lv $lay x$n"
 	local mount_ms=("${ms[@]}")
 	if [[ $flag == degr ]]; then
 		mount_ms=("${ms[0]}" "${ms[@]:2}")
@@ -122,6 +126,9 @@ mda_fwd_host() {
 	mda_fsvol_write "$T/mnt" "$T/exp.$name"
 	[[ $flag != ops && $flag != midrec ]] || mda_fsvol_ops "$T/mnt" "$flag" "${ms[@]}"
 	fsvol_umount "$T/mnt"
+	if [[ $flag == conv ]]; then
+		"$FSVOL" convert "${ms[@]}" >"$T/conv.out" 2>&1 || fail "fsvol convert $lv $lay x$n: $(cat "$T/conv.out")"
+	fi
 	echo "$(size_of "$T/exp.$name") $(md5sum <"$T/exp.$name" | cut -d' ' -f1)" >"$T/want.$name"
 }
 

@@ -6,7 +6,8 @@
 # reads the same bytes degraded, and takes a volume fsvol wrote degraded
 # (its stale member left out), and the states fsvol wrote into md's fields:
 # a member failed, removed and re-added, a blank one added (md assembles them
-# in sync), a recovery stopped half way (md goes on from recovery_offset).
+# in sync), a recovery stopped half way (md goes on from recovery_offset);
+# and a volume in fsvol's own format after fsvol convert.
 # The reverse: arrays md created and wrote in the
 # guest (with a bitmap; one with a member failed mid-write) fsvol mounts on the
 # host and reads the same bytes. Every level and layout: 103-md-assemble-all.
@@ -22,6 +23,7 @@ fwd 1.2 raid10 n2 4 -
 fwd 1.2 raid5 left-symmetric 3 degr
 fwd 1.2 raid5 left-symmetric 4 ops
 fwd 1.2 raid6 left-symmetric 4 midrec
+fwd 1.2 raid6 left-asymmetric 4 conv
 rev 1.2 raid5 left-symmetric 3 bitmap
 rev 1.0 raid6 left-symmetric 4 fail
 CASES
