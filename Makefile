@@ -329,7 +329,8 @@ FUSE_TESTS := \
 	tests/integration/94-http-limits.sh \
 	tests/integration/101-md-mount.sh \
 	tests/integration/102-md-assemble.sh \
-	tests/integration/104-md-states.sh
+	tests/integration/104-md-states.sh \
+	tests/integration/105-md-convert.sh
 URING_PARAM := /sys/module/fuse/parameters/enable_uring
 
 # tests/run.sh runs INTEGRATION_JOBS scripts at once (most of a script's time
