@@ -37,7 +37,9 @@ static int convert_read(const struct cmd *c, const char *path, struct sb *s)
 	int r = member_open(&m, path, 0, err, sizeof(err));
 	if (r)
 		return cmd_err(c, "%s", err);
-	if (posix_memalign((void **)&buf, 4096, SB_SIZE))
+	if (member_lock(&m))
+		r = -EBUSY; /* a mounted volume's: its superblock may be changing */
+	else if (posix_memalign((void **)&buf, 4096, SB_SIZE))
 		r = -ENOMEM;
 	else if (m.size < SB_SIZE || member_pread(&m, buf, SB_SIZE, 0))
 		r = -EIO;
@@ -48,6 +50,8 @@ static int convert_read(const struct cmd *c, const char *path, struct sb *s)
 	if (r == -EINVAL)
 		return cmd_err(c, "%s: no superblock in fsvol's format (%s): nothing to convert (fsvol examine "
 			       "says what it holds)", path, err);
+	if (r == -EBUSY)
+		return cmd_err(c, "%s: in use by a mounted fsvol volume (umount it first)", path);
 	return r ? cmd_err(c, "%s: %s", path, strerror(-r)) : 0;
 }
 

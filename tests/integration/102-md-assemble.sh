@@ -12,6 +12,7 @@
 # guest (with a bitmap; one with a member failed mid-write) fsvol mounts on the
 # host and reads the same bytes. Every level and layout: 103-md-assemble-all.
 # tests/mdasm_lib.sh says what each case does.
+# fsvol-test: timeout 900 (one qemu TCG boot: about a minute idle, several under a loaded make check)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../mdasm_lib.sh"
 mda_setup

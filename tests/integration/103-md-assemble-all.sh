@@ -7,6 +7,7 @@
 # mid-write; md's linear refused by name. Both ways, in as few guest boots as
 # the disks allow (tests/tools/mdguest.sh puts eight virtio disks on a PCI slot).
 # tests/mdasm_lib.sh says what each case does.
+# fsvol-test: timeout 2400 (qemu TCG boots for 85 arrays: about 10 minutes idle)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../mdasm_lib.sh"
 mda_setup
