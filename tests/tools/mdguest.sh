@@ -142,7 +142,9 @@ run() {
 		done
 	fi
 	# qemu in the background so that a TERM to this script (a test's
-	# timeout) stops the guest too; its console streamed as it comes
+	# timeout) stops the guest too; its console streamed as it comes (the
+	# file made first: tail must not look before the background job opens it)
+	: >"$tmp/raw"
 	timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot -nic none \
 		-kernel "$dir/vmlinuz" -initrd "$tmp/initrd" -append "console=ttyS0 quiet panic=-1" \
 		"${drives[@]}" </dev/null >"$tmp/raw" 2>&1 &
