@@ -168,7 +168,10 @@ INTEGRATION_TESTS := \
 	tests/integration/98-meta-counted.sh \
 	tests/integration/99-safe-mode.sh \
 	tests/integration/100-md-format.sh \
-	tests/integration/101-md-mount.sh
+	tests/integration/101-md-mount.sh \
+	tests/integration/102-md-assemble.sh \
+	tests/integration/104-md-states.sh \
+	tests/integration/105-md-convert.sh
 
 BINS := $(BUILD)/bin/fsvol
 ifneq ($(BENCH_SRCS),)
@@ -348,6 +351,7 @@ URING_PARAM := /sys/module/fuse/parameters/enable_uring
 INTEGRATION_JOBS ?= 3
 INTEGRATION_FIRST := \
 	tests/integration/90-md-diff.sh \
+	tests/integration/102-md-assemble.sh \
 	tests/integration/27-doc-examples.sh \
 	tests/integration/59-doc-experiments.sh \
 	tests/integration/75-grow-raid5-raid6.sh \
@@ -379,7 +383,8 @@ LONG_ONLY := \
 	tests/integration/46-stress-short.sh \
 	tests/integration/47-failpath-short.sh \
 	tests/integration/74-grow-raid6-chunk.sh \
-	tests/integration/82-reshape-degraded.sh
+	tests/integration/82-reshape-degraded.sh \
+	tests/integration/103-md-assemble-all.sh
 LONG_FULL := \
 	tests/integration/73-grow-raid5.sh \
 	tests/integration/75-grow-raid5-raid6.sh \

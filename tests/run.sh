@@ -9,7 +9,9 @@
 # lanes then end together). A script with the line
 #   # fsvol-test: alone (why)
 # runs with nothing beside it (timing or ratio checks, machine-wide state):
-# those run first, one after another, before the lanes start.
+# those run first, one after another, before the lanes start. A script with
+#   # fsvol-test: timeout N (why)
+# gets N seconds instead of TEST_TIMEOUT when N is larger (the md guest's boots).
 # VAR=VALUE among the scripts: the scripts after it run with VAR set (make
 # integration runs the FUSE tests again with FSVOL_FUSE_TRANSPORT=dev); the
 # setting is shown beside their names.
@@ -27,7 +29,7 @@ jobs=${RUN_JOBS:-1}
 usage() { echo "usage: tests/run.sh [-j N] SCRIPT... [VAR=VALUE SCRIPT...]" >&2; exit 2; }
 
 # the queue: script, its VAR=VALUE (or empty), alone (1/0)
-scripts=() envs=() alone=()
+scripts=() envs=() alone=() limits=()
 setting="" beside="" beside_pid="" beside_rc=""
 while [[ $# -gt 0 ]]; do
 	if [[ $1 =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then
@@ -44,7 +46,11 @@ while [[ $# -gt 0 ]]; do
 		[[ -f $1 ]] || { echo "tests/run.sh: $1: no such script" >&2; exit 2; }
 		scripts+=("$1")
 		envs+=("$setting")
-		if grep -qm1 '^# fsvol-test: alone' "$1"; then alone+=(1); else alone+=(0); fi ;;
+		if grep -qm1 '^# fsvol-test: alone' "$1"; then alone+=(1); else alone+=(0); fi
+		# "# fsvol-test: timeout N": a script that needs longer than TEST_TIMEOUT
+		# (a qemu guest's boots); the larger of the two
+		lim=$(sed -n 's/^# fsvol-test: timeout \([0-9][0-9]*\).*/\1/p' "$1" | head -n 1)
+		limits+=($((${lim:-0} > TEST_TIMEOUT ? ${lim:-0} : TEST_TIMEOUT))) ;;
 	esac
 	shift
 done
@@ -111,7 +117,7 @@ start() {
 		# shell's death by a signal
 		t=
 		trap '[[ -z $t ]] || kill -TERM $t 2>/dev/null' TERM
-		timeout -k 60 "$TEST_TIMEOUT" bash "${scripts[i]}" >"$outs/$i" 2>&1 </dev/null &
+		timeout -k 60 "${limits[i]}" bash "${scripts[i]}" >"$outs/$i" 2>&1 </dev/null &
 		t=$!
 		exec 2>/dev/null # no "Killed" notice from this shell: the report says it
 		while :; do
@@ -140,7 +146,7 @@ report() {
 		skip=$((skip + 1)) ;;
 	*)
 		why=""
-		[[ $rc -eq 124 || ($rc -eq 137 && $secs -ge $TEST_TIMEOUT) ]] && why=" timed out after ${TEST_TIMEOUT}s"
+		[[ $rc -eq 124 || ($rc -eq 137 && $secs -ge ${limits[i]}) ]] && why=" timed out after ${limits[i]}s"
 		echo "FAIL $name (${secs}s, exit $rc)$why"
 		# the reason first (a log reader that keeps only the head still sees it)
 		grep -m3 '^FAIL' "$outs/$i" | sed 's/^/    | /'

@@ -66,7 +66,7 @@ void cmd_opt_names(const struct cmd_opt *o, const char *sep, char *out, size_t l
 
 extern const struct cmd cmd_create, cmd_examine, cmd_mount, cmd_umount, cmd_status, cmd_map,
 	cmd_layout, cmd_model, cmd_stat, cmd_trace, cmd_scrub, cmd_fail, cmd_add, cmd_readd, cmd_remove,
-	cmd_detail, cmd_ctl, cmd_serve, cmd_replace, cmd_monitor, cmd_grow, cmd_stop;
+	cmd_detail, cmd_ctl, cmd_serve, cmd_replace, cmd_monitor, cmd_grow, cmd_stop, cmd_convert;
 
 /* Write one command to MNT/ctl (or a serve's DIR/ctl). 0, or -errno with the
  * reason in reason: the daemon's own words for a refused command (EINVAL),

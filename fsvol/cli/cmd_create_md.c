@@ -29,6 +29,7 @@ struct md_create {
 	struct layout_geom g;
 	struct md1_sb sb;
 	struct md1_bitmap bm;
+	const struct md_convert *conv;   /* fsvol convert: the volume's identity; NULL: create */
 };
 
 /* Any superblock fsvol knows (its own at 0, md's at any version's place):
@@ -149,7 +150,10 @@ static int md_sb(const struct cmd *c, struct md_create *x)
 	memset(s, 0, sizeof(*s));
 	if (md1_from_geom(&x->g, &s->level, &s->layout, &s->chunksize, err, sizeof(err)))
 		return cmd_uerr(c, "--metadata 1.%u: %s", x->minor, err);
-	sb_uuid_generate(s->set_uuid);
+	if (x->conv)
+		memcpy(s->set_uuid, x->conv->uuid, 16); /* the volume keeps its UUID */
+	else
+		sb_uuid_generate(s->set_uuid);
 	if (x->vc->name) {
 		snprintf(name, sizeof(name), "%s", x->vc->name);
 	} else {
@@ -168,6 +172,8 @@ static int md_sb(const struct cmd *c, struct md_create *x)
 		memcpy(s->set_name, name, nl + 1);
 	}
 	s->ctime = s->utime = (uint64_t)time(NULL);
+	if (x->conv)
+		s->ctime = x->conv->ctime;
 	s->raid_disks = x->members;
 	s->size = x->g.level == LAYOUT_LINEAR || x->g.level == LAYOUT_RAID0 ? 0 : x->g.member_used / MD1_SECTOR;
 	s->data_offset = x->doff;
@@ -219,6 +225,8 @@ static int md_write(const struct cmd *c, struct md_create *x, unsigned i, const 
 	/* the metadata gap (1.1/1.2: superblock to data; 1.0: data end to the
 	 * device's end) holds nothing from an earlier life */
 	uint64_t lo = x->minor ? 0 : s.data_size * MD1_SECTOR, hi = x->minor ? data : m->size;
+	if (x->conv)
+		lo = SB_SIZE; /* fsvol's superblock stays until every member has md's (md_convert_end) */
 	if (!r && !x->made[i] && hi > lo)
 		r = m->ops->zero(m, lo, hi - lo);
 	uint8_t *buf = NULL;
@@ -248,13 +256,30 @@ static int md_write(const struct cmd *c, struct md_create *x, unsigned i, const 
 	return 0;
 }
 
-int cmd_create_md(const struct cmd *c, const struct vol_create *vc, unsigned minor, char *const *paths, unsigned n)
+/* convert's last step, once every member holds md's metadata: fsvol's own
+ * superblock (at 0) zeroed on each, so md's is the one found. */
+static int md_convert_end(const struct cmd *c, struct md_create *x, char *const *paths)
+{
+	for (unsigned i = 0; i < x->n; i++) {
+		int r = x->m[i].ops->zero(&x->m[i], 0, SB_SIZE);
+		if (!r)
+			r = member_flush(&x->m[i]);
+		if (r)
+			return cmd_err(c, "%s: zeroing fsvol's superblock: %s (members before it are md's now, this "
+				       "one and those after still fsvol's: fsvol examine shows which)", paths[i], strerror(-r));
+	}
+	return 0;
+}
+
+static int md_create_run(const struct cmd *c, const struct vol_create *vc, unsigned minor, char *const *paths,
+			 unsigned n, const struct md_convert *conv)
 {
 	struct md_create *x = calloc(1, sizeof(*x));
 	char cap[32], chunk[32];
 	int r;
 	if (!x)
 		return cmd_err(c, "out of memory");
+	x->conv = conv;
 	x->vc = vc;
 	x->minor = minor;
 	x->n = n;
@@ -284,6 +309,8 @@ int cmd_create_md(const struct cmd *c, const struct vol_create *vc, unsigned min
 		r = md_sb(c, x);
 	for (unsigned i = 0; i < n && !r; i++)
 		r = md_write(c, x, i, paths[i]);
+	if (!r && conv)
+		r = md_convert_end(c, x, paths);
 	for (unsigned i = 0; i < n; i++) {
 		if (x->opened[i])
 			member_close(&x->m[i]);
@@ -295,11 +322,22 @@ int cmd_create_md(const struct cmd *c, const struct vol_create *vc, unsigned min
 		size_format(x->g.capacity, cap, sizeof(cap));
 		size_format(x->g.chunk, chunk, sizeof(chunk));
 		md1_uuid_format(x->sb.set_uuid, u);
-		printf("fsvol: created %s (md metadata 1.%u, UUID %s): %s%s%s, %u member%s, chunk %s, capacity %s "
-		       "(%llu bytes)\n", x->sb.set_name, minor, u, layout_level_name(x->g.level),
+		printf("fsvol: %s %s (md metadata 1.%u, UUID %s): %s%s%s, %u member%s, chunk %s, capacity %s "
+		       "(%llu bytes)\n", conv ? "converted" : "created", x->sb.set_name, minor, u, layout_level_name(x->g.level),
 		       layout_alg_name(&x->g)[0] ? " " : "", layout_alg_name(&x->g), x->members,
 		       x->members == 1 ? "" : "s", chunk, cap, (unsigned long long)x->g.capacity);
 	}
 	free(x);
 	return r;
+}
+
+int cmd_create_md(const struct cmd *c, const struct vol_create *vc, unsigned minor, char *const *paths, unsigned n)
+{
+	return md_create_run(c, vc, minor, paths, n, NULL);
+}
+
+int cmd_convert_md(const struct cmd *c, const struct vol_create *vc, const struct md_convert *conv,
+		   char *const *paths, unsigned n)
+{
+	return md_create_run(c, vc, 2, paths, n, conv);
 }

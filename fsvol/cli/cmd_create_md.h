@@ -9,4 +9,17 @@ struct vol_create;
 int cmd_create_md(const struct cmd *c, const struct vol_create *vc, unsigned minor, char *const *paths,
 		  unsigned n);
 
+/* fsvol convert: a volume in fsvol's format rewritten as md's metadata 1.2
+ * over the same data (vc: its geometry, data offset, size, name, bitmap;
+ * assume_clean and force set): md's bitmap, bad-block log and superblock
+ * on every member first (fsvol's superblock at 0 still the one found),
+ * then fsvol's zeroed on each. The volume keeps its UUID and ctime. */
+#include <stdint.h>
+struct md_convert {
+	uint8_t uuid[16];
+	uint64_t ctime;
+};
+int cmd_convert_md(const struct cmd *c, const struct vol_create *vc, const struct md_convert *conv,
+		   char *const *paths, unsigned n);
+
 #endif

@@ -6,7 +6,7 @@
 #include "fsvol/util/version.h"
 
 const struct cmd *const cmd_all[] = {
-	&cmd_create, &cmd_examine, &cmd_mount, &cmd_umount, &cmd_stop, &cmd_status, &cmd_map, &cmd_layout, &cmd_model, &cmd_stat, &cmd_trace, &cmd_scrub,
+	&cmd_create, &cmd_convert, &cmd_examine, &cmd_mount, &cmd_umount, &cmd_stop, &cmd_status, &cmd_map, &cmd_layout, &cmd_model, &cmd_stat, &cmd_trace, &cmd_scrub,
 	&cmd_fail, &cmd_add, &cmd_readd, &cmd_remove, &cmd_replace, &cmd_grow, &cmd_detail, &cmd_monitor, &cmd_ctl, &cmd_serve, NULL,
 };
 

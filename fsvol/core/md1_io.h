@@ -22,11 +22,12 @@ int md1_io_read(struct member *m, uint8_t *buf, struct sb_candidate *c);
  * (4 KiB); *off its byte offset; *bm the byte offset of md's bitmap on m
  * (0: none). 0 or -errno. */
 int md1_io_block(struct vol *v, struct member *m, const struct sb *s, uint8_t *buf, uint64_t *off, uint64_t *bm);
-/* md's bitmap header block at bm for a clean volume s: its events and
- * events_cleared brought to s's (the bits are clear: fsvol never sets md's,
- * and a clean volume is in sync), into buf (4 KiB, the bits after the
- * header kept). 1 when there is a block to write, 0 not (the volume is
- * dirty: the header's events stay behind so md resyncs it all), -errno. */
+/* md's bitmap header block at bm for volume s, into buf (4 KiB, the bits
+ * after the header kept): clean, its events and events_cleared brought to
+ * s's and the stale bit cleared (the bits are clear: fsvol never sets md's,
+ * and a clean volume is in sync); dirty, md's BITMAP_STALE set, so md,
+ * should fsvol stop now, resyncs it all. 1 when there is a block to write,
+ * 0 not (already so, or not md's bitmap), -errno. */
 int md1_io_bitmap(struct vol *v, struct member *m, const struct sb *s, uint8_t *buf, uint64_t bm);
 
 #endif

@@ -325,11 +325,12 @@ int ctl_exec_setting(struct vol *v, const char *cmd, char *err, size_t errlen)
 }
 
 /* Commands whose state md's format cannot record yet (issue 31): a
- * rebuild's recovery_offset, spares, a reshape, a replacement. */
+ * reshape (grow) and a replacement (replace). fail, remove, add and re-add
+ * are md's roles (0xfffe, 0xffff, a role) and recovery_offset. */
 static int ctl_not_md(const struct vol *v, const char *what, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "ctl: %s: not yet on a volume in md's format (metadata 1.%u): fsvol does not write "
-		 "md's recovery, spare, reshape and replacement fields yet", what, vol_sb(v)->md_minor - 1);
+		 "md's %s fields yet", what, vol_sb(v)->md_minor - 1, strcmp(what, "grow") ? "replacement" : "reshape");
 	return -EOPNOTSUPP;
 }
 
@@ -374,8 +375,6 @@ static int ctl_exec_member(struct vol *v, const struct ctl_cmd *c, char *err, si
 	case CTL_ADD:
 	case CTL_READD:
 	case CTL_REMOVE:
-		if (c->verb != CTL_REMOVE && vol_sb(v)->md_minor) /* md's format: no recovery_offset written yet */
-			return ctl_not_md(v, c->verb == CTL_ADD ? "add" : "re-add", err, errlen);
 		r = c->verb == CTL_ADD ? vol_add_flags(v, c->arg, c->number, why, sizeof(why))
 		    : c->verb == CTL_READD ? vol_readd(v, c->arg, why, sizeof(why)) : vol_remove(v, c->arg, why, sizeof(why));
 		if (r)

@@ -18,7 +18,8 @@ static int md1_not_yet(const struct md1_sb *m, char *err, size_t errlen)
 {
 	static const struct { uint32_t bit; const char *what; } f[] = {
 		{ MD1_F_RESHAPE_ACTIVE, "a reshape in progress" },
-		{ MD1_F_RECOVERY_OFFSET, "a recovery in progress (recovery_offset)" },
+		{ MD1_F_RECOVERY_OFFSET, "a recovery in progress (recovery_offset; mount the others with --run and "
+					 "re-add it)" },
 		{ MD1_F_REPLACEMENT, "a replacement in progress" },
 		{ MD1_F_JOURNAL, "a write journal" },
 		{ MD1_F_PPL, "a partial parity log" },
@@ -111,18 +112,35 @@ void md1_update(struct md1_sb *m, const struct sb *s, unsigned index)
 	m->events = s->events;
 	m->utime = s->utime;
 	m->resync_offset = s->clean ? MD1_MAX_SECTOR : 0;
+	/* md's super_1_sync: every entry "no device" (0xffff, a spare's value),
+	 * then each device it holds: faulty 0xfffe (failed but not removed yet),
+	 * its role (in sync or being recovered into it), else spare. A device
+	 * removed, or missing since assembly, is no longer there: 0xffff. */
+	for (unsigned d = 0; d < m->max_dev; d++)
+		m->dev_roles[d] = MD1_ROLE_SPARE;
 	for (unsigned i = 0; i < s->members + s->spares && i < SB_MAX_SLOTS; i++) {
 		const struct sb_slot *sl = &s->slots[i];
-		if (sl->number >= m->max_dev)
+		if (sl->number >= MD1_MAX_DEV)
 			continue;
+		if (sl->number >= m->max_dev) {
+			for (unsigned d = m->max_dev; d <= sl->number; d++)
+				m->dev_roles[d] = MD1_ROLE_SPARE;
+			m->max_dev = sl->number + 1u; /* a new device Number (an add) */
+		}
 		if (i < s->members && (sl->state == SB_ACTIVE || sl->state == SB_REBUILDING))
 			m->dev_roles[sl->number] = (uint16_t)i;
-		else if (sl->state == SB_FAILED || sl->state == SB_MISSING)
+		else if (sl->state == SB_FAILED)
 			m->dev_roles[sl->number] = MD1_ROLE_FAULTY;
-		else if (sl->state == SB_SPARE)
-			m->dev_roles[sl->number] = MD1_ROLE_SPARE;
 	}
 	const struct sb_slot *me = index < SB_MAX_SLOTS ? &s->slots[index] : NULL;
+	/* the device being recovered into its role: how far (md's
+	 * recovery_offset, sectors of the data area) */
+	m->feature_map &= ~(uint32_t)(MD1_F_RECOVERY_OFFSET | MD1_F_RECOVERY_BITMAP);
+	m->recovery_offset = 0;
+	if (me && index < s->members && me->state == SB_REBUILDING) {
+		m->feature_map |= MD1_F_RECOVERY_OFFSET;
+		m->recovery_offset = me->rebuild_pos / MD1_SECTOR;
+	}
 	if (me) {
 		uint8_t f = (uint8_t)(m->devflags & ~(MD1_WRITE_MOSTLY | MD1_FAILFAST));
 		f |= me->flags & SB_SLOT_WRITE_MOSTLY ? MD1_WRITE_MOSTLY : 0;

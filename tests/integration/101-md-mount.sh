@@ -75,8 +75,8 @@ expect_fail_msg "spare" "$FSVOL" mount mnt s0 s1 s2
 fsvol_mount mnt s0 s1
 expect_fail_msg "not yet on a volume in md's format" "$FSVOL" grow mnt --raid-devices 3
 truncate -s 16M s3
-expect_fail_msg "not yet on a volume in md's format" "$FSVOL" add mnt s3
+expect_fail_msg "not yet on a volume in md's format" "$FSVOL" replace --with "$T/s3" mnt s0
 fsvol_umount mnt
 examine s0
 [[ $(field "Array State" ex.txt) == "AA "* ]] || fail "after refusals: Array State $(field "Array State" ex.txt)"
-note "grow, add and a spare member refused on md's format"
+note "grow, replace and a spare member refused on md's format (add, fail, remove, re-add: 104-md-states)"

@@ -122,17 +122,37 @@ run() {
 	shift
 	[[ -f $job ]] || die "no job script $job"
 	local dir; dir=$(build)
-	local tmp; tmp=$(mktemp -d)
+	tmp=$(mktemp -d) # not local: the EXIT trap below needs it
 	trap 'rm -rf "$tmp"' RETURN
 	mkdir -p "$tmp/root"
 	cp "$job" "$tmp/root/job.sh"
 	(cd "$tmp/root" && echo job.sh | cpio -o -H newc --quiet | gzip -1) >"$tmp/job.cpio"
 	cat "$dir/initrd.img" "$tmp/job.cpio" >"$tmp/initrd"
-	local drives=() d
-	for d in "$@"; do drives+=(-drive "file=$d,if=virtio,format=raw,cache=none"); done
+	local drives=() d i=0
+	if [[ $# -le 24 ]]; then
+		for d in "$@"; do drives+=(-drive "file=$d,if=virtio,format=raw,cache=none"); done
+	else
+		# more disks than the PCI bus has slots: eight functions a slot from
+		# slot 4 on (functions probe in slot.function order: vda, vdb, ...)
+		((${#} <= 8 * 26)) || die "at most $((8 * 26)) disks"
+		for d in "$@"; do
+			drives+=(-drive "file=$d,if=none,id=d$i,format=raw,cache=none"
+				-device "virtio-blk-pci,drive=d$i,serial=d$i,addr=$(printf '0x%x.%d' $((4 + i / 8)) $((i % 8)))$( ((i % 8)) || echo ,multifunction=on)")
+			i=$((i + 1))
+		done
+	fi
+	# qemu in the background so that a TERM to this script (a test's
+	# timeout) stops the guest too; its console streamed as it comes (the
+	# file made first: tail must not look before the background job opens it)
+	: >"$tmp/raw"
 	timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot -nic none \
 		-kernel "$dir/vmlinuz" -initrd "$tmp/initrd" -append "console=ttyS0 quiet panic=-1" \
-		"${drives[@]}" </dev/null | tr -d '\r' | tee "$tmp/out"
+		"${drives[@]}" </dev/null >"$tmp/raw" 2>&1 &
+	QPID=$!
+	trap 'kill "$QPID" 2>/dev/null || true; exit 143' TERM INT
+	trap 'kill "$QPID" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+	tail -n +1 -f --pid="$QPID" "$tmp/raw" | tr -d '\r' | tee "$tmp/out"
+	wait "$QPID" || true
 	local rc
 	rc=$(sed -n 's/^mdguest: job exit \([0-9]*\)$/\1/p' "$tmp/out" | tail -n 1)
 	[[ -n $rc ]] || die "the guest did not finish its job (no 'job exit' line)"

@@ -381,6 +381,30 @@ START_TEST(test_as_sb)
 	s.clean = 1;
 	md1_update(&m, &s, 2);
 	ck_assert_uint_eq(m.resync_offset, MD1_MAX_SECTOR);
+	/* removed (or missing since assembly): md writes "no device", 0xffff */
+	s.slots[0].state = SB_MISSING;
+	md1_update(&m, &s, 2);
+	ck_assert_uint_eq(m.dev_roles[0], MD1_ROLE_SPARE);
+	/* being recovered into its role: the role, and on its own superblock
+	 * recovery_offset (sectors) with the feature bit; the others' without */
+	s.slots[0].state = SB_REBUILDING;
+	s.slots[0].rebuild_pos = 3 * 65536;
+	md1_update(&m, &s, 0);
+	ck_assert_uint_eq(m.dev_roles[0], 0);
+	ck_assert_uint_eq(m.feature_map & MD1_F_RECOVERY_OFFSET, MD1_F_RECOVERY_OFFSET);
+	ck_assert_uint_eq(m.recovery_offset, 3 * 128);
+	md1_update(&m, &s, 2);
+	ck_assert_uint_eq(m.feature_map & MD1_F_RECOVERY_OFFSET, 0);
+	ck_assert_uint_eq(m.recovery_offset, 0);
+	/* a device Number beyond max_dev (an added member) widens the table */
+	s.slots[0].state = SB_ACTIVE;
+	s.slots[0].number = 200;
+	md1_update(&m, &s, 2);
+	ck_assert_uint_eq(m.max_dev, 201);
+	ck_assert_uint_eq(m.dev_roles[200], 0);
+	ck_assert_uint_eq(m.dev_roles[0], MD1_ROLE_SPARE);
+	s.slots[0].number = 0;
+	m.max_dev = 128;
 	/* what fsvol cannot serve from md's format yet is refused, named */
 	m.dev_roles[0] = 0;
 	m.feature_map = MD1_F_RECOVERY_OFFSET;
