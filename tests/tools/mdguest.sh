@@ -88,6 +88,10 @@ INIT
 build() {
 	mkdir -p "$CACHE"
 	CACHE=$(cd "$CACHE" && pwd)
+	# one builder at a time (make check starts two guest tests together on a
+	# fresh clone): the others wait here, then find the cache built
+	exec 9>"$CACHE/.lock"
+	flock 9
 	if [[ -s $CACHE/vmlinuz && -s $CACHE/initrd.img ]]; then
 		echo "$CACHE"
 		return 0
