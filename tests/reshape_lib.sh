@@ -21,15 +21,6 @@
 # from the start (create --spares) and grow names the count (--raid-devices):
 # `fsvol add` on a mount with volatile caches hangs (a bug of its own, seen
 # here: member_flush from the ctl thread never completes).
-# FSVOL_TEST_SHORT=1 (make check): one crash, not three, on members of 16 MiB
-# (make check-long runs the three on 32 MiB). RESHAPE_MIB: the member size in
-# MiB, for the scripts' capacities.
-if [[ ${FSVOL_TEST_SHORT:-0} == 1 ]]; then
-	RESHAPE_ROUNDS=${RESHAPE_ROUNDS:-1}
-	RESHAPE_MEMBER=${RESHAPE_MEMBER:-16M}
-fi
-RESHAPE_MEMBER=${RESHAPE_MEMBER:-32M}
-RESHAPE_MIB=${RESHAPE_MEMBER%M}
 requires fio
 requires jq
 

@@ -71,7 +71,7 @@ static int md1_blank_meta(struct vol *v, struct member *m, struct member *o, con
 	}
 	if (!r && md->bblog_size && md->bblog_size * MD1_SECTOR <= MD1_SB_BYTES) {
 		md1_bblog_encode(NULL, 0, blk, MD1_SB_BYTES);
-		r = vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_SB, blk, (size_t)md->bblog_size * MD1_SECTOR,
+		r = vol_meta_io(v, m, MEMBER_WRITE, STATS_WHY_BBL, blk, (size_t)md->bblog_size * MD1_SECTOR,
 				(uint64_t)((int64_t)where + md->bblog_offset) * MD1_SECTOR);
 	}
 	free(blk);

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../reshape_lib.sh"
 
-reshape_crash raid5 4 1 "-l raid5 -c 64K" "" $((4 * RESHAPE_MIB * MiB))
+reshape_crash raid5 4 1 "-l raid5 -c 64K" "" $((4 * 32 * MiB))
 # power cuts inside the first windows, the ones backed up (their new rows
 # overlap old rows not yet moved)
 reshape_cuts cuts 4 1 "-l raid5 -c 64K" "" 12 14

@@ -26,7 +26,7 @@ _settled() { jq -e '.reshape == null and (.sync.state // "none") != "running"' "
 _healthy() { jq -e '.state == "healthy" and .resync_pending == false and (.sync.state // "none") != "running"' "$1/status.json" >/dev/null; }
 cd "$T" # fio may leave state files in the working directory
 
-export RESHAPE_MEMBER=8M RESHAPE_ROUNDS=${RESHAPE_ROUNDS:-2} RESHAPE_SPEED=1500
+export RESHAPE_MEMBER=8M RESHAPE_ROUNDS=2 RESHAPE_SPEED=1500
 reshape_crash n2 4 1 "-l raid10 --layout n2 -c 64K" "" $((5 * 8 * MiB / 2))
 grep -q "reshape done: raid10, 5 members, chunk 65536, capacity 20M" "$DAEMON_LOG" || fail "n2: no reshape to 5 members in the log"
 RESHAPE_CUT=powercut reshape_crash o2 4 0 "-l raid10 --layout o2 -c 64K" "--chunk 128K" $((4 * 8 * MiB / 2))
