@@ -350,46 +350,44 @@ URING_PARAM := /sys/module/fuse/parameters/enable_uring
 # ignores it).
 INTEGRATION_JOBS ?= 3
 INTEGRATION_FIRST := \
-	tests/integration/90-md-diff.sh \
-	tests/integration/102-md-assemble.sh \
-	tests/integration/27-doc-examples.sh \
-	tests/integration/59-doc-experiments.sh \
-	tests/integration/75-grow-raid5-raid6.sh \
-	tests/integration/73-grow-raid5.sh \
-	tests/integration/36-bitmap.sh \
-	tests/integration/05-concurrency.sh \
-	tests/integration/34-nbd-members.sh \
 	tests/integration/02-roundtrip.sh \
-	tests/integration/86-reshape-raid10.sh \
 	tests/integration/77-journal.sh \
+	tests/integration/33-dashboard.sh \
 	tests/integration/78-write-mostly.sh \
+	tests/integration/04-degraded.sh \
 	tests/integration/76-ppl.sh \
+	tests/integration/05-concurrency.sh \
+	tests/integration/36-bitmap.sh \
+	tests/integration/34-nbd-members.sh \
 	tests/integration/06-bad-input.sh \
 	tests/integration/21-recovery.sh \
+	tests/integration/39-spare-takeover.sh \
 	tests/integration/79-failfast.sh \
-	tests/integration/04-degraded.sh \
-	tests/integration/39-spare-takeover.sh
+	tests/integration/27-doc-examples.sh
 
-# The long kill/grow/power-cut cycles and the stress scripts' short versions:
-# `make check-long` only (LONG_ONLY); the reshape and md-diff scripts that make
-# check runs short (FSVOL_TEST_SHORT=1: one crash per reshape instead of three,
-# raid6 and raid10 at one member count against md) run there in full
-# (LONG_FULL); and the FUSE tests whose /dev/fuse pass is long (LONG_DEV).
+# `make check-long` only (LONG_ONLY): the long kill, grow and power-cut cycles
+# (reshapes killed three times each, power cuts), the stress scripts' short
+# versions, the stripe sweep, the md guest tests (a qemu TCG boot each: md-diff
+# of every level and layout, md assembling fsvol's volumes both ways) and
+# docs/experiments.md's timed examples; and the FUSE tests whose /dev/fuse pass
+# is long (LONG_DEV).
 LONG_ONLY := \
 	tests/integration/12-sweep.sh \
 	tests/integration/31-crash.sh \
+	tests/integration/38-powercut.sh \
 	tests/integration/40-rebuild-checkpoint.sh \
 	tests/integration/41-member-slots.sh \
 	tests/integration/46-stress-short.sh \
 	tests/integration/47-failpath-short.sh \
-	tests/integration/74-grow-raid6-chunk.sh \
-	tests/integration/82-reshape-degraded.sh \
-	tests/integration/103-md-assemble-all.sh
-LONG_FULL := \
+	tests/integration/59-doc-experiments.sh \
 	tests/integration/73-grow-raid5.sh \
+	tests/integration/74-grow-raid6-chunk.sh \
 	tests/integration/75-grow-raid5-raid6.sh \
+	tests/integration/82-reshape-degraded.sh \
 	tests/integration/86-reshape-raid10.sh \
-	tests/integration/90-md-diff.sh
+	tests/integration/90-md-diff.sh \
+	tests/integration/102-md-assemble.sh \
+	tests/integration/103-md-assemble-all.sh
 LONG_DEV := \
 	tests/integration/02-roundtrip.sh \
 	tests/integration/04-degraded.sh \
@@ -399,15 +397,15 @@ integration: $(BINS) $(TEST_TOOLS)
 	@again=; if [ -w $(URING_PARAM) ] || [ "$$(cat $(URING_PARAM) 2>/dev/null)" = Y ]; then \
 		echo "the FUSE tests run twice: over io_uring, then (FSVOL_FUSE_TRANSPORT=dev) over /dev/fuse"; \
 		again="FSVOL_FUSE_TRANSPORT=dev $(filter-out $(LONG_DEV),$(FUSE_TESTS))"; \
-	fi; FSVOL_TEST_SHORT=1 FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh \
+	fi; FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh \
 		-j $(INTEGRATION_JOBS) $(if $(INTEGRATION_BESIDE),--beside '$(INTEGRATION_BESIDE)') \
 		$(INTEGRATION_FIRST) $(filter-out $(INTEGRATION_FIRST) $(LONG_ONLY),$(INTEGRATION_TESTS)) $$again
 
-# `make check-long`: make check, then what it leaves out or runs short (above),
-# and the full stress scenarios (tests/stress/README.md).
+# `make check-long`: make check, then what it leaves out (above), and the full
+# stress scenarios (tests/stress/README.md).
 check-long: check
 	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh -j $(INTEGRATION_JOBS) \
-		$(LONG_FULL) $(LONG_ONLY) FSVOL_FUSE_TRANSPORT=dev $(LONG_DEV)
+		$(LONG_ONLY) FSVOL_FUSE_TRANSPORT=dev $(LONG_DEV)
 	@$(MAKE) --no-print-directory $(BUILD)/bin/fsvol-ackwrite
 	@FSVOL_BUILD=$(BUILD) tests/tools/with_fuse_uring.sh tests/stress/adversarial.sh
 

@@ -162,8 +162,8 @@ run_doc() {
 # on timed runs far more than they use the CPU), a file's blocks in order.
 mkdir -p "$T/run"
 # docs/experiments.md's blocks (timed runs, about as long as all the others
-# together) run as a script of their own, 59-doc-experiments (DOC_ONLY), so
-# the two take two lanes
+# together) run as a script of their own, 59-doc-experiments (DOC_ONLY), in
+# make check-long
 docs=() pids=()
 for doc in "$ROOT/README.md" "$ROOT"/docs/*.md; do
 	if [[ -n ${DOC_ONLY:-} ]]; then

@@ -8,7 +8,7 @@
 # be byte-identical. A whole pass of 64 KiB writes, then single 4 KiB writes
 # (md's and fsvol's read-modify-write / reconstruct-write). A difference names
 # the level, layout, member and first differing stripe. docs/mdguest.md.
-# fsvol-test: timeout 900 (one qemu TCG boot: about a minute idle, several under a loaded make check)
+# fsvol-test: timeout 900 (one qemu TCG boot: about a minute idle, several on a loaded machine)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../mddiff_lib.sh"
 requires qemu-system-x86_64
