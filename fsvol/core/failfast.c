@@ -170,22 +170,26 @@ void ff_queue(struct vol *v, struct member *m, unsigned slot, struct member_io *
 }
 
 /* One watchdog round, lock held: take the overdue I/Os the volume can lose
- * their members for (at most FF_BATCH, in out[]); *next: the earliest
- * deadline left. */
+ * their members for, and with them every later I/O of those members,
+ * deadline or not (at most FF_BATCH, in out[]): the
+ * member goes, and an I/O of it left waiting would hold whoever waits on it
+ * (the metadata thread, which failing the member waits for) for the whole
+ * stall while this thread is busy failing it. *next: the earliest deadline
+ * left. */
 static unsigned ff_collect(struct vol_ff *ff, uint64_t now, struct ff_io **out, uint64_t *next)
 {
 	struct vol *v = ff->v;
-	uint64_t failed = atomic_load(&v->failed);
+	uint64_t failed = atomic_load(&v->failed), failing = 0; /* failing: the members this round fails */
 	unsigned n = 0;
 	*next = UINT64_MAX;
 	for (struct ff_io *s = ff->head, *nx; s; s = nx) {
 		nx = s->next;
-		if (s->deadline > now || n == FF_BATCH) {
+		uint64_t bit = s->slot < 64 ? 1ull << s->slot : 0;
+		if ((s->deadline > now && !(failing & bit)) || n == FF_BATCH) {
 			if (s->deadline < *next)
 				*next = s->deadline;
 			continue;
 		}
-		uint64_t bit = s->slot < 64 ? 1ull << s->slot : 0;
 		if (s->slot < v->geom.members && !(failed & bit) && !layout_survives(&v->geom, failed | bit)) {
 			/* the last copy of something: md never fails it this way; wait on */
 			s->deadline = now + (uint64_t)vol_failfast_ms(v) * 1000000u;
@@ -197,6 +201,7 @@ static unsigned ff_collect(struct vol_ff *ff, uint64_t now, struct ff_io **out, 
 		if (!atomic_compare_exchange_strong(&s->state, &issued, FF_TIMEDOUT))
 			continue; /* completing right now */
 		failed |= bit;
+		failing |= bit;
 		ff_unlink(ff, s);
 		out[n++] = s;
 	}
@@ -227,11 +232,16 @@ static void *ff_main(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&ff->lock);
+		/* every I/O taken completes before any member is failed:
+		 * vol_fail_slot waits for the metadata thread, which may itself
+		 * wait on one of the others taken in this round */
+		unsigned slots[FF_BATCH];
 		for (unsigned k = 0; k < n; k++) {
 			struct ff_io *s = out[k];
 			struct member_io *o = s->orig;
-			unsigned slot = s->slot;
+			unsigned slot = slots[k] = s->slot;
 			uint64_t took = (now - s->t0) / 1000000u;
+			int overdue = s->deadline <= now; /* not one only taken with its member */
 			pthread_mutex_lock(&ff_late.lock);
 			s->prev = NULL;
 			s->next = ff_late.head;
@@ -240,17 +250,25 @@ static void *ff_main(void *arg)
 			ff_late.head = s;
 			pthread_mutex_unlock(&ff_late.lock);
 			atomic_store(&s->unlinked, 1); /* s is the late completion's from here */
-			atomic_fetch_add(&ff->timeouts, 1);
 			struct member *m = slot < ff->v->nslots ? ff->v->slot[slot] : NULL;
-			fsvol_log(LOG_ERR, "member %u (%s) is failfast and an I/O of it took over %llu ms (failfast_ms %u): "
-				  "failing it, the I/O goes to another copy", slot, m ? m->path : "?",
-				  (unsigned long long)took, vol_failfast_ms(ff->v));
+			if (overdue) {
+				atomic_fetch_add(&ff->timeouts, 1);
+				fsvol_log(LOG_ERR, "member %u (%s) is failfast and an I/O of it took over %llu ms "
+					  "(failfast_ms %u): failing it, the I/O goes to another copy", slot,
+					  m ? m->path : "?", (unsigned long long)took, vol_failfast_ms(ff->v));
+			}
 			/* the I/O first: a metadata-thread write may wait for it, and
 			 * vol_fail_slot below waits for that thread (the engine fails
 			 * the member itself on this completion, before it replans) */
 			o->res = -ETIMEDOUT;
 			o->done(o);
-			vol_fail_slot(ff->v, slot, -ETIMEDOUT);
+		}
+		for (unsigned k = 0; k < n; k++) {
+			unsigned j = 0;
+			while (j < k && slots[j] != slots[k])
+				j++;
+			if (j == k) /* each member once */
+				vol_fail_slot(ff->v, slots[k], -ETIMEDOUT);
 		}
 		pthread_mutex_lock(&ff->lock);
 	}
