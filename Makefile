@@ -267,9 +267,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 # the include check; the binaries built with parallel jobs (CHECK_JOBS, default:
 # the machine's cores); the call graph and sizes; then the integration tests
 # (their own lanes, INTEGRATION_JOBS) with, beside them once the scripts that
-# run alone are done, the unit tests and the fuzz targets' build and bounded
-# runs (nice 5: they take the CPU the waiting scripts leave idle; reported as
-# "beside" at the end, their output whole on failure).
+# run alone are done, the unit tests (nice 5: they take the CPU the waiting
+# scripts leave idle; reported as "beside" at the end, their output whole on
+# failure). The fuzz targets' sanitizer build and bounded runs are in
+# check-long: the whole library built again under ASan cost make check about
+# 2 of its minutes of CPU.
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	@$(MAKE) --no-print-directory include-cycles
@@ -277,8 +279,8 @@ check: deps
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) callgraph
 	@$(MAKE) --no-print-directory sizes
 	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) $(UNIT_BINS)
-	@$(MAKE) --no-print-directory integration INTEGRATION_BESIDE="nice -n 5 $(MAKE) --no-print-directory \
-		-j$(CHECK_JOBS) -Otarget unit fuzz-check UNIT_TIMEOUT=600"
+	@$(MAKE) --no-print-directory integration \
+		INTEGRATION_BESIDE="nice -n 5 $(MAKE) --no-print-directory unit UNIT_TIMEOUT=600"
 
 # every binary the tests run (one goal: no "is up to date" line per binary)
 check-bins: $(BINS) $(DOCS) $(TEST_TOOLS) $(UNIT_BINS)
@@ -404,6 +406,7 @@ integration: $(BINS) $(TEST_TOOLS)
 # `make check-long`: make check, then what it leaves out (above), and the full
 # stress scenarios (tests/stress/README.md).
 check-long: check
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) -Otarget fuzz-check
 	@FSVOL_BUILD=$(BUILD) SAN=$(SAN) tests/tools/with_fuse_uring.sh tests/run.sh -j $(INTEGRATION_JOBS) \
 		$(LONG_ONLY) FSVOL_FUSE_TRANSPORT=dev $(LONG_DEV)
 	@$(MAKE) --no-print-directory $(BUILD)/bin/fsvol-ackwrite
@@ -437,7 +440,7 @@ clean:
 
 # ---- fuzzing (libFuzzer; clang-14 from Debian, see scripts/deps.sh) ----
 #   make fuzz [FUZZ_SECONDS=600]   each target that long, new inputs kept in build-fuzz/corpus/
-#   make fuzz-check [FUZZ_RUNS=50000]   each target for a bounded count (part of make check)
+#   make fuzz-check [FUZZ_RUNS=50000]   each target for a bounded count (part of make check-long)
 # The seeds in tests/fuzz/corpus/TARGET/ (and any crash that became a
 # regression input there) are replayed first by every run.
 FUZZ_CC      ?= $(shell command -v clang-14 || command -v clang)
